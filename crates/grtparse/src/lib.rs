@@ -1,0 +1,1 @@
+//! grtparse: turns grtrace streams into one human line per event, like blkparse

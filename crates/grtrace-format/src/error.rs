@@ -1,0 +1,118 @@
+//! Decoding errors. Each names the byte offset where the data stopped making sense; the edge
+//! (a binary) adds the file name: `run.grtrace.1: byte 4168: record size 12 is not a multiple of 8`.
+
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FormatError {
+    /// The input has no bytes at all.
+    Empty,
+    /// Fewer bytes than the stream header needs.
+    TruncatedHeader {
+        have: usize,
+        need: usize,
+    },
+    BadMagic,
+    BadByteOrder(u8),
+    FutureVersion {
+        major: u16,
+        minor: u16,
+    },
+    BadHeaderSize(u16),
+    /// A record header or body runs past the end of the data.
+    TruncatedRecord {
+        offset: u64,
+        need: usize,
+        have: usize,
+    },
+    /// `size` is below the header size, not a multiple of 8, or too small for its type.
+    BadRecordSize {
+        offset: u64,
+        rtype: u16,
+        size: u16,
+    },
+    /// A `NOTE_MSG` whose `len` does not fit its record.
+    BadMsgLength {
+        offset: u64,
+        len: u32,
+        size: u16,
+    },
+}
+
+impl FormatError {
+    /// Byte offset of the damage, from the start of the stream.
+    pub fn offset(&self) -> u64 {
+        match *self {
+            FormatError::Empty | FormatError::BadMagic => 0,
+            FormatError::TruncatedHeader { have, .. } => have as u64,
+            FormatError::BadByteOrder(_) => crate::abi::stream_off::BYTE_ORDER as u64,
+            FormatError::FutureVersion { .. } => crate::abi::stream_off::VERSION_MAJOR as u64,
+            FormatError::BadHeaderSize(_) => crate::abi::stream_off::HEADER_SIZE as u64,
+            FormatError::TruncatedRecord { offset, .. }
+            | FormatError::BadRecordSize { offset, .. }
+            | FormatError::BadMsgLength { offset, .. } => offset,
+        }
+    }
+
+    /// Adds `base` to a record offset (used when a record was decoded from a window of a
+    /// larger stream).
+    pub fn shifted(self, base: u64) -> FormatError {
+        match self {
+            FormatError::TruncatedRecord { offset, need, have } => FormatError::TruncatedRecord {
+                offset: offset + base,
+                need,
+                have,
+            },
+            FormatError::BadRecordSize {
+                offset,
+                rtype,
+                size,
+            } => FormatError::BadRecordSize {
+                offset: offset + base,
+                rtype,
+                size,
+            },
+            FormatError::BadMsgLength { offset, len, size } => FormatError::BadMsgLength {
+                offset: offset + base,
+                len,
+                size,
+            },
+            other => other,
+        }
+    }
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "byte {}: ", self.offset())?;
+        match self {
+            FormatError::Empty => write!(f, "empty file (no stream header)"),
+            FormatError::TruncatedHeader { have, need } => {
+                write!(f, "truncated stream header ({have} of {need} bytes)")
+            }
+            FormatError::BadMagic => write!(f, "not a grtrace stream (bad magic)"),
+            FormatError::BadByteOrder(b) => write!(f, "unknown byte order mark {b}"),
+            FormatError::FutureVersion { major, minor } => write!(
+                f,
+                "unsupported future format version {major}.{minor} (this reader knows {}.{})",
+                crate::abi::VERSION_MAJOR,
+                crate::abi::VERSION_MINOR
+            ),
+            FormatError::BadHeaderSize(s) => write!(f, "invalid stream header size {s}"),
+            FormatError::TruncatedRecord { need, have, .. } => {
+                write!(f, "truncated record ({have} of {need} bytes)")
+            }
+            FormatError::BadRecordSize { rtype, size, .. } => {
+                write!(f, "corrupt record: type {rtype} with invalid size {size}")
+            }
+            FormatError::BadMsgLength { len, size, .. } => {
+                write!(
+                    f,
+                    "corrupt message note: text length {len} in a {size}-byte record"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for FormatError {}

@@ -1,0 +1,25 @@
+//! # grtrace-format
+//!
+//! The one definition of the grtrace on-disk record format and of the relay sub-buffer
+//! protocol between the kernel and the recorder. `FORMAT.md` in this crate is the
+//! specification; [`abi`] is its byte layout in Rust, and the kernel's uapi header is checked
+//! against it byte for byte.
+//!
+//! * [`view`]: zero-copy, endian-aware views over stream bytes ([`RecordView`], [`Records`]).
+//! * [`encode`]: the writer ([`StreamWriter`]), used by the recorder, the simulator and tests.
+//! * [`error`]: typed decoding errors that name the byte offset.
+
+pub mod abi;
+pub mod encode;
+pub mod endian;
+pub mod error;
+pub mod view;
+
+pub use abi::EventCode;
+pub use encode::{encode, encode_into, encoded_size, StreamWriter};
+pub use endian::Endian;
+pub use error::FormatError;
+pub use view::{
+    Body, ClockSync, EventBody, EventView, Lost, RecordView, Records, RingNote, Stamp,
+    StreamHeader, StreamInfo,
+};

@@ -1,0 +1,543 @@
+//! Zero-copy typed views over stream bytes (mmapped files or buffers).
+//!
+//! A [`RecordView`] is a checked window onto one record: its accessors read fields in place
+//! with the stream's byte order. [`RecordView::body`] decodes the type-specific part into a
+//! small [`Body`] value whose strings still borrow the underlying bytes.
+
+use crate::abi::{self, event_off, note_off, rec_off, rsize, rtype, stream_off};
+use crate::endian::Endian;
+use crate::error::FormatError;
+
+/// The decoded stream header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamHeader {
+    pub endian: Endian,
+    pub version_major: u16,
+    pub version_minor: u16,
+    pub header_size: u16,
+    pub clock_id: u32,
+    pub cpu: u32,
+    pub card: u32,
+    pub flags: u32,
+    pub session_id: u64,
+    pub anchor_realtime_ns: u64,
+    pub anchor_clock_ns: u64,
+    pub driver: String,
+}
+
+impl StreamHeader {
+    /// A 1.0 header for one CPU's stream, in native byte order.
+    pub fn new(cpu: u32, card: u32, driver: &str) -> StreamHeader {
+        StreamHeader {
+            endian: Endian::NATIVE,
+            version_major: abi::VERSION_MAJOR,
+            version_minor: abi::VERSION_MINOR,
+            header_size: abi::STREAM_HEADER_SIZE as u16,
+            clock_id: abi::CLOCK_MONOTONIC,
+            cpu,
+            card,
+            flags: 0,
+            session_id: 0,
+            anchor_realtime_ns: 0,
+            anchor_clock_ns: 0,
+            driver: driver.to_string(),
+        }
+    }
+
+    /// Parses and checks the header at the start of `data`.
+    pub fn parse(data: &[u8]) -> Result<StreamHeader, FormatError> {
+        let need = abi::STREAM_HEADER_SIZE;
+        if data.is_empty() {
+            return Err(FormatError::Empty);
+        }
+        if data.len() < stream_off::BYTE_ORDER + 1 {
+            return Err(FormatError::TruncatedHeader {
+                have: data.len(),
+                need,
+            });
+        }
+        if data[..8] != abi::STREAM_MAGIC {
+            return Err(FormatError::BadMagic);
+        }
+        let endian = Endian::from_header_byte(data[stream_off::BYTE_ORDER])
+            .ok_or(FormatError::BadByteOrder(data[stream_off::BYTE_ORDER]))?;
+        if data.len() < stream_off::HEADER_SIZE + 2 {
+            return Err(FormatError::TruncatedHeader {
+                have: data.len(),
+                need,
+            });
+        }
+        let version_major = endian.u16(data, stream_off::VERSION_MAJOR);
+        let version_minor = endian.u16(data, stream_off::VERSION_MINOR);
+        if version_major != abi::VERSION_MAJOR {
+            return Err(FormatError::FutureVersion {
+                major: version_major,
+                minor: version_minor,
+            });
+        }
+        let header_size = endian.u16(data, stream_off::HEADER_SIZE);
+        let hs = header_size as usize;
+        if hs < need || hs > abi::STREAM_HEADER_MAX || !hs.is_multiple_of(abi::RECORD_ALIGN) {
+            return Err(FormatError::BadHeaderSize(header_size));
+        }
+        if data.len() < hs {
+            return Err(FormatError::TruncatedHeader {
+                have: data.len(),
+                need: hs,
+            });
+        }
+        let driver = &data[stream_off::DRIVER..stream_off::DRIVER + stream_off::DRIVER_LEN];
+        Ok(StreamHeader {
+            endian,
+            version_major,
+            version_minor,
+            header_size,
+            clock_id: endian.u32(data, stream_off::CLOCK_ID),
+            cpu: endian.u32(data, stream_off::CPU),
+            card: endian.u32(data, stream_off::CARD),
+            flags: endian.u32(data, stream_off::FLAGS),
+            session_id: endian.u64(data, stream_off::SESSION_ID),
+            anchor_realtime_ns: endian.u64(data, stream_off::ANCHOR_REALTIME_NS),
+            anchor_clock_ns: endian.u64(data, stream_off::ANCHOR_CLOCK_NS),
+            driver: String::from_utf8_lossy(trim_nul(driver)).into_owned(),
+        })
+    }
+
+    /// The 128-byte encoding of this header (always written as format 1.0).
+    pub fn encode(&self) -> [u8; abi::STREAM_HEADER_SIZE] {
+        let e = self.endian;
+        let mut b = [0u8; abi::STREAM_HEADER_SIZE];
+        b[..8].copy_from_slice(&abi::STREAM_MAGIC);
+        b[stream_off::BYTE_ORDER] = e.header_byte();
+        e.put_u16(&mut b, stream_off::VERSION_MAJOR, abi::VERSION_MAJOR);
+        e.put_u16(&mut b, stream_off::VERSION_MINOR, abi::VERSION_MINOR);
+        e.put_u16(
+            &mut b,
+            stream_off::HEADER_SIZE,
+            abi::STREAM_HEADER_SIZE as u16,
+        );
+        e.put_u32(&mut b, stream_off::CLOCK_ID, self.clock_id);
+        e.put_u32(&mut b, stream_off::CPU, self.cpu);
+        e.put_u32(&mut b, stream_off::CARD, self.card);
+        e.put_u32(&mut b, stream_off::FLAGS, self.flags);
+        e.put_u64(&mut b, stream_off::SESSION_ID, self.session_id);
+        e.put_u64(
+            &mut b,
+            stream_off::ANCHOR_REALTIME_NS,
+            self.anchor_realtime_ns,
+        );
+        e.put_u64(&mut b, stream_off::ANCHOR_CLOCK_NS, self.anchor_clock_ns);
+        put_str(
+            &mut b[stream_off::DRIVER..stream_off::DRIVER + stream_off::DRIVER_LEN],
+            self.driver.as_bytes(),
+        );
+        b
+    }
+
+    pub fn is_merged(&self) -> bool {
+        self.cpu == abi::CPU_MERGED || self.flags & abi::STREAM_MERGED != 0
+    }
+
+    /// Wall-clock nanoseconds since the epoch for a record time, if the header has an anchor.
+    pub fn wall_ns(&self, time_ns: u64) -> Option<u64> {
+        if self.anchor_realtime_ns == 0 {
+            return None;
+        }
+        let delta = time_ns as i128 - self.anchor_clock_ns as i128;
+        u64::try_from(self.anchor_realtime_ns as i128 + delta).ok()
+    }
+}
+
+/// One checked record: its size is valid for its type and it lies within the data.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordView<'a> {
+    bytes: &'a [u8],
+    endian: Endian,
+}
+
+impl<'a> RecordView<'a> {
+    /// Checks the record at the start of `data` (`offset` is only used in errors).
+    /// Returns the view; its [`size`](Self::size) is how far to advance.
+    #[inline]
+    pub fn parse(data: &'a [u8], endian: Endian, offset: u64) -> Result<Self, FormatError> {
+        if data.len() < abi::RECORD_HEADER_SIZE {
+            return Err(FormatError::TruncatedRecord {
+                offset,
+                need: abi::RECORD_HEADER_SIZE,
+                have: data.len(),
+            });
+        }
+        let rt = endian.u16(data, rec_off::TYPE);
+        let size = endian.u16(data, rec_off::SIZE);
+        let sz = size as usize;
+        if sz < min_size(rt) || !sz.is_multiple_of(abi::RECORD_ALIGN) {
+            return Err(FormatError::BadRecordSize {
+                offset,
+                rtype: rt,
+                size,
+            });
+        }
+        if data.len() < sz {
+            return Err(FormatError::TruncatedRecord {
+                offset,
+                need: sz,
+                have: data.len(),
+            });
+        }
+        let bytes = &data[..sz];
+        if rt == rtype::NOTE_MSG {
+            let len = endian.u32(bytes, note_off::MSG_LEN);
+            if len as usize > sz - note_off::MSG_TEXT {
+                return Err(FormatError::BadMsgLength { offset, len, size });
+            }
+        }
+        Ok(RecordView { bytes, endian })
+    }
+
+    #[inline]
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+    #[inline]
+    pub fn endian(&self) -> Endian {
+        self.endian
+    }
+    #[inline]
+    pub fn rtype(&self) -> u16 {
+        self.endian.u16(self.bytes, rec_off::TYPE)
+    }
+    #[inline]
+    pub fn size(&self) -> usize {
+        self.bytes.len()
+    }
+    #[inline]
+    pub fn code(&self) -> u16 {
+        self.endian.u16(self.bytes, rec_off::CODE)
+    }
+    #[inline]
+    pub fn flags(&self) -> u16 {
+        self.endian.u16(self.bytes, rec_off::FLAGS)
+    }
+    #[inline]
+    pub fn cpu(&self) -> u32 {
+        self.endian.u32(self.bytes, rec_off::CPU)
+    }
+    #[inline]
+    pub fn pid(&self) -> u32 {
+        self.endian.u32(self.bytes, rec_off::PID)
+    }
+    #[inline]
+    pub fn time_ns(&self) -> u64 {
+        self.endian.u64(self.bytes, rec_off::TIME_NS)
+    }
+    #[inline]
+    pub fn seq(&self) -> u64 {
+        self.endian.u64(self.bytes, rec_off::SEQ)
+    }
+    #[inline]
+    pub fn is_event(&self) -> bool {
+        self.rtype() == rtype::EVENT
+    }
+
+    /// The event fields, if this is an event record.
+    #[inline]
+    pub fn event(&self) -> Option<EventView<'a>> {
+        self.is_event().then_some(EventView(*self))
+    }
+
+    /// Decodes the type-specific body.
+    pub fn body(&self) -> Body<'a> {
+        let (b, e) = (self.bytes, self.endian);
+        match self.rtype() {
+            rtype::EVENT => Body::Event(EventView(*self).fields()),
+            rtype::NOTE_PROCESS => Body::Process {
+                comm: trim_nul(&b[note_off::PROCESS_COMM..][..note_off::PROCESS_COMM_LEN]),
+            },
+            rtype::NOTE_RING => Body::Ring(RingNote {
+                ring: e.u32(b, note_off::RING_RING),
+                engine_class: e.u32(b, note_off::RING_ENGINE_CLASS),
+                size: e.u64(b, note_off::RING_SIZE),
+                unit: e.u32(b, note_off::RING_UNIT),
+                name: trim_nul(&b[note_off::RING_NAME..][..note_off::RING_NAME_LEN]),
+            }),
+            rtype::NOTE_MSG => {
+                let len = e.u32(b, note_off::MSG_LEN) as usize;
+                Body::Msg {
+                    text: &b[note_off::MSG_TEXT..note_off::MSG_TEXT + len],
+                }
+            }
+            rtype::NOTE_CLOCK_SYNC => Body::ClockSync(ClockSync {
+                gpu_clock_id: e.u32(b, note_off::CLOCK_GPU_CLOCK_ID),
+                gpu_time: e.u64(b, note_off::CLOCK_GPU_TIME),
+                gpu_freq_hz: e.u64(b, note_off::CLOCK_GPU_FREQ_HZ),
+            }),
+            rtype::NOTE_LOST => Body::Lost(Lost {
+                cpu: e.u32(b, note_off::LOST_CPU),
+                source: e.u32(b, note_off::LOST_SOURCE),
+                count: e.u64(b, note_off::LOST_COUNT),
+                first_ns: e.u64(b, note_off::LOST_FIRST_NS),
+                last_ns: e.u64(b, note_off::LOST_LAST_NS),
+            }),
+            rtype::NOTE_STREAM_INFO => Body::StreamInfo(StreamInfo {
+                kernel_dropped: e.u64(b, note_off::INFO_KERNEL_DROPPED),
+                records: e.u64(b, note_off::INFO_RECORDS),
+                bytes: e.u64(b, note_off::INFO_BYTES),
+                flags: e.u32(b, note_off::INFO_FLAGS),
+            }),
+            other => Body::Unknown { rtype: other },
+        }
+    }
+}
+
+/// Minimum size of a record of type `rt` (unknown types only need the common header).
+fn min_size(rt: u16) -> usize {
+    match rt {
+        rtype::EVENT => rsize::EVENT,
+        rtype::NOTE_PROCESS => rsize::NOTE_PROCESS,
+        rtype::NOTE_RING => rsize::NOTE_RING,
+        rtype::NOTE_MSG => rsize::NOTE_MSG_MIN,
+        rtype::NOTE_CLOCK_SYNC => rsize::NOTE_CLOCK_SYNC,
+        rtype::NOTE_LOST => rsize::NOTE_LOST,
+        rtype::NOTE_STREAM_INFO => rsize::NOTE_STREAM_INFO,
+        _ => abi::RECORD_HEADER_SIZE,
+    }
+}
+
+/// An event record, read in place.
+#[derive(Clone, Copy, Debug)]
+pub struct EventView<'a>(RecordView<'a>);
+
+impl<'a> EventView<'a> {
+    #[inline]
+    pub fn record(&self) -> RecordView<'a> {
+        self.0
+    }
+    #[inline]
+    pub fn code(&self) -> u16 {
+        self.0.code()
+    }
+    #[inline]
+    pub fn event_code(&self) -> Option<abi::EventCode> {
+        abi::EventCode::from_u16(self.code())
+    }
+    #[inline]
+    pub fn ctx(&self) -> u32 {
+        self.0.endian.u32(self.0.bytes, event_off::CTX)
+    }
+    #[inline]
+    pub fn ring(&self) -> u32 {
+        self.0.endian.u32(self.0.bytes, event_off::RING)
+    }
+    #[inline]
+    pub fn seqno(&self) -> u64 {
+        self.0.endian.u64(self.0.bytes, event_off::SEQNO)
+    }
+    #[inline]
+    pub fn arg0(&self) -> u64 {
+        self.0.endian.u64(self.0.bytes, event_off::ARG0)
+    }
+    #[inline]
+    pub fn arg1(&self) -> u64 {
+        self.0.endian.u64(self.0.bytes, event_off::ARG1)
+    }
+    #[inline]
+    pub fn arg2(&self) -> u32 {
+        self.0.endian.u32(self.0.bytes, event_off::ARG2)
+    }
+    #[inline]
+    pub fn arg3(&self) -> u32 {
+        self.0.endian.u32(self.0.bytes, event_off::ARG3)
+    }
+
+    /// Copies every event field out (72 bytes of plain data).
+    #[inline]
+    pub fn fields(&self) -> EventBody {
+        EventBody {
+            code: self.code(),
+            flags: self.0.flags(),
+            ctx: self.ctx(),
+            ring: self.ring(),
+            seqno: self.seqno(),
+            arg0: self.arg0(),
+            arg1: self.arg1(),
+            arg2: self.arg2(),
+            arg3: self.arg3(),
+        }
+    }
+}
+
+/// Common header fields of a record, as plain data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stamp {
+    pub cpu: u32,
+    pub pid: u32,
+    pub time_ns: u64,
+    pub seq: u64,
+}
+
+impl RecordView<'_> {
+    pub fn stamp(&self) -> Stamp {
+        Stamp {
+            cpu: self.cpu(),
+            pid: self.pid(),
+            time_ns: self.time_ns(),
+            seq: self.seq(),
+        }
+    }
+}
+
+/// The event part of an event record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EventBody {
+    pub code: u16,
+    pub flags: u16,
+    pub ctx: u32,
+    pub ring: u32,
+    pub seqno: u64,
+    pub arg0: u64,
+    pub arg1: u64,
+    pub arg2: u32,
+    pub arg3: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RingNote<'a> {
+    pub ring: u32,
+    pub engine_class: u32,
+    pub size: u64,
+    pub unit: u32,
+    pub name: &'a [u8],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClockSync {
+    pub gpu_clock_id: u32,
+    pub gpu_time: u64,
+    pub gpu_freq_hz: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lost {
+    pub cpu: u32,
+    pub source: u32,
+    pub count: u64,
+    pub first_ns: u64,
+    pub last_ns: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamInfo {
+    pub kernel_dropped: u64,
+    pub records: u64,
+    pub bytes: u64,
+    pub flags: u32,
+}
+
+/// The type-specific part of a record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Body<'a> {
+    Event(EventBody),
+    Process {
+        comm: &'a [u8],
+    },
+    Ring(RingNote<'a>),
+    Msg {
+        text: &'a [u8],
+    },
+    ClockSync(ClockSync),
+    Lost(Lost),
+    StreamInfo(StreamInfo),
+    /// A record type this reader does not know (skipped and counted by readers).
+    Unknown {
+        rtype: u16,
+    },
+}
+
+impl Body<'_> {
+    /// The record type this body encodes as.
+    pub fn rtype(&self) -> u16 {
+        match self {
+            Body::Event(_) => rtype::EVENT,
+            Body::Process { .. } => rtype::NOTE_PROCESS,
+            Body::Ring(_) => rtype::NOTE_RING,
+            Body::Msg { .. } => rtype::NOTE_MSG,
+            Body::ClockSync(_) => rtype::NOTE_CLOCK_SYNC,
+            Body::Lost(_) => rtype::NOTE_LOST,
+            Body::StreamInfo(_) => rtype::NOTE_STREAM_INFO,
+            Body::Unknown { rtype } => *rtype,
+        }
+    }
+}
+
+/// Iterates over the records of one in-memory stream (a mmapped file or a buffer).
+///
+/// After the first error the iterator is finished; everything before the damage has been
+/// delivered. [`offset`](Self::offset) is where the next record would start.
+pub struct Records<'a> {
+    data: &'a [u8],
+    endian: Endian,
+    pos: usize,
+    failed: bool,
+}
+
+impl<'a> Records<'a> {
+    /// Records of `data`, which starts with a stream header already parsed as `header`.
+    pub fn new(data: &'a [u8], header: &StreamHeader) -> Records<'a> {
+        Records {
+            data,
+            endian: header.endian,
+            pos: header.header_size as usize,
+            failed: false,
+        }
+    }
+
+    /// Records of a bare record area (no stream header), e.g. a relay sub-buffer.
+    pub fn bare(data: &'a [u8], endian: Endian) -> Records<'a> {
+        Records {
+            data,
+            endian,
+            pos: 0,
+            failed: false,
+        }
+    }
+
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Result<RecordView<'a>, FormatError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.pos >= self.data.len() {
+            return None;
+        }
+        match RecordView::parse(&self.data[self.pos..], self.endian, self.pos as u64) {
+            Ok(r) => {
+                self.pos += r.size();
+                Some(Ok(r))
+            }
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// The bytes of a NUL-padded string, without the padding.
+pub fn trim_nul(b: &[u8]) -> &[u8] {
+    match b.iter().position(|&c| c == 0) {
+        Some(n) => &b[..n],
+        None => b,
+    }
+}
+
+/// Copies `s` into a NUL-padded field, truncating to the field's length.
+pub fn put_str(field: &mut [u8], s: &[u8]) {
+    let n = s.len().min(field.len());
+    field[..n].copy_from_slice(&s[..n]);
+    field[n..].fill(0);
+}

@@ -1,0 +1,1 @@
+//! grtsim: a kernel-free producer of the exact grtrace debugfs tree and relay buffers

@@ -1,0 +1,1 @@
+//! grtreport: joins events into GPU jobs, splits their phases and tags what blocked them
