@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The project's whole test run, as CI runs it (`.ci/run` calls exactly this):
+#   1. Rust: format, lints, unit/integration/end-to-end tests on the simulator (minutes);
+#   2. kernel: apply the patch series to Debian's linux-source-6.12, build (skipped when a
+#      cached kernel matches the series), boot under QEMU, record real virtio-gpu traffic with
+#      the real grtrace binary and check it; compile-test the drm_sched/amdgpu/i915 hooks.
+# Set GRTRACE_SKIP_KERNEL=1 to run only the Rust stage.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n=== %s (%s)\n' "$*" "$(date -u +%T)"; }
+
+if ! command -v cc >/dev/null || ! command -v cargo >/dev/null; then
+    step "installing build tools"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential cargo >/dev/null
+fi
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo test"
+cargo test --workspace --release
+
+if [ "${GRTRACE_SKIP_KERNEL:-0}" = 1 ]; then
+    step "kernel stage skipped (GRTRACE_SKIP_KERNEL=1)"
+    exit 0
+fi
+step "kernel: patch series, build, QEMU end to end, compile tests"
+bash kernel/ci.sh
