@@ -8,11 +8,13 @@
 //! * [`view`]: zero-copy, endian-aware views over stream bytes ([`RecordView`], [`Records`]).
 //! * [`encode`]: the writer ([`StreamWriter`]), used by the recorder, the simulator and tests.
 //! * [`error`]: typed decoding errors that name the byte offset.
+//! * [`relay`]: the relay sub-buffer protocol (FORMAT.md §7) shared by recorder and simulator.
 
 pub mod abi;
 pub mod encode;
 pub mod endian;
 pub mod error;
+pub mod relay;
 pub mod view;
 
 pub use abi::EventCode;
