@@ -8,12 +8,15 @@
 //! * [`view`]: zero-copy, endian-aware views over stream bytes ([`RecordView`], [`Records`]).
 //! * [`encode`]: the writer ([`StreamWriter`]), used by the recorder, the simulator and tests.
 //! * [`error`]: typed decoding errors that name the byte offset.
+//! * [`trace`]: whole traces: input discovery, mmapped or piped inputs, the k-way merge with
+//!   per-CPU sequence-gap detection ([`Trace`], [`Item`]).
 //! * [`relay`]: the relay sub-buffer protocol (FORMAT.md §7) shared by recorder and simulator.
 
 pub mod abi;
 pub mod encode;
 pub mod endian;
 pub mod error;
+pub mod trace;
 pub mod relay;
 pub mod view;
 
@@ -24,4 +27,7 @@ pub use error::FormatError;
 pub use view::{
     Body, ClockSync, EventBody, EventView, Lost, RecordView, Records, RingNote, Stamp,
     StreamHeader, StreamInfo,
+};
+pub use trace::{
+    resolve_inputs, ErrorKind, InputSource, Item, RunSummary, StreamInfoView, Trace, TraceError,
 };

@@ -1,0 +1,1424 @@
+//! Reading whole traces: finding the inputs, opening them, and merging their records into one
+//! stream ordered by `(time_ns, cpu, seq)`, with per-CPU sequence checking.
+//!
+//! * [`resolve_inputs`] turns command-line words into [`InputSource`]s: a base name (`run` finds
+//!   every `run.grtrace.<cpu>` present, warning about holes and empty files instead of stopping
+//!   at the first missing CPU), explicit files, or `-` for stdin.
+//! * [`Trace::open`] maps regular files read-only (memmap2) and reads stream headers. Pipes and
+//!   stdin are read incrementally in large chunks.
+//! * [`Trace::for_each`] runs the k-way merge and calls a closure with every [`Item`]. Records
+//!   are zero-copy views into the mapping (pipe input is copied once into per-CPU queues).
+//!
+//! ## Merge
+//!
+//! A per-CPU file is already in time order, so it is one merge cursor. A merged input (header
+//! `MERGED`, for example `grtrace -o -` on stdin or a `grtparse -d` dump) interleaves CPUs in
+//! chunks; it is split into one queue per CPU. A queue that runs empty while its input still
+//! has data is refilled *before* anything else is emitted: this is the per-CPU watermark
+//! (nothing is emitted past the last time read on any CPU of that input). A pipe input is first
+//! read ahead by [`PIPE_READAHEAD`] bytes (or to its end) so that every CPU has been seen, and an
+//! input never buffers more than [`PIPE_WINDOW`] bytes: past that, records are emitted in the
+//! best order known and [`RunSummary::reordered`] counts any that had to go out of order.
+//!
+//! ## Losses and damage
+//!
+//! Per CPU, `seq` 0 is unsequenced (user-space notes) and skipped. A jump from `s` to `s + 1 + k`
+//! yields an [`Item::Gap`] of `k` records (source [`lost_source::SEQ_GAP`]) just before the record
+//! after the gap, with `first_ns`/`last_ns` the times of the records around it; a first record
+//! with `seq` > 1 is a gap at the start. A repeat or a step backwards is counted and warned about
+//! with its byte offset. Inputs whose header has `SEQ_CHECKED` are not checked.
+//!
+//! A damaged input ends at its damage: everything before it is delivered, the error (file and
+//! byte offset) goes into [`RunSummary::errors`] and the other inputs carry on. Unknown record
+//! types are skipped and counted (they are not delivered).
+//!
+//! ## Deviations from notes/READER_API.md
+//!
+//! * [`InputSource`] also has `Stream` (any `Read`, used for stdin and FIFOs) and `Bytes`
+//!   (in-memory data, for tests and fuzzing) variants.
+//! * [`Trace::open`] fails only when *no* input could be opened; header errors of individual
+//!   inputs are kept ([`Trace::open_errors`]) and repeated in the summary of [`Trace::for_each`],
+//!   so the good inputs are still parsed.
+//! * [`TraceError`] has `file` and `error: ErrorKind`; `ErrorKind::Format` wraps [`FormatError`].
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use crate::abi::{self, lost_source, rec_off};
+use crate::endian::Endian;
+use crate::error::FormatError;
+use crate::view::{Lost, RecordView, StreamHeader};
+
+/// Bytes a pipe input reads ahead before its first record is emitted (or up to its end).
+pub const PIPE_READAHEAD: usize = 1 << 20;
+/// Most bytes of records one pipe or merged input keeps queued for ordering.
+pub const PIPE_WINDOW: usize = 64 << 20;
+/// CPUs numbered at or above this are not sequence-checked (the table is indexed by CPU).
+pub const MAX_CPUS: u32 = 8192;
+/// Warnings kept in a summary; later ones are only counted.
+pub const MAX_WARNINGS: usize = 100;
+const READ_CHUNK: usize = 1 << 20;
+
+/// Where records come from.
+pub enum InputSource {
+    /// A regular file, mapped read-only.
+    File(PathBuf),
+    /// A byte stream read incrementally (stdin, a FIFO).
+    Stream { name: String, reader: Box<dyn Read> },
+    /// Bytes already in memory (tests, fuzzing).
+    Bytes { name: String, data: Vec<u8> },
+}
+
+impl InputSource {
+    /// Standard input, named `-` in messages... like blkparse's `-i -`.
+    pub fn stdin() -> InputSource {
+        InputSource::Stream {
+            name: "(stdin)".to_string(),
+            reader: Box::new(io::stdin()),
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            InputSource::File(p) => p.display().to_string(),
+            InputSource::Stream { name, .. } | InputSource::Bytes { name, .. } => name.clone(),
+        }
+    }
+}
+
+impl fmt::Debug for InputSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputSource::File(p) => write!(f, "File({})", p.display()),
+            InputSource::Stream { name, .. } => write!(f, "Stream({name})"),
+            InputSource::Bytes { name, data } => write!(f, "Bytes({name}, {} bytes)", data.len()),
+        }
+    }
+}
+
+/// What went wrong, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The bytes do not decode (the error names the byte offset).
+    Format(FormatError),
+    /// Reading failed, or some other problem at a byte offset.
+    At { offset: u64, message: String },
+    /// A problem with the input as a whole (not found, no files for a base name).
+    Input(String),
+}
+
+/// An error or warning about one input: `run.grtrace.1: byte 4168: ...`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceError {
+    pub file: String,
+    pub error: ErrorKind,
+}
+
+impl TraceError {
+    fn at(file: &str, offset: u64, message: String) -> TraceError {
+        TraceError {
+            file: file.to_string(),
+            error: ErrorKind::At { offset, message },
+        }
+    }
+
+    /// Byte offset of the problem, if it has one.
+    pub fn offset(&self) -> Option<u64> {
+        match &self.error {
+            ErrorKind::Format(e) => Some(e.offset()),
+            ErrorKind::At { offset, .. } => Some(*offset),
+            ErrorKind::Input(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.error {
+            ErrorKind::Format(e) => write!(f, "{}: {e}", self.file),
+            ErrorKind::At { offset, message } => {
+                write!(f, "{}: byte {offset}: {message}", self.file)
+            }
+            ErrorKind::Input(m) => write!(f, "{}: {m}", self.file),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+/// Turns command-line input words into sources.
+///
+/// * `-` is stdin.
+/// * An existing regular file is mapped; a FIFO or character device is read as a stream.
+/// * Anything else is a base name: every `<base>.grtrace.<cpu>` in its directory, sorted by CPU.
+///   Holes in the CPU numbers and empty files are reported as warnings (empty files are left
+///   out); a base name with no files at all is an error.
+pub fn resolve_inputs(args: &[String]) -> Result<(Vec<InputSource>, Vec<String>), TraceError> {
+    let mut out = Vec::new();
+    let mut warnings = Vec::new();
+    for arg in args {
+        if arg == "-" {
+            out.push(InputSource::stdin());
+            continue;
+        }
+        let path = Path::new(arg);
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => out.push(InputSource::File(path.to_path_buf())),
+            Ok(m) if !m.is_dir() => {
+                let f = File::open(path).map_err(|e| TraceError {
+                    file: arg.clone(),
+                    error: ErrorKind::Input(e.to_string()),
+                })?;
+                out.push(InputSource::Stream {
+                    name: arg.clone(),
+                    reader: Box::new(f),
+                });
+            }
+            _ => {
+                let (found, mut w) = find_cpu_files(path).map_err(|m| TraceError {
+                    file: arg.clone(),
+                    error: ErrorKind::Input(m),
+                })?;
+                warnings.append(&mut w);
+                out.extend(found.into_iter().map(InputSource::File));
+            }
+        }
+    }
+    Ok((out, warnings))
+}
+
+/// `<base>.grtrace.<cpu>` files, sorted by CPU, with warnings for holes and empty files.
+fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
+    let dir = match base.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let stem = base
+        .file_name()
+        .and_then(|s| s.to_str())
+        .ok_or_else(|| "not a file name".to_string())?;
+    let prefix = format!("{stem}.grtrace.");
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("no such file ({e})"))?;
+    let mut cpus: Vec<(u32, PathBuf, u64)> = Vec::new();
+    for ent in entries.flatten() {
+        let name = ent.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(num) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(cpu) = num.parse::<u32>() else {
+            continue;
+        };
+        let len = ent.metadata().map(|m| m.len()).unwrap_or(0);
+        cpus.push((cpu, dir.join(name), len));
+    }
+    if cpus.is_empty() {
+        return Err(format!(
+            "no such file, and no {}<cpu> files",
+            base.with_file_name(&prefix).display()
+        ));
+    }
+    cpus.sort_by_key(|c| c.0);
+    let mut warnings = Vec::new();
+    let mut expect = 0u32;
+    for (cpu, _, _) in &cpus {
+        if *cpu > expect {
+            let missing: Vec<String> = (expect..*cpu).map(|c| c.to_string()).collect();
+            warnings.push(format!(
+                "{}: missing CPU file(s) for CPU {} (other CPUs are parsed)",
+                base.display(),
+                missing.join(",")
+            ));
+        }
+        expect = cpu.saturating_add(1);
+    }
+    let mut files = Vec::new();
+    for (_, path, len) in cpus {
+        if len == 0 {
+            warnings.push(format!("{}: byte 0: empty file, skipped", path.display()));
+        } else {
+            files.push(path);
+        }
+    }
+    Ok((files, warnings))
+}
+
+/// One opened input: its name, header and length (None for streams).
+#[derive(Clone, Debug)]
+pub struct StreamInfoView {
+    pub name: String,
+    pub header: StreamHeader,
+    pub len: Option<u64>,
+}
+
+/// One item of the merged stream.
+#[derive(Clone, Copy, Debug)]
+pub enum Item<'a> {
+    /// An event or note, including `NOTE_LOST` records written by the recorder.
+    Record(RecordView<'a>),
+    /// A sequence gap the reader found (source [`lost_source::SEQ_GAP`]), placed where it
+    /// happened: just before the first record after it on that CPU.
+    Gap(Lost),
+}
+
+/// What a merge saw besides the items.
+#[derive(Clone, Debug, Default)]
+pub struct RunSummary {
+    /// Damage: each ended one input early (everything before it was delivered).
+    pub errors: Vec<TraceError>,
+    /// Sequence repeats/backward steps and ordering problems (at most [`MAX_WARNINGS`]).
+    pub warnings: Vec<TraceError>,
+    /// Warnings not kept because there were too many.
+    pub warnings_dropped: u64,
+    /// Records delivered as [`Item::Record`].
+    pub records: u64,
+    /// Records of unknown type, skipped.
+    pub unknown_records: u64,
+    /// [`Item::Gap`]s delivered, and the records they stand for.
+    pub gaps: u64,
+    pub gap_records: u64,
+    /// Records whose `seq` repeated or went backwards on their CPU.
+    pub seq_backwards: u64,
+    /// Records delivered with an earlier time than a record before them (pipe input whose
+    /// CPUs arrived too far apart, or an input that is not time-sorted).
+    pub reordered: u64,
+    /// The closure asked to stop.
+    pub stopped: bool,
+}
+
+impl RunSummary {
+    fn warn(&mut self, w: TraceError) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(w);
+        } else {
+            self.warnings_dropped += 1;
+        }
+    }
+}
+
+enum Backing {
+    Map(Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Backing {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Backing::Map(m) => m,
+            Backing::Owned(v) => v,
+        }
+    }
+}
+
+struct MappedInput {
+    stream: usize,
+    backing: Backing,
+}
+
+struct PipeInput {
+    stream: usize,
+    reader: Box<dyn Read>,
+    /// Bytes read past the header but not yet parsed.
+    buf: Vec<u8>,
+    /// Stream offset of `buf[0]`.
+    base: u64,
+}
+
+/// Opened inputs, ready to merge.
+pub struct Trace {
+    streams: Vec<StreamInfoView>,
+    mapped: Vec<MappedInput>,
+    pipes: Vec<PipeInput>,
+    open_errors: Vec<TraceError>,
+}
+
+impl Trace {
+    /// Opens every source and reads its header. Fails only if none could be opened; errors of
+    /// the others are in [`open_errors`](Self::open_errors).
+    pub fn open(sources: Vec<InputSource>) -> Result<Trace, TraceError> {
+        let mut t = Trace {
+            streams: Vec::new(),
+            mapped: Vec::new(),
+            pipes: Vec::new(),
+            open_errors: Vec::new(),
+        };
+        let n = sources.len();
+        for src in sources {
+            let name = src.name();
+            if let Err(e) = t.add(src) {
+                let _ = name;
+                t.open_errors.push(e);
+            }
+        }
+        if t.streams.is_empty() {
+            return Err(t.open_errors.first().cloned().unwrap_or(TraceError {
+                file: "grtparse".into(),
+                error: ErrorKind::Input(if n == 0 {
+                    "no inputs".into()
+                } else {
+                    "no usable inputs".into()
+                }),
+            }));
+        }
+        Ok(t)
+    }
+
+    fn add(&mut self, src: InputSource) -> Result<(), TraceError> {
+        let name = src.name();
+        let fmt_err = |e: FormatError| TraceError {
+            file: name.clone(),
+            error: ErrorKind::Format(e),
+        };
+        match src {
+            InputSource::File(path) => {
+                let file = File::open(&path).map_err(|e| TraceError {
+                    file: name.clone(),
+                    error: ErrorKind::Input(e.to_string()),
+                })?;
+                let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+                if len == 0 {
+                    return Err(fmt_err(FormatError::Empty));
+                }
+                // SAFETY: the file is mapped read-only and private to this process; like every
+                // mmap reader we rely on nobody truncating the trace file while we parse it.
+                let map = unsafe { Mmap::map(&file) }.map_err(|e| TraceError {
+                    file: name.clone(),
+                    error: ErrorKind::At {
+                        offset: 0,
+                        message: format!("cannot map: {e}"),
+                    },
+                })?;
+                let header = StreamHeader::parse(&map).map_err(fmt_err)?;
+                self.streams.push(StreamInfoView {
+                    name,
+                    header,
+                    len: Some(len),
+                });
+                self.mapped.push(MappedInput {
+                    stream: self.streams.len() - 1,
+                    backing: Backing::Map(map),
+                });
+            }
+            InputSource::Bytes { data, .. } => {
+                let header = StreamHeader::parse(&data).map_err(fmt_err)?;
+                self.streams.push(StreamInfoView {
+                    name,
+                    header,
+                    len: Some(data.len() as u64),
+                });
+                self.mapped.push(MappedInput {
+                    stream: self.streams.len() - 1,
+                    backing: Backing::Owned(data),
+                });
+            }
+            InputSource::Stream { mut reader, .. } => {
+                let mut buf = Vec::with_capacity(abi::STREAM_HEADER_SIZE);
+                fill(&mut reader, &mut buf, abi::STREAM_HEADER_SIZE).map_err(|e| {
+                    TraceError::at(&name, buf.len() as u64, format!("read error: {e}"))
+                })?;
+                // The header may be longer than 128 bytes (a later minor version).
+                let header = match StreamHeader::parse(&buf) {
+                    Err(FormatError::TruncatedHeader { need, .. }) if buf.len() < need => {
+                        fill(&mut reader, &mut buf, need).map_err(|e| {
+                            TraceError::at(&name, buf.len() as u64, format!("read error: {e}"))
+                        })?;
+                        StreamHeader::parse(&buf)
+                    }
+                    other => other,
+                }
+                .map_err(fmt_err)?;
+                let hs = header.header_size as usize;
+                buf.drain(..hs);
+                self.streams.push(StreamInfoView {
+                    name,
+                    header,
+                    len: None,
+                });
+                self.pipes.push(PipeInput {
+                    stream: self.streams.len() - 1,
+                    reader,
+                    buf,
+                    base: hs as u64,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The opened inputs, in the order given.
+    pub fn streams(&self) -> &[StreamInfoView] {
+        &self.streams
+    }
+
+    /// Inputs that could not be opened (bad header, unreadable).
+    pub fn open_errors(&self) -> &[TraceError] {
+        &self.open_errors
+    }
+
+    /// Merges every input and calls `f` for each item in `(time_ns, cpu, seq)` order, until
+    /// the inputs end or `f` returns `Break`. Pipe inputs are consumed: a second call sees
+    /// only the mapped inputs again.
+    pub fn for_each<F>(&mut self, mut f: F) -> RunSummary
+    where
+        F: FnMut(Item<'_>) -> ControlFlow<()>,
+    {
+        let mut sum = RunSummary {
+            errors: self.open_errors.clone(),
+            ..RunSummary::default()
+        };
+        let streams = &self.streams;
+        let mut m = Merger::new();
+        for mi in &self.mapped {
+            let info = &streams[mi.stream];
+            let data = mi.backing.bytes();
+            let check = info.header.flags & abi::STREAM_SEQ_CHECKED == 0;
+            if info.header.is_merged() {
+                m.add_demux(Demux::new(
+                    &info.name,
+                    Feed::Slice {
+                        data,
+                        pos: info.header.header_size as usize,
+                    },
+                    &info.header,
+                ));
+            } else {
+                let cur = FileCursor {
+                    name: &info.name,
+                    data,
+                    endian: info.header.endian,
+                    pos: info.header.header_size as usize,
+                    head: None,
+                    check,
+                };
+                m.add_file(cur, &mut sum);
+            }
+        }
+        for p in &mut self.pipes {
+            let info = &streams[p.stream];
+            let buf = std::mem::take(&mut p.buf);
+            let end = buf.len();
+            m.add_demux(Demux::new(
+                &info.name,
+                Feed::Reader {
+                    reader: &mut p.reader,
+                    buf,
+                    start: 0,
+                    end,
+                    base: p.base,
+                    eof: false,
+                },
+                &info.header,
+            ));
+        }
+        m.run(&mut sum, &mut f);
+        sum
+    }
+}
+
+/// Reads until `buf` holds `want` bytes or the reader ends.
+fn fill(r: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<()> {
+    let mut chunk = [0u8; 4096];
+    while buf.len() < want {
+        let n = (want - buf.len()).min(chunk.len());
+        match r.read(&mut chunk[..n]) {
+            Ok(0) => return Ok(()),
+            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Merge machinery
+
+/// Merge key of a cursor's head record plus the cursor's id.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    time: u64,
+    seq: u64,
+    cpu: u32,
+    cur: u32,
+}
+
+impl Entry {
+    #[inline(always)]
+    fn before(&self, o: &Entry) -> bool {
+        (self.time, self.cpu, self.seq, self.cur) < (o.time, o.cpu, o.seq, o.cur)
+    }
+
+    #[inline(always)]
+    fn of(r: &RecordView<'_>, cur: u32) -> Entry {
+        Entry {
+            time: r.time_ns(),
+            seq: r.seq(),
+            cpu: r.cpu(),
+            cur,
+        }
+    }
+}
+
+/// A binary min-heap of cursor heads; `replace_top` is the common operation.
+struct Heap {
+    v: Vec<Entry>,
+}
+
+impl Heap {
+    fn push(&mut self, e: Entry) {
+        self.v.push(e);
+        let mut i = self.v.len() - 1;
+        while i > 0 {
+            let p = (i - 1) / 2;
+            if self.v[i].before(&self.v[p]) {
+                self.v.swap(i, p);
+                i = p;
+            } else {
+                break;
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn replace_top(&mut self, e: Entry) {
+        self.v[0] = e;
+        self.sift_down();
+    }
+
+    fn pop_top(&mut self) {
+        let last = self.v.pop();
+        if let Some(last) = last {
+            if !self.v.is_empty() {
+                self.v[0] = last;
+                self.sift_down();
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn sift_down(&mut self) {
+        let n = self.v.len();
+        let mut i = 0;
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let r = l + 1;
+            let c = if r < n && self.v[r].before(&self.v[l]) {
+                r
+            } else {
+                l
+            };
+            if self.v[c].before(&self.v[i]) {
+                self.v.swap(c, i);
+                i = c;
+            } else {
+                break;
+            }
+        }
+    }
+}
+
+/// A per-CPU mapped stream: its records are read in place.
+struct FileCursor<'m> {
+    name: &'m str,
+    data: &'m [u8],
+    endian: Endian,
+    /// Offset of `head`.
+    pos: usize,
+    head: Option<RecordView<'m>>,
+    check: bool,
+}
+
+impl<'m> FileCursor<'m> {
+    /// Moves to the first known record at or after `pos`; returns it.
+    #[inline(always)]
+    fn seek_head(&mut self, sum: &mut RunSummary) -> Option<RecordView<'m>> {
+        loop {
+            if self.pos >= self.data.len() {
+                self.head = None;
+                return None;
+            }
+            match RecordView::parse(&self.data[self.pos..], self.endian, self.pos as u64) {
+                Ok(r) => {
+                    if r.rtype().wrapping_sub(1) >= abi::rtype::NOTE_STREAM_INFO {
+                        sum.unknown_records += 1;
+                        self.pos += r.size();
+                        continue;
+                    }
+                    self.head = Some(r);
+                    return Some(r);
+                }
+                Err(e) => {
+                    sum.errors.push(TraceError {
+                        file: self.name.to_string(),
+                        error: ErrorKind::Format(e),
+                    });
+                    self.pos = self.data.len();
+                    self.head = None;
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// Where a merged input's bytes come from.
+enum Feed<'m> {
+    Slice {
+        data: &'m [u8],
+        pos: usize,
+    },
+    Reader {
+        reader: &'m mut Box<dyn Read>,
+        buf: Vec<u8>,
+        start: usize,
+        /// Valid bytes are `buf[start..end]`; the rest is reused storage.
+        end: usize,
+        /// Stream offset of `buf[0]`.
+        base: u64,
+        eof: bool,
+    },
+}
+
+/// Result of pulling one record from a feed.
+enum Pulled<'b> {
+    /// A record (bytes, stream offset).
+    Record(&'b [u8], u64),
+    /// A new stream header (concatenated streams); already applied.
+    Header,
+    End,
+}
+
+/// One CPU's records from a merged input, waiting to be emitted in order.
+struct Queue {
+    cpu: u32,
+    /// Header generation (concatenated streams may differ in byte order and flags).
+    gen: u32,
+    endian: Endian,
+    check: bool,
+    /// Entries: u64 stream offset (native order) then the record bytes.
+    data: Vec<u8>,
+    head: usize,
+    in_heap: bool,
+}
+
+impl Queue {
+    fn is_empty(&self) -> bool {
+        self.head >= self.data.len()
+    }
+
+    /// The head record and its stream offset.
+    fn peek(&self) -> (RecordView<'_>, u64) {
+        let off = u64::from_ne_bytes(self.data[self.head..self.head + 8].try_into().unwrap());
+        let bytes = &self.data[self.head + 8..];
+        // Queued records were checked when they were read.
+        let r = RecordView::parse(bytes, self.endian, off).expect("queued record was checked");
+        (r, off)
+    }
+
+    fn pop(&mut self) -> usize {
+        let (r, _) = self.peek();
+        let n = 8 + r.size();
+        self.head += n;
+        if self.head == self.data.len() {
+            self.data.clear();
+            self.head = 0;
+        } else if self.head > (1 << 20) && self.head * 2 > self.data.len() {
+            self.data.drain(..self.head);
+            self.head = 0;
+        }
+        n
+    }
+}
+
+/// Byte order, checking and generation of the current header of a merged input.
+#[derive(Clone, Copy)]
+struct HdrState {
+    endian: Endian,
+    check: bool,
+    gen: u32,
+}
+
+impl HdrState {
+    fn apply(&mut self, h: &StreamHeader) {
+        self.endian = h.endian;
+        self.check = h.flags & abi::STREAM_SEQ_CHECKED == 0;
+        self.gen += 1;
+    }
+}
+
+/// A merged input split into per-CPU queues.
+struct Demux<'m> {
+    name: &'m str,
+    feed: Feed<'m>,
+    hdr: HdrState,
+    queues: Vec<Queue>,
+    buffered: usize,
+    done: bool,
+    /// Read ahead before the first emission.
+    primed: bool,
+}
+
+impl<'m> Demux<'m> {
+    fn new(name: &'m str, feed: Feed<'m>, h: &StreamHeader) -> Demux<'m> {
+        Demux {
+            name,
+            feed,
+            hdr: HdrState {
+                endian: h.endian,
+                check: h.flags & abi::STREAM_SEQ_CHECKED == 0,
+                gen: 0,
+            },
+            queues: Vec::new(),
+            buffered: 0,
+            done: false,
+            primed: false,
+        }
+    }
+}
+
+/// Reads the next record or header from a feed.
+fn pull<'f>(
+    name: &str,
+    feed: &'f mut Feed<'_>,
+    hs: &mut HdrState,
+    sum: &mut RunSummary,
+) -> Pulled<'f> {
+    match feed {
+        Feed::Slice { data, pos } => {
+            let data: &[u8] = data;
+            if *pos >= data.len() {
+                return Pulled::End;
+            }
+            let at = *pos;
+            if data[at..].starts_with(&abi::STREAM_MAGIC) {
+                match StreamHeader::parse(&data[at..]) {
+                    Ok(h) => {
+                        *pos += h.header_size as usize;
+                        hs.apply(&h);
+                        return Pulled::Header;
+                    }
+                    Err(e) => {
+                        sum.errors.push(header_error(name, at as u64, e));
+                        *pos = data.len();
+                        return Pulled::End;
+                    }
+                }
+            }
+            match RecordView::parse(&data[at..], hs.endian, at as u64) {
+                Ok(r) => {
+                    *pos += r.size();
+                    Pulled::Record(r.bytes(), at as u64)
+                }
+                Err(e) => {
+                    sum.errors.push(TraceError {
+                        file: name.to_string(),
+                        error: ErrorKind::Format(e),
+                    });
+                    *pos = data.len();
+                    Pulled::End
+                }
+            }
+        }
+        Feed::Reader {
+            reader,
+            buf,
+            start,
+            end,
+            base,
+            eof,
+        } => {
+            // Make sure a whole record (or header) is in the buffer.
+            let mut want = abi::RECORD_HEADER_SIZE;
+            loop {
+                let have = *end - *start;
+                if have >= want {
+                    let b = &buf[*start..*end];
+                    if b.starts_with(&abi::STREAM_MAGIC) {
+                        if have >= abi::STREAM_HEADER_SIZE {
+                            match StreamHeader::parse(b) {
+                                Ok(h) => {
+                                    *start += h.header_size as usize;
+                                    hs.apply(&h);
+                                    return Pulled::Header;
+                                }
+                                Err(FormatError::TruncatedHeader { need, .. })
+                                    if !*eof && need > want =>
+                                {
+                                    want = need;
+                                }
+                                Err(e) => {
+                                    sum.errors
+                                        .push(header_error(name, *base + *start as u64, e));
+                                    *eof = true;
+                                    *start = *end;
+                                    return Pulled::End;
+                                }
+                            }
+                        } else if !*eof {
+                            want = abi::STREAM_HEADER_SIZE;
+                        }
+                    } else {
+                        let size = hs.endian.u16(b, rec_off::SIZE) as usize;
+                        if size > want && have < size && !*eof {
+                            want = size;
+                        } else {
+                            let off = *base + *start as u64;
+                            return match RecordView::parse(b, hs.endian, off) {
+                                Ok(r) => {
+                                    *start += r.size();
+                                    let s = *start - r.size();
+                                    Pulled::Record(&buf[s..*start], off)
+                                }
+                                Err(e) => {
+                                    sum.errors.push(TraceError {
+                                        file: name.to_string(),
+                                        error: ErrorKind::Format(e),
+                                    });
+                                    *eof = true;
+                                    *start = *end;
+                                    Pulled::End
+                                }
+                            };
+                        }
+                    }
+                }
+                if *eof {
+                    let have = *end - *start;
+                    if have == 0 {
+                        return Pulled::End;
+                    }
+                    let off = *base + *start as u64;
+                    // Let the record parser name the truncation.
+                    let err = if buf[*start..*end].starts_with(&abi::STREAM_MAGIC) {
+                        header_error(
+                            name,
+                            off,
+                            FormatError::TruncatedHeader {
+                                have,
+                                need: abi::STREAM_HEADER_SIZE,
+                            },
+                        )
+                    } else {
+                        TraceError {
+                            file: name.to_string(),
+                            error: ErrorKind::Format(
+                                RecordView::parse(&buf[*start..*end], hs.endian, off)
+                                    .err()
+                                    .unwrap_or(FormatError::TruncatedRecord {
+                                        offset: off,
+                                        need: want,
+                                        have,
+                                    }),
+                            ),
+                        }
+                    };
+                    sum.errors.push(err);
+                    *start = *end;
+                    return Pulled::End;
+                }
+                // Compact, then read another chunk into the reused buffer.
+                if *start > 0 && (*start >= READ_CHUNK || *start * 2 >= *end) {
+                    buf.copy_within(*start..*end, 0);
+                    *end -= *start;
+                    *base += *start as u64;
+                    *start = 0;
+                }
+                let old = *end;
+                if buf.len() < old + READ_CHUNK.max(want) {
+                    buf.resize(old + READ_CHUNK.max(want), 0);
+                }
+                let res = loop {
+                    match reader.read(&mut buf[old..]) {
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        other => break other,
+                    }
+                };
+                match res {
+                    Ok(n) => {
+                        *end = old + n;
+                        if n == 0 {
+                            *eof = true;
+                        }
+                    }
+                    Err(e) => {
+                        sum.errors.push(TraceError::at(
+                            name,
+                            *base + old as u64,
+                            format!("read error: {e}"),
+                        ));
+                        *eof = true;
+                        *start = *end;
+                        return Pulled::End;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Demux<'_> {
+    /// Reads records into queues until queue `want` has one, the input ends, or the window is
+    /// full (`want` None: until the read-ahead is done).
+    fn refill(&mut self, want: Option<usize>, sum: &mut RunSummary) {
+        if self.done {
+            return;
+        }
+        loop {
+            if let Some(q) = want {
+                if !self.queues[q].is_empty() {
+                    return;
+                }
+            } else if self.buffered >= PIPE_READAHEAD {
+                return;
+            }
+            if self.buffered >= PIPE_WINDOW {
+                return;
+            }
+            let hs0 = self.hdr;
+            let (rec, off) = match pull(self.name, &mut self.feed, &mut self.hdr, sum) {
+                Pulled::End => {
+                    self.done = true;
+                    return;
+                }
+                Pulled::Header => continue,
+                Pulled::Record(r, off) => (r, off),
+            };
+            let rt = hs0.endian.u16(rec, rec_off::TYPE);
+            if rt.wrapping_sub(1) >= abi::rtype::NOTE_STREAM_INFO {
+                sum.unknown_records += 1;
+                continue;
+            }
+            let cpu = hs0.endian.u32(rec, rec_off::CPU);
+            let qi = match self
+                .queues
+                .iter()
+                .position(|q| q.cpu == cpu && q.gen == hs0.gen)
+            {
+                Some(i) => i,
+                None => {
+                    self.queues.push(Queue {
+                        cpu,
+                        gen: hs0.gen,
+                        endian: hs0.endian,
+                        check: hs0.check,
+                        data: Vec::new(),
+                        head: 0,
+                        in_heap: false,
+                    });
+                    self.queues.len() - 1
+                }
+            };
+            let q = &mut self.queues[qi].data;
+            q.extend_from_slice(&off.to_ne_bytes());
+            q.extend_from_slice(rec);
+            self.buffered += 8 + rec.len();
+        }
+    }
+}
+
+fn header_error(name: &str, at: u64, e: FormatError) -> TraceError {
+    let msg = e.to_string();
+    // FormatError's text starts with "byte N: " relative to the header; re-base it.
+    let msg = msg
+        .split_once(": ")
+        .map(|x| x.1)
+        .unwrap_or(&msg)
+        .to_string();
+    TraceError::at(
+        name,
+        at + e.offset(),
+        format!("embedded stream header: {msg}"),
+    )
+}
+
+/// Per-CPU sequence state.
+#[derive(Clone, Copy, Default)]
+struct CpuSeq {
+    last_seq: u64,
+    last_time: u64,
+}
+
+struct Merger<'m> {
+    heap: Heap,
+    files: Vec<FileCursor<'m>>,
+    demux: Vec<Demux<'m>>,
+    /// Cursor ids at and above `QUEUE_BASE` name (demux, queue) pairs through this table.
+    qids: Vec<(u32, u32)>,
+    seqs: Vec<CpuSeq>,
+    last_time: u64,
+}
+
+const QUEUE_BASE: u32 = 1 << 30;
+
+impl<'m> Merger<'m> {
+    fn new() -> Merger<'m> {
+        Merger {
+            heap: Heap { v: Vec::new() },
+            files: Vec::new(),
+            demux: Vec::new(),
+            qids: Vec::new(),
+            seqs: Vec::new(),
+            last_time: 0,
+        }
+    }
+
+    fn add_file(&mut self, mut c: FileCursor<'m>, sum: &mut RunSummary) {
+        let id = self.files.len() as u32;
+        if let Some(r) = c.seek_head(sum) {
+            self.heap.push(Entry::of(&r, id));
+        }
+        self.files.push(c);
+    }
+
+    fn add_demux(&mut self, d: Demux<'m>) {
+        self.demux.push(d);
+    }
+
+    /// Pushes every non-empty queue of demux `di` that is not in the heap yet.
+    fn enqueue_ready(&mut self, di: usize) {
+        let d = &mut self.demux[di];
+        for (qi, q) in d.queues.iter_mut().enumerate() {
+            if !q.in_heap && !q.is_empty() {
+                q.in_heap = true;
+                let (r, _) = q.peek();
+                let id = match self
+                    .qids
+                    .iter()
+                    .position(|&(a, b)| a == di as u32 && b == qi as u32)
+                {
+                    Some(i) => i,
+                    None => {
+                        self.qids.push((di as u32, qi as u32));
+                        self.qids.len() - 1
+                    }
+                };
+                self.heap.push(Entry::of(&r, QUEUE_BASE + id as u32));
+            }
+        }
+    }
+
+    /// Sequence check of one record. Returns a gap to deliver before it.
+    #[inline(always)]
+    fn check_seq(
+        seqs: &mut Vec<CpuSeq>,
+        r: &RecordView<'_>,
+        name: &str,
+        offset: u64,
+        sum: &mut RunSummary,
+    ) -> Option<Lost> {
+        let seq = r.seq();
+        let cpu = r.cpu();
+        if seq == 0 || cpu >= MAX_CPUS {
+            return None;
+        }
+        let c = cpu as usize;
+        if c >= seqs.len() {
+            seqs.resize(c + 1, CpuSeq::default());
+        }
+        let st = &mut seqs[c];
+        let time = r.time_ns();
+        let last = st.last_seq;
+        if seq == last.wrapping_add(1) {
+            st.last_seq = seq;
+            st.last_time = time;
+            return None;
+        }
+        if seq > last {
+            let first_ns = if last == 0 { time } else { st.last_time };
+            st.last_seq = seq;
+            st.last_time = time;
+            let count = seq - last - 1;
+            sum.gaps += 1;
+            sum.gap_records += count;
+            return Some(Lost {
+                cpu,
+                source: lost_source::SEQ_GAP,
+                count,
+                first_ns,
+                last_ns: time,
+            });
+        }
+        sum.seq_backwards += 1;
+        sum.warn(TraceError::at(
+            name,
+            offset,
+            format!(
+                "cpu {cpu}: sequence {} after {last} (repeated or backwards)",
+                seq
+            ),
+        ));
+        None
+    }
+
+    fn run<F>(&mut self, sum: &mut RunSummary, f: &mut F)
+    where
+        F: FnMut(Item<'_>) -> ControlFlow<()>,
+    {
+        for di in 0..self.demux.len() {
+            if !self.demux[di].primed {
+                self.demux[di].primed = true;
+                self.demux[di].refill(None, sum);
+                self.enqueue_ready(di);
+            }
+        }
+        if self.demux.is_empty() {
+            self.run_files(sum, f);
+            return;
+        }
+        while let Some(&top) = self.heap.v.first() {
+            if top.time < self.last_time {
+                sum.reordered += 1;
+            }
+            self.last_time = top.time;
+            if top.cur < QUEUE_BASE {
+                let c = &mut self.files[top.cur as usize];
+                let r = c.head.expect("heap entry has a head");
+                if c.check {
+                    if let Some(g) = Self::check_seq(&mut self.seqs, &r, c.name, c.pos as u64, sum)
+                    {
+                        if f(Item::Gap(g)).is_break() {
+                            sum.stopped = true;
+                            return;
+                        }
+                    }
+                }
+                sum.records += 1;
+                if f(Item::Record(r)).is_break() {
+                    sum.stopped = true;
+                    return;
+                }
+                c.pos += r.size();
+                match c.seek_head(sum) {
+                    Some(n) => self.heap.replace_top(Entry::of(&n, top.cur)),
+                    None => self.heap.pop_top(),
+                }
+            } else {
+                let (di, qi) = self.qids[(top.cur - QUEUE_BASE) as usize];
+                let (di, qi) = (di as usize, qi as usize);
+                {
+                    let d = &mut self.demux[di];
+                    let name = d.name;
+                    let q = &d.queues[qi];
+                    let (r, off) = q.peek();
+                    if q.check {
+                        if let Some(g) = Self::check_seq(&mut self.seqs, &r, name, off, sum) {
+                            if f(Item::Gap(g)).is_break() {
+                                sum.stopped = true;
+                                return;
+                            }
+                        }
+                    }
+                    sum.records += 1;
+                    if f(Item::Record(r)).is_break() {
+                        sum.stopped = true;
+                        return;
+                    }
+                    let n = d.queues[qi].pop();
+                    d.buffered -= n;
+                    if d.queues[qi].is_empty() {
+                        // The watermark: nothing else may go out before this CPU's next
+                        // record is known (or its input has ended).
+                        d.refill(Some(qi), sum);
+                    }
+                }
+                let d = &mut self.demux[di];
+                if d.queues[qi].is_empty() {
+                    d.queues[qi].in_heap = false;
+                    self.heap.pop_top();
+                } else {
+                    let (r, _) = d.queues[qi].peek();
+                    self.heap.replace_top(Entry::of(&r, top.cur));
+                }
+                self.enqueue_ready(di);
+            }
+        }
+    }
+
+    /// The common case: only per-CPU mapped files. Same logic as `run`, without queues.
+    fn run_files<F>(&mut self, sum: &mut RunSummary, f: &mut F)
+    where
+        F: FnMut(Item<'_>) -> ControlFlow<()>,
+    {
+        let mut last_time = self.last_time;
+        let mut reordered = 0u64;
+        let mut records = 0u64;
+        while let Some(&top) = self.heap.v.first() {
+            reordered += (top.time < last_time) as u64;
+            last_time = top.time;
+            let c = &mut self.files[top.cur as usize];
+            let Some(r) = c.head else { break };
+            if c.check {
+                if let Some(g) = Self::check_seq(&mut self.seqs, &r, c.name, c.pos as u64, sum) {
+                    if f(Item::Gap(g)).is_break() {
+                        sum.stopped = true;
+                        break;
+                    }
+                }
+            }
+            records += 1;
+            if f(Item::Record(r)).is_break() {
+                sum.stopped = true;
+                break;
+            }
+            c.pos += r.size();
+            match c.seek_head(sum) {
+                Some(n) => self.heap.replace_top(Entry::of(&n, top.cur)),
+                None => self.heap.pop_top(),
+            }
+        }
+        sum.records += records;
+        sum.reordered += reordered;
+        self.last_time = last_time;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::StreamWriter;
+    use crate::view::{Body, EventBody, Stamp};
+
+    fn ev(code: u16) -> Body<'static> {
+        Body::Event(EventBody {
+            code,
+            ..EventBody::default()
+        })
+    }
+
+    /// A per-CPU stream with events at the given (time, seq).
+    fn stream(cpu: u32, recs: &[(u64, u64)], endian: Endian) -> Vec<u8> {
+        let mut h = StreamHeader::new(cpu, 0, "test");
+        h.endian = endian;
+        let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
+        for &(t, s) in recs {
+            let st = Stamp {
+                cpu,
+                pid: 1,
+                time_ns: t,
+                seq: s,
+            };
+            w.write(&st, &ev(1)).unwrap();
+        }
+        w.into_inner()
+    }
+
+    fn collect(sources: Vec<InputSource>) -> (Vec<String>, RunSummary) {
+        let mut t = Trace::open(sources).unwrap();
+        let mut out = Vec::new();
+        let sum = t.for_each(|it| {
+            out.push(match it {
+                Item::Record(r) => format!("{}:{}:{}", r.cpu(), r.time_ns(), r.seq()),
+                Item::Gap(g) => format!("gap{}:{}:{}-{}", g.cpu, g.count, g.first_ns, g.last_ns),
+            });
+            ControlFlow::Continue(())
+        });
+        (out, sum)
+    }
+
+    fn bytes(name: &str, data: Vec<u8>) -> InputSource {
+        InputSource::Bytes {
+            name: name.into(),
+            data,
+        }
+    }
+
+    #[test]
+    fn merges_by_time_then_cpu_and_reports_gaps() {
+        let a = stream(0, &[(10, 1), (20, 2), (30, 3)], Endian::Little);
+        let b = stream(1, &[(10, 1), (15, 2), (40, 5)], Endian::Big);
+        let (out, sum) = collect(vec![bytes("b", b), bytes("a", a)]);
+        assert_eq!(
+            out,
+            vec![
+                "0:10:1",
+                "1:10:1",
+                "1:15:2",
+                "0:20:2",
+                "0:30:3",
+                "gap1:2:15-40",
+                "1:40:5"
+            ]
+        );
+        assert_eq!(sum.gaps, 1);
+        assert_eq!(sum.gap_records, 2);
+        assert!(sum.errors.is_empty());
+    }
+
+    /// A merged stream whose CPUs arrive in chunks, read through a reader that returns a few
+    /// bytes at a time, comes out in time order.
+    #[test]
+    fn pipe_input_is_reordered_per_cpu() {
+        let mut h = StreamHeader::new(abi::CPU_MERGED, 0, "test");
+        h.flags = abi::STREAM_MERGED;
+        let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
+        let chunks = [(0u32, 0u64), (1, 0), (0, 100), (1, 100)];
+        for (cpu, t0) in chunks {
+            for i in 0..10u64 {
+                let st = Stamp {
+                    cpu,
+                    pid: 1,
+                    time_ns: t0 + i * 10,
+                    seq: t0 / 10 + i + 1,
+                };
+                w.write(&st, &ev(2)).unwrap();
+            }
+        }
+        let data = w.into_inner();
+        struct Slow(Vec<u8>, usize);
+        impl Read for Slow {
+            fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+                let n = b.len().min(7).min(self.0.len() - self.1);
+                b[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
+                self.1 += n;
+                Ok(n)
+            }
+        }
+        let src = InputSource::Stream {
+            name: "pipe".into(),
+            reader: Box::new(Slow(data.clone(), 0)),
+        };
+        let (out, sum) = collect(vec![src]);
+        assert_eq!(out.len(), 40);
+        assert_eq!(sum.reordered, 0, "{out:?}");
+        assert_eq!(sum.gaps, 0);
+        let (out2, _) = collect(vec![bytes("file", data)]);
+        assert_eq!(out, out2);
+    }
+
+    #[test]
+    fn damage_ends_one_input_and_keeps_what_came_before() {
+        let mut a = stream(0, &[(10, 1), (20, 2), (30, 3)], Endian::Little);
+        let b = stream(1, &[(11, 1), (21, 2)], Endian::Little);
+        a.truncate(a.len() - 5);
+        let (out, sum) = collect(vec![bytes("a", a), bytes("b", b)]);
+        assert_eq!(out, vec!["0:10:1", "1:11:1", "0:20:2", "1:21:2"]);
+        assert_eq!(sum.errors.len(), 1);
+        assert_eq!(
+            sum.errors[0].to_string(),
+            "a: byte 272: truncated record (67 of 72 bytes)"
+        );
+    }
+
+    #[test]
+    fn backwards_sequence_is_warned_with_offset() {
+        let a = stream(0, &[(10, 1), (20, 2), (30, 2)], Endian::Little);
+        let (out, sum) = collect(vec![bytes("a", a)]);
+        assert_eq!(out.len(), 3);
+        assert_eq!(sum.seq_backwards, 1);
+        assert_eq!(
+            sum.warnings[0].to_string(),
+            "a: byte 272: cpu 0: sequence 2 after 2 (repeated or backwards)"
+        );
+    }
+}
