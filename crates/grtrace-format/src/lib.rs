@@ -8,26 +8,28 @@
 //! * [`view`]: zero-copy, endian-aware views over stream bytes ([`RecordView`], [`Records`]).
 //! * [`encode`]: the writer ([`StreamWriter`]), used by the recorder, the simulator and tests.
 //! * [`error`]: typed decoding errors that name the byte offset.
+//! * [`relay`]: the relay sub-buffer protocol (FORMAT.md §7) shared by recorder and simulator.
+//! * [`synth`]: a deterministic synthetic workload (fixtures, benchmarks, tests).
 //! * [`trace`]: whole traces: input discovery, mmapped or piped inputs, the k-way merge with
 //!   per-CPU sequence-gap detection ([`Trace`], [`Item`]).
-//! * [`relay`]: the relay sub-buffer protocol (FORMAT.md §7) shared by recorder and simulator.
 
 pub mod abi;
 pub mod encode;
 pub mod endian;
 pub mod error;
-pub mod trace;
 pub mod relay;
+pub mod synth;
+pub mod trace;
 pub mod view;
 
 pub use abi::EventCode;
 pub use encode::{encode, encode_into, encoded_size, StreamWriter};
 pub use endian::Endian;
 pub use error::FormatError;
+pub use trace::{
+    resolve_inputs, ErrorKind, InputSource, Item, RunSummary, StreamInfoView, Trace, TraceError,
+};
 pub use view::{
     Body, ClockSync, EventBody, EventView, Lost, RecordView, Records, RingNote, Stamp,
     StreamHeader, StreamInfo,
-};
-pub use trace::{
-    resolve_inputs, ErrorKind, InputSource, Item, RunSummary, StreamInfoView, Trace, TraceError,
 };

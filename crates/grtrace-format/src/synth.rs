@@ -1,0 +1,371 @@
+//! A deterministic synthetic trace generator: the fixture generator, the benchmark's grtrace
+//! side, and a source of realistic streams for tests. It only uses the writer, so traces it
+//! makes test the readers independently of any recorder.
+//!
+//! The workload: a few processes submit jobs to the rings of one device. Each job is
+//! `QUEUE ALLOC COMMIT SUBMIT START` on the submitting CPU, then `END IRQ SIGNAL` on the CPU
+//! that took the completion interrupt (pid 0), like the blktrace generator's `Q G I D` / `C`.
+//! Per CPU, times strictly increase and `seq` counts 1, 2, ... over every kernel record.
+//! The command line is `cargo run -p grtrace-format --example grtgen -- --help`.
+
+use std::io::{self, Write};
+
+use crate::abi::{self, lost_source, EventCode};
+use crate::encode::StreamWriter;
+use crate::endian::Endian;
+use crate::view::{Body, ClockSync, EventBody, Lost, RingNote, Stamp, StreamHeader, StreamInfo};
+
+/// What to generate.
+#[derive(Clone, Debug)]
+pub struct SynthConfig {
+    /// Records to write in total (all CPUs, notes included); the generator stops at the first
+    /// job boundary at or past this number.
+    pub records: u64,
+    pub cpus: u32,
+    pub seed: u64,
+    pub endian: Endian,
+    /// `(cpu, first_seq, count)`: leave out these kernel records (their sequence numbers are
+    /// used up), as if a file region had been lost.
+    pub gap: Option<(u32, u64, u64)>,
+    /// Also write every event code and every note type at least once (a `NOTE_MSG`, a
+    /// `NOTE_CLOCK_SYNC`, a kernel `NOTE_LOST`, every code 1..=25).
+    pub every_type: bool,
+    /// `NOTE_LOST` (source kernel) records to place, `(cpu, count)`, after the first job.
+    pub kernel_lost: Vec<(u32, u64)>,
+    /// Kernel-dropped total written in each stream's `NOTE_STREAM_INFO`.
+    pub kernel_dropped: u64,
+}
+
+impl Default for SynthConfig {
+    fn default() -> Self {
+        SynthConfig {
+            records: 1000,
+            cpus: 2,
+            seed: 42,
+            endian: Endian::NATIVE,
+            gap: None,
+            every_type: false,
+            kernel_lost: Vec::new(),
+            kernel_dropped: 0,
+        }
+    }
+}
+
+/// Start time of every synthetic trace: 1000 s after boot.
+pub const T0: u64 = 1_000_000_000_000;
+/// The session id written in every header.
+pub const SESSION: u64 = 0x5eed_0000_0000_0001;
+
+const PROCS: [(u32, &str); 4] = [
+    (4101, "glxgears"),
+    (4102, "vkcube"),
+    (4103, "Xorg"),
+    (215, "kworker/u4:2"),
+];
+const RINGS: [(u32, u32, &str, u64); 3] = [
+    (0, abi::RING_UNIT_SLOTS, "ctrlq", 256),
+    (1, abi::RING_UNIT_SLOTS, "cursorq", 16),
+    (2, abi::RING_UNIT_BYTES, "gfx", 1 << 20),
+];
+
+/// xorshift64*: small, deterministic, good enough for a workload.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+struct CpuOut<W: Write> {
+    w: StreamWriter<W>,
+    seq: u64,
+    last_t: u64,
+    written: u64,
+}
+
+/// Generates one stream per CPU into `outs` (index = CPU). Returns records written per CPU.
+pub fn generate<W: Write>(cfg: &SynthConfig, outs: Vec<W>) -> io::Result<Vec<u64>> {
+    assert_eq!(outs.len(), cfg.cpus as usize, "one writer per CPU");
+    let mut cpus: Vec<CpuOut<W>> = Vec::new();
+    for (cpu, out) in outs.into_iter().enumerate() {
+        let mut h = StreamHeader::new(cpu as u32, 0, "virtio_gpu");
+        h.endian = cfg.endian;
+        h.flags = abi::STREAM_SIMULATED;
+        h.session_id = SESSION;
+        // 2026-01-01T00:00:00Z at T0 - 1 s.
+        h.anchor_realtime_ns = 1_767_225_600_000_000_000;
+        h.anchor_clock_ns = T0 - 1_000_000_000;
+        cpus.push(CpuOut {
+            w: StreamWriter::new(out, &h)?,
+            seq: 0,
+            last_t: 0,
+            written: 0,
+        });
+    }
+    let mut g = Gen {
+        cfg,
+        cpus,
+        rng: Rng(cfg.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
+        seen_pid: Vec::new(),
+        total: 0,
+    };
+    g.run()?;
+    let mut counts = Vec::new();
+    for c in &mut g.cpus {
+        c.w.get_mut().flush()?;
+        counts.push(c.written);
+    }
+    Ok(counts)
+}
+
+struct Gen<'c, W: Write> {
+    cfg: &'c SynthConfig,
+    cpus: Vec<CpuOut<W>>,
+    rng: Rng,
+    seen_pid: Vec<u32>,
+    total: u64,
+}
+
+impl<W: Write> Gen<'_, W> {
+    /// Writes one kernel record (sequenced) on `cpu` at time `t` or just after the last one.
+    fn put(&mut self, cpu: u32, pid: u32, t: u64, body: &Body<'_>) -> io::Result<u64> {
+        let c = &mut self.cpus[cpu as usize];
+        let t = t.max(c.last_t + 1);
+        c.last_t = t;
+        c.seq += 1;
+        self.total += 1;
+        if let Some((gc, first, n)) = self.cfg.gap {
+            if gc == cpu && c.seq >= first && c.seq < first + n {
+                return Ok(t);
+            }
+        }
+        let st = Stamp {
+            cpu,
+            pid,
+            time_ns: t,
+            seq: c.seq,
+        };
+        c.w.write(&st, body)?;
+        c.written += 1;
+        Ok(t)
+    }
+
+    /// A user-space note (seq 0, pid 0).
+    fn put_note(&mut self, cpu: u32, t: u64, body: &Body<'_>) -> io::Result<()> {
+        let c = &mut self.cpus[cpu as usize];
+        let t = t.max(c.last_t);
+        c.last_t = t;
+        self.total += 1;
+        let st = Stamp {
+            cpu,
+            pid: 0,
+            time_ns: t,
+            seq: 0,
+        };
+        c.w.write(&st, body)?;
+        c.written += 1;
+        Ok(())
+    }
+
+    fn event(&mut self, cpu: u32, pid: u32, t: u64, ev: EventBody) -> io::Result<u64> {
+        if pid != 0 && !self.seen_pid.contains(&pid) {
+            self.seen_pid.push(pid);
+            let comm = PROCS
+                .iter()
+                .find(|p| p.0 == pid)
+                .map(|p| p.1)
+                .unwrap_or("?");
+            self.put(
+                cpu,
+                pid,
+                t,
+                &Body::Process {
+                    comm: comm.as_bytes(),
+                },
+            )?;
+        }
+        self.put(cpu, pid, t, &Body::Event(ev))
+    }
+
+    fn run(&mut self) -> io::Result<()> {
+        let ncpu = self.cfg.cpus;
+        let mut now = T0;
+        for (ring, unit, name, size) in RINGS {
+            let b = Body::Ring(RingNote {
+                ring,
+                engine_class: if ring == 2 { 1 } else { 6 },
+                size,
+                unit,
+                name: name.as_bytes(),
+            });
+            now = self.put(0, 0, now, &b)? + 100;
+        }
+        let mut seqno = [0u64; 3];
+        let mut wp = [0u64; 3];
+        let mut lost_pending = self.cfg.kernel_lost.clone();
+        let mut job = 0u64;
+        if self.cfg.every_type {
+            now = self.every_type(now)?;
+        }
+        while self.total < self.cfg.records {
+            job += 1;
+            now += 2_000 + self.rng.below(20_000);
+            let p = PROCS[self.rng.below(PROCS.len() as u64) as usize].0;
+            let cpu = if ncpu > 1 && self.rng.below(10) == 0 {
+                self.rng.below(ncpu as u64) as u32
+            } else {
+                p % ncpu
+            };
+            let ring = if self.rng.below(8) == 0 { 1 } else { 2 };
+            let r = ring as usize;
+            seqno[r] += 1;
+            let units = if ring == 2 {
+                256 << self.rng.below(6)
+            } else {
+                1 + self.rng.below(3)
+            };
+            let size = RINGS[r].3;
+            wp[r] = (wp[r] + units) % size;
+            let ctx = 1 + p % 7;
+            let fctx = 100 + ring as u64;
+            let fill = (units * (1 + self.rng.below(4))).min(size) as u32;
+            let base = EventBody {
+                code: 0,
+                flags: abi::eflag::FENCED,
+                ctx,
+                ring,
+                seqno: seqno[r],
+                ..EventBody::default()
+            };
+            let mut t = now;
+            let steps: [(EventCode, u64, u64, u32, u32); 5] = [
+                (
+                    EventCode::Queue,
+                    fctx,
+                    p as u64,
+                    1 + self.rng.below(4) as u32,
+                    1,
+                ),
+                (EventCode::Alloc, wp[r], units, fill, 0),
+                (EventCode::Commit, wp[r], units, fill, 0),
+                (EventCode::Submit, wp[r], units, fill, 1),
+                (EventCode::Start, fctx, p as u64, 0, 0),
+            ];
+            for (code, a0, a1, a2, a3) in steps {
+                let ev = EventBody {
+                    code: code as u16,
+                    arg0: a0,
+                    arg1: a1,
+                    arg2: a2,
+                    arg3: a3,
+                    ..base
+                };
+                t = self.event(cpu, p, t, ev)? + 200 + self.rng.below(1_500);
+            }
+            let irq_cpu = self.rng.below(ncpu as u64) as u32;
+            t += 15_000 + self.rng.below(400_000);
+            let end = [
+                (EventCode::End, fctx, p as u64, 0u32, 0u32),
+                (EventCode::Irq, seqno[r], 0, 1, 0),
+                (EventCode::Signal, fctx, seqno[r], 0, 0),
+            ];
+            for (code, a0, a1, a2, a3) in end {
+                let ev = EventBody {
+                    code: code as u16,
+                    arg0: a0,
+                    arg1: a1,
+                    arg2: a2,
+                    arg3: a3,
+                    ..base
+                };
+                t = self.event(irq_cpu, 0, t, ev)? + 300 + self.rng.below(700);
+            }
+            if job == 1 {
+                for (lcpu, count) in std::mem::take(&mut lost_pending) {
+                    let last = self.cpus[lcpu as usize].last_t;
+                    let b = Body::Lost(Lost {
+                        cpu: lcpu,
+                        source: lost_source::KERNEL,
+                        count,
+                        first_ns: last,
+                        last_ns: last + 1000,
+                    });
+                    self.put_note(lcpu, last + 1, &b)?;
+                }
+            }
+        }
+        for cpu in 0..ncpu {
+            let c = &self.cpus[cpu as usize];
+            let (records, bytes) = (c.written + 1, c.w.bytes() + 64);
+            let b = Body::StreamInfo(StreamInfo {
+                kernel_dropped: self.cfg.kernel_dropped,
+                records,
+                bytes,
+                flags: abi::INFO_STOPPED_CLEANLY,
+            });
+            let t = self.cpus[cpu as usize].last_t;
+            self.put_note(cpu, t, &b)?;
+        }
+        Ok(())
+    }
+
+    /// One of every event code and note type, on CPU 0 (and a clock sync on every CPU).
+    fn every_type(&mut self, mut now: u64) -> io::Result<u64> {
+        self.put(
+            0,
+            4103,
+            now,
+            &Body::Msg {
+                text: b"grtrace-test: every type follows",
+            },
+        )?;
+        for cpu in 0..self.cfg.cpus {
+            let b = Body::ClockSync(ClockSync {
+                gpu_clock_id: 1,
+                gpu_time: 123_456_789 + cpu as u64,
+                gpu_freq_hz: 19_200_000,
+            });
+            self.put(cpu, 0, now + 50, &b)?;
+        }
+        for code in EventCode::ALL {
+            now += 1_000;
+            let c = code as u64;
+            let ev = EventBody {
+                code: code as u16,
+                flags: match code {
+                    EventCode::CtxSwitch => abi::eflag::PREEMPT,
+                    EventCode::End | EventCode::Timeout => abi::eflag::ERROR,
+                    EventCode::SyncEnter | EventCode::SyncExit => abi::eflag::HOST,
+                    EventCode::MemAlloc => abi::eflag::KERNEL,
+                    _ => abi::eflag::FENCED,
+                },
+                ctx: 9,
+                ring: 2,
+                seqno: 1000 + c,
+                arg0: 0x10_0000 * c,
+                arg1: 4096 * c,
+                arg2: c as u32,
+                arg3: 2,
+            };
+            now = self.event(0, 4103, now, ev)?;
+        }
+        // An event code this version does not know: printed by number.
+        let ev = EventBody {
+            code: 42,
+            ctx: 9,
+            ring: 2,
+            seqno: 2000,
+            ..EventBody::default()
+        };
+        now = self.event(0, 4103, now + 1_000, ev)?;
+        Ok(now + 1_000)
+    }
+}
