@@ -1,1 +1,193 @@
-//! grtsim: a kernel-free producer of the exact grtrace debugfs tree and relay buffers
+//! # grtrace-sim
+//!
+//! `grtsim`: a kernel-free producer of the exact debugfs tree and relay buffers the grtrace
+//! kernel patches create (FORMAT.md §7), so the recorder, the parsers and the reports can be
+//! developed, tested and demonstrated without root or a patched kernel.
+//!
+//! [`Sim::start`] builds `<root>/grtrace/card<i>/` for each card and serves it from a thread:
+//! `trace<cpu>` are regular files of `n_subbufs × subbuf_size` bytes that producer threads
+//! mmap and fill with [`grtrace_format::relay::RelayProducer`], the same code path the
+//! recorder's consumer is tested against; `info`, `state` and `dropped` are regular files
+//! rewritten atomically; `ctl`, `consumed` and `msg` are FIFOs.
+//!
+//! Deliberate differences from the kernel (the recorder must not rely on either side):
+//! * `trace<cpu>` files are always full size and always poll readable (relay files grow with
+//!   produced data and wake pollers only at sub-buffer switches).
+//! * `ctl` commands are applied asynchronously and a refused command returns no error (a FIFO
+//!   cannot fail a write): the recorder checks `info` before `setup` and waits for `info`'s
+//!   `state` to change after each command, which is immediate on the kernel.
+//! * `msg`: each line written is one note (the kernel makes one note per `write()`).
+//! * `info` has a `simulated 1` line so recorded streams get the `SIMULATED` header flag.
+//! * Timestamps in full-speed mode follow the model (about 20 ns apart), not the wall clock.
+//!
+//! The event source is [`model`], a small GPU workload model; [`scenarios`] holds named
+//! workloads with ground truth for report tests.
+
+pub mod device;
+pub mod model;
+pub mod producer;
+pub mod scenarios;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub use device::{CardStats, Workload};
+
+/// Everything `grtsim` can be told.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// Stands for the debugfs mount point: cards appear under `<root>/grtrace/`.
+    pub root: PathBuf,
+    pub cards: u32,
+    pub cpus: u32,
+    /// Events per second per card; None = as fast as possible.
+    pub rate: Option<f64>,
+    /// Events per session per card (None = until the recorder stops).
+    pub events: Option<u64>,
+    pub seed: u64,
+    /// Play this scenario instead of the live model.
+    pub scenario: Option<String>,
+    pub jobs: usize,
+    pub commit_every: u32,
+    pub driver: String,
+    pub verbose: bool,
+}
+
+impl SimConfig {
+    pub fn new(root: impl Into<PathBuf>) -> SimConfig {
+        SimConfig {
+            root: root.into(),
+            cards: 1,
+            cpus: 2,
+            rate: Some(100_000.0),
+            events: None,
+            seed: 1,
+            scenario: None,
+            jobs: 1000,
+            commit_every: 3,
+            driver: "grtsim".into(),
+            verbose: false,
+        }
+    }
+}
+
+/// A running simulator. Dropping it stops the cards and removes their directories.
+pub struct Sim {
+    quit: Arc<AtomicBool>,
+    cards: Vec<(JoinHandle<io::Result<()>>, Arc<CardStats>)>,
+    root: PathBuf,
+}
+
+impl Sim {
+    /// Creates the tree and starts serving. Returns once every card directory is ready.
+    pub fn start(cfg: &SimConfig) -> io::Result<Sim> {
+        let workload = match &cfg.scenario {
+            Some(name) => {
+                let sc = scenarios::by_name(name, cfg.seed, cfg.jobs).ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "no scenario `{name}` (have: {})",
+                            scenarios::names().join(", ")
+                        ),
+                    )
+                })?;
+                let mut per_cpu = vec![Vec::new(); cfg.cpus.max(1) as usize];
+                for (st, b) in sc.records {
+                    per_cpu[(st.cpu % cfg.cpus.max(1)) as usize].push((st, b));
+                }
+                Workload::Script(per_cpu.into_iter().map(Arc::new).collect())
+            }
+            None => Workload::Live {
+                rate: cfg.rate,
+                events: cfg.events,
+            },
+        };
+        let quit = Arc::new(AtomicBool::new(false));
+        let mut cards = Vec::new();
+        for card in 0..cfg.cards {
+            let dir = card_dir(&cfg.root, card);
+            let stats = Arc::new(CardStats::default());
+            let ccfg = device::CardCfg {
+                dir: dir.clone(),
+                card,
+                cpus: cfg.cpus.max(1),
+                driver: cfg.driver.clone(),
+                seed: cfg.seed.wrapping_add(card as u64),
+                workload: workload.clone(),
+                commit_every: cfg.commit_every,
+                verbose: cfg.verbose,
+            };
+            let (q, s) = (quit.clone(), stats.clone());
+            let h = std::thread::Builder::new()
+                .name(format!("grtsim-card{card}"))
+                .spawn(move || device::serve(ccfg, q, s))?;
+            cards.push((h, stats));
+            // Ready when `info` exists (the FIFOs are created before it).
+            let t0 = Instant::now();
+            while !dir.join("info").exists() {
+                if cards.last().unwrap().0.is_finished() {
+                    let (h, _) = cards.pop().unwrap();
+                    return Err(h
+                        .join()
+                        .unwrap_or_else(|_| Err(io::Error::other("card thread panicked")))
+                        .err()
+                        .unwrap_or_else(|| io::Error::other("card thread ended")));
+                }
+                if t0.elapsed() > Duration::from_secs(10) {
+                    return Err(io::Error::other("simulated card did not come up"));
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        Ok(Sim {
+            quit,
+            cards,
+            root: cfg.root.clone(),
+        })
+    }
+
+    pub fn stats(&self, card: usize) -> &Arc<CardStats> {
+        &self.cards[card].1
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Stops every card; returns the first error a card thread met.
+    pub fn stop(mut self) -> io::Result<()> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> io::Result<()> {
+        self.quit.store(true, Ordering::Release);
+        let mut first = Ok(());
+        for (h, _) in self.cards.drain(..) {
+            let r = h
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("card thread panicked")));
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        let _ = std::fs::remove_dir(self.root.join(grtrace_format::abi::files::DIR));
+        first
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+/// `<root>/grtrace/card<N>`.
+pub fn card_dir(root: &Path, card: u32) -> PathBuf {
+    root.join(grtrace_format::abi::files::DIR)
+        .join(format!("card{card}"))
+}
