@@ -1,1 +1,27 @@
-//! grtreport: joins events into GPU jobs, splits their phases and tags what blocked them
+//! # grtreport
+//!
+//! Turns a grtrace event stream into GPU jobs keyed by `<ctx, ring, seqno>`, splits each
+//! job's life into the phases of the design (§5.3: submit_host, queue, exec, complete,
+//! gpu_wait, vm_fault, total), tags what blocked it (host-submit, queue-wait, exec-tail,
+//! dep-wait, vm-fault, preempt-thrash) and summarises per ring and per context, btt-style.
+//!
+//! * [`joiner`]: the streaming [`Joiner`](joiner::Joiner): records in, finished jobs out,
+//!   memory bounded by the jobs in flight.
+//! * [`classify`]: the [`Classifier`](classify::Classifier) and its [`Rules`](rules::Rules).
+//! * [`summary`]: hdrhistogram statistics per ring / context / phase and the top classes.
+//! * [`output`]: the text report, `--jobs` lines and CSV.
+//! * [`engine`]: the pipeline that ties them together; [`cli`] is the command line.
+
+pub mod classify;
+pub mod cli;
+pub mod engine;
+pub mod input;
+pub mod job;
+pub mod joiner;
+pub mod output;
+pub mod rules;
+pub mod summary;
+
+pub use engine::{Engine, Filter};
+pub use job::{Flags, Job, JobKey, Phases, Tags};
+pub use rules::Rules;

@@ -1,0 +1,136 @@
+//! Tags each finished job with the blocking classes of design §5.3.
+//!
+//! All rules but exec-tail look at the job alone. exec-tail needs the P90 of the job's class
+//! (same ctx and ring) and the input may be a live pipe, so a second pass is not possible:
+//! the classifier keeps a per-class histogram of own-execution times over every job seen so
+//! far and holds the newest `tail-window` jobs back in a FIFO before tagging them. A job is
+//! therefore judged against at least `tail-window` later-or-earlier jobs of the stream, and
+//! memory stays flat (one small histogram per class plus the fixed window).
+
+use std::collections::VecDeque;
+
+use hdrhistogram::Histogram;
+
+use crate::job::{Job, Tags};
+use crate::joiner::FxMap;
+use crate::rules::Rules;
+
+struct ClassHist {
+    hist: Histogram<u64>,
+    /// Cached quantile and the count it was computed at.
+    q: u64,
+    q_at: u64,
+}
+
+impl ClassHist {
+    fn quantile(&mut self, quantile: f64) -> u64 {
+        let n = self.hist.len();
+        // Recomputing is O(buckets); refresh while the class is small, then every 1/32 growth.
+        if self.q_at == 0 || n < 256 || n >= self.q_at + self.q_at / 32 {
+            self.q = self.hist.value_at_quantile(quantile);
+            self.q_at = n;
+        }
+        self.q
+    }
+}
+
+pub struct Classifier {
+    rules: Rules,
+    classes: FxMap<(u32, u32), ClassHist>,
+    window: VecDeque<Job>,
+    window_len: usize,
+}
+
+impl Classifier {
+    pub fn new(rules: Rules) -> Classifier {
+        let window_len = rules.tail_window as usize;
+        Classifier {
+            rules,
+            classes: FxMap::default(),
+            window: VecDeque::with_capacity(window_len.min(1 << 16) + 1),
+            window_len,
+        }
+    }
+
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// Takes a finished job; emits jobs (tagged) as they leave the window.
+    pub fn push(&mut self, job: Job, emit: &mut impl FnMut(Job)) {
+        if !job.flags.incomplete() {
+            let h = self
+                .classes
+                .entry((job.key.ctx, job.key.ring))
+                .or_insert_with(|| ClassHist {
+                    // Two significant digits: 1% is plenty for a tail threshold.
+                    hist: Histogram::new(2).expect("valid sigfig"),
+                    q: 0,
+                    q_at: 0,
+                });
+            h.hist.saturating_record(job.exec_own().max(1));
+        }
+        self.window.push_back(job);
+        while self.window.len() > self.window_len {
+            let mut j = self.window.pop_front().expect("non-empty");
+            self.classify(&mut j);
+            emit(j);
+        }
+    }
+
+    /// End of input: tags and emits what is still held back.
+    pub fn finish(&mut self, emit: &mut impl FnMut(Job)) {
+        while let Some(mut j) = self.window.pop_front() {
+            self.classify(&mut j);
+            emit(j);
+        }
+    }
+
+    fn classify(&mut self, job: &mut Job) {
+        if job.flags.incomplete() {
+            return;
+        }
+        let r = &self.rules;
+        let p = &job.phases;
+        let total = p.total as f64;
+        let us = |v: f64| v * 1000.0;
+        let mut tags = 0u8;
+        if p.submit_host as f64 > r.host_share * total && p.submit_host as f64 > us(r.host_min_us) {
+            tags |= Tags::HOST_SUBMIT;
+        }
+        // Waiting for a dependency on the host is dependency wait, not ring congestion.
+        let congested = p.queue.saturating_sub(job.host_wait) as f64;
+        let busy_ring = (job.fill.is_finite() && job.fill as f64 >= r.queue_fill)
+            || job.outstanding as f64 >= r.queue_outstanding;
+        if congested > r.queue_share * total && congested > us(r.queue_min_us) && busy_ring {
+            tags |= Tags::QUEUE_WAIT;
+        }
+        if let Some(h) = self.classes.get_mut(&(job.key.ctx, job.key.ring)) {
+            if h.hist.len() as f64 >= r.tail_min_jobs.max(1.0) {
+                let q = h.quantile(r.tail_quantile.clamp(0.0, 1.0));
+                job.class_ref = q;
+                let gpu_wait = p.gpu_wait.saturating_sub(job.host_wait) as f64;
+                if job.exec_own() as f64 > r.tail_factor * q as f64
+                    && gpu_wait <= r.tail_max_wait * p.exec as f64
+                {
+                    tags |= Tags::EXEC_TAIL;
+                }
+            }
+        }
+        if (p.gpu_wait > 0 && p.gpu_wait as f64 > r.dep_share * total)
+            || (r.dep_segments > 0.0 && job.sync_segments as f64 >= r.dep_segments)
+        {
+            tags |= Tags::DEP_WAIT;
+        }
+        if r.fault_min > 0.0 && job.faults as f64 >= r.fault_min {
+            tags |= Tags::VM_FAULT;
+        }
+        if r.preempt_min > 0.0
+            && job.preempts as f64 >= r.preempt_min
+            && job.switches as f64 >= r.preempt_switches
+        {
+            tags |= Tags::PREEMPT_THRASH;
+        }
+        job.tags = Tags(tags);
+    }
+}

@@ -1,0 +1,249 @@
+//! The pipeline: records -> [`Joiner`] -> [`Classifier`] -> filters -> [`Summary`] and the
+//! per-job sinks (`--jobs` lines, CSV rows).
+
+use std::io::{self, Write};
+
+use grtrace_format::{Lost, RecordView};
+
+use crate::classify::Classifier;
+use crate::job::{Job, NONE};
+use crate::joiner::{JoinConfig, Joiner};
+use crate::output::{self, RingInfo};
+use crate::rules::Rules;
+use crate::summary::Summary;
+
+/// Which jobs the report covers; consistent with grtparse's `-w`, `--ctx`, `--ring`, `--pid`.
+/// Joining always sees every event, so ring state stays right; filters pick finished jobs.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    pub ctx: Vec<u32>,
+    pub ring: Vec<u32>,
+    pub pid: Vec<u32>,
+    /// [start, end) in ns relative to the first record; a job is in if it began inside.
+    pub window: Option<(u64, u64)>,
+}
+
+impl Filter {
+    pub fn accepts(&self, j: &Job, genesis: u64) -> bool {
+        if !self.ctx.is_empty() && !self.ctx.contains(&j.key.ctx) {
+            return false;
+        }
+        if !self.ring.is_empty() && !self.ring.contains(&j.key.ring) {
+            return false;
+        }
+        if !self.pid.is_empty() && !self.pid.contains(&j.pid) {
+            return false;
+        }
+        if let Some((a, b)) = self.window {
+            let t = j.first_time();
+            if t == NONE {
+                return false;
+            }
+            let rel = t.saturating_sub(genesis);
+            if rel < a || rel >= b {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Where finished, tagged jobs go besides the summary.
+pub trait JobSink {
+    fn job(&mut self, job: &Job, genesis: u64) -> io::Result<()>;
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `--jobs`: one line per job.
+pub struct JobLines<W: Write> {
+    out: W,
+    header: bool,
+}
+
+impl<W: Write> JobLines<W> {
+    pub fn new(out: W) -> Self {
+        JobLines { out, header: false }
+    }
+}
+
+impl<W: Write> JobSink for JobLines<W> {
+    fn job(&mut self, job: &Job, genesis: u64) -> io::Result<()> {
+        if !self.header {
+            self.header = true;
+            writeln!(self.out, "{}", output::JOB_HEADER)?;
+        }
+        writeln!(self.out, "{}", output::job_line(job, genesis))
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        if !self.header {
+            self.header = true;
+            writeln!(self.out, "{}", output::JOB_HEADER)?;
+        }
+        self.out.flush()
+    }
+}
+
+/// `--csv`: per-job rows with a header.
+pub struct JobCsv<W: Write> {
+    out: csv::Writer<W>,
+}
+
+impl<W: Write> JobCsv<W> {
+    pub fn new(w: W) -> io::Result<Self> {
+        let mut out = csv::Writer::from_writer(w);
+        out.write_record(output::job_csv_header())?;
+        Ok(JobCsv { out })
+    }
+}
+
+impl<W: Write> JobSink for JobCsv<W> {
+    fn job(&mut self, job: &Job, genesis: u64) -> io::Result<()> {
+        self.out
+            .write_record(output::job_csv_row(job, genesis))
+            .map_err(io::Error::from)
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+pub struct Engine {
+    pub joiner: Joiner,
+    classifier: Classifier,
+    pub filter: Filter,
+    pub summary: Summary,
+    sinks: Vec<Box<dyn JobSink>>,
+    /// Every tagged job, when a test asks for them ([`Engine::keep_jobs`]).
+    kept: Option<Vec<Job>>,
+}
+
+impl Engine {
+    pub fn new(rules: Rules, join: JoinConfig, filter: Filter, samples: usize) -> Engine {
+        Engine {
+            joiner: Joiner::new(join),
+            classifier: Classifier::new(rules),
+            filter,
+            summary: Summary::new(samples),
+            sinks: Vec::new(),
+            kept: None,
+        }
+    }
+
+    pub fn add_sink(&mut self, s: Box<dyn JobSink>) {
+        self.sinks.push(s);
+    }
+
+    /// Keeps every accepted job in memory (tests, small fixtures).
+    pub fn keep_jobs(&mut self) {
+        self.kept = Some(Vec::new());
+    }
+
+    pub fn take_jobs(&mut self) -> Vec<Job> {
+        self.kept.take().unwrap_or_default()
+    }
+
+    pub fn rules(&self) -> &Rules {
+        self.classifier.rules()
+    }
+
+    pub fn genesis(&self) -> u64 {
+        self.joiner.stats.first_ns
+    }
+
+    #[inline]
+    pub fn feed(&mut self, rec: &RecordView<'_>) -> io::Result<()> {
+        self.joiner.feed(rec);
+        if self.joiner.has_finished() {
+            self.pump(false)?;
+        }
+        Ok(())
+    }
+
+    /// A loss the reader found (sequence gap).
+    pub fn gap(&mut self, l: &Lost) {
+        self.joiner.lost(l);
+    }
+
+    /// End of input: flushes open jobs and the classifier window, then the sinks.
+    pub fn finish(&mut self) -> io::Result<()> {
+        self.joiner.flush();
+        self.pump(true)?;
+        for s in &mut self.sinks {
+            s.finish()?;
+        }
+        Ok(())
+    }
+
+    fn pump(&mut self, last: bool) -> io::Result<()> {
+        let genesis = self.joiner.stats.first_ns;
+        let Engine {
+            joiner,
+            classifier,
+            filter,
+            summary,
+            sinks,
+            kept,
+        } = self;
+        let mut err = None;
+        let mut emit = |job: Job| {
+            if !filter.accepts(&job, genesis) {
+                return;
+            }
+            summary.add(&job);
+            if err.is_none() {
+                for s in sinks.iter_mut() {
+                    if let Err(e) = s.job(&job, genesis) {
+                        err = Some(e);
+                        break;
+                    }
+                }
+            }
+            if let Some(k) = kept {
+                k.push(job);
+            }
+        };
+        for job in joiner.drain() {
+            classifier.push(job, &mut emit);
+        }
+        if last {
+            classifier.finish(&mut emit);
+        }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    pub fn ring_info(&self, id: u32) -> Option<RingInfo> {
+        self.joiner.ring(id).map(RingInfo::from)
+    }
+
+    /// The text report (after [`finish`](Self::finish)).
+    pub fn write_report<W: Write>(
+        &self,
+        w: &mut W,
+        top: usize,
+        warnings: &[String],
+    ) -> io::Result<()> {
+        let rings = |id: u32| self.ring_info(id);
+        output::write_report(
+            w,
+            &output::ReportInput {
+                summary: &self.summary,
+                stats: &self.joiner.stats,
+                rules: self.rules(),
+                rings: &rings,
+                top,
+                genesis: self.genesis(),
+                warnings,
+            },
+        )
+    }
+
+    pub fn write_ring_csv<W: Write>(&self, w: W) -> io::Result<()> {
+        let rings = |id: u32| self.ring_info(id);
+        output::write_ring_csv(w, &self.summary, &rings)
+    }
+}

@@ -1,0 +1,247 @@
+//! A finished GPU job: its identity, the times of its events, its phases, its blocking tags
+//! and the flags that say how far to trust it.
+
+use std::fmt;
+
+/// `<ctx, ring, seqno>`: the name of one job (FORMAT.md §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct JobKey {
+    pub ctx: u32,
+    pub ring: u32,
+    pub seqno: u64,
+}
+
+/// "Not seen" for an event time.
+pub const NONE: u64 = u64::MAX;
+
+/// The phases of design §5.3, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Phases {
+    /// SUBMIT - COMMIT
+    pub submit_host: u64,
+    /// START - SUBMIT
+    pub queue: u64,
+    /// END - START (wall time on the GPU, preempted intervals included)
+    pub exec: u64,
+    /// IRQ - END (0 when the job has no completion interrupt)
+    pub complete: u64,
+    /// sum of SYNC_ENTER..SYNC_EXIT windows
+    pub gpu_wait: u64,
+    /// sum of VM_FAULT..VM_RETRY windows while the job ran
+    pub vm_fault: u64,
+    /// (IRQ or END) - COMMIT
+    pub total: u64,
+}
+
+/// Phase names as printed, in table order.
+pub const PHASE_NAMES: [&str; 7] = [
+    "submit_host",
+    "queue",
+    "exec",
+    "complete",
+    "gpu_wait",
+    "vm_fault",
+    "total",
+];
+pub const N_PHASES: usize = 7;
+
+impl Phases {
+    pub fn as_array(&self) -> [u64; N_PHASES] {
+        [
+            self.submit_host,
+            self.queue,
+            self.exec,
+            self.complete,
+            self.gpu_wait,
+            self.vm_fault,
+            self.total,
+        ]
+    }
+}
+
+/// Blocking classes (multi-label), one bit each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Tags(pub u8);
+
+impl Tags {
+    pub const HOST_SUBMIT: u8 = 1 << 0;
+    pub const QUEUE_WAIT: u8 = 1 << 1;
+    pub const EXEC_TAIL: u8 = 1 << 2;
+    pub const DEP_WAIT: u8 = 1 << 3;
+    pub const VM_FAULT: u8 = 1 << 4;
+    pub const PREEMPT_THRASH: u8 = 1 << 5;
+    /// Names used in every output, truth file and CSV, in bit order.
+    pub const NAMES: [&'static str; 6] = [
+        "host-submit",
+        "queue-wait",
+        "exec-tail",
+        "dep-wait",
+        "vm-fault",
+        "preempt-thrash",
+    ];
+    pub const COUNT: usize = 6;
+
+    pub fn has(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    /// Indices (into [`Tags::NAMES`]) of the set tags.
+    pub fn iter(self) -> impl Iterator<Item = usize> {
+        (0..Self::COUNT).filter(move |i| self.0 & (1 << i) != 0)
+    }
+    pub fn index_of(name: &str) -> Option<usize> {
+        Self::NAMES.iter().position(|n| *n == name)
+    }
+}
+
+impl fmt::Display for Tags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("-");
+        }
+        let mut first = true;
+        for i in self.iter() {
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            f.write_str(Self::NAMES[i])?;
+        }
+        Ok(())
+    }
+}
+
+/// How far a job can be trusted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flags(pub u16);
+
+impl Flags {
+    /// START was not seen; it was taken as max(SUBMIT, previous END on the ring).
+    pub const INFERRED: u16 = 1 << 0;
+    /// The job is missing events it must have (COMMIT, SUBMIT or END) or it was in flight
+    /// across lost records: its phases are not trustworthy and it is neither tagged nor
+    /// counted in the phase statistics.
+    pub const INCOMPLETE: u16 = 1 << 1;
+    // Reasons, for `--jobs` and the CSV.
+    pub const NO_COMMIT: u16 = 1 << 2;
+    pub const NO_SUBMIT: u16 = 1 << 3;
+    pub const NO_END: u16 = 1 << 4;
+    pub const LOST: u16 = 1 << 5;
+    /// Completion came from the fence SIGNAL, or from END, because no IRQ named the job.
+    pub const NO_IRQ: u16 = 1 << 6;
+    /// TIMEOUT / HANG / RESET touched the job, or END reported an error.
+    pub const ERROR: u16 = 1 << 7;
+
+    pub fn has(self, bit: u16) -> bool {
+        self.0 & bit != 0
+    }
+    pub fn set(&mut self, bit: u16) {
+        self.0 |= bit;
+    }
+    pub fn incomplete(self) -> bool {
+        self.has(Self::INCOMPLETE)
+    }
+}
+
+impl fmt::Display for Flags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const N: [(u16, &str); 8] = [
+            (Flags::INFERRED, "inferred"),
+            (Flags::INCOMPLETE, "incomplete"),
+            (Flags::NO_COMMIT, "no-commit"),
+            (Flags::NO_SUBMIT, "no-submit"),
+            (Flags::NO_END, "no-end"),
+            (Flags::LOST, "lost"),
+            (Flags::NO_IRQ, "no-irq"),
+            (Flags::ERROR, "error"),
+        ];
+        let mut first = true;
+        for (bit, name) in N {
+            if self.has(bit) {
+                if !first {
+                    f.write_str(",")?;
+                }
+                first = false;
+                f.write_str(name)?;
+            }
+        }
+        if first {
+            f.write_str("-")?;
+        }
+        Ok(())
+    }
+}
+
+/// A job whose life is over (or that was given up on), as the joiner hands it out.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Job {
+    pub key: JobKey,
+    /// Thread that committed it (0 if COMMIT was not seen).
+    pub pid: u32,
+    /// Event times in ns ([`NONE`] if not seen). `start` may be inferred (see flags).
+    pub commit: u64,
+    pub submit: u64,
+    pub start: u64,
+    pub end: u64,
+    /// Completion time used for t_total: IRQ, else the fence SIGNAL, else END.
+    pub done: u64,
+    pub phases: Phases,
+    /// Ring fill fraction at SUBMIT (NaN if the ring size is unknown).
+    pub fill: f32,
+    /// Jobs submitted and not yet ended on the ring right after this job's SUBMIT
+    /// (this job included).
+    pub outstanding: u32,
+    /// Jobs made visible by the same SUBMIT.
+    pub batch: u32,
+    pub sync_segments: u32,
+    /// Host-side (`HOST` flag) part of gpu_wait: waited before the job reached the GPU.
+    pub host_wait: u64,
+    /// VM_FAULT + VM_RETRY events in the job's window.
+    pub faults: u32,
+    /// Times the job was taken off the GPU (END with PREEMPT, or a preempting CTX_SWITCH).
+    pub preempts: u32,
+    /// Time spent preempted between a preempting END and the next START.
+    pub preempted: u64,
+    /// CTX_SWITCH events on the ring while the job was on it.
+    pub switches: u32,
+    /// The class quantile (P90 of own execution of jobs with the same ctx and ring) the
+    /// exec-tail rule compared against; 0 if the class was too small.
+    pub class_ref: u64,
+    pub tags: Tags,
+    pub flags: Flags,
+}
+
+impl Job {
+    /// Execution time that is the job's own work: wall exec minus preempted, waiting and
+    /// faulting time. The exec-tail rule compares this, so that a job slowed by a
+    /// dependency, a fault or preemption is not also called a long tail.
+    pub fn exec_own(&self) -> u64 {
+        self.phases
+            .exec
+            .saturating_sub(self.preempted)
+            .saturating_sub(self.phases.gpu_wait.saturating_sub(self.host_wait))
+            .saturating_sub(self.phases.vm_fault)
+    }
+
+    /// Time this job lost to one blocking class (tag index), used to rank classes.
+    pub fn lost_to(&self, tag: usize) -> u64 {
+        match tag {
+            0 => self.phases.submit_host,
+            1 => self.phases.queue,
+            2 => self.exec_own().saturating_sub(self.class_ref),
+            3 => self.phases.gpu_wait,
+            4 => self.phases.vm_fault,
+            _ => self.preempted,
+        }
+    }
+
+    /// First known time of the job (for windows and sorting).
+    pub fn first_time(&self) -> u64 {
+        [self.commit, self.submit, self.start, self.end]
+            .into_iter()
+            .find(|&t| t != NONE)
+            .unwrap_or(NONE)
+    }
+}

@@ -1,0 +1,586 @@
+//! Outputs: the btt-shaped text report, `--jobs` lines and `--csv` rows.
+
+use std::io::{self, Write};
+
+use tabwriter::{Alignment, TabWriter};
+
+use crate::job::{Flags, Job, Tags, NONE, N_PHASES, PHASE_NAMES};
+use crate::joiner::{JoinStats, RingState};
+use crate::rules::Rules;
+use crate::summary::{Group, Summary};
+
+/// Nanoseconds as milliseconds with nanosecond resolution: `2300000` -> `2.300000`.
+pub fn ms(ns: u64) -> String {
+    format!("{}.{:06}", ns / 1_000_000, ns % 1_000_000)
+}
+
+/// A time relative to the first record, in seconds (as grtparse prints it).
+pub fn secs(ns: u64, genesis: u64) -> String {
+    if ns == NONE {
+        return "-".to_string();
+    }
+    let d = ns.saturating_sub(genesis);
+    format!("{}.{:09}", d / 1_000_000_000, d % 1_000_000_000)
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.2}%", x * 100.0)
+}
+
+fn fill_str(f: f32) -> String {
+    if f.is_finite() {
+        format!("{:.0}%", f * 100.0)
+    } else {
+        "-".to_string()
+    }
+}
+
+/// Header of `--jobs` lines.
+pub const JOB_HEADER: &str = "#         time     ctx   ring      seqno submit_ms   queue_ms    exec_ms complete_ms gpuwait_ms vmfault_ms   total_ms fill out tags flags";
+
+/// One `--jobs` line (no newline).
+pub fn job_line(j: &Job, genesis: u64) -> String {
+    let p = &j.phases;
+    format!(
+        "{:>14} {:>7} {:>6} {:>10} {:>9} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10} {:>4} {:>3} {} {}",
+        secs(j.first_time(), genesis),
+        j.key.ctx,
+        j.key.ring,
+        j.key.seqno,
+        ms(p.submit_host),
+        ms(p.queue),
+        ms(p.exec),
+        ms(p.complete),
+        ms(p.gpu_wait),
+        ms(p.vm_fault),
+        ms(p.total),
+        fill_str(j.fill),
+        j.outstanding,
+        j.tags,
+        j.flags
+    )
+}
+
+/// Per-job CSV header.
+pub fn job_csv_header() -> Vec<&'static str> {
+    let mut h = vec![
+        "time_s",
+        "commit_ns",
+        "ctx",
+        "ring",
+        "seqno",
+        "pid",
+        "submit_host_ns",
+        "queue_ns",
+        "exec_ns",
+        "complete_ns",
+        "gpu_wait_ns",
+        "vm_fault_ns",
+        "total_ns",
+        "exec_own_ns",
+        "class_p90_ns",
+        "fill",
+        "outstanding",
+        "batch",
+        "sync_segments",
+        "faults",
+        "preempts",
+        "switches",
+        "tags",
+        "flags",
+    ];
+    h.extend(Tags::NAMES);
+    h.extend(["inferred", "incomplete"]);
+    h
+}
+
+pub fn job_csv_row(j: &Job, genesis: u64) -> Vec<String> {
+    let p = &j.phases;
+    let t = |v: u64| {
+        if v == NONE {
+            String::new()
+        } else {
+            v.to_string()
+        }
+    };
+    let mut r = vec![
+        secs(j.first_time(), genesis),
+        t(j.commit),
+        j.key.ctx.to_string(),
+        j.key.ring.to_string(),
+        j.key.seqno.to_string(),
+        j.pid.to_string(),
+        p.submit_host.to_string(),
+        p.queue.to_string(),
+        p.exec.to_string(),
+        p.complete.to_string(),
+        p.gpu_wait.to_string(),
+        p.vm_fault.to_string(),
+        p.total.to_string(),
+        j.exec_own().to_string(),
+        j.class_ref.to_string(),
+        if j.fill.is_finite() {
+            format!("{:.4}", j.fill)
+        } else {
+            String::new()
+        },
+        j.outstanding.to_string(),
+        j.batch.to_string(),
+        j.sync_segments.to_string(),
+        j.faults.to_string(),
+        j.preempts.to_string(),
+        j.switches.to_string(),
+        j.tags.to_string(),
+        j.flags.to_string(),
+    ];
+    for i in 0..Tags::COUNT {
+        r.push(u8::from(j.tags.has(1 << i)).to_string());
+    }
+    r.push(u8::from(j.flags.has(Flags::INFERRED)).to_string());
+    r.push(u8::from(j.flags.incomplete()).to_string());
+    r
+}
+
+/// Per-ring CSV: header and rows.
+pub fn write_ring_csv<W: Write>(
+    w: W,
+    summary: &Summary,
+    rings: &dyn Fn(u32) -> Option<RingInfo>,
+) -> io::Result<()> {
+    let mut c = csv::Writer::from_writer(w);
+    let mut h: Vec<String> = [
+        "ring",
+        "name",
+        "size",
+        "jobs",
+        "complete",
+        "incomplete",
+        "inferred",
+        "fill_avg",
+        "fill_max",
+        "outstanding_avg",
+        "outstanding_max",
+        "switches",
+        "stalls",
+        "faults",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for p in PHASE_NAMES {
+        for s in [
+            "n", "min_ns", "avg_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns", "share",
+        ] {
+            h.push(format!("{p}_{s}"));
+        }
+    }
+    for t in Tags::NAMES {
+        h.push(format!("{t}_jobs"));
+        h.push(format!("{t}_lost_ns"));
+    }
+    c.write_record(&h)?;
+    for (id, g) in &summary.rings {
+        let info = rings(*id).unwrap_or_default();
+        let mut r = vec![
+            id.to_string(),
+            info.name.clone(),
+            info.size.to_string(),
+            g.jobs.to_string(),
+            g.complete.to_string(),
+            g.incomplete.to_string(),
+            g.inferred.to_string(),
+            if g.fill_n > 0 {
+                format!("{:.4}", g.fill_sum / g.fill_n as f64)
+            } else {
+                String::new()
+            },
+            if g.fill_n > 0 {
+                format!("{:.4}", g.fill_max)
+            } else {
+                String::new()
+            },
+            if g.complete > 0 {
+                format!("{:.3}", g.outstanding_sum as f64 / g.complete as f64)
+            } else {
+                String::new()
+            },
+            g.outstanding_max.to_string(),
+            info.switches.to_string(),
+            info.stalls.to_string(),
+            info.faults.to_string(),
+        ];
+        for i in 0..N_PHASES {
+            let (min, max) = if g.n[i] == 0 {
+                (0, 0)
+            } else {
+                (g.min[i], g.max[i])
+            };
+            r.push(g.n[i].to_string());
+            r.push(min.to_string());
+            r.push(g.avg(i).to_string());
+            r.push(g.quantile(i, 0.5).to_string());
+            r.push(g.quantile(i, 0.9).to_string());
+            r.push(g.quantile(i, 0.99).to_string());
+            r.push(max.to_string());
+            r.push(format!("{:.6}", g.share(i)));
+        }
+        for t in 0..Tags::COUNT {
+            r.push(g.tag_jobs[t].to_string());
+            r.push(g.tag_lost[t].to_string());
+        }
+        c.write_record(&r)?;
+    }
+    c.flush()?;
+    Ok(())
+}
+
+/// What the report needs to know about a ring (copied out of the joiner).
+#[derive(Clone, Debug, Default)]
+pub struct RingInfo {
+    pub name: String,
+    pub size: u64,
+    pub switches: u64,
+    pub stalls: u64,
+    pub faults: u64,
+    pub resets: u64,
+    pub preempt_switches: u64,
+}
+
+impl From<&RingState> for RingInfo {
+    fn from(r: &RingState) -> Self {
+        RingInfo {
+            name: r.name.clone(),
+            size: r.size,
+            switches: r.switches,
+            stalls: r.stalls,
+            faults: r.faults,
+            resets: r.resets,
+            preempt_switches: r.preempt_switches,
+        }
+    }
+}
+
+fn ring_label(id: u32, info: &Option<RingInfo>) -> String {
+    match info {
+        Some(i) if !i.name.is_empty() => format!("{id} ({})", i.name),
+        _ => id.to_string(),
+    }
+}
+
+/// Writes an aligned table without the padding tabwriter leaves at line ends.
+fn put_table<W: Write>(w: &mut W, mut tw: TabWriter<Vec<u8>>) -> io::Result<()> {
+    tw.flush()?;
+    let buf = tw
+        .into_inner()
+        .map_err(|_| io::Error::other("table formatting failed"))?;
+    for line in String::from_utf8_lossy(&buf).lines() {
+        writeln!(w, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+fn section<W: Write>(w: &mut W, title: &str) -> io::Result<()> {
+    writeln!(w, "\n==================== {title} ====================\n")
+}
+
+fn phase_table<W: Write>(w: &mut W, g: &Group) -> io::Result<()> {
+    let mut tw = TabWriter::new(Vec::new())
+        .padding(2)
+        .alignment(Alignment::Right);
+    writeln!(tw, "PHASE (ms)\tN\tMIN\tAVG\tP50\tP90\tP99\tMAX\t")?;
+    for (i, name) in PHASE_NAMES.iter().enumerate() {
+        if g.n[i] == 0 {
+            continue;
+        }
+        writeln!(
+            tw,
+            "{name}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t",
+            g.n[i],
+            ms(g.min[i]),
+            ms(g.avg(i)),
+            ms(g.quantile(i, 0.5)),
+            ms(g.quantile(i, 0.9)),
+            ms(g.quantile(i, 0.99)),
+            ms(g.max[i])
+        )?;
+    }
+    put_table(w, tw)
+}
+
+fn group_line(g: &Group) -> String {
+    let mut s = format!(
+        "{} job(s): {} complete, {} incomplete, {} with inferred START",
+        g.jobs, g.complete, g.incomplete, g.inferred
+    );
+    if g.fill_n > 0 {
+        s.push_str(&format!(
+            "; ring fill at SUBMIT avg {} max {}",
+            fill_str((g.fill_sum / g.fill_n as f64) as f32),
+            fill_str(g.fill_max)
+        ));
+    }
+    if g.complete > 0 {
+        s.push_str(&format!(
+            "; outstanding avg {:.1} max {}",
+            g.outstanding_sum as f64 / g.complete as f64,
+            g.outstanding_max
+        ));
+    }
+    s
+}
+
+/// Everything the text report prints.
+pub struct ReportInput<'a> {
+    pub summary: &'a Summary,
+    pub stats: &'a JoinStats,
+    pub rules: &'a Rules,
+    pub rings: &'a dyn Fn(u32) -> Option<RingInfo>,
+    pub top: usize,
+    pub genesis: u64,
+    pub warnings: &'a [String],
+}
+
+pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
+    let s = r.summary;
+    let st = r.stats;
+    let span = if st.first_ns == NONE {
+        0
+    } else {
+        st.last_ns.saturating_sub(st.first_ns)
+    };
+    writeln!(
+        w,
+        "grtreport: {} records, {} events over {} s; {}",
+        st.records,
+        st.events,
+        secs(span, 0),
+        group_line(&s.all)
+    )?;
+    if st.lost_records > 0 || st.loss_notes > 0 {
+        writeln!(
+            w,
+            "grtreport: {} records lost in {} gap(s): jobs in flight across a gap are incomplete",
+            st.lost_records, st.loss_notes
+        )?;
+    }
+    for warn in r.warnings {
+        writeln!(w, "grtreport: warning: {warn}")?;
+    }
+
+    section(w, "All Rings")?;
+    phase_table(w, &s.all)?;
+    section(w, "Per Ring")?;
+    for (id, g) in &s.rings {
+        let info = (r.rings)(*id);
+        writeln!(w, "ring {}: {}", ring_label(*id, &info), group_line(g))?;
+        phase_table(w, g)?;
+        writeln!(w)?;
+    }
+    section(w, "Per Context")?;
+    for (id, g) in &s.ctxs {
+        writeln!(w, "ctx {id}: {}", group_line(g))?;
+        phase_table(w, g)?;
+        writeln!(w)?;
+    }
+
+    // btt's "Device Overhead": where a job spends its time.
+    section(w, "Phase Overhead (share of total job time)")?;
+    let mut tw = TabWriter::new(Vec::new())
+        .padding(2)
+        .alignment(Alignment::Right);
+    writeln!(
+        tw,
+        "\tsubmit_host\tqueue\texec\tcomplete\t|\tgpu_wait\tvm_fault\t"
+    )?;
+    let over = |tw: &mut TabWriter<Vec<u8>>, label: &str, g: &Group| {
+        writeln!(
+            tw,
+            "{label}\t{}\t{}\t{}\t{}\t|\t{}\t{}\t",
+            pct(g.share(0)),
+            pct(g.share(1)),
+            pct(g.share(2)),
+            pct(g.share(3)),
+            pct(g.share(4)),
+            pct(g.share(5))
+        )
+    };
+    for (id, g) in &s.rings {
+        over(
+            &mut tw,
+            &format!("ring {}", ring_label(*id, &(r.rings)(*id))),
+            g,
+        )?;
+    }
+    for (id, g) in &s.ctxs {
+        over(&mut tw, &format!("ctx {id}"), g)?;
+    }
+    over(&mut tw, "Overall", &s.all)?;
+    put_table(w, tw)?;
+    writeln!(
+        w,
+        "(gpu_wait and vm_fault happen inside queue/exec; they are shown apart, not added)"
+    )?;
+
+    section(w, "Blocking Classes (jobs tagged, share of complete jobs)")?;
+    let mut tw = TabWriter::new(Vec::new())
+        .padding(2)
+        .alignment(Alignment::Right);
+    write!(tw, "\tjobs\t")?;
+    for n in Tags::NAMES {
+        write!(tw, "{n}\t")?;
+    }
+    writeln!(tw, "untagged\t")?;
+    let tagrow = |tw: &mut TabWriter<Vec<u8>>, label: &str, g: &Group| -> io::Result<()> {
+        write!(tw, "{label}\t{}\t", g.complete)?;
+        let share = |n: u64| {
+            if g.complete == 0 {
+                0.0
+            } else {
+                n as f64 / g.complete as f64
+            }
+        };
+        for t in 0..Tags::COUNT {
+            write!(tw, "{} ({})\t", g.tag_jobs[t], pct(share(g.tag_jobs[t])))?;
+        }
+        let un = g.complete - g.tagged;
+        writeln!(tw, "{} ({})\t", un, pct(share(un)))
+    };
+    for (id, g) in &s.rings {
+        tagrow(
+            &mut tw,
+            &format!("ring {}", ring_label(*id, &(r.rings)(*id))),
+            g,
+        )?;
+    }
+    for (id, g) in &s.ctxs {
+        tagrow(&mut tw, &format!("ctx {id}"), g)?;
+    }
+    tagrow(&mut tw, "Overall", &s.all)?;
+    put_table(w, tw)?;
+
+    section(w, "Hints")?;
+    let hints = hints(r);
+    if hints.is_empty() {
+        writeln!(w, "none: no structural bottleneck stands out")?;
+    }
+    for h in hints {
+        writeln!(w, "{h}")?;
+    }
+
+    if r.top > 0 {
+        write_top(w, r)?;
+    }
+    Ok(())
+}
+
+/// Structural hints: patterns over the whole window, per ring.
+fn hints(r: &ReportInput<'_>) -> Vec<String> {
+    let rules = r.rules;
+    let mut out = Vec::new();
+    for (id, g) in &r.summary.rings {
+        if g.complete == 0 {
+            continue;
+        }
+        let info = (r.rings)(*id);
+        let name = format!("ring {}", ring_label(*id, &info));
+        if g.share(1) > rules.queue_share {
+            out.push(format!(
+                "{name}: queue > {:.0}% of job time for the whole window ({}): ring too small or a long job ahead",
+                rules.queue_share * 100.0,
+                pct(g.share(1))
+            ));
+        }
+        if g.share(0) > rules.host_share {
+            out.push(format!(
+                "{name}: host submission takes {} of job time: driver/ioctl path or lock contention",
+                pct(g.share(0))
+            ));
+        }
+        if g.share(4) > rules.dep_share {
+            out.push(format!(
+                "{name}: jobs wait on dependencies for {} of their time: check cross-ring/engine synchronisation",
+                pct(g.share(4))
+            ));
+        }
+        if let Some(i) = &info {
+            if i.stalls > 0 {
+                out.push(format!(
+                    "{name}: {} STALL(s): the ring was full and submitters waited for space",
+                    i.stalls
+                ));
+            }
+            if i.resets > 0 {
+                out.push(format!("{name}: {} reset(s)", i.resets));
+            }
+        }
+        if g.fill_n > 0 && g.fill_max as f64 >= 0.9 {
+            out.push(format!(
+                "{name}: ring fill reached {} at SUBMIT: a bigger ring or fewer jobs in flight",
+                fill_str(g.fill_max)
+            ));
+        }
+        let share = |t: usize| g.tag_jobs[t] as f64 / g.complete as f64;
+        if share(2) > 0.05 {
+            out.push(format!(
+                "{name}: {} of jobs run > {}x the P{:.0} of their class: heavy kernels or too little GPU",
+                pct(share(2)),
+                rules.tail_factor,
+                rules.tail_quantile * 100.0
+            ));
+        }
+        if g.tag_jobs[4] > 0 {
+            out.push(format!(
+                "{name}: {} job(s) hit VM faults: memory migration, eviction or bad mappings",
+                g.tag_jobs[4]
+            ));
+        }
+        if share(5) > 0.01 {
+            out.push(format!(
+                "{name}: {} of jobs were preempted repeatedly: priorities or scheduler time slices",
+                pct(share(5))
+            ));
+        }
+    }
+    let a = &r.summary.all;
+    if a.jobs > 0 && a.incomplete as f64 > 0.01 * a.jobs as f64 {
+        out.push(format!(
+            "{} of jobs are incomplete (lost records or missing events): statistics cover complete jobs only",
+            pct(a.incomplete as f64 / a.jobs as f64)
+        ));
+    }
+    if a.inferred > 0 {
+        out.push(format!(
+            "{} job(s) had no START: taken as max(SUBMIT, previous END on the ring) and flagged inferred",
+            a.inferred
+        ));
+    }
+    out
+}
+
+fn write_top<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
+    let top = r.summary.top(r.top);
+    section(w, &format!("Top {} blocking classes by time lost", r.top))?;
+    if top.is_empty() {
+        writeln!(w, "no job was tagged")?;
+        return Ok(());
+    }
+    writeln!(w, "    {JOB_HEADER}")?;
+    let total = r.summary.all.sum[6].max(1);
+    for (i, e) in top.iter().enumerate() {
+        writeln!(
+            w,
+            "#{} {} on ctx {} ring {}: {} job(s), {} ms lost ({} of all job time)",
+            i + 1,
+            Tags::NAMES[e.tag],
+            e.ctx,
+            ring_label(e.ring, &(r.rings)(e.ring)),
+            e.jobs,
+            ms(e.lost),
+            pct(e.lost as f64 / total as f64)
+        )?;
+        for j in &e.samples {
+            writeln!(w, "    {}", job_line(j, r.genesis))?;
+        }
+    }
+    Ok(())
+}

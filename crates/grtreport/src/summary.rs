@@ -1,0 +1,223 @@
+//! Aggregates of tagged jobs: phase histograms per ring, per context and overall, tag shares,
+//! and the worst blocking classes with sample jobs. Memory depends on the number of rings,
+//! contexts and tags, not on the number of jobs.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use crate::job::{Flags, Job, Tags, N_PHASES};
+
+/// Statistics of one group of jobs (all, one ring, one context).
+pub struct Group {
+    pub jobs: u64,
+    pub complete: u64,
+    pub incomplete: u64,
+    pub inferred: u64,
+    pub no_irq: u64,
+    pub errors: u64,
+    pub tagged: u64,
+    hist: Vec<Histogram<u64>>,
+    pub min: [u64; N_PHASES],
+    pub max: [u64; N_PHASES],
+    pub sum: [u64; N_PHASES],
+    pub n: [u64; N_PHASES],
+    pub tag_jobs: [u64; Tags::COUNT],
+    pub tag_lost: [u64; Tags::COUNT],
+    /// Sum and max of ring fill at SUBMIT (jobs with a known ring size) and of outstanding.
+    pub fill_sum: f64,
+    pub fill_n: u64,
+    pub fill_max: f32,
+    pub outstanding_sum: u64,
+    pub outstanding_max: u32,
+    pub batch_max: u32,
+}
+
+/// Phases a job always has; the others (complete, gpu_wait, vm_fault) count only jobs that
+/// had them, as btt prints only rows with N > 0.
+const ALWAYS: [bool; N_PHASES] = [true, true, true, false, false, false, true];
+
+impl Default for Group {
+    fn default() -> Self {
+        Group {
+            jobs: 0,
+            complete: 0,
+            incomplete: 0,
+            inferred: 0,
+            no_irq: 0,
+            errors: 0,
+            tagged: 0,
+            // Three significant digits, auto-resizing: about 100 KiB per phase for
+            // nanosecond values up to seconds.
+            hist: (0..N_PHASES)
+                .map(|_| Histogram::new(3).expect("valid sigfig"))
+                .collect(),
+            min: [u64::MAX; N_PHASES],
+            max: [0; N_PHASES],
+            sum: [0; N_PHASES],
+            n: [0; N_PHASES],
+            tag_jobs: [0; Tags::COUNT],
+            tag_lost: [0; Tags::COUNT],
+            fill_sum: 0.0,
+            fill_n: 0,
+            fill_max: 0.0,
+            outstanding_sum: 0,
+            outstanding_max: 0,
+            batch_max: 0,
+        }
+    }
+}
+
+impl Group {
+    fn add(&mut self, job: &Job) {
+        self.jobs += 1;
+        if job.flags.has(Flags::ERROR) {
+            self.errors += 1;
+        }
+        if job.flags.incomplete() {
+            self.incomplete += 1;
+            return;
+        }
+        self.complete += 1;
+        if job.flags.has(Flags::INFERRED) {
+            self.inferred += 1;
+        }
+        if job.flags.has(Flags::NO_IRQ) {
+            self.no_irq += 1;
+        }
+        let v = job.phases.as_array();
+        for i in 0..N_PHASES {
+            let have = ALWAYS[i] || v[i] > 0 || (i == 3 && !job.flags.has(Flags::NO_IRQ));
+            if !have {
+                continue;
+            }
+            self.hist[i].saturating_record(v[i]);
+            self.n[i] += 1;
+            self.sum[i] = self.sum[i].saturating_add(v[i]);
+            self.min[i] = self.min[i].min(v[i]);
+            self.max[i] = self.max[i].max(v[i]);
+        }
+        if !job.tags.is_empty() {
+            self.tagged += 1;
+        }
+        for t in job.tags.iter() {
+            self.tag_jobs[t] += 1;
+            self.tag_lost[t] += job.lost_to(t);
+        }
+        if job.fill.is_finite() {
+            self.fill_sum += job.fill as f64;
+            self.fill_n += 1;
+            self.fill_max = self.fill_max.max(job.fill);
+        }
+        self.outstanding_sum += job.outstanding as u64;
+        self.outstanding_max = self.outstanding_max.max(job.outstanding);
+        self.batch_max = self.batch_max.max(job.batch);
+    }
+
+    /// Quantile of a phase, clamped to the exact min and max (histogram buckets are 0.1 %
+    /// wide, the extremes are exact).
+    pub fn quantile(&self, phase: usize, q: f64) -> u64 {
+        if self.n[phase] == 0 {
+            return 0;
+        }
+        self.hist[phase]
+            .value_at_quantile(q)
+            .clamp(self.min[phase], self.max[phase])
+    }
+
+    pub fn avg(&self, phase: usize) -> u64 {
+        self.sum[phase].checked_div(self.n[phase]).unwrap_or(0)
+    }
+
+    /// Share of all job time (sum of t_total) spent in a phase.
+    pub fn share(&self, phase: usize) -> f64 {
+        let total = self.sum[6];
+        if total == 0 {
+            0.0
+        } else {
+            self.sum[phase] as f64 / total as f64
+        }
+    }
+}
+
+/// One blocking class on one (ctx, ring), for `--top`.
+pub struct TopEntry {
+    pub tag: usize,
+    pub ctx: u32,
+    pub ring: u32,
+    pub jobs: u64,
+    pub lost: u64,
+    /// The worst jobs of the entry, by time lost, worst first.
+    pub samples: Vec<Job>,
+}
+
+pub struct Summary {
+    pub all: Group,
+    pub rings: BTreeMap<u32, Group>,
+    pub ctxs: BTreeMap<u32, Group>,
+    top: BTreeMap<(usize, u32, u32), TopEntry>,
+    samples: usize,
+}
+
+impl Summary {
+    pub fn new(samples: usize) -> Summary {
+        Summary {
+            all: Group::default(),
+            rings: BTreeMap::new(),
+            ctxs: BTreeMap::new(),
+            top: BTreeMap::new(),
+            samples,
+        }
+    }
+
+    pub fn add(&mut self, job: &Job) {
+        self.all.add(job);
+        self.rings.entry(job.key.ring).or_default().add(job);
+        self.ctxs.entry(job.key.ctx).or_default().add(job);
+        if job.flags.incomplete() {
+            return;
+        }
+        for t in job.tags.iter() {
+            let lost = job.lost_to(t);
+            let e = self
+                .top
+                .entry((t, job.key.ctx, job.key.ring))
+                .or_insert_with(|| TopEntry {
+                    tag: t,
+                    ctx: job.key.ctx,
+                    ring: job.key.ring,
+                    jobs: 0,
+                    lost: 0,
+                    samples: Vec::new(),
+                });
+            e.jobs += 1;
+            e.lost += lost;
+            if self.samples == 0 {
+                continue;
+            }
+            // Keep the worst few, worst first (ties: earliest first).
+            let pos = e
+                .samples
+                .iter()
+                .position(|s| s.lost_to(t) < lost)
+                .unwrap_or(e.samples.len());
+            if pos < self.samples {
+                e.samples.insert(pos, job.clone());
+                e.samples.truncate(self.samples);
+            }
+        }
+    }
+
+    /// Blocking classes per (ctx, ring), heaviest first.
+    pub fn top(&self, n: usize) -> Vec<&TopEntry> {
+        let mut v: Vec<&TopEntry> = self.top.values().collect();
+        v.sort_by(|a, b| {
+            b.lost
+                .cmp(&a.lost)
+                .then(b.jobs.cmp(&a.jobs))
+                .then((a.tag, a.ctx, a.ring).cmp(&(b.tag, b.ctx, b.ring)))
+        });
+        v.truncate(n);
+        v
+    }
+}

@@ -1,0 +1,115 @@
+//! Helpers shared by the integration tests: build streams in memory and run them through
+//! the same reader and engine as the binary.
+#![allow(dead_code)]
+
+use grtrace_format::abi::{self, EventCode};
+use grtrace_format::{
+    Body, EventBody, InputSource, RingNote, Stamp, StreamHeader, StreamWriter, Trace,
+};
+use grtreport::engine::{Engine, Filter};
+use grtreport::joiner::JoinConfig;
+use grtreport::{Job, Rules};
+
+pub const T0: u64 = 1_000_000_000_000;
+pub const US: u64 = 1_000;
+pub const MS: u64 = 1_000_000;
+
+/// Builds records with per-CPU sequence numbers.
+#[derive(Default)]
+pub struct Rec {
+    pub recs: Vec<(Stamp, Body<'static>)>,
+    seq: std::collections::HashMap<u32, u64>,
+}
+
+impl Rec {
+    pub fn push(&mut self, cpu: u32, pid: u32, t: u64, body: Body<'static>) {
+        let s = self.seq.entry(cpu).or_insert(0);
+        *s += 1;
+        self.recs.push((
+            Stamp {
+                cpu,
+                pid,
+                time_ns: t,
+                seq: *s,
+            },
+            body,
+        ));
+    }
+    #[allow(clippy::too_many_arguments)]
+    pub fn ev(
+        &mut self,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        code: EventCode,
+        flags: u16,
+        ctx: u32,
+        ring: u32,
+        seqno: u64,
+        arg0: u64,
+        arg2: u32,
+        arg3: u32,
+    ) {
+        self.push(
+            cpu,
+            pid,
+            t,
+            Body::Event(EventBody {
+                code: code as u16,
+                flags,
+                ctx,
+                ring,
+                seqno,
+                arg0,
+                arg1: 0,
+                arg2,
+                arg3,
+            }),
+        );
+    }
+    pub fn ring(&mut self, t: u64, ring: u32, size: u64, name: &'static [u8]) {
+        self.push(
+            0,
+            0,
+            t,
+            Body::Ring(RingNote {
+                ring,
+                engine_class: 1,
+                size,
+                unit: abi::RING_UNIT_SLOTS,
+                name,
+            }),
+        );
+    }
+}
+
+/// Encodes records (sorted by time, stable) as one merged stream.
+pub fn merged_stream(recs: &[(Stamp, Body<'static>)]) -> Vec<u8> {
+    let mut v: Vec<&(Stamp, Body<'static>)> = recs.iter().collect();
+    v.sort_by_key(|(s, _)| s.time_ns);
+    let mut h = StreamHeader::new(abi::CPU_MERGED, 0, "virtio_gpu");
+    h.flags = abi::STREAM_MERGED;
+    let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
+    for (s, b) in v {
+        w.write(s, b).unwrap();
+    }
+    w.into_inner()
+}
+
+/// Runs a stream through the reader and the engine; returns the engine (finished) and jobs.
+pub fn run_bytes(data: Vec<u8>, rules: Rules) -> (Engine, Vec<Job>) {
+    let mut trace = Trace::open(vec![InputSource::Bytes {
+        name: "test".into(),
+        data,
+    }])
+    .unwrap();
+    let mut e = Engine::new(rules, JoinConfig::default(), Filter::default(), 3);
+    e.keep_jobs();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (sum, out, _) = grtreport::input::run(&mut trace, &mut e, &stop, false);
+    out.unwrap();
+    assert!(sum.errors.is_empty(), "{:?}", sum.errors);
+    e.finish().unwrap();
+    let jobs = e.take_jobs();
+    (e, jobs)
+}
