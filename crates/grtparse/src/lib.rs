@@ -1,1 +1,615 @@
-//! grtparse: turns grtrace streams into one human line per event, like blkparse
+//! grtparse: turns grtrace streams into one human line per event, like blkparse.
+//!
+//! The library does the work so tests can call it: [`Cli`] is the command line, [`run`] parses
+//! the inputs through `grtrace_format::trace` (mmap, k-way merge, sequence-gap detection),
+//! prints lines through a big buffer with hand-rolled number formatting ([`out`], [`format`]),
+//! dumps the merged binary stream (`-d`) and prints the summary ([`stats`]).
+
+pub mod format;
+pub mod out;
+pub mod stats;
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::ops::ControlFlow;
+use std::os::unix::fs::FileExt;
+
+use clap::Parser;
+use grtrace_format::abi::{self, rtype};
+use grtrace_format::view::{Body, Stamp, StreamHeader};
+use grtrace_format::{encode, Endian, Item, Trace};
+
+use crate::format::{compile, slot_by_name, slot_of, Line, Render, NSLOTS};
+use crate::out::Out;
+use crate::stats::Stats;
+
+const AFTER_HELP: &str = "\
+Examples:
+  grtparse run                     every run.grtrace.<cpu> file, merged by time
+  grtparse run.grtrace.*           the same, with the files named
+  grtrace -o - | grtparse -i -     a live stream on stdin
+  grtparse run -a SUBMIT,END --ring gfx -w 0.5:2
+  grtparse run -f '%T.%t %c %a %x %n\\n'
+  grtparse run -q -O -d merged.bin  merge into one binary stream, no text
+
+Default line (whitespace-separated, stable for grep and awk):
+  device cpu seq sec.nsec pid EVENT ring ctx seqno [key=value details...] [comm]
+Notes (PROCESS RING MSG CLOCK_SYNC LOST STREAM_INFO) use '-' for ring ctx seqno.
+Lost records print inline as LOST lines (source=kernel|recorder|gap).
+
+Format fields for -f/-F (%[-][width]X; \\n \\t escapes; %% for %):
+  %a event name  %c cpu  %C process name  %d details  %D device  %f flags
+  %n job seqno  %p pid  %r ring (name)  %R ring id  %s sequence  %T seconds
+  %t nanoseconds  %x ctx  %z wall clock sec.nsec  %0 %1 %2 %3 event args
+
+Exit status: 0 ok, 1 damaged/missing/empty input or output error, 2 usage error.";
+
+/// Command line of grtparse.
+#[derive(Parser, Debug, Default)]
+#[command(
+    name = "grtparse",
+    version,
+    about = "Turn grtrace streams into one line per GPU event (like blkparse)",
+    long_about = "Reads the per-CPU streams written by `grtrace -o run` (run.grtrace.<cpu>), \
+merged streams (`grtrace -o -`, `grtparse -d`), or stdin, merges them by time and prints one \
+line per event. Sequence gaps and kernel drops are shown inline and in the summary.",
+    after_help = AFTER_HELP
+)]
+pub struct Cli {
+    /// Inputs: a base name (`run` reads every run.grtrace.<cpu>), files, or `-` for stdin.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+    /// Input, like a positional INPUT (repeatable; `-i -` is stdin).
+    #[arg(short = 'i', long = "input", value_name = "INPUT")]
+    pub input: Vec<String>,
+    /// Write text to FILE instead of stdout (`-` = stdout).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<String>,
+    /// Format string for every line (see the fields below).
+    #[arg(short = 'f', long = "format", value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Format string for one event or note, e.g. `-F 'END,%T.%t %x %n status=%2\n'`.
+    #[arg(short = 'F', long = "format-spec", value_name = "EVENT,FORMAT")]
+    pub format_spec: Vec<String>,
+    /// Show only these events/notes (comma-separated names, e.g. SUBMIT,END,MSG).
+    #[arg(
+        short = 'a',
+        long = "events",
+        value_name = "NAMES",
+        value_delimiter = ','
+    )]
+    pub events: Vec<String>,
+    /// Show everything except these events/notes.
+    #[arg(
+        short = 'A',
+        long = "exclude",
+        value_name = "NAMES",
+        value_delimiter = ','
+    )]
+    pub exclude: Vec<String>,
+    /// Only events of these context ids.
+    #[arg(long = "ctx", value_name = "IDS", value_delimiter = ',')]
+    pub ctx: Vec<u32>,
+    /// Only events on these rings (ids or names from the ring notes).
+    #[arg(long = "ring", value_name = "RINGS", value_delimiter = ',')]
+    pub ring: Vec<String>,
+    /// Only events (and messages) of these pids.
+    #[arg(long = "pid", value_name = "PIDS", value_delimiter = ',')]
+    pub pid: Vec<u32>,
+    /// Time window in seconds from the first record: END or START:END (e.g. 0.5:2).
+    #[arg(short = 'w', long = "stopwatch", value_name = "[START:]END")]
+    pub window: Option<String>,
+    /// No summary at the end.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// No text output (use with -d).
+    #[arg(short = 'O', long = "no-text-output")]
+    pub no_text: bool,
+    /// Dump the merged stream, in the same binary format, to FILE (`-` = stdout).
+    #[arg(short = 'd', long = "dump-binary", value_name = "FILE")]
+    pub dump: Option<String>,
+    /// Per-process statistics in the summary.
+    #[arg(short = 's', long = "per-program-stats")]
+    pub per_process: bool,
+    /// Verbose: inputs, gaps and warnings on stderr as they happen.
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
+    /// Print absolute wall-clock time (seconds since the epoch) instead of relative time.
+    #[arg(long = "wall")]
+    pub wall: bool,
+}
+
+/// A usage problem (exit status 2).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+/// Filters compiled from the command line.
+struct Filters {
+    /// Slot → shown.
+    show: [bool; NSLOTS],
+    ctx: Vec<u32>,
+    ring_ids: Vec<u32>,
+    ring_names: Vec<String>,
+    ring_filter: bool,
+    pid: Vec<u32>,
+    /// Seconds window, resolved against genesis once it is known.
+    window: Option<(f64, f64)>,
+    /// Event filters (ctx/ring/pid) present.
+    any_event_filter: bool,
+    /// Anything at all filtered (-a/-A/-w/ctx/ring/pid).
+    any: bool,
+}
+
+fn parse_window(w: &str) -> Result<(f64, f64), UsageError> {
+    let bad = || UsageError(format!("-w '{w}': expected END or START:END in seconds"));
+    let (a, b) = match w.split_once(':') {
+        Some((a, b)) => (a.trim().parse::<f64>().map_err(|_| bad())?, b.trim()),
+        None => (0.0, w),
+    };
+    let b: f64 = b.parse().map_err(|_| bad())?;
+    if !(a >= 0.0 && b >= a && b.is_finite()) {
+        return Err(bad());
+    }
+    Ok((a, b))
+}
+
+fn slots_of(names: &[String], opt: &str) -> Result<Vec<usize>, UsageError> {
+    names
+        .iter()
+        .filter(|n| !n.is_empty())
+        .map(|n| {
+            slot_by_name(n.trim()).ok_or_else(|| {
+                UsageError(format!(
+                    "{opt}: unknown event '{n}' (names: {}, PROCESS RING MSG CLOCK_SYNC LOST STREAM_INFO, EVENT_<n>)",
+                    abi::EventCode::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(" ")
+                ))
+            })
+        })
+        .collect()
+}
+
+impl Filters {
+    fn new(cli: &Cli) -> Result<Filters, UsageError> {
+        let mut show = [true; NSLOTS];
+        let only = slots_of(&cli.events, "-a")?;
+        if !only.is_empty() {
+            show = [false; NSLOTS];
+            for s in only {
+                show[s] = true;
+            }
+        }
+        for s in slots_of(&cli.exclude, "-A")? {
+            show[s] = false;
+        }
+        let mut ring_ids = Vec::new();
+        let mut ring_names = Vec::new();
+        for r in &cli.ring {
+            match r.parse::<u32>() {
+                Ok(n) => ring_ids.push(n),
+                Err(_) => ring_names.push(r.clone()),
+            }
+        }
+        let window = cli.window.as_deref().map(parse_window).transpose()?;
+        let any_event_filter = !cli.ctx.is_empty() || !cli.ring.is_empty() || !cli.pid.is_empty();
+        let any = any_event_filter
+            || window.is_some()
+            || !cli.events.is_empty()
+            || !cli.exclude.is_empty();
+        Ok(Filters {
+            show,
+            ctx: cli.ctx.clone(),
+            ring_ids,
+            ring_names,
+            ring_filter: !cli.ring.is_empty(),
+            pid: cli.pid.clone(),
+            window,
+            any_event_filter,
+            any,
+        })
+    }
+}
+
+/// Where `-d` writes; `file` (a regular file) lets the header be rewritten at the end.
+struct Dump {
+    out: Out,
+    header: StreamHeader,
+    file: Option<File>,
+    scratch: Vec<u8>,
+}
+
+/// Opens an output; the second value is a handle on it when it is a regular file.
+fn open_sink(name: &str) -> io::Result<(Box<dyn Write>, Option<File>)> {
+    if name == "-" {
+        Ok((Box::new(io::stdout()), None))
+    } else {
+        let f = File::create(name)?;
+        let regular = f.metadata().map(|m| m.is_file()).unwrap_or(false);
+        let handle = if regular { f.try_clone().ok() } else { None };
+        Ok((Box::new(f), handle))
+    }
+}
+
+fn is_broken_pipe(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}
+
+/// Runs grtparse; returns the exit status. Messages go to `err` (stderr in the binary).
+pub fn run(cli: Cli, err: &mut dyn Write) -> i32 {
+    match run_inner(cli, err) {
+        Ok(code) => code,
+        Err(RunError::Usage(m)) => {
+            let _ = writeln!(err, "grtparse: {m}");
+            2
+        }
+        Err(RunError::Fatal(m)) => {
+            let _ = writeln!(err, "grtparse: {m}");
+            1
+        }
+    }
+}
+
+enum RunError {
+    Usage(String),
+    Fatal(String),
+}
+
+impl From<UsageError> for RunError {
+    fn from(u: UsageError) -> Self {
+        RunError::Usage(u.0)
+    }
+}
+
+fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
+    let mut inputs = cli.input.clone();
+    inputs.extend(cli.inputs.iter().cloned());
+    if inputs.is_empty() {
+        return Err(RunError::Usage(
+            "no input: give a base name (run), files, or -i - for stdin (see --help)".into(),
+        ));
+    }
+    let filters = Filters::new(&cli)?;
+    let mut render = Render::new(Vec::new());
+    if let Some(f) = &cli.format {
+        render.default_fmt = Some(compile(f).map_err(UsageError)?);
+    }
+    for spec in &cli.format_spec {
+        let (ev, f) = spec
+            .split_once(',')
+            .ok_or_else(|| UsageError(format!("-F '{spec}': expected EVENT,FORMAT")))?;
+        let slot = slots_of(&[ev.to_string()], "-F")?[0];
+        render.per_slot[slot] = Some(compile(f).map_err(UsageError)?);
+    }
+
+    let mut problems = 0u32;
+    let (sources, warnings) =
+        grtrace_format::resolve_inputs(&inputs).map_err(|e| RunError::Fatal(e.to_string()))?;
+    for w in &warnings {
+        let _ = writeln!(err, "grtparse: warning: {w}");
+        problems += 1;
+    }
+    let mut trace = match Trace::open(sources) {
+        Ok(t) => t,
+        Err(e) => {
+            return Err(RunError::Fatal(e.to_string()));
+        }
+    };
+    let streams = trace.streams().to_vec();
+    let first = &streams[0].header;
+    render.dev = format!("card{}", first.card).into_bytes();
+    if first.anchor_realtime_ns != 0 {
+        render.anchor = Some((first.anchor_realtime_ns, first.anchor_clock_ns));
+    }
+    if cli.wall {
+        match render.anchor {
+            Some(a) => render.wall = Some(a),
+            None => {
+                let _ = writeln!(
+                    err,
+                    "grtparse: warning: {}: no wall-clock anchor in the header, printing relative times",
+                    streams[0].name
+                );
+            }
+        }
+    }
+    if cli.verbose {
+        for s in &streams {
+            let h = &s.header;
+            let cpu = if h.is_merged() {
+                "merged".to_string()
+            } else {
+                format!("cpu {}", h.cpu)
+            };
+            let _ = writeln!(
+                err,
+                "grtparse: input {}: {cpu}, card {}, {}, {}-endian, version {}.{}, session {:#x}{}",
+                s.name,
+                h.card,
+                h.driver,
+                h.endian.name(),
+                h.version_major,
+                h.version_minor,
+                h.session_id,
+                s.len.map(|l| format!(", {l} bytes")).unwrap_or_default()
+            );
+        }
+    }
+    for s in &streams[1..] {
+        if s.header.card != first.card || s.header.session_id != first.session_id {
+            let _ = writeln!(
+                err,
+                "grtparse: warning: {}: card {} session {:#x} differs from {} (card {} session {:#x})",
+                s.name, s.header.card, s.header.session_id, streams[0].name, first.card, first.session_id
+            );
+        }
+    }
+
+    // Text output.
+    let mut text = if cli.no_text {
+        None
+    } else {
+        let name = cli.output.as_deref().unwrap_or("-");
+        let (sink, _) =
+            open_sink(name).map_err(|e| RunError::Fatal(format!("{name}: cannot create: {e}")))?;
+        Some(Out::new(sink))
+    };
+    // Binary dump.
+    let any_seq_checked = streams
+        .iter()
+        .any(|s| s.header.flags & abi::STREAM_SEQ_CHECKED != 0);
+    let mut dump = match &cli.dump {
+        None => None,
+        Some(name) => {
+            let (sink, file) = open_sink(name)
+                .map_err(|e| RunError::Fatal(format!("{name}: cannot create: {e}")))?;
+            let mut h = StreamHeader::new(abi::CPU_MERGED, first.card, &first.driver);
+            h.flags = abi::STREAM_MERGED
+                | (first.flags & abi::STREAM_SIMULATED)
+                | if filters.any || any_seq_checked || file.is_none() {
+                    abi::STREAM_SEQ_CHECKED
+                } else {
+                    0
+                };
+            h.clock_id = first.clock_id;
+            h.session_id = first.session_id;
+            h.anchor_realtime_ns = first.anchor_realtime_ns;
+            h.anchor_clock_ns = first.anchor_clock_ns;
+            let mut out = Out::new(sink);
+            out.bytes(&h.encode());
+            Some(Dump {
+                out,
+                header: h,
+                file,
+                scratch: Vec::with_capacity(2048),
+            })
+        }
+    };
+
+    let mut stats = Stats::new(cli.per_process);
+    let verbose = cli.verbose;
+    let mut genesis: Option<u64> = None;
+    let mut window_ns = (0u64, u64::MAX);
+    let mut ring_filter_ids = filters.ring_ids.clone();
+    let mut broken_pipe = false;
+    let mut gap_lines: Vec<String> = Vec::new();
+
+    let summary = trace.for_each(|item| {
+        let (rec, gap) = match item {
+            Item::Record(r) => (Some(r), None),
+            Item::Gap(g) => (None, Some(g)),
+        };
+        let t = match (&rec, &gap) {
+            (Some(r), _) => r.time_ns(),
+            (_, Some(g)) => g.last_ns,
+            _ => 0,
+        };
+        let g0 = *genesis.get_or_insert_with(|| {
+            render.genesis = t;
+            if let Some((a, b)) = filters.window {
+                window_ns = (
+                    t.saturating_add((a * 1e9) as u64),
+                    t.saturating_add((b * 1e9) as u64),
+                );
+            }
+            t
+        });
+        let _ = g0;
+        let in_window = t >= window_ns.0 && t <= window_ns.1;
+
+        if let Some(g) = gap {
+            // Losses are never filtered out: they say the data is incomplete.
+            stats.gap(&g);
+            if verbose && gap_lines.len() < 1000 {
+                gap_lines.push(format!(
+                    "cpu {}: {} record(s) missing (sequence gap) before time {}",
+                    g.cpu, g.count, g.last_ns
+                ));
+            }
+            if let Some(o) = text.as_mut() {
+                render.line(o, &Line::gap(g));
+                o.maybe_flush();
+                if o.failed() {
+                    return ControlFlow::Break(());
+                }
+            }
+            if let Some(d) = dump.as_mut() {
+                let st = Stamp {
+                    cpu: g.cpu,
+                    pid: 0,
+                    time_ns: g.last_ns,
+                    seq: 0,
+                };
+                d.scratch.clear();
+                encode(&st, &Body::Lost(g), Endian::NATIVE, &mut d.scratch);
+                d.out.bytes(&d.scratch);
+                d.out.maybe_flush();
+                if d.out.failed() {
+                    return ControlFlow::Break(());
+                }
+            }
+            return ControlFlow::Continue(());
+        }
+        let Some(r) = rec else {
+            return ControlFlow::Continue(());
+        };
+        let rt = r.rtype();
+        let is_event = rt == rtype::EVENT;
+        let code = if is_event { r.code() } else { 0 };
+        let slot = slot_of(rt, code);
+        let mut pass;
+        let line = if is_event {
+            let ev = grtrace_format::EventView::fields(&r.event().expect("event record"));
+            pass = filters.show[slot] && in_window;
+            if pass && filters.any_event_filter {
+                pass = (filters.ctx.is_empty() || filters.ctx.contains(&ev.ctx))
+                    && (filters.pid.is_empty() || filters.pid.contains(&r.pid()))
+                    && (!filters.ring_filter || ring_filter_ids.contains(&ev.ring));
+            }
+            Line::event(&r, ev)
+        } else {
+            render.names.learn(&r);
+            if rt == rtype::NOTE_RING && !filters.ring_names.is_empty() {
+                if let Body::Ring(n) = r.body() {
+                    let name = String::from_utf8_lossy(n.name);
+                    if filters.ring_names.iter().any(|x| *x == name) {
+                        ring_filter_ids.push(n.ring);
+                    }
+                }
+            }
+            let lost = rt == rtype::NOTE_LOST;
+            pass = lost
+                || (filters.show[slot]
+                    && in_window
+                    && (rt != rtype::NOTE_MSG
+                        || filters.pid.is_empty()
+                        || filters.pid.contains(&r.pid())));
+            Line::note(&r)
+        };
+        if pass {
+            stats.count(&line, &r);
+            if let Some(o) = text.as_mut() {
+                render.line(o, &line);
+                o.maybe_flush();
+                if o.failed() {
+                    return ControlFlow::Break(());
+                }
+            }
+        } else if !is_event {
+            // Hidden notes still carry losses and drop counts for the summary.
+            stats.note_facts(&r);
+        }
+        if let Some(d) = dump.as_mut() {
+            // The dump keeps every note (names, losses, drop counts) and the selected events.
+            if pass || !is_event {
+                if r.endian() == Endian::NATIVE {
+                    d.out.bytes(r.bytes());
+                } else {
+                    d.scratch.clear();
+                    encode(&r.stamp(), &r.body(), Endian::NATIVE, &mut d.scratch);
+                    d.out.bytes(&d.scratch);
+                }
+                d.out.maybe_flush();
+                if d.out.failed() {
+                    return ControlFlow::Break(());
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    });
+
+    for l in &gap_lines {
+        let _ = writeln!(err, "grtparse: {l}");
+    }
+    let mut status = 0;
+    // Output errors.
+    if let Some(d) = dump.as_mut() {
+        let mut res = d.out.finish();
+        if let (true, Some(f)) = (res.is_ok() && summary.gaps > 0, &d.file) {
+            if d.header.flags & abi::STREAM_SEQ_CHECKED == 0 {
+                // Gaps were written as NOTE_LOST source 3: mark the dump checked so a reader
+                // does not count them twice.
+                d.header.flags |= abi::STREAM_SEQ_CHECKED;
+                res = f.write_all_at(&d.header.encode(), 0);
+            }
+        }
+        if let Err(e) = res {
+            if is_broken_pipe(&e) {
+                broken_pipe = true;
+            } else {
+                let _ = writeln!(err, "grtparse: {}: {e}", cli.dump.as_deref().unwrap_or("-"));
+                status = 1;
+            }
+        }
+    }
+    if let Some(o) = text.as_mut() {
+        if o.failed() {
+            if let Err(e) = o.finish() {
+                if is_broken_pipe(&e) {
+                    broken_pipe = true;
+                } else {
+                    let _ = writeln!(
+                        err,
+                        "grtparse: {}: {e}",
+                        cli.output.as_deref().unwrap_or("-")
+                    );
+                    return Ok(1);
+                }
+            }
+        }
+    }
+    if broken_pipe {
+        // `grtparse run | head`: the reader went away; stop quietly.
+        return Ok(0);
+    }
+    if !cli.quiet {
+        let mut o = match text.take() {
+            Some(o) => o,
+            None => Out::new(Box::new(io::stdout())),
+        };
+        stats.write_summary(&mut o, &render, &summary);
+        text = Some(o);
+    }
+    if let Some(o) = text.as_mut() {
+        if let Err(e) = o.finish() {
+            if !is_broken_pipe(&e) {
+                let _ = writeln!(
+                    err,
+                    "grtparse: {}: {e}",
+                    cli.output.as_deref().unwrap_or("-")
+                );
+                status = 1;
+            }
+        }
+    }
+    for e in &summary.errors {
+        let _ = writeln!(err, "grtparse: {e}");
+        problems += 1;
+    }
+    for w in &summary.warnings {
+        let _ = writeln!(err, "grtparse: warning: {w}");
+    }
+    if summary.warnings_dropped > 0 {
+        let _ = writeln!(
+            err,
+            "grtparse: warning: {} more warnings not shown",
+            summary.warnings_dropped
+        );
+    }
+    if summary.reordered > 0 {
+        let _ = writeln!(
+            err,
+            "grtparse: warning: {} record(s) printed out of time order (input not time-sorted, or a pipe whose CPUs arrived too far apart)",
+            summary.reordered
+        );
+    }
+    let lost = stats.total_lost();
+    if lost > 0 {
+        let _ = writeln!(
+            err,
+            "grtparse: warning: {lost} record(s) lost (see LOST lines and the summary)"
+        );
+    }
+    if problems > 0 {
+        status = 1;
+    }
+    Ok(status)
+}

@@ -1,1 +1,8 @@
-fn main() {}
+//! grtparse binary: a thin wrapper over the library (see `grtparse --help`).
+use clap::Parser;
+
+fn main() {
+    let cli = grtparse::Cli::parse();
+    let code = grtparse::run(cli, &mut std::io::stderr());
+    std::process::exit(code);
+}

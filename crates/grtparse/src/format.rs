@@ -1,0 +1,800 @@
+//! Text lines: the default line, `-f`/`-F` format strings, and the per-event details.
+//!
+//! Default line (whitespace-separated; fields 1-9 are always present, the process name is
+//! always last):
+//!
+//! ```text
+//! device cpu seq sec.nsec pid EVENT ring ctx seqno [details...] [comm]
+//! card0   0       17     0.000123456  4101 SUBMIT      gfx 3 42 wp=4096 units=256 fill=512 jobs=1 flags=fenced [glxgears]
+//! ```
+
+use grtrace_format::abi::{self, eflag, lost_source, rtype, EventCode};
+use grtrace_format::view::{Body, EventBody, Lost, RecordView};
+
+use crate::out::Out;
+
+/// Number of counting slots: event codes 0..64, then note types 64 + rtype.
+pub const NSLOTS: usize = 72;
+/// Slot of unknown event codes (code 0 or ≥ 64) — codes 26..64 get their own slots.
+pub const SLOT_NOTE_BASE: usize = 64;
+
+/// Names of the note slots, as printed and as accepted by `-a`/`-A`.
+/// Indexed by record type (0 and 1 are never used as note slots).
+pub const NOTE_NAMES: [(u16, &str); 8] = [
+    (0, "RECORD_0"),
+    (rtype::EVENT, "EVENT"),
+    (rtype::NOTE_PROCESS, "PROCESS"),
+    (rtype::NOTE_RING, "RING"),
+    (rtype::NOTE_MSG, "MSG"),
+    (rtype::NOTE_CLOCK_SYNC, "CLOCK_SYNC"),
+    (rtype::NOTE_LOST, "LOST"),
+    (rtype::NOTE_STREAM_INFO, "STREAM_INFO"),
+];
+
+/// Counting/filtering slot of a record.
+#[inline(always)]
+pub fn slot_of(rt: u16, code: u16) -> usize {
+    if rt == rtype::EVENT {
+        if (code as usize) < SLOT_NOTE_BASE {
+            code as usize
+        } else {
+            0
+        }
+    } else {
+        SLOT_NOTE_BASE + (rt as usize & 7)
+    }
+}
+
+/// The printed name of a slot (unknown codes print as `EVENT_<n>`).
+pub fn slot_name(slot: usize) -> String {
+    if slot >= SLOT_NOTE_BASE {
+        NOTE_NAMES[slot - SLOT_NOTE_BASE].1.to_string()
+    } else if let Some(c) = EventCode::from_u16(slot as u16) {
+        c.name().to_string()
+    } else if slot == 0 {
+        "EVENT_?".to_string()
+    } else {
+        format!("EVENT_{slot}")
+    }
+}
+
+/// Looks an event or note name up (case-insensitive), `EVENT_<n>` included.
+pub fn slot_by_name(name: &str) -> Option<usize> {
+    if let Some(c) = EventCode::from_name(name) {
+        return Some(c as usize);
+    }
+    if let Some((_, n)) = NOTE_NAMES
+        .iter()
+        .skip(2)
+        .find(|(_, n)| n.eq_ignore_ascii_case(name))
+    {
+        let rt = NOTE_NAMES.iter().find(|x| x.1 == *n).unwrap().0;
+        return Some(SLOT_NOTE_BASE + rt as usize);
+    }
+    let up = name.to_ascii_uppercase();
+    let num = up.strip_prefix("EVENT_")?.parse::<usize>().ok()?;
+    (num < SLOT_NOTE_BASE).then_some(num)
+}
+
+/// pid → process name and ring id → ring name, learnt from notes as they go by.
+#[derive(Default)]
+pub struct Names {
+    /// Index+1 into `comms` by pid (0 = unknown).
+    by_pid: Vec<u32>,
+    comms: Vec<Vec<u8>>,
+    big_pids: std::collections::HashMap<u32, u32>,
+    rings: Vec<Vec<u8>>,
+    big_rings: std::collections::HashMap<u32, Vec<u8>>,
+}
+
+/// pids below this are looked up by index (Linux's `pid_max` limit is 2^22).
+const PID_TABLE: u32 = 1 << 22;
+const RING_TABLE: u32 = 4096;
+
+/// Replaces bytes that would break whitespace-separated fields.
+fn sanitize(s: &[u8]) -> Vec<u8> {
+    let mut v: Vec<u8> = s
+        .iter()
+        .map(|&b| if b <= b' ' || b == 0x7f { b'_' } else { b })
+        .collect();
+    if v.is_empty() {
+        v.push(b'_');
+    }
+    v
+}
+
+impl Names {
+    pub fn learn(&mut self, r: &RecordView<'_>) {
+        match r.body() {
+            Body::Process { comm } => self.set_comm(r.pid(), comm),
+            Body::Ring(n) => {
+                let name = sanitize(n.name);
+                if n.ring < RING_TABLE {
+                    let i = n.ring as usize;
+                    if self.rings.len() <= i {
+                        self.rings.resize(i + 1, Vec::new());
+                    }
+                    self.rings[i] = name;
+                } else {
+                    self.big_rings.insert(n.ring, name);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn set_comm(&mut self, pid: u32, comm: &[u8]) {
+        self.comms.push(sanitize(comm));
+        let idx = self.comms.len() as u32;
+        if pid < PID_TABLE {
+            let i = pid as usize;
+            if self.by_pid.len() <= i {
+                self.by_pid.resize(i + 1, 0);
+            }
+            self.by_pid[i] = idx;
+        } else {
+            self.big_pids.insert(pid, idx);
+        }
+    }
+
+    #[inline(always)]
+    pub fn comm(&self, pid: u32) -> Option<&[u8]> {
+        let idx = if pid < PID_TABLE {
+            *self.by_pid.get(pid as usize)?
+        } else {
+            *self.big_pids.get(&pid)?
+        };
+        if idx == 0 {
+            None
+        } else {
+            Some(&self.comms[idx as usize - 1])
+        }
+    }
+
+    #[inline(always)]
+    pub fn ring(&self, ring: u32) -> Option<&[u8]> {
+        let n = if ring < RING_TABLE {
+            self.rings.get(ring as usize)?
+        } else {
+            self.big_rings.get(&ring)?
+        };
+        (!n.is_empty()).then_some(n.as_slice())
+    }
+}
+
+/// What a line is about.
+#[derive(Clone, Copy)]
+pub enum What<'a> {
+    Event(EventBody),
+    Note(Body<'a>),
+    Gap(Lost),
+}
+
+/// Everything a line can show.
+#[derive(Clone, Copy)]
+pub struct Line<'a> {
+    pub slot: usize,
+    pub cpu: u32,
+    pub seq: u64,
+    pub time: u64,
+    pub pid: u32,
+    pub what: What<'a>,
+}
+
+impl<'a> Line<'a> {
+    #[inline(always)]
+    pub fn event(r: &RecordView<'a>, ev: EventBody) -> Line<'a> {
+        Line {
+            slot: slot_of(rtype::EVENT, ev.code),
+            cpu: r.cpu(),
+            seq: r.seq(),
+            time: r.time_ns(),
+            pid: r.pid(),
+            what: What::Event(ev),
+        }
+    }
+
+    pub fn note(r: &RecordView<'a>) -> Line<'a> {
+        let body = r.body();
+        let cpu = match body {
+            Body::Lost(l) => l.cpu,
+            _ => r.cpu(),
+        };
+        Line {
+            slot: slot_of(r.rtype(), 0),
+            cpu,
+            seq: r.seq(),
+            time: r.time_ns(),
+            pid: r.pid(),
+            what: What::Note(body),
+        }
+    }
+
+    pub fn gap(g: Lost) -> Line<'static> {
+        Line {
+            slot: SLOT_NOTE_BASE + rtype::NOTE_LOST as usize,
+            cpu: g.cpu,
+            seq: 0,
+            time: g.last_ns,
+            pid: 0,
+            what: What::Gap(g),
+        }
+    }
+}
+
+/// One piece of a compiled format string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    Lit(Vec<u8>),
+    Field { c: u8, width: usize, left: bool },
+}
+
+/// Field letters of `-f`/`-F` (documented in the man page and `--help`).
+pub const FIELDS: &str = "aCcDdfnprRsTtxz0123";
+
+/// Compiles a blkparse-style format: `%[-][width]X` fields, `%%`, and `\n \t \r \\` escapes.
+pub fn compile(fmt: &str) -> Result<Vec<Piece>, String> {
+    let b = fmt.as_bytes();
+    let mut out = Vec::new();
+    let mut lit = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if i + 1 < b.len() => {
+                lit.push(match b[i + 1] {
+                    b'n' => b'\n',
+                    b't' => b'\t',
+                    b'r' => b'\r',
+                    b'b' => 8,
+                    other => other,
+                });
+                i += 2;
+            }
+            b'%' => {
+                i += 1;
+                if i < b.len() && b[i] == b'%' {
+                    lit.push(b'%');
+                    i += 1;
+                    continue;
+                }
+                let left = i < b.len() && b[i] == b'-';
+                if left {
+                    i += 1;
+                }
+                let mut width = 0usize;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    width = (width * 10 + (b[i] - b'0') as usize).min(256);
+                    i += 1;
+                }
+                let Some(&c) = b.get(i) else {
+                    return Err(format!("format '{fmt}' ends inside a % field"));
+                };
+                if !FIELDS.as_bytes().contains(&c) {
+                    return Err(format!(
+                        "format '{fmt}': unknown field %{} (fields: {})",
+                        c as char,
+                        FIELDS
+                            .chars()
+                            .map(|c| format!("%{c}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ));
+                }
+                if !lit.is_empty() {
+                    out.push(Piece::Lit(std::mem::take(&mut lit)));
+                }
+                out.push(Piece::Field { c, width, left });
+                i += 1;
+            }
+            other => {
+                lit.push(other);
+                i += 1;
+            }
+        }
+    }
+    if !lit.is_empty() {
+        out.push(Piece::Lit(lit));
+    }
+    Ok(out)
+}
+
+/// Shared state for rendering lines.
+pub struct Render {
+    pub dev: Vec<u8>,
+    /// Time 0 of the relative clock (the first record's time).
+    pub genesis: u64,
+    /// `(anchor_realtime_ns, anchor_clock_ns)` when printing wall-clock times.
+    pub wall: Option<(u64, u64)>,
+    pub anchor: Option<(u64, u64)>,
+    pub names: Names,
+    pub default_fmt: Option<Vec<Piece>>,
+    pub per_slot: Vec<Option<Vec<Piece>>>,
+}
+
+const NAME_W: usize = 11;
+
+impl Render {
+    pub fn new(dev: Vec<u8>) -> Render {
+        Render {
+            dev,
+            genesis: 0,
+            wall: None,
+            anchor: None,
+            names: Names::default(),
+            default_fmt: None,
+            per_slot: vec![None; NSLOTS],
+        }
+    }
+
+    /// Writes one line in its format (`-F` for its event, else `-f`, else the default).
+    #[inline(always)]
+    pub fn line(&self, out: &mut Out, l: &Line<'_>) {
+        if let Some(p) = &self.per_slot[l.slot] {
+            self.formatted(out, p, l);
+        } else if let Some(p) = &self.default_fmt {
+            self.formatted(out, p, l);
+        } else {
+            self.default_line(out, l);
+        }
+    }
+
+    /// `sec.nsec`, relative to genesis (or wall clock), seconds right-aligned in `w`.
+    #[inline(always)]
+    fn time(&self, out: &mut Out, t: u64, w: usize) {
+        let (neg, v) = match self.wall {
+            Some((real, clock)) => {
+                let v = (real as i128 + t as i128 - clock as i128).max(0) as u64;
+                (false, v)
+            }
+            None => {
+                if t >= self.genesis {
+                    (false, t - self.genesis)
+                } else {
+                    (true, self.genesis - t)
+                }
+            }
+        };
+        let (s, ns) = (v / 1_000_000_000, v % 1_000_000_000);
+        if neg {
+            let digits = if s == 0 { 1 } else { s.ilog10() as usize + 1 };
+            if digits + 1 < w {
+                out.pad(w - digits - 1);
+            }
+            out.byte(b'-');
+            out.u64(s);
+        } else {
+            out.u64_w(s, w);
+        }
+        out.byte(b'.');
+        out.u64_0(ns, 9);
+    }
+
+    fn name(&self, out: &mut Out, l: &Line<'_>, width: usize, left: bool) {
+        if l.slot == 0 || (l.slot >= 26 && l.slot < SLOT_NOTE_BASE) {
+            let code = match l.what {
+                What::Event(e) => e.code,
+                _ => 0,
+            };
+            let start = out.buf.len();
+            out.bytes(b"EVENT_");
+            out.u64(code as u64);
+            pad_field(out, start, width, left);
+            return;
+        }
+        let s: &[u8] = if l.slot >= SLOT_NOTE_BASE {
+            NOTE_NAMES[l.slot - SLOT_NOTE_BASE].1.as_bytes()
+        } else {
+            abi::EventCode::ALL[l.slot - 1].name().as_bytes()
+        };
+        if left {
+            out.str_left(s, width);
+        } else {
+            out.str_right(s, width);
+        }
+    }
+
+    #[inline(always)]
+    fn ring(&self, out: &mut Out, ring: u32) {
+        match self.names.ring(ring) {
+            Some(n) => out.bytes(n),
+            None => out.u64(ring as u64),
+        }
+    }
+
+    #[inline(always)]
+    fn comm(&self, out: &mut Out, l: &Line<'_>) {
+        if let What::Note(Body::Process { comm }) = l.what {
+            out.bytes(&sanitize(comm));
+            return;
+        }
+        if l.pid == 0 {
+            out.byte(b'-');
+            return;
+        }
+        match self.names.comm(l.pid) {
+            Some(c) => out.bytes(c),
+            None => out.byte(b'?'),
+        }
+    }
+
+    /// The default line.
+    #[inline(always)]
+    pub fn default_line(&self, out: &mut Out, l: &Line<'_>) {
+        out.bytes(&self.dev);
+        out.byte(b' ');
+        out.u64_w(l.cpu as u64, 2);
+        out.byte(b' ');
+        out.u64_w(l.seq, 8);
+        out.byte(b' ');
+        self.time(out, l.time, 5);
+        out.byte(b' ');
+        out.u64_w(l.pid as u64, 5);
+        out.byte(b' ');
+        self.name(out, l, NAME_W, true);
+        out.byte(b' ');
+        match l.what {
+            What::Event(e) => {
+                self.ring(out, e.ring);
+                out.byte(b' ');
+                out.u64(e.ctx as u64);
+                out.byte(b' ');
+                out.u64(e.seqno);
+            }
+            What::Note(Body::Ring(n)) => {
+                out.u64(n.ring as u64);
+                out.bytes(b" - -");
+            }
+            _ => out.bytes(b"- - -"),
+        }
+        self.details(out, l);
+        out.bytes(b" [");
+        self.comm(out, l);
+        out.bytes(b"]\n");
+    }
+
+    /// The event- or note-specific part, each item as ` key=value`.
+    pub fn details(&self, out: &mut Out, l: &Line<'_>) {
+        match l.what {
+            What::Event(e) => event_details(out, &e),
+            What::Gap(g) => self.lost_details(out, &g),
+            What::Note(b) => match b {
+                Body::Process { comm } => {
+                    out.bytes(b" comm=");
+                    out.bytes(&sanitize(comm));
+                }
+                Body::Ring(n) => {
+                    out.bytes(b" name=");
+                    out.bytes(&sanitize(n.name));
+                    out.bytes(b" class=");
+                    match abi::ENGINE_CLASS_NAMES.get(n.engine_class as usize) {
+                        Some(c) => out.bytes(c.as_bytes()),
+                        None => out.u64(n.engine_class as u64),
+                    }
+                    out.bytes(b" size=");
+                    out.u64(n.size);
+                    out.bytes(match n.unit {
+                        abi::RING_UNIT_BYTES => b" unit=bytes" as &[u8],
+                        abi::RING_UNIT_SLOTS => b" unit=slots",
+                        _ => b" unit=?",
+                    });
+                }
+                Body::Msg { text } => {
+                    out.byte(b' ');
+                    for &c in text {
+                        out.byte(if c < b' ' || c == 0x7f { b' ' } else { c });
+                    }
+                }
+                Body::ClockSync(c) => {
+                    out.bytes(b" gpu_clock=");
+                    out.u64(c.gpu_clock_id as u64);
+                    out.bytes(b" gpu_time=");
+                    out.u64(c.gpu_time);
+                    out.bytes(b" freq_hz=");
+                    out.u64(c.gpu_freq_hz);
+                }
+                Body::Lost(g) => self.lost_details(out, &g),
+                Body::StreamInfo(s) => {
+                    out.bytes(b" dropped=");
+                    out.u64(s.kernel_dropped);
+                    out.bytes(b" records=");
+                    out.u64(s.records);
+                    out.bytes(b" bytes=");
+                    out.u64(s.bytes);
+                    out.bytes(if s.flags & abi::INFO_STOPPED_CLEANLY != 0 {
+                        b" clean=yes" as &[u8]
+                    } else {
+                        b" clean=no"
+                    });
+                }
+                Body::Event(e) => event_details(out, &e),
+                Body::Unknown { .. } => {}
+            },
+        }
+    }
+
+    fn lost_details(&self, out: &mut Out, g: &Lost) {
+        out.bytes(b" count=");
+        out.u64(g.count);
+        out.bytes(match g.source {
+            lost_source::KERNEL => b" source=kernel" as &[u8],
+            lost_source::RECORDER => b" source=recorder",
+            lost_source::SEQ_GAP => b" source=gap",
+            _ => b" source=other",
+        });
+        out.bytes(b" from=");
+        self.time(out, g.first_ns, 0);
+        out.bytes(b" to=");
+        self.time(out, g.last_ns, 0);
+    }
+
+    /// A line through a compiled format string.
+    pub fn formatted(&self, out: &mut Out, pieces: &[Piece], l: &Line<'_>) {
+        let ev = match l.what {
+            What::Event(e) => Some(e),
+            _ => None,
+        };
+        for p in pieces {
+            let (c, width, left) = match p {
+                Piece::Lit(b) => {
+                    out.bytes(b);
+                    continue;
+                }
+                Piece::Field { c, width, left } => (*c, *width, *left),
+            };
+            let start = out.buf.len();
+            match c {
+                b'a' => self.name(out, l, 0, true),
+                b'c' => out.u64(l.cpu as u64),
+                b'C' => self.comm(out, l),
+                b'd' => {
+                    self.details(out, l);
+                    if out.buf.get(start) == Some(&b' ') {
+                        out.buf.remove(start);
+                    }
+                }
+                b'D' => out.bytes(&self.dev),
+                b'f' => match ev {
+                    Some(e) if e.flags & eflag::KNOWN != 0 => flag_names(out, e.flags),
+                    _ => out.byte(b'-'),
+                },
+                b'n' => match ev {
+                    Some(e) => out.u64(e.seqno),
+                    None => out.byte(b'-'),
+                },
+                b'p' => out.u64(l.pid as u64),
+                b'r' => match (ev, l.what) {
+                    (Some(e), _) => self.ring(out, e.ring),
+                    (None, What::Note(Body::Ring(n))) => out.u64(n.ring as u64),
+                    _ => out.byte(b'-'),
+                },
+                b'R' => match ev {
+                    Some(e) => out.u64(e.ring as u64),
+                    None => out.byte(b'-'),
+                },
+                b's' => out.u64(l.seq),
+                b'T' | b't' | b'z' => {
+                    let v = if c == b'z' {
+                        match self.anchor {
+                            Some((real, clock)) => {
+                                (real as i128 + l.time as i128 - clock as i128).max(0) as u64
+                            }
+                            None => 0,
+                        }
+                    } else {
+                        match self.wall {
+                            Some((real, clock)) => {
+                                (real as i128 + l.time as i128 - clock as i128).max(0) as u64
+                            }
+                            None => l.time.saturating_sub(self.genesis),
+                        }
+                    };
+                    match c {
+                        b'T' => out.u64(v / 1_000_000_000),
+                        b't' => {
+                            out.u64_0(v % 1_000_000_000, if width > 0 { width } else { 9 });
+                            continue;
+                        }
+                        _ => {
+                            out.u64(v / 1_000_000_000);
+                            out.byte(b'.');
+                            out.u64_0(v % 1_000_000_000, 9);
+                        }
+                    }
+                }
+                b'x' => match ev {
+                    Some(e) => out.u64(e.ctx as u64),
+                    None => out.byte(b'-'),
+                },
+                b'0' | b'1' | b'2' | b'3' => match ev {
+                    Some(e) => out.u64(match c {
+                        b'0' => e.arg0,
+                        b'1' => e.arg1,
+                        b'2' => e.arg2 as u64,
+                        _ => e.arg3 as u64,
+                    }),
+                    None => out.byte(b'-'),
+                },
+                _ => {}
+            }
+            pad_field(out, start, width, left);
+        }
+    }
+}
+
+/// Pads what was written since `start` to `width` columns.
+fn pad_field(out: &mut Out, start: usize, width: usize, left: bool) {
+    let n = out.buf.len() - start;
+    if n >= width {
+        return;
+    }
+    if left {
+        out.pad(width - n);
+    } else {
+        let fill = width - n;
+        out.buf
+            .splice(start..start, std::iter::repeat_n(b' ', fill));
+    }
+}
+
+fn flag_names(out: &mut Out, flags: u16) {
+    let mut first = true;
+    for (bit, name) in eflag::NAMES {
+        if flags & bit != 0 {
+            if !first {
+                out.byte(b',');
+            }
+            first = false;
+            out.bytes(name.as_bytes());
+        }
+    }
+}
+
+#[inline(always)]
+fn kv(out: &mut Out, k: &[u8], v: u64) {
+    out.bytes(k);
+    out.u64(v);
+}
+
+#[inline(always)]
+fn kx(out: &mut Out, k: &[u8], v: u64) {
+    out.bytes(k);
+    out.hex(v);
+}
+
+/// ` key=value` items of an event, by code (FORMAT.md §4.1), then its flags.
+#[inline(always)]
+pub fn event_details(out: &mut Out, e: &EventBody) {
+    match e.code {
+        1 | 2 | 4 => {
+            kv(out, b" wp=", e.arg0);
+            kv(out, b" units=", e.arg1);
+            kv(out, b" fill=", e.arg2 as u64);
+        }
+        3 => {
+            kv(out, b" wp=", e.arg0);
+            kv(out, b" units=", e.arg1);
+            kv(out, b" fill=", e.arg2 as u64);
+            kv(out, b" jobs=", e.arg3 as u64);
+        }
+        5 => {
+            kv(out, b" fctx=", e.arg0);
+            kv(out, b" client=", e.arg1);
+            kv(out, b" depth=", e.arg2 as u64);
+            kv(out, b" credits=", e.arg3 as u64);
+        }
+        6 => {
+            kv(out, b" fctx=", e.arg0);
+            kv(out, b" client=", e.arg1);
+        }
+        7 => {
+            kv(out, b" fctx=", e.arg0);
+            kv(out, b" client=", e.arg1);
+            kv(out, b" status=", e.arg2 as u64);
+        }
+        8 => {
+            kv(out, b" hwseqno=", e.arg0);
+            kv(out, b" src=", e.arg2 as u64);
+        }
+        9 => {
+            kv(out, b" fctx=", e.arg0);
+            kv(out, b" fseqno=", e.arg1);
+            kv(out, b" err=", e.arg2 as u64);
+        }
+        10 | 12 | 13 => {
+            kv(out, b" fctx=", e.arg0);
+            kv(out, b" fseqno=", e.arg1);
+        }
+        11 => {
+            kv(out, b" fctx=", e.arg0);
+            kv(out, b" fseqno=", e.arg1);
+            kv(out, b" result=", e.arg2 as u64);
+        }
+        14 => kv(out, b" prev=", e.arg0),
+        15 | 16 => {}
+        17 | 18 => {
+            kv(out, b" obj=", e.arg0);
+            kv(out, b" size=", e.arg1);
+            kv(out, b" place=", e.arg2 as u64);
+        }
+        19 | 20 => {
+            kx(out, b" va=", e.arg0);
+            kv(out, b" size=", e.arg1);
+            kv(out, b" obj=", e.arg2 as u64);
+        }
+        21 | 22 => {
+            kx(out, b" addr=", e.arg0);
+            kv(out, b" status=", e.arg2 as u64);
+            kv(out, b" vmid=", e.arg3 as u64);
+        }
+        23 | 25 => kv(out, b" err=", e.arg2 as u64),
+        24 => {
+            kv(out, b" err=", e.arg2 as u64);
+            kv(out, b" scope=", e.arg3 as u64);
+        }
+        _ => {
+            kv(out, b" a0=", e.arg0);
+            kv(out, b" a1=", e.arg1);
+            kv(out, b" a2=", e.arg2 as u64);
+            kv(out, b" a3=", e.arg3 as u64);
+        }
+    }
+    if e.flags & eflag::KNOWN != 0 {
+        out.bytes(b" flags=");
+        flag_names(out, e.flags);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_strings_compile_and_reject_unknown_fields() {
+        let p = compile("%T.%9t %-5a|%3c\\n%%").unwrap();
+        assert_eq!(
+            p,
+            vec![
+                Piece::Field {
+                    c: b'T',
+                    width: 0,
+                    left: false
+                },
+                Piece::Lit(b".".to_vec()),
+                Piece::Field {
+                    c: b't',
+                    width: 9,
+                    left: false
+                },
+                Piece::Lit(b" ".to_vec()),
+                Piece::Field {
+                    c: b'a',
+                    width: 5,
+                    left: true
+                },
+                Piece::Lit(b"|".to_vec()),
+                Piece::Field {
+                    c: b'c',
+                    width: 3,
+                    left: false
+                },
+                Piece::Lit(b"\n%".to_vec()),
+            ]
+        );
+        assert!(compile("%q").unwrap_err().contains("unknown field %q"));
+        assert!(compile("abc %").is_err());
+    }
+
+    #[test]
+    fn names_and_slots_round_trip() {
+        for s in 1..26 {
+            assert_eq!(slot_by_name(&slot_name(s)), Some(s));
+        }
+        for (rt, n) in NOTE_NAMES.iter().skip(2) {
+            assert_eq!(slot_by_name(n), Some(SLOT_NOTE_BASE + *rt as usize));
+            assert_eq!(slot_name(SLOT_NOTE_BASE + *rt as usize), *n);
+        }
+        assert_eq!(slot_by_name("event_42"), Some(42));
+        assert_eq!(slot_by_name("submit"), Some(3));
+        assert_eq!(slot_by_name("nonsense"), None);
+    }
+}

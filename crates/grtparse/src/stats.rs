@@ -1,0 +1,235 @@
+//! Counting and the end-of-run summary: per CPU and total counts by event and note, losses
+//! split into kernel drops, recorder losses and sequence gaps, unknown records, and the
+//! device's dropped counter when the streams carry it.
+
+use std::collections::HashMap;
+
+use grtrace_format::abi::{lost_source, rtype};
+use grtrace_format::view::{Body, Lost, RecordView};
+use grtrace_format::RunSummary;
+
+use crate::format::{slot_name, Line, Render, NSLOTS, SLOT_NOTE_BASE};
+use crate::out::Out;
+
+/// CPUs at or above this are counted together as `CPU?`.
+const CPU_LIMIT: usize = 1024;
+
+#[derive(Default)]
+pub struct Stats {
+    per_cpu: Vec<[u64; NSLOTS]>,
+    /// Per CPU: records lost per the kernel, the recorder, sequence gaps.
+    lost: Vec<[u64; 3]>,
+    gaps: u64,
+    /// Largest device-wide `kernel_dropped` from NOTE_STREAM_INFO.
+    dropped: Option<u64>,
+    unclean_streams: u64,
+    per_proc: Option<HashMap<u32, [u64; NSLOTS]>>,
+}
+
+#[inline(always)]
+fn cpu_index(cpu: u32) -> usize {
+    (cpu as usize).min(CPU_LIMIT)
+}
+
+impl Stats {
+    pub fn new(per_process: bool) -> Stats {
+        Stats {
+            per_proc: per_process.then(HashMap::new),
+            ..Stats::default()
+        }
+    }
+
+    /// Counts a shown line.
+    #[inline(always)]
+    pub fn count(&mut self, l: &Line<'_>, r: &RecordView<'_>) {
+        let c = cpu_index(l.cpu);
+        if c >= self.per_cpu.len() {
+            self.per_cpu.resize(c + 1, [0; NSLOTS]);
+        }
+        self.per_cpu[c][l.slot] += 1;
+        if let Some(p) = self.per_proc.as_mut() {
+            p.entry(l.pid).or_insert([0; NSLOTS])[l.slot] += 1;
+        }
+        if l.slot >= SLOT_NOTE_BASE {
+            self.note_facts(r);
+        }
+    }
+
+    fn lost_slot(&mut self, cpu: u32) -> &mut [u64; 3] {
+        let c = cpu_index(cpu);
+        if c >= self.lost.len() {
+            self.lost.resize(c + 1, [0; 3]);
+        }
+        &mut self.lost[c]
+    }
+
+    /// Losses and drop counts carried by a note (counted whether or not it is shown).
+    pub fn note_facts(&mut self, r: &RecordView<'_>) {
+        match r.rtype() {
+            rtype::NOTE_LOST | rtype::NOTE_STREAM_INFO => {}
+            _ => return,
+        }
+        match r.body() {
+            Body::Lost(l) => {
+                let i = match l.source {
+                    lost_source::KERNEL => 0,
+                    lost_source::RECORDER => 1,
+                    _ => 2,
+                };
+                if i == 2 {
+                    self.gaps += 1;
+                }
+                self.lost_slot(l.cpu)[i] += l.count;
+            }
+            Body::StreamInfo(s) => {
+                self.dropped = Some(self.dropped.unwrap_or(0).max(s.kernel_dropped));
+                if s.flags & grtrace_format::abi::INFO_STOPPED_CLEANLY == 0 {
+                    self.unclean_streams += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A reader-detected sequence gap.
+    pub fn gap(&mut self, g: &Lost) {
+        self.gaps += 1;
+        self.lost_slot(g.cpu)[2] += g.count;
+    }
+
+    /// Records lost by any cause.
+    pub fn total_lost(&self) -> u64 {
+        self.lost.iter().map(|l| l[0] + l[1] + l[2]).sum()
+    }
+
+    pub fn write_summary(&self, o: &mut Out, render: &Render, sum: &RunSummary) {
+        let ncpu = self.per_cpu.len().max(self.lost.len());
+        let cpus: Vec<usize> = (0..ncpu)
+            .filter(|&c| {
+                self.per_cpu
+                    .get(c)
+                    .is_some_and(|s| s.iter().any(|&x| x > 0))
+                    || self.lost.get(c).is_some_and(|l| l.iter().any(|&x| x > 0))
+            })
+            .collect();
+        let mut total = [0u64; NSLOTS];
+        for s in &self.per_cpu {
+            for (t, v) in total.iter_mut().zip(s) {
+                *t += v;
+            }
+        }
+        o.bytes(b"\nSummary (");
+        o.bytes(&render.dev);
+        o.bytes(b"):\n");
+        let w = 12;
+        o.str_left(b"name", 16);
+        for &c in &cpus {
+            let label = if c == CPU_LIMIT {
+                "CPU?".to_string()
+            } else {
+                format!("CPU{c}")
+            };
+            o.str_right(label.as_bytes(), w);
+        }
+        o.str_right(b"Total", w);
+        o.byte(b'\n');
+        let row = |o: &mut Out, name: &str, f: &dyn Fn(usize) -> u64, t: u64| {
+            o.str_left(name.as_bytes(), 16);
+            for &c in &cpus {
+                o.u64_w(f(c), w);
+            }
+            o.u64_w(t, w);
+            o.byte(b'\n');
+        };
+        let slot_of_cpu = |c: usize, s: usize| self.per_cpu.get(c).map_or(0, |x| x[s]);
+        for (s, &t) in total.iter().enumerate() {
+            if t > 0 {
+                row(o, &slot_name(s), &|c| slot_of_cpu(c, s), t);
+            }
+        }
+        let events = |c: usize| (0..SLOT_NOTE_BASE).map(|s| slot_of_cpu(c, s)).sum::<u64>();
+        let ev_total: u64 = total[..SLOT_NOTE_BASE].iter().sum();
+        let notes_total: u64 = total[SLOT_NOTE_BASE..].iter().sum();
+        row(o, "events", &events, ev_total);
+        let lost = |c: usize, i: usize| self.lost.get(c).map_or(0, |l| l[i]);
+        let lt = |i: usize| self.lost.iter().map(|l| l[i]).sum::<u64>();
+        row(o, "lost(kernel)", &|c| lost(c, 0), lt(0));
+        if lt(1) > 0 {
+            row(o, "lost(recorder)", &|c| lost(c, 1), lt(1));
+        }
+        row(o, "lost(gap)", &|c| lost(c, 2), lt(2));
+        o.byte(b'\n');
+
+        o.bytes(b"Events: ");
+        o.u64(ev_total);
+        o.bytes(b" entries, ");
+        o.u64(notes_total);
+        o.bytes(b" notes\n");
+        o.bytes(b"Kernel dropped: ");
+        o.u64(lt(0));
+        o.bytes(b" records in LOST notes");
+        if let Some(d) = self.dropped {
+            o.bytes(b"; device dropped counter at stop: ");
+            o.u64(d);
+        }
+        o.byte(b'\n');
+        if lt(1) > 0 {
+            o.bytes(b"Recorder lost: ");
+            o.u64(lt(1));
+            o.bytes(b" records\n");
+        }
+        o.bytes(b"Sequence gaps: ");
+        o.u64(self.gaps);
+        o.bytes(b" gaps, ");
+        o.u64(lt(2));
+        o.bytes(b" records\n");
+        o.bytes(b"Sequence errors: ");
+        o.u64(sum.seq_backwards);
+        o.bytes(b" repeated or backwards\n");
+        o.bytes(b"Unknown records: ");
+        o.u64(sum.unknown_records);
+        o.bytes(b" skipped; unknown event codes: ");
+        let unknown_codes: u64 = total[0] + total[26..SLOT_NOTE_BASE].iter().sum::<u64>();
+        o.u64(unknown_codes);
+        o.byte(b'\n');
+        if self.unclean_streams > 0 {
+            o.bytes(b"Streams not stopped cleanly: ");
+            o.u64(self.unclean_streams);
+            o.byte(b'\n');
+        }
+        if !sum.errors.is_empty() {
+            o.bytes(b"Damaged inputs: ");
+            o.u64(sum.errors.len() as u64);
+            o.bytes(b" (see stderr)\n");
+        }
+
+        if let Some(p) = &self.per_proc {
+            o.bytes(b"\nPer process:\n");
+            let mut procs: Vec<(&u32, &[u64; NSLOTS])> = p.iter().collect();
+            let name = |pid: u32| -> Vec<u8> {
+                if pid == 0 {
+                    b"-".to_vec()
+                } else {
+                    render.names.comm(pid).unwrap_or(b"?").to_vec()
+                }
+            };
+            procs.sort_by(|a, b| name(*a.0).cmp(&name(*b.0)).then(a.0.cmp(b.0)));
+            for (pid, counts) in procs {
+                o.bytes(&name(*pid));
+                o.bytes(b" (");
+                o.u64(*pid as u64);
+                o.bytes(b"): events=");
+                o.u64(counts[..SLOT_NOTE_BASE].iter().sum());
+                for (s, &n) in counts.iter().enumerate() {
+                    if n > 0 {
+                        o.byte(b' ');
+                        o.bytes(slot_name(s).as_bytes());
+                        o.byte(b'=');
+                        o.u64(n);
+                    }
+                }
+                o.byte(b'\n');
+            }
+        }
+    }
+}
