@@ -1,1 +1,517 @@
-//! The grtrace recorder: drains per-CPU relay buffers through mmap into stream files
+//! # grtrace-record
+//!
+//! The recorder behind `grtrace`: sets up the kernel's per-device relay channel through
+//! `<debugfs>/grtrace/cardN/ctl`, maps every per-CPU `trace<cpu>` buffer read-only, and drains
+//! it with the consumer of FORMAT.md §7.2 (one thread per CPU) into `BASE.grtrace.<cpu>`
+//! streams, or one merged stream on stdout for `-o -`. A writer thread owns the outputs; drain
+//! threads hand it pooled buffers over crossbeam channels, so nothing is allocated per record.
+//!
+//! Losses are never silent: sub-buffer `lost` counts become `NOTE_LOST` records in the stream
+//! where they happened, records still pending at stop become a final `NOTE_LOST`, each stream
+//! ends with `NOTE_STREAM_INFO`, and the end-of-run summary warns about kernel drops.
+//!
+//! Nothing here depends on the simulator: `poll()` is only a hint, file sizes are never read,
+//! and commands are confirmed by reading `info` (immediate on the kernel).
+
+pub mod device;
+pub mod drain;
+pub mod error;
+pub mod summary;
+pub mod writer;
+
+use std::fs::{File, OpenOptions};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use grtrace_format::abi::{self, lost_source, rsize};
+use grtrace_format::relay::{CtlCommand, DevState, DrainCursor, Filters, Info, RelayBuf};
+use grtrace_format::{encode, Body, Endian, Lost, Stamp, StreamHeader};
+
+pub use device::{Device, DEFAULT_ROOT};
+pub use error::RecordError;
+pub use summary::{CpuReport, DeviceReport, RunReport};
+
+use drain::{Drain, DrainTotals};
+use writer::{Chunk, Output, WriterFailure};
+
+/// Default sub-buffer size and count: 512 KiB × 8 = 4 MiB per CPU.
+pub const DEFAULT_SUBBUF_SIZE: usize = 512 << 10;
+pub const DEFAULT_N_SUBBUFS: usize = 8;
+
+/// What to record and where.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Devices (`card0`, ...).
+    pub devices: Vec<String>,
+    /// debugfs mount point (or a grtsim root).
+    pub root: PathBuf,
+    /// Output base name; `-` = one merged stream on stdout; None = the device name.
+    pub output: Option<String>,
+    pub dir: Option<PathBuf>,
+    /// Stop after this long.
+    pub stopwatch: Option<Duration>,
+    pub subbuf_size: usize,
+    pub n_subbufs: usize,
+    pub filters: Filters,
+}
+
+impl Options {
+    pub fn new(devices: Vec<String>) -> Options {
+        Options {
+            devices,
+            root: PathBuf::from(DEFAULT_ROOT),
+            output: None,
+            dir: None,
+            stopwatch: None,
+            subbuf_size: DEFAULT_SUBBUF_SIZE,
+            n_subbufs: DEFAULT_N_SUBBUFS,
+            filters: Filters::default(),
+        }
+    }
+
+    pub fn is_pipe(&self) -> bool {
+        self.output.as_deref() == Some("-")
+    }
+
+    /// The files of a device: `[DIR/]BASE.grtrace.<cpu>`.
+    pub fn file_base(&self, dev: &str) -> PathBuf {
+        let base = match (&self.output, self.devices.len()) {
+            (Some(b), 1) => b.clone(),
+            (Some(b), _) => format!("{b}.{dev}"),
+            (None, _) => dev.to_string(),
+        };
+        match &self.dir {
+            Some(d) => d.join(base),
+            None => PathBuf::from(base),
+        }
+    }
+}
+
+/// Monotonic nanoseconds (the clock of kernel timestamps).
+fn monotonic_ns() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map(|ts| ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64)
+        .unwrap_or(0)
+}
+
+/// A device set up by this recorder. Dropping it without [`Session::done`] stops and tears
+/// the device down, so an error path never leaves it busy.
+struct Session {
+    dev: Device,
+    info: Info,
+    running: bool,
+    done: bool,
+}
+
+impl Session {
+    fn stop(&mut self) -> Result<(), RecordError> {
+        if self.running {
+            self.running = false;
+            self.dev.ctl(&CtlCommand::Stop)?;
+            self.dev.wait_state(DevState::Stopped)?;
+        }
+        Ok(())
+    }
+    fn teardown(&mut self) -> Result<(), RecordError> {
+        self.done = true;
+        self.dev.ctl(&CtlCommand::Teardown)?;
+        self.dev.wait_state(DevState::Idle).map(|_| ())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.stop();
+            let _ = self.teardown();
+        }
+    }
+}
+
+fn page_align(n: usize) -> usize {
+    let page = nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+        .ok()
+        .flatten()
+        .unwrap_or(4096) as usize;
+    n.div_ceil(page) * page
+}
+
+fn stream_header(info: &Info, cpu: u32, merged: bool) -> StreamHeader {
+    let mut h = StreamHeader::new(cpu, info.card, &info.driver);
+    h.endian = if info.little_endian {
+        Endian::Little
+    } else {
+        Endian::Big
+    };
+    h.clock_id = info.clock;
+    h.session_id = info.session;
+    h.anchor_realtime_ns = info.anchor_realtime_ns;
+    h.anchor_clock_ns = info.anchor_clock_ns;
+    if merged {
+        h.cpu = abi::CPU_MERGED;
+        h.flags |= abi::STREAM_MERGED;
+    }
+    if info.simulated {
+        h.flags |= abi::STREAM_SIMULATED;
+    }
+    h
+}
+
+/// One mapped CPU buffer, ready to drain.
+struct MappedCpu {
+    dev_idx: usize,
+    cpu: u32,
+    output: usize,
+    map: memmap2::Mmap,
+    trace: File,
+    consumed: Arc<File>,
+    start: u64,
+    endian: Endian,
+    subbuf_size: usize,
+    n_subbufs: usize,
+}
+
+fn map_cpu(dev: &Device, info: &Info, cpu: u32) -> Result<(File, memmap2::Mmap), RecordError> {
+    let p = dev.trace_path(cpu);
+    let f = File::open(&p).map_err(|e| device::open_error(&p, e))?;
+    let len = page_align(info.subbuf_size * info.n_subbufs);
+    // SAFETY: relay buffers stay mapped until we unmap them, even if the device goes away;
+    // the memory is only accessed through RelayBuf (atomics and copies below commit).
+    let map = unsafe { memmap2::MmapOptions::new().len(len).map(&f) }
+        .map_err(|e| device::open_error(&p, e))?;
+    Ok((f, map))
+}
+
+/// Records until `stop` is set, the stopwatch runs out, or an output fails. `stop` is the
+/// flag the signal handlers set (tests set it directly).
+pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordError> {
+    let t_start = Instant::now();
+    let cpu_start = summary::cpu_time();
+    let pipe = opts.is_pipe();
+
+    // 1. Set up every device (nothing is started before all are ready).
+    let mut sessions: Vec<Session> = Vec::new();
+    for d in &opts.devices {
+        let dev = Device::find(&opts.root, d)?;
+        let info = dev.info()?;
+        if info.state != DevState::Idle {
+            return Err(RecordError::Busy { dev: dev.name });
+        }
+        dev.ctl(&CtlCommand::Setup {
+            subbuf_size: opts.subbuf_size,
+            n_subbufs: opts.n_subbufs,
+            filters: opts.filters,
+        })?;
+        let mut s = Session {
+            dev,
+            info,
+            running: false,
+            done: false,
+        };
+        s.info = s.dev.wait_state(DevState::Setup)?;
+        let bad = |msg: String| RecordError::Protocol {
+            dev: s.dev.name.clone(),
+            msg,
+        };
+        if s.info.subbuf_header != abi::subbuf::HEADER_SIZE
+            || s.info.subbuf_size < abi::subbuf::MIN_SUBBUF_SIZE
+            || !s.info.subbuf_size.is_multiple_of(8)
+            || s.info.n_subbufs < 2
+        {
+            return Err(bad(format!(
+                "unexpected relay geometry: subbuf_size {} n_subbufs {} header {}",
+                s.info.subbuf_size, s.info.n_subbufs, s.info.subbuf_header
+            )));
+        }
+        if s.info.cpus.is_empty() {
+            return Err(bad("no trace<cpu> files after setup".into()));
+        }
+        sessions.push(s);
+    }
+
+    // 2. Outputs, mappings, and where each CPU starts.
+    let mut outputs: Vec<Output> = Vec::new();
+    let mut cpus: Vec<MappedCpu> = Vec::new();
+    if pipe {
+        let s = &sessions[0];
+        let fd = std::io::stdout()
+            .lock()
+            .as_fd_owned()
+            .map_err(|e| RecordError::io("stdout", e))?;
+        outputs.push(Output::new(
+            PathBuf::from("-"),
+            File::from(fd),
+            false,
+            &stream_header(&s.info, abi::CPU_MERGED, true),
+            s.info.cpus.len() as u32,
+        )?);
+    }
+    if let Some(d) = &opts.dir {
+        std::fs::create_dir_all(d)
+            .map_err(|e| RecordError::io(format!("creating {}", d.display()), e))?;
+    }
+    for (di, s) in sessions.iter().enumerate() {
+        let state = s.dev.state()?;
+        let consumed = Arc::new(s.dev.open_consumed()?);
+        for &cpu in &s.info.cpus {
+            let output = if pipe {
+                0
+            } else {
+                let mut p = opts.file_base(&s.dev.name).into_os_string();
+                p.push(format!(".grtrace.{cpu}"));
+                let p = PathBuf::from(p);
+                let f = OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(&p)
+                    .map_err(|e| writer::write_error(&p, e))?;
+                outputs.push(Output::new(
+                    p,
+                    f,
+                    true,
+                    &stream_header(&s.info, cpu, false),
+                    1,
+                )?);
+                outputs.len() - 1
+            };
+            let (trace, map) = map_cpu(&s.dev, &s.info, cpu)?;
+            let start = state
+                .iter()
+                .find(|c| c.cpu == cpu)
+                .map_or(0, |c| c.consumed);
+            cpus.push(MappedCpu {
+                dev_idx: di,
+                cpu,
+                output,
+                map,
+                trace,
+                consumed: consumed.clone(),
+                start,
+                endian: if s.info.little_endian {
+                    Endian::Little
+                } else {
+                    Endian::Big
+                },
+                subbuf_size: s.info.subbuf_size,
+                n_subbufs: s.info.n_subbufs,
+            });
+        }
+    }
+
+    // 3. Threads: one writer, one drain per CPU.
+    let (tx, rx) = crossbeam_channel::bounded::<Chunk>(4 * cpus.len() + 4);
+    let (pool_tx, pool_rx) = crossbeam_channel::bounded::<Vec<u8>>(4 * cpus.len() + 4);
+    let failed = Arc::new(AtomicBool::new(false));
+    let failure = Arc::new(Mutex::new(WriterFailure::default()));
+    let writer = {
+        let (failed, failure) = (failed.clone(), failure.clone());
+        std::thread::Builder::new()
+            .name("grtrace-writer".into())
+            .spawn(move || writer::run(outputs, rx, pool_tx, failed, failure))
+            .map_err(|e| RecordError::io("starting the writer thread", e))?
+    };
+    let finish: Vec<Arc<AtomicBool>> = sessions
+        .iter()
+        .map(|_| Arc::new(AtomicBool::new(false)))
+        .collect();
+    let mut drains: Vec<(usize, u32, usize, JoinHandle<DrainTotals>)> = Vec::new();
+    for m in cpus {
+        // SAFETY: the mapping is page-aligned, covers subbuf_size * n_subbufs bytes and moves
+        // into the Drain together with this RelayBuf, so it outlives every use.
+        let buf = unsafe { RelayBuf::new(m.map.as_ptr() as *mut u8, m.subbuf_size, m.n_subbufs) };
+        let d = Drain {
+            cpu: m.cpu,
+            output: m.output,
+            buf,
+            map: m.map,
+            trace: m.trace,
+            consumed: m.consumed,
+            cursor: DrainCursor::new(m.start),
+            endian: m.endian,
+            tx: tx.clone(),
+            pool: pool_rx.clone(),
+            finish: finish[m.dev_idx].clone(),
+            abort: failed.clone(),
+            spare: None,
+        };
+        let h = std::thread::Builder::new()
+            .name(format!("grtrace-cpu{}", m.cpu))
+            .spawn(move || d.run())
+            .map_err(|e| RecordError::io("starting a drain thread", e))?;
+        drains.push((m.dev_idx, m.cpu, m.output, h));
+    }
+
+    // 4. Start tracing and wait for the end.
+    let mut start_error = None;
+    for s in sessions.iter_mut() {
+        if let Err(e) = s
+            .dev
+            .ctl(&CtlCommand::Start)
+            .and_then(|_| s.dev.wait_state(DevState::Running))
+        {
+            start_error = Some(e);
+            break;
+        }
+        s.running = true;
+    }
+    let deadline = opts.stopwatch.map(|d| Instant::now() + d);
+    while start_error.is_none()
+        && !stop.load(Ordering::Acquire)
+        && !failed.load(Ordering::Acquire)
+        && deadline.is_none_or(|d| Instant::now() < d)
+        && !drains.iter().any(|d| d.3.is_finished())
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+
+    // 5. Stop the kernel side, drain what is left, end every stream.
+    let mut first_error = start_error;
+    let mut reports: Vec<DeviceReport> = Vec::new();
+    for (di, s) in sessions.iter_mut().enumerate() {
+        if let Err(e) = s.stop() {
+            first_error.get_or_insert(e);
+        }
+        finish[di].store(true, Ordering::Release);
+        let state = s.dev.state().unwrap_or_default();
+        let dropped = s.dev.dropped().unwrap_or(0);
+        let now = monotonic_ns();
+        let mut report = DeviceReport {
+            name: s.dev.name.clone(),
+            cpus: Vec::new(),
+            dropped,
+        };
+        let mine: Vec<_> = drains
+            .iter()
+            .filter(|d| d.0 == di)
+            .map(|d| (d.1, d.2))
+            .collect();
+        let handles: Vec<_> = {
+            let mut keep = Vec::new();
+            let mut taken = Vec::new();
+            for d in drains.drain(..) {
+                if d.0 == di {
+                    taken.push(d.3);
+                } else {
+                    keep.push(d);
+                }
+            }
+            drains = keep;
+            taken
+        };
+        for ((cpu, output), h) in mine.into_iter().zip(handles) {
+            let mut t = h.join().unwrap_or_else(|_| DrainTotals {
+                cpu,
+                error: Some("drain thread panicked".into()),
+                ..Default::default()
+            });
+            if let Some(msg) = t.error.take() {
+                first_error.get_or_insert(RecordError::Protocol {
+                    dev: format!("{} cpu {cpu}", s.dev.name),
+                    msg,
+                });
+            }
+            let pending = state
+                .iter()
+                .find(|c| c.cpu == cpu)
+                .map_or(0, |c| c.lost_pending);
+            let final_lost = t.lost_unreported + pending;
+            let mut tail = Vec::new();
+            let mut tail_records = 0;
+            if final_lost > 0 {
+                let endian = if s.info.little_endian {
+                    Endian::Little
+                } else {
+                    Endian::Big
+                };
+                let first_ns = t.last_time;
+                encode(
+                    &Stamp {
+                        cpu,
+                        pid: 0,
+                        time_ns: first_ns,
+                        seq: 0,
+                    },
+                    &Body::Lost(Lost {
+                        cpu,
+                        source: lost_source::KERNEL,
+                        count: final_lost,
+                        first_ns,
+                        last_ns: now.max(first_ns),
+                    }),
+                    endian,
+                    &mut tail,
+                );
+                tail_records = 1;
+                t.records += 1;
+                t.bytes += rsize::NOTE_LOST as u64;
+            }
+            let _ = tx.send(Chunk::Finish {
+                output,
+                tail,
+                tail_records,
+                kernel_dropped: dropped,
+                clean: first_error.is_none(),
+                end_ns: now.max(t.last_time),
+            });
+            report.cpus.push(CpuReport {
+                cpu,
+                events: t.events,
+                records: t.records,
+                bytes: t.bytes,
+                lost: t.lost_in_headers + pending,
+                streaming: t.streaming,
+                corrupt_bytes: t.corrupt_bytes,
+            });
+        }
+        reports.push(report);
+    }
+    drop(tx);
+    let totals = writer.join().map_err(|_| RecordError::Protocol {
+        dev: "writer".into(),
+        msg: "writer thread panicked".into(),
+    })?;
+    for s in sessions.iter_mut() {
+        if let Err(e) = s.teardown() {
+            first_error.get_or_insert(e);
+        }
+    }
+    let f = std::mem::take(&mut *failure.lock().unwrap_or_else(|e| e.into_inner()));
+    if let Some(e) = f.error {
+        first_error = Some(e);
+    }
+    Ok(RunReport {
+        devices: reports,
+        outputs: totals.outputs,
+        elapsed: t_start.elapsed(),
+        cpu_time: summary::cpu_time().saturating_sub(cpu_start),
+        pipe_closed: f.pipe_closed,
+        failure: first_error,
+    })
+}
+
+/// `grtrace -k`: stop and tear down each device; returns one line per device.
+pub fn kill(opts: &Options) -> Result<Vec<String>, RecordError> {
+    let mut lines = Vec::new();
+    for d in &opts.devices {
+        let dev = Device::find(&opts.root, d)?;
+        let was = device::kill(&dev)?;
+        lines.push(match was {
+            DevState::Idle => format!("{}: was not set up", dev.name),
+            s => format!("{}: torn down (was {})", dev.name, s.name()),
+        });
+    }
+    Ok(lines)
+}
+
+trait AsFdOwned {
+    fn as_fd_owned(&self) -> std::io::Result<std::os::fd::OwnedFd>;
+}
+impl<T: std::os::fd::AsFd> AsFdOwned for T {
+    fn as_fd_owned(&self) -> std::io::Result<std::os::fd::OwnedFd> {
+        self.as_fd().try_clone_to_owned()
+    }
+}

@@ -1,0 +1,283 @@
+//! One drain thread per traced CPU: follows the relay buffer with the §7.2 consumer
+//! ([`DrainCursor`]), copies whole records into pooled buffers for the writer, turns
+//! sub-buffer `lost` counts into `NOTE_LOST` records in place, and releases sub-buffers
+//! through `consumed` in batches.
+
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use grtrace_format::abi::{lost_source, rec_off, rsize, rtype, RECORD_HEADER_SIZE};
+use grtrace_format::relay::{consumed_line, DrainCursor, RelayBuf};
+use grtrace_format::{encode_into, Body, Endian, Lost, Stamp};
+
+use crate::writer::Chunk;
+
+/// Send a chunk to the writer once it holds this much.
+pub const CHUNK_BYTES: usize = 1 << 20;
+/// Shortest and longest sleep between passes that found nothing. Relay wakes pollers only at
+/// sub-buffer switches, so the timer is what shows a partly filled sub-buffer.
+const WAIT_MIN: Duration = Duration::from_millis(1);
+const WAIT_MAX: Duration = Duration::from_millis(20);
+
+/// What a drain thread saw, returned when it ends.
+#[derive(Clone, Debug, Default)]
+pub struct DrainTotals {
+    pub cpu: u32,
+    pub records: u64,
+    pub events: u64,
+    /// Record bytes drained (notes the recorder added included).
+    pub bytes: u64,
+    /// Sum of the sub-buffer `lost` fields seen.
+    pub lost_in_headers: u64,
+    /// Lost records not yet written as a note (no record followed them yet).
+    pub lost_unreported: u64,
+    /// Time of the last record seen.
+    pub last_time: u64,
+    /// Wall time from the first to the last pass that found data.
+    pub streaming: Duration,
+    /// Bytes of damaged records skipped (a kernel bug; normally 0).
+    pub corrupt_bytes: u64,
+    pub error: Option<String>,
+}
+
+pub struct Drain {
+    pub cpu: u32,
+    /// Writer output this CPU's chunks go to.
+    pub output: usize,
+    pub buf: RelayBuf,
+    /// Keeps the mapping alive as long as `buf` is used.
+    pub map: memmap2::Mmap,
+    pub trace: File,
+    pub consumed: Arc<File>,
+    pub cursor: DrainCursor,
+    pub endian: Endian,
+    pub tx: Sender<Chunk>,
+    pub pool: Receiver<Vec<u8>>,
+    /// Set by the recorder once the device is stopped and flushed: drain to the end and exit.
+    pub finish: Arc<AtomicBool>,
+    /// Set when the whole recording must end (writer failure): exit without waiting.
+    pub abort: Arc<AtomicBool>,
+    /// An empty buffer kept for the next pass.
+    pub spare: Option<Vec<u8>>,
+}
+
+impl Drain {
+    pub fn run(mut self) -> DrainTotals {
+        let mut t = DrainTotals {
+            cpu: self.cpu,
+            ..Default::default()
+        };
+        let mut wait = WAIT_MIN;
+        let mut poll_useful = true;
+        let mut spurious = 0u32;
+        let mut first_data: Option<Instant> = None;
+        loop {
+            let finishing = self.finish.load(Ordering::Acquire);
+            if self.abort.load(Ordering::Acquire) {
+                break;
+            }
+            match self.pass(&mut t) {
+                Ok(true) => {
+                    let now = Instant::now();
+                    let first = *first_data.get_or_insert(now);
+                    t.streaming = now - first;
+                    wait = WAIT_MIN;
+                    spurious = 0;
+                    continue;
+                }
+                Ok(false) if finishing => break,
+                Ok(false) => {}
+                Err(e) => {
+                    t.error = Some(e);
+                    break;
+                }
+            }
+            // Nothing new. poll() is only a hint: the simulator's regular files are always
+            // readable, so a poll that returns at once with nothing to read is not trusted again.
+            if poll_useful {
+                use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+                let t0 = Instant::now();
+                let mut fds = [PollFd::new(self.trace.as_fd(), PollFlags::POLLIN)];
+                let ms = wait.as_millis().min(u16::MAX as u128) as u16;
+                let _ = poll(&mut fds, PollTimeout::from(ms));
+                if t0.elapsed() < wait / 2 {
+                    spurious += 1;
+                    if spurious >= 3 {
+                        poll_useful = false;
+                    }
+                }
+            } else {
+                std::thread::sleep(wait);
+            }
+            wait = (wait * 2).min(WAIT_MAX);
+        }
+        t
+    }
+
+    /// Reads everything available; returns whether anything new was found.
+    fn pass(&mut self, t: &mut DrainTotals) -> Result<bool, String> {
+        let mut out = self.take_buffer();
+        let mut finished = 0u64;
+        let mut chunk_records = 0u64;
+        let mut progressed = false;
+        let half = (self.buf.n_subbufs() as u64 / 2).max(1);
+        loop {
+            let region = match self.cursor.step(&self.buf) {
+                Ok(Some(r)) => r,
+                Ok(None) => break,
+                Err(e) => {
+                    self.ship(out, chunk_records);
+                    self.release(finished)?;
+                    return Err(e.to_string());
+                }
+            };
+            progressed = true;
+            if region.lost > 0 {
+                t.lost_in_headers += region.lost as u64;
+                t.lost_unreported += region.lost as u64;
+            }
+            if region.len > 0 {
+                // Room for the loss note goes before the records it precedes.
+                let note_at = out.len();
+                if t.lost_unreported > 0 {
+                    out.resize(note_at + rsize::NOTE_LOST, 0);
+                }
+                let start = out.len();
+                self.buf
+                    .copy_out(region.seq, region.off, region.len, &mut out);
+                let (good, records, last_time) = self.walk(&out[start..], t);
+                if good < region.len {
+                    t.corrupt_bytes += (region.len - good) as u64;
+                    out.truncate(start + good);
+                }
+                chunk_records += records;
+                let first_time = if good > 0 {
+                    self.endian.u64(&out, start + rec_off::TIME_NS)
+                } else {
+                    t.last_time
+                };
+                if t.lost_unreported > 0 {
+                    let lost = Lost {
+                        cpu: self.cpu,
+                        source: lost_source::KERNEL,
+                        count: t.lost_unreported,
+                        first_ns: t_last_before(t, first_time),
+                        last_ns: first_time,
+                    };
+                    encode_into(
+                        &Stamp {
+                            cpu: self.cpu,
+                            pid: 0,
+                            time_ns: first_time,
+                            seq: 0,
+                        },
+                        &Body::Lost(lost),
+                        self.endian,
+                        &mut out[note_at..note_at + rsize::NOTE_LOST],
+                    );
+                    t.records += 1;
+                    chunk_records += 1;
+                    t.bytes += rsize::NOTE_LOST as u64;
+                    t.lost_unreported = 0;
+                }
+                if records > 0 {
+                    t.last_time = last_time;
+                }
+            }
+            if region.finished {
+                finished += 1;
+                // Release half the buffer at a time so the kernel can go on writing while
+                // this pass continues.
+                if finished >= half {
+                    self.release(finished)?;
+                    finished = 0;
+                }
+            }
+            if out.len() >= CHUNK_BYTES {
+                self.ship(std::mem::take(&mut out), chunk_records);
+                chunk_records = 0;
+                out = self.take_buffer();
+            }
+        }
+        self.ship(out, chunk_records);
+        self.release(finished)?;
+        Ok(progressed)
+    }
+
+    /// Checks record framing of a freshly copied region; counts records and events. Returns
+    /// the length of the valid prefix, its record count and the time of its last record.
+    fn walk(&self, data: &[u8], t: &mut DrainTotals) -> (usize, u64, u64) {
+        let e = self.endian;
+        let (mut o, mut records, mut last) = (0, 0, 0);
+        while o + RECORD_HEADER_SIZE <= data.len() {
+            let size = e.u16(data, o + rec_off::SIZE) as usize;
+            if size < RECORD_HEADER_SIZE || !size.is_multiple_of(8) || o + size > data.len() {
+                break;
+            }
+            records += 1;
+            if e.u16(data, o + rec_off::TYPE) == rtype::EVENT {
+                t.events += 1;
+            }
+            last = o;
+            o += size;
+        }
+        t.records += records;
+        t.bytes += o as u64;
+        let last_time = if records > 0 {
+            e.u64(data, last + rec_off::TIME_NS)
+        } else {
+            0
+        };
+        (o, records, last_time)
+    }
+
+    fn take_buffer(&mut self) -> Vec<u8> {
+        if let Some(b) = self.spare.take() {
+            return b;
+        }
+        match self.pool.try_recv() {
+            Ok(mut b) => {
+                b.clear();
+                b
+            }
+            Err(_) => Vec::with_capacity(CHUNK_BYTES + self.buf.subbuf_size()),
+        }
+    }
+
+    fn ship(&mut self, out: Vec<u8>, records: u64) {
+        if out.is_empty() {
+            self.spare = Some(out);
+            return;
+        }
+        // A closed writer means the recording is ending; the data has nowhere to go.
+        let _ = self.tx.send(Chunk::Data {
+            output: self.output,
+            bytes: out,
+            records,
+        });
+    }
+
+    /// Tells the kernel `n` more sub-buffers of this CPU are free (one write for all).
+    fn release(&self, n: u64) -> Result<(), String> {
+        if n == 0 {
+            return Ok(());
+        }
+        let line = consumed_line(self.cpu, n);
+        (&*self.consumed)
+            .write_all(line.as_bytes())
+            .map_err(|e| format!("writing `consumed`: {e}"))
+    }
+}
+
+fn t_last_before(t: &DrainTotals, next: u64) -> u64 {
+    if t.last_time == 0 {
+        next
+    } else {
+        t.last_time.min(next)
+    }
+}

@@ -1,0 +1,129 @@
+//! Everything that can stop a recording, each with the one line a user needs: what happened
+//! and what to do about it.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+#[derive(Debug)]
+pub enum RecordError {
+    /// The default debugfs root is not a debugfs mount.
+    DebugfsNotMounted {
+        root: PathBuf,
+    },
+    /// `<root>/grtrace` does not exist.
+    NoGrtrace {
+        root: PathBuf,
+    },
+    NoSuchCard {
+        dev: String,
+        root: PathBuf,
+        available: Vec<String>,
+    },
+    NotRoot {
+        path: PathBuf,
+    },
+    /// debugfs refuses mmap/open because the kernel is locked down.
+    Lockdown {
+        path: PathBuf,
+        mode: String,
+    },
+    Busy {
+        dev: String,
+    },
+    /// `ctl` is a FIFO nobody reads: a simulator tree whose grtsim is gone.
+    NoServer {
+        path: PathBuf,
+    },
+    DiskFull {
+        path: PathBuf,
+    },
+    /// The device did not reach a state after a command.
+    Timeout {
+        dev: String,
+        want: &'static str,
+    },
+    Protocol {
+        dev: String,
+        msg: String,
+    },
+    Io {
+        what: String,
+        err: io::Error,
+    },
+}
+
+impl RecordError {
+    pub fn io(what: impl Into<String>, err: io::Error) -> RecordError {
+        RecordError::Io {
+            what: what.into(),
+            err,
+        }
+    }
+}
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecordError::DebugfsNotMounted { root } => write!(
+                f,
+                "debugfs is not mounted at {}: run `mount -t debugfs none {}` (or give its mount point with -r)",
+                root.display(),
+                root.display()
+            ),
+            RecordError::NoGrtrace { root } => write!(
+                f,
+                "{}/grtrace does not exist: this kernel has no grtrace support (boot a kernel with the grtrace patches), or for the simulator start `grtsim --root {}` first",
+                root.display(),
+                root.display()
+            ),
+            RecordError::NoSuchCard {
+                dev,
+                root,
+                available,
+            } => {
+                write!(f, "{dev}: no such device under {}/grtrace", root.display())?;
+                if available.is_empty() {
+                    write!(f, " (no traceable cards: is the GPU driver loaded?)")
+                } else {
+                    write!(f, " (traceable: {}; pass one with -d)", available.join(", "))
+                }
+            }
+            RecordError::NotRoot { path } => write!(
+                f,
+                "{}: permission denied: run grtrace as root (debugfs is root-only)",
+                path.display()
+            ),
+            RecordError::Lockdown { path, mode } => write!(
+                f,
+                "{}: refused by kernel lockdown ({mode}): debugfs relay files cannot be mapped; boot with lockdown=none or trace on a machine without Secure Boot lockdown",
+                path.display()
+            ),
+            RecordError::Busy { dev } => write!(
+                f,
+                "{dev}: busy: another grtrace is recording (or a crashed one left it set up: run `grtrace -k -d {dev}` to tear it down)"
+            ),
+            RecordError::NoServer { path } => write!(
+                f,
+                "{}: nobody is serving this device (a grtsim tree whose simulator exited?): restart grtsim or remove the stale directory",
+                path.display()
+            ),
+            RecordError::DiskFull { path } => write!(
+                f,
+                "{}: disk full: recording stopped; the files hold every whole record written so far, free space and record again",
+                path.display()
+            ),
+            RecordError::Timeout { dev, want } => write!(
+                f,
+                "{dev}: the device did not become `{want}`: check `dmesg`, then `grtrace -k -d {dev}`"
+            ),
+            RecordError::Protocol { dev, msg } => write!(
+                f,
+                "{dev}: {msg} (kernel and grtrace disagree on the relay protocol: use matching versions)"
+            ),
+            RecordError::Io { what, err } => write!(f, "{what}: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for RecordError {}

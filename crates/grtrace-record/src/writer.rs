@@ -1,0 +1,208 @@
+//! The writer thread: appends drained chunks to the output streams (per-CPU files or one
+//! merged stream on stdout), ends each stream with its final notes and `NOTE_STREAM_INFO`,
+//! and on a write failure keeps every output ending on a whole record.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crossbeam_channel::{Receiver, Sender};
+use grtrace_format::abi::INFO_STOPPED_CLEANLY;
+use grtrace_format::{encode, Body, Endian, Stamp, StreamHeader, StreamInfo};
+
+use crate::error::RecordError;
+
+/// A message to the writer.
+pub enum Chunk {
+    /// Whole records for `output`.
+    Data {
+        output: usize,
+        bytes: Vec<u8>,
+        records: u64,
+    },
+    /// One CPU of `output` is done: its final notes (already encoded), and the device's
+    /// `dropped` at stop. The stream ends when all its CPUs are done.
+    Finish {
+        output: usize,
+        tail: Vec<u8>,
+        tail_records: u64,
+        kernel_dropped: u64,
+        clean: bool,
+        /// Time of the CPU's last record or of the stop, whichever is later.
+        end_ns: u64,
+    },
+}
+
+/// One output stream.
+pub struct Output {
+    /// File name for messages (`-` for stdout).
+    pub path: PathBuf,
+    pub file: File,
+    pub is_file: bool,
+    pub endian: Endian,
+    /// Bytes and records written so far (header included in bytes).
+    pub bytes: u64,
+    pub records: u64,
+    /// CPUs that still have to send `Finish`.
+    pub cpus_left: u32,
+    pub ended: bool,
+    /// CPU stamped on the final `NOTE_STREAM_INFO` (0 for a merged stream).
+    pub cpu: u32,
+    /// Latest `end_ns` of the CPUs finished so far.
+    pub end_ns: u64,
+}
+
+impl Output {
+    /// Creates the output with its stream header written.
+    pub fn new(
+        path: PathBuf,
+        mut file: File,
+        is_file: bool,
+        header: &StreamHeader,
+        cpus: u32,
+    ) -> Result<Output, RecordError> {
+        file.write_all(&header.encode())
+            .map_err(|e| write_error(&path, e))?;
+        Ok(Output {
+            path,
+            file,
+            is_file,
+            endian: header.endian,
+            bytes: grtrace_format::abi::STREAM_HEADER_SIZE as u64,
+            records: 0,
+            cpus_left: cpus,
+            ended: false,
+            cpu: if header.is_merged() { 0 } else { header.cpu },
+            end_ns: 0,
+        })
+    }
+}
+
+/// How the writer failed, if it did.
+#[derive(Default)]
+pub struct WriterFailure {
+    pub error: Option<RecordError>,
+    /// The reader of `-o -` went away: stop quietly.
+    pub pipe_closed: bool,
+}
+
+pub fn write_error(path: &std::path::Path, e: io::Error) -> RecordError {
+    match e.raw_os_error() {
+        Some(nix::libc::ENOSPC) | Some(nix::libc::EDQUOT) => RecordError::DiskFull {
+            path: path.to_path_buf(),
+        },
+        _ => RecordError::io(format!("writing {}", path.display()), e),
+    }
+}
+
+pub struct WriterTotals {
+    pub outputs: Vec<(PathBuf, u64, u64)>,
+}
+
+/// Runs until every sender is gone.
+pub fn run(
+    mut outputs: Vec<Output>,
+    rx: Receiver<Chunk>,
+    pool: Sender<Vec<u8>>,
+    failed: Arc<AtomicBool>,
+    failure: Arc<Mutex<WriterFailure>>,
+) -> WriterTotals {
+    let mut broken = false;
+    let mut scratch = Vec::with_capacity(256);
+    for msg in rx {
+        match msg {
+            Chunk::Data {
+                output,
+                bytes,
+                records,
+            } => {
+                if !broken {
+                    let o = &mut outputs[output];
+                    if let Err(e) = o.file.write_all(&bytes) {
+                        broken = true;
+                        fail(o, e, &failed, &failure);
+                    } else {
+                        o.bytes += bytes.len() as u64;
+                        o.records += records;
+                    }
+                }
+                let _ = pool.try_send(bytes);
+            }
+            Chunk::Finish {
+                output,
+                tail,
+                tail_records,
+                kernel_dropped,
+                clean,
+                end_ns,
+            } => {
+                if broken {
+                    continue;
+                }
+                let o = &mut outputs[output];
+                o.end_ns = o.end_ns.max(end_ns);
+                let mut r = o.file.write_all(&tail);
+                if r.is_ok() {
+                    o.bytes += tail.len() as u64;
+                    o.records += tail_records;
+                    o.cpus_left = o.cpus_left.saturating_sub(1);
+                    if o.cpus_left == 0 && !o.ended {
+                        scratch.clear();
+                        let info = StreamInfo {
+                            kernel_dropped,
+                            records: o.records,
+                            bytes: o.bytes,
+                            flags: if clean { INFO_STOPPED_CLEANLY } else { 0 },
+                        };
+                        encode(
+                            &Stamp {
+                                cpu: o.cpu,
+                                pid: 0,
+                                time_ns: o.end_ns,
+                                seq: 0,
+                            },
+                            &Body::StreamInfo(info),
+                            o.endian,
+                            &mut scratch,
+                        );
+                        r = o.file.write_all(&scratch);
+                        if r.is_ok() {
+                            o.bytes += scratch.len() as u64;
+                            o.records += 1;
+                            o.ended = true;
+                        }
+                    }
+                }
+                if let Err(e) = r {
+                    broken = true;
+                    fail(o, e, &failed, &failure);
+                }
+            }
+        }
+    }
+    for o in &mut outputs {
+        let _ = o.file.flush();
+    }
+    WriterTotals {
+        outputs: outputs
+            .into_iter()
+            .map(|o| (o.path, o.records, o.bytes))
+            .collect(),
+    }
+}
+
+/// A write failed: cut the file back to its last whole record and tell the recorder.
+fn fail(o: &mut Output, e: io::Error, failed: &AtomicBool, failure: &Mutex<WriterFailure>) {
+    if o.is_file {
+        let _ = o.file.set_len(o.bytes);
+    }
+    let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        f.pipe_closed = true;
+    } else if f.error.is_none() {
+        f.error = Some(write_error(&o.path, e));
+    }
+    failed.store(true, Ordering::Release);
+}
