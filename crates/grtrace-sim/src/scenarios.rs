@@ -6,9 +6,10 @@
 //! Adding a scenario: write a `fn(seed, jobs) -> Scenario`, add it to `SCENARIOS`. Keep the
 //! API below stable: the recorder's tests, the simulator and grtreport's tests use it.
 
-use grtrace_format::{Body, Stamp};
+use grtrace_format::abi::eflag;
+use grtrace_format::{Body, EventBody, EventCode, RingNote, Stamp};
 
-use crate::model::{Model, ModelCfg};
+use crate::model::{Model, ModelCfg, Rng};
 
 /// A workload and what a report should say about each of its jobs.
 #[derive(Clone, Debug)]
@@ -29,11 +30,31 @@ pub struct TruthJob {
 
 type Builder = fn(u64, usize) -> Scenario;
 
-const SCENARIOS: &[(&str, Builder)] = &[("clean", clean)];
+const SCENARIOS: &[(&str, Builder)] = &[
+    ("clean", clean),
+    ("report-clean", report_clean),
+    ("host-submit", host_submit),
+    ("queue-wait", queue_wait),
+    ("exec-tail", exec_tail),
+    ("dep-wait", dep_wait),
+    ("vm-fault", vm_fault),
+    ("preempt-thrash", preempt_thrash),
+    ("report-mixed", report_mixed),
+];
 
 /// Names of every scenario, for `--help` and errors.
 pub fn names() -> &'static [&'static str] {
-    const NAMES: &[&str] = &["clean"];
+    const NAMES: &[&str] = &[
+        "clean",
+        "report-clean",
+        "host-submit",
+        "queue-wait",
+        "exec-tail",
+        "dep-wait",
+        "vm-fault",
+        "preempt-thrash",
+        "report-mixed",
+    ];
     NAMES
 }
 
@@ -62,6 +83,440 @@ fn clean(seed: u64, jobs: usize) -> Scenario {
             })
             .collect(),
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Blocking-class scenarios (owned by grtreport). A small job-level generator with exact times:
+// each ring runs its jobs FIFO and, in the healthy baseline, a job arrives only after the ring
+// is idle, so nothing queues, no submission is slow, execution times are tight (150-250 µs per
+// job), a few jobs have one short benign SYNC window and context switches are not preemptions.
+// Each scenario injects one blocking class (design §5.3) into about 5 % of the jobs and labels
+// exactly those jobs; benign near-misses (just under a threshold) are mixed in so a rule that
+// only looks for "some" of an event would fail. Tags use grtreport's names.
+
+const US: u64 = 1_000;
+const REPORT_RINGS: [(u32, u32, &str); 3] = [(0, 1, "gfx"), (1, 2, "comp"), (2, 3, "copy")];
+const REPORT_CTXS: u32 = 6;
+const IRQ_CPU: u32 = 0;
+const SCHED_PID: u32 = 2500;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Inject {
+    None,
+    Host,
+    Queue,
+    Tail,
+    Dep,
+    Fault,
+    Preempt,
+}
+
+struct ReportGen {
+    rng: Rng,
+    records: Vec<(Stamp, Body<'static>)>,
+    truth: Vec<TruthJob>,
+}
+
+impl ReportGen {
+    fn new(seed: u64) -> ReportGen {
+        let mut g = ReportGen {
+            rng: Rng::new(seed ^ 0x7265_706f_7274),
+            records: Vec::new(),
+            truth: Vec::new(),
+        };
+        for (ring, class, name) in REPORT_RINGS {
+            g.put(
+                0,
+                0,
+                0,
+                Body::Ring(RingNote {
+                    ring,
+                    engine_class: class,
+                    size: 1 << 20,
+                    unit: grtrace_format::abi::RING_UNIT_BYTES,
+                    name: name.as_bytes(),
+                }),
+            );
+        }
+        for c in 1..=REPORT_CTXS {
+            g.put(
+                c % 2,
+                2000 + c,
+                0,
+                Body::Process {
+                    comm: b"gpu-client",
+                },
+            );
+            g.ev(c % 2, 2000 + c, 0, EventCode::CtxCreate, 0, c, 0, 0, 0, 0);
+        }
+        g
+    }
+
+    fn put(&mut self, cpu: u32, pid: u32, t: u64, body: Body<'static>) {
+        self.records.push((
+            Stamp {
+                cpu,
+                pid,
+                time_ns: t,
+                seq: 0,
+            },
+            body,
+        ));
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn ev(
+        &mut self,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        code: EventCode,
+        flags: u16,
+        ctx: u32,
+        ring: u32,
+        seqno: u64,
+        arg0: u64,
+        arg2: u32,
+    ) {
+        self.put(
+            cpu,
+            pid,
+            t,
+            Body::Event(EventBody {
+                code: code as u16,
+                flags,
+                ctx,
+                ring,
+                seqno,
+                arg0,
+                arg1: 0,
+                arg2,
+                arg3: 0,
+            }),
+        );
+    }
+
+    fn between(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.rng.below(hi - lo + 1)
+    }
+
+    /// Generates `jobs` jobs spread over the rings; `pick` chooses what to inject per job.
+    fn run(mut self, jobs: usize, mut pick: impl FnMut(&mut Rng) -> Inject) -> Scenario {
+        let mut free_at = [0u64; 3];
+        let mut next_arrival = [1_000 * US, 1_300 * US, 1_600 * US];
+        let mut seqno = [1u64; 3];
+        let mut last_ctx = [0u32; 3];
+        let mut made = 0usize;
+        let mut k = 0usize;
+        while made < jobs {
+            let r = k % 3;
+            k += 1;
+            let ring = REPORT_RINGS[r].0;
+            let what = pick(&mut self.rng);
+            // Queue wait: a burst of jobs made visible by one SUBMIT; the ones far enough back
+            // wait for the ones ahead.
+            let burst = if what == Inject::Queue {
+                6.min(jobs - made)
+            } else {
+                1
+            };
+            let t0 = next_arrival[r].max(free_at[r] + 20 * US);
+            let mut commits = Vec::new();
+            for b in 0..burst {
+                let ctx = 1 + (r as u32) + 3 * (self.rng.below(2) as u32);
+                commits.push((ctx, seqno[r], t0 + b as u64 * 10 * US));
+                seqno[r] += 1;
+            }
+            let last = *commits.last().expect("burst");
+            let mut submit = last.2 + self.between(8 * US, 25 * US);
+            if what == Inject::Host {
+                submit += self.between(400 * US, 900 * US);
+            } else if burst == 1 && self.rng.below(20) == 0 {
+                // Near miss: slow-ish submission under the 200 µs floor.
+                submit += self.between(80 * US, 150 * US);
+            }
+            for (b, &(ctx, seq, commit)) in commits.iter().enumerate() {
+                let pid = 2000 + ctx;
+                let cpu = ctx % 2;
+                let fill = (4096 * (b as u32 + 1)) % (1 << 20);
+                self.ev(
+                    cpu,
+                    pid,
+                    commit,
+                    EventCode::Alloc,
+                    1,
+                    ctx,
+                    ring,
+                    seq,
+                    0,
+                    fill,
+                );
+                self.ev(
+                    cpu,
+                    pid,
+                    commit + 500,
+                    EventCode::Commit,
+                    1,
+                    ctx,
+                    ring,
+                    seq,
+                    0,
+                    fill,
+                );
+                if b + 1 == burst {
+                    let mut e = EventBody {
+                        code: EventCode::Submit as u16,
+                        flags: eflag::FENCED,
+                        ctx,
+                        ring,
+                        seqno: seq,
+                        arg0: 0,
+                        arg1: 0,
+                        arg2: fill,
+                        arg3: burst as u32,
+                    };
+                    e.arg1 = 256;
+                    self.put(cpu, pid, submit, Body::Event(e));
+                }
+                let commit = commit + 500;
+                let mut start = (submit + self.between(10 * US, 30 * US)).max(free_at[r] + 5 * US);
+                let mut tags: Vec<&'static str> = Vec::new();
+                if last_ctx[r] != ctx {
+                    self.ev(
+                        cpu,
+                        SCHED_PID,
+                        start,
+                        EventCode::CtxSwitch,
+                        0,
+                        ctx,
+                        ring,
+                        0,
+                        last_ctx[r] as u64,
+                        0,
+                    );
+                    last_ctx[r] = ctx;
+                    start += 1;
+                }
+                self.ev(
+                    cpu,
+                    SCHED_PID,
+                    start,
+                    EventCode::Start,
+                    1,
+                    ctx,
+                    ring,
+                    seq,
+                    0,
+                    0,
+                );
+                let mut own = if burst > 1 {
+                    self.between(190 * US, 210 * US)
+                } else {
+                    self.between(150 * US, 250 * US)
+                };
+                let mut t = start;
+                match what {
+                    Inject::Tail => {
+                        own = self.between(600 * US, 1000 * US);
+                        tags.push("exec-tail");
+                    }
+                    Inject::Dep => {
+                        // One long wait, or several short ones.
+                        let segs = if self.rng.below(2) == 0 {
+                            1
+                        } else {
+                            3 + self.rng.below(2)
+                        };
+                        for _ in 0..segs {
+                            t += self.between(5 * US, 15 * US);
+                            let w = if segs == 1 {
+                                self.between(300 * US, 600 * US)
+                            } else {
+                                self.between(20 * US, 40 * US)
+                            };
+                            self.ev(IRQ_CPU, 0, t, EventCode::SyncEnter, 0, ctx, ring, seq, 0, 0);
+                            t += w;
+                            self.ev(IRQ_CPU, 0, t, EventCode::SyncExit, 0, ctx, ring, seq, 0, 0);
+                        }
+                        tags.push("dep-wait");
+                    }
+                    Inject::Fault => {
+                        t += self.between(20 * US, 60 * US);
+                        let addr = 0x7f00_0000_0000 + self.rng.below(1 << 30);
+                        self.ev(IRQ_CPU, 0, t, EventCode::VmFault, 0, ctx, ring, 0, addr, 1);
+                        t += self.between(100 * US, 300 * US);
+                        self.ev(IRQ_CPU, 0, t, EventCode::VmRetry, 0, ctx, ring, 0, addr, 0);
+                        tags.push("vm-fault");
+                    }
+                    Inject::Preempt => {
+                        let n = 2 + self.rng.below(2);
+                        for _ in 0..n {
+                            t += self.between(30 * US, 60 * US);
+                            own = own.saturating_sub(45 * US).max(30 * US);
+                            self.preempt_once(cpu, ctx, ring, seq, &mut t);
+                        }
+                        tags.push("preempt-thrash");
+                    }
+                    Inject::None | Inject::Host | Inject::Queue => {
+                        if what == Inject::None && self.rng.below(8) == 0 {
+                            // Benign: one short dependency wait.
+                            t += self.between(10 * US, 40 * US);
+                            self.ev(IRQ_CPU, 0, t, EventCode::SyncEnter, 0, ctx, ring, seq, 0, 0);
+                            t += self.between(5 * US, 30 * US);
+                            self.ev(IRQ_CPU, 0, t, EventCode::SyncExit, 0, ctx, ring, seq, 0, 0);
+                        } else if what == Inject::None && self.rng.below(40) == 0 {
+                            // Benign: preempted once.
+                            t += self.between(30 * US, 60 * US);
+                            self.preempt_once(cpu, ctx, ring, seq, &mut t);
+                        }
+                    }
+                }
+                let end = t.max(start) + own;
+                self.ev(IRQ_CPU, 0, end, EventCode::End, 1, ctx, ring, seq, 0, 0);
+                let irq = end + self.between(4 * US, 12 * US);
+                self.ev(IRQ_CPU, 0, irq, EventCode::Irq, 0, ctx, ring, seq, seq, 0);
+                self.ev(
+                    IRQ_CPU,
+                    0,
+                    irq + 2 * US,
+                    EventCode::Signal,
+                    1,
+                    ctx,
+                    ring,
+                    seq,
+                    0,
+                    0,
+                );
+                free_at[r] = end;
+                if what == Inject::Host {
+                    tags.push("host-submit");
+                }
+                if what == Inject::Queue {
+                    // Ground truth from the generator's own timeline: waited behind the jobs
+                    // ahead of it in the burst for more than half its life and over 500 µs.
+                    let queue = start - submit;
+                    let total = irq - commit;
+                    if queue > 500 * US && queue * 2 > total {
+                        tags.push("queue-wait");
+                    }
+                }
+                self.truth.push(TruthJob {
+                    ctx,
+                    ring,
+                    seqno: seq,
+                    tags,
+                });
+            }
+            made += burst;
+            next_arrival[r] = t0 + self.between(700 * US, 1500 * US);
+        }
+        self.records.sort_by_key(|(s, _)| s.time_ns);
+        Scenario {
+            records: self.records,
+            truth: self.truth,
+        }
+    }
+
+    /// The job is taken off the GPU for another context and comes back.
+    fn preempt_once(&mut self, cpu: u32, ctx: u32, ring: u32, seq: u64, t: &mut u64) {
+        let other = if ctx > 3 { ctx - 3 } else { ctx + 3 };
+        self.ev(
+            IRQ_CPU,
+            0,
+            *t,
+            EventCode::End,
+            eflag::PREEMPT,
+            ctx,
+            ring,
+            seq,
+            0,
+            0,
+        );
+        self.ev(
+            cpu,
+            SCHED_PID,
+            *t,
+            EventCode::CtxSwitch,
+            eflag::PREEMPT,
+            other,
+            ring,
+            0,
+            ctx as u64,
+            0,
+        );
+        *t += self.between(100 * US, 300 * US);
+        self.ev(
+            cpu,
+            SCHED_PID,
+            *t,
+            EventCode::CtxSwitch,
+            0,
+            ctx,
+            ring,
+            0,
+            other as u64,
+            0,
+        );
+        *t += 1;
+        self.ev(
+            cpu,
+            SCHED_PID,
+            *t,
+            EventCode::Start,
+            1,
+            ctx,
+            ring,
+            seq,
+            0,
+            0,
+        );
+    }
+}
+
+/// Injects `what` into about 1 job in `every`.
+fn inject_every(seed: u64, jobs: usize, what: Inject, every: u64) -> Scenario {
+    ReportGen::new(seed).run(jobs, |rng| {
+        if rng.below(every) == 0 {
+            what
+        } else {
+            Inject::None
+        }
+    })
+}
+
+/// Healthy jobs only (no queueing by construction): every truth is untagged.
+fn report_clean(seed: u64, jobs: usize) -> Scenario {
+    ReportGen::new(seed).run(jobs, |_| Inject::None)
+}
+fn host_submit(seed: u64, jobs: usize) -> Scenario {
+    inject_every(seed, jobs, Inject::Host, 20)
+}
+fn queue_wait(seed: u64, jobs: usize) -> Scenario {
+    inject_every(seed, jobs, Inject::Queue, 40)
+}
+fn exec_tail(seed: u64, jobs: usize) -> Scenario {
+    inject_every(seed, jobs, Inject::Tail, 25)
+}
+fn dep_wait(seed: u64, jobs: usize) -> Scenario {
+    inject_every(seed, jobs, Inject::Dep, 20)
+}
+fn vm_fault(seed: u64, jobs: usize) -> Scenario {
+    inject_every(seed, jobs, Inject::Fault, 20)
+}
+fn preempt_thrash(seed: u64, jobs: usize) -> Scenario {
+    inject_every(seed, jobs, Inject::Preempt, 20)
+}
+/// Every class at once, each on about 2 % of the jobs.
+fn report_mixed(seed: u64, jobs: usize) -> Scenario {
+    ReportGen::new(seed).run(jobs, |rng| match rng.below(60) {
+        0 => Inject::Host,
+        1 => Inject::Queue,
+        2 => Inject::Tail,
+        3 => Inject::Dep,
+        4 => Inject::Fault,
+        5 => Inject::Preempt,
+        _ => Inject::None,
+    })
 }
 
 /// The truth as CSV: `ctx,ring,seqno,tags` with tags joined by `+`.

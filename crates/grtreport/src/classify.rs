@@ -68,7 +68,8 @@ impl Classifier {
                     q: 0,
                     q_at: 0,
                 });
-            h.hist.saturating_record(job.exec_own().max(1));
+            // Auto-resizing histogram: `record` grows it (saturating_record would clamp).
+            let _ = h.hist.record(job.exec_own().max(1));
         }
         self.window.push_back(job);
         while self.window.len() > self.window_len {

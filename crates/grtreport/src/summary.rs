@@ -91,7 +91,7 @@ impl Group {
             if !have {
                 continue;
             }
-            self.hist[i].saturating_record(v[i]);
+            let _ = self.hist[i].record(v[i]);
             self.n[i] += 1;
             self.sum[i] = self.sum[i].saturating_add(v[i]);
             self.min[i] = self.min[i].min(v[i]);

@@ -113,3 +113,43 @@ pub fn run_bytes(data: Vec<u8>, rules: Rules) -> (Engine, Vec<Job>) {
     let jobs = e.take_jobs();
     (e, jobs)
 }
+
+/// A scenario's records (times relative to session start) as one merged stream, numbered
+/// per CPU like the kernel would.
+pub fn scenario_stream(recs: &[(Stamp, Body<'static>)]) -> Vec<u8> {
+    let mut r = Rec::default();
+    for (s, b) in recs {
+        r.push(s.cpu, s.pid, s.time_ns + T0, *b);
+    }
+    merged_stream(&r.recs)
+}
+
+/// Per-tag (true positives, false positives, false negatives) of `jobs` against `truth`.
+pub fn score(
+    jobs: &[Job],
+    truth: &[grtrace_sim::scenarios::TruthJob],
+) -> [(u64, u64, u64); grtreport::Tags::COUNT] {
+    use std::collections::HashMap;
+    let got: HashMap<(u32, u32, u64), grtreport::Tags> = jobs
+        .iter()
+        .map(|j| ((j.key.ctx, j.key.ring, j.key.seqno), j.tags))
+        .collect();
+    let mut s = [(0, 0, 0); grtreport::Tags::COUNT];
+    for t in truth {
+        let tags = got
+            .get(&(t.ctx, t.ring, t.seqno))
+            .copied()
+            .unwrap_or_default();
+        for (i, name) in grtreport::Tags::NAMES.iter().enumerate() {
+            let want = t.tags.contains(name);
+            let have = tags.has(1 << i);
+            match (want, have) {
+                (true, true) => s[i].0 += 1,
+                (false, true) => s[i].1 += 1,
+                (true, false) => s[i].2 += 1,
+                _ => {}
+            }
+        }
+    }
+    s
+}
