@@ -92,6 +92,24 @@ extern "C" fn on_signal(_: nix::libc::c_int) {
     STOP.store(true, Ordering::Release);
 }
 
+fn install_signal_handlers() {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let act = SigAction::new(
+        SigHandler::Handler(on_signal),
+        SaFlags::empty(),
+        SigSet::empty(),
+    );
+    let ign = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
+    // SAFETY: the handler only stores to an atomic (async-signal-safe). SIGPIPE is ignored so
+    // a closed `-o -` reader shows up as EPIPE on write, which ends the run quietly.
+    unsafe {
+        for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+            let _ = sigaction(sig, &act);
+        }
+        let _ = sigaction(Signal::SIGPIPE, &ign);
+    }
+}
+
 fn usage(msg: &str) -> ExitCode {
     eprintln!("grtrace: {msg}\nTry 'grtrace --help' for more information.");
     ExitCode::from(2)
@@ -139,6 +157,8 @@ fn event_mask(args: &Args) -> Result<Option<u64>, String> {
 }
 
 fn main() -> ExitCode {
+    // First thing, so a Ctrl-C at any moment after start-up ends the run cleanly.
+    install_signal_handlers();
     let args = Args::parse();
     let mut devices = args.dev.clone();
     devices.extend(args.more_dev.iter().cloned());
@@ -200,22 +220,6 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         };
-    }
-
-    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-    let act = SigAction::new(
-        SigHandler::Handler(on_signal),
-        SaFlags::empty(),
-        SigSet::empty(),
-    );
-    let ign = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
-    // SAFETY: the handler only stores to an atomic (async-signal-safe). SIGPIPE is ignored so
-    // a closed `-o -` reader shows up as EPIPE on write, which ends the run quietly.
-    unsafe {
-        for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-            let _ = sigaction(sig, &act);
-        }
-        let _ = sigaction(Signal::SIGPIPE, &ign);
     }
 
     let report = match grtrace_record::record(&opts, &STOP) {

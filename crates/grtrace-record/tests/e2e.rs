@@ -1,0 +1,490 @@
+//! End to end on the simulator: grtsim (in process) -> grtrace (in process or the binary) ->
+//! the stream files, read back with grtrace_format's reader.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use grtrace_format::abi::{rtype, INFO_STOPPED_CLEANLY};
+use grtrace_format::relay::{DevState, Filters};
+use grtrace_format::{Body, EventCode, Records, StreamHeader};
+use grtrace_record::{Device, Options, RecordError};
+use grtrace_sim::{Sim, SimConfig};
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A fresh directory, removed when dropped.
+struct TempDir(PathBuf);
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!(
+            "grtrace-e2e-{}-{}-{tag}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+}
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn sim_cfg(root: &Path, events: u64) -> SimConfig {
+    let mut c = SimConfig::new(root);
+    c.cpus = 2;
+    c.rate = None;
+    c.events = Some(events);
+    c.seed = 11;
+    c
+}
+
+/// What a set of stream files holds.
+#[derive(Debug, Default)]
+struct Seen {
+    events: u64,
+    records: u64,
+    lost_notes: u64,
+    lost_count: u64,
+    kernel_dropped: Vec<u64>,
+    clean_ends: u64,
+    /// (cpu, seq, pid, record bytes after the time field) of every kernel record.
+    kernel_records: Vec<(u32, u64, u32, Vec<u8>)>,
+    codes: std::collections::BTreeSet<u16>,
+    msgs: Vec<String>,
+}
+
+/// Reads one stream completely; panics on any damage (the recorder must never write any).
+fn read_stream(path: &Path, seen: &mut Seen) -> StreamHeader {
+    let data = std::fs::read(path).unwrap();
+    read_stream_bytes(&data, &path.display().to_string(), seen)
+}
+
+fn read_stream_bytes(data: &[u8], name: &str, seen: &mut Seen) -> StreamHeader {
+    let h = StreamHeader::parse(data).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut last_type = 0;
+    let mut last_seq: std::collections::HashMap<u32, u64> = Default::default();
+    for r in Records::new(data, &h) {
+        let r = r.unwrap_or_else(|e| panic!("{name}: {e}"));
+        seen.records += 1;
+        last_type = r.rtype();
+        if r.seq() != 0 {
+            let prev = last_seq.insert(r.cpu(), r.seq()).unwrap_or(0);
+            assert_eq!(r.seq(), prev + 1, "{name}: sequence of cpu {}", r.cpu());
+            let b = r.bytes();
+            let mut rest = b[..16].to_vec();
+            rest.extend_from_slice(&b[32..]);
+            seen.kernel_records.push((r.cpu(), r.seq(), r.pid(), rest));
+        }
+        match r.body() {
+            Body::Event(e) => {
+                seen.events += 1;
+                seen.codes.insert(e.code);
+            }
+            Body::Lost(l) => {
+                seen.lost_notes += 1;
+                seen.lost_count += l.count;
+                assert_eq!(l.source, 1);
+                assert!(l.first_ns <= l.last_ns, "{name}: {l:?}");
+            }
+            Body::StreamInfo(i) => {
+                seen.kernel_dropped.push(i.kernel_dropped);
+                if i.flags & INFO_STOPPED_CLEANLY != 0 {
+                    seen.clean_ends += 1;
+                }
+            }
+            Body::Msg { text } => seen.msgs.push(String::from_utf8_lossy(text).into()),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        last_type,
+        rtype::NOTE_STREAM_INFO,
+        "{name}: the last record is NOTE_STREAM_INFO"
+    );
+    h
+}
+
+fn read_files(base: &Path, cpus: u32, seen: &mut Seen) {
+    for cpu in 0..cpus {
+        let mut p = base.as_os_str().to_owned();
+        p.push(format!(".grtrace.{cpu}"));
+        let h = read_stream(Path::new(&p), seen);
+        assert_eq!(h.cpu, cpu);
+        assert_ne!(h.flags & grtrace_format::abi::STREAM_SIMULATED, 0);
+    }
+}
+
+/// Runs the recorder in a thread; `until` decides when to stop it.
+fn record_until(
+    opts: Options,
+    until: impl FnOnce(),
+) -> Result<grtrace_record::RunReport, RecordError> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = stop.clone();
+    let h = std::thread::spawn(move || grtrace_record::record(&opts, &s2));
+    until();
+    stop.store(true, Ordering::Release);
+    h.join().unwrap()
+}
+
+/// Waits until the running session of `card` has produced its quota.
+fn wait_produced(sim: &Sim, card: usize) {
+    let t0 = Instant::now();
+    while !sim.stats(card).running_events().1 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "simulator stalled");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn opts(root: &Path, out: &Path, devs: &[&str]) -> Options {
+    let mut o = Options::new(devs.iter().map(|s| s.to_string()).collect());
+    o.root = root.to_path_buf();
+    o.output = Some(out.join("run").to_string_lossy().into_owned());
+    o.subbuf_size = 1 << 20;
+    o.n_subbufs = 16;
+    o
+}
+
+#[test]
+fn every_event_produced_is_recorded_once_and_nothing_is_lost() {
+    let (root, out) = (TempDir::new("root"), TempDir::new("out"));
+    const N: u64 = 120_000;
+    let sim = Sim::start(&sim_cfg(&root.0, N)).unwrap();
+    let report =
+        record_until(opts(&root.0, &out.0, &["card0"]), || wait_produced(&sim, 0)).unwrap();
+    assert!(report.failure.is_none(), "{:?}", report.failure);
+    let mut seen = Seen::default();
+    read_files(&out.0.join("run"), 2, &mut seen);
+    assert_eq!(seen.events, N);
+    assert_eq!(report.events(), N);
+    assert_eq!((seen.lost_notes, seen.lost_count), (0, 0));
+    assert_eq!(seen.kernel_dropped, vec![0, 0]);
+    assert_eq!(seen.clean_ends, 2);
+    assert_eq!(sim.stats(0).last_dropped.load(Ordering::Acquire), 0);
+    assert_eq!(sim.stats(0).last_events_written.load(Ordering::Acquire), N);
+    // Notes the kernel writes at start are there too.
+    let recs = sim.stats(0).last_records.load(Ordering::Acquire);
+    assert_eq!(seen.kernel_records.len() as u64, recs);
+}
+
+#[test]
+fn overflow_losses_in_the_files_equal_the_kernel_dropped_count() {
+    let (root, out) = (TempDir::new("root"), TempDir::new("out"));
+    const N: u64 = 60_000;
+    let sim = Sim::start(&sim_cfg(&root.0, N)).unwrap();
+    let mut o = opts(&root.0, &out.0, &["card0"]);
+    o.subbuf_size = 4096;
+    o.n_subbufs = 2;
+    let report = record_until(o, || wait_produced(&sim, 0)).unwrap();
+    let dropped = sim.stats(0).last_dropped.load(Ordering::Acquire);
+    assert!(dropped > 0, "8 KiB per CPU at full speed must overflow");
+    assert_eq!(report.devices[0].dropped, dropped);
+    let mut seen = Seen::default();
+    read_files(&out.0.join("run"), 2, &mut seen);
+    assert_eq!(seen.lost_count, dropped, "every drop is shown inline");
+    assert_eq!(seen.events + dropped, N);
+    assert_eq!(seen.kernel_dropped, vec![dropped, dropped]);
+    let mut warn = Vec::new();
+    grtrace_record::summary::print_drop_warnings(&report, &mut warn).unwrap();
+    let warn = String::from_utf8(warn).unwrap();
+    assert!(warn.contains(&format!("You have {dropped} (")), "{warn}");
+    assert!(warn.contains("larger buffer size (-b)"), "{warn}");
+}
+
+#[test]
+fn two_devices_record_at_once() {
+    let (root, out) = (TempDir::new("root"), TempDir::new("out"));
+    const N: u64 = 30_000;
+    let mut cfg = sim_cfg(&root.0, N);
+    cfg.cards = 2;
+    let sim = Sim::start(&cfg).unwrap();
+    let report = record_until(opts(&root.0, &out.0, &["card0", "card1"]), || {
+        wait_produced(&sim, 0);
+        wait_produced(&sim, 1);
+    })
+    .unwrap();
+    assert!(report.failure.is_none());
+    assert_eq!(report.devices.len(), 2);
+    for card in ["card0", "card1"] {
+        let mut seen = Seen::default();
+        read_files(&out.0.join(format!("run.{card}")), 2, &mut seen);
+        assert_eq!(seen.events, N, "{card}");
+        assert_eq!(seen.lost_count, 0);
+    }
+}
+
+#[test]
+fn kernel_filters_reach_the_device_and_messages_become_notes() {
+    let (root, out) = (TempDir::new("root"), TempDir::new("out"));
+    let mut cfg = sim_cfg(&root.0, 20_000);
+    cfg.rate = Some(50_000.0);
+    let sim = Sim::start(&cfg).unwrap();
+    let mut o = opts(&root.0, &out.0, &["card0"]);
+    o.filters = Filters {
+        events: Some(EventCode::Submit.mask_bit() | EventCode::End.mask_bit()),
+        ..Default::default()
+    };
+    let msg_path = root.0.join("grtrace/card0/msg");
+    let report = record_until(o, || {
+        let t0 = Instant::now();
+        while sim.stats(0).running_events().0 < 100 {
+            assert!(t0.elapsed() < Duration::from_secs(30));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        grtrace_sim::device::write_ctl(&msg_path, "hello from the test\n").unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+    })
+    .unwrap();
+    assert!(report.failure.is_none());
+    let mut seen = Seen::default();
+    read_files(&out.0.join("run"), 2, &mut seen);
+    assert!(seen.events > 0);
+    let want: std::collections::BTreeSet<u16> =
+        [EventCode::Submit as u16, EventCode::End as u16].into();
+    assert_eq!(seen.codes, want);
+    assert_eq!(seen.msgs, vec!["hello from the test".to_string()]);
+}
+
+#[test]
+fn busy_device_is_refused_and_kill_frees_it() {
+    let root = TempDir::new("root");
+    let sim = Sim::start(&sim_cfg(&root.0, 10)).unwrap();
+    let dev = Device::find(&root.0, "card0").unwrap();
+    // A crashed recorder left the device set up.
+    grtrace_sim::device::write_ctl(
+        &root.0.join("grtrace/card0/ctl"),
+        "setup subbuf_size=4096 n_subbufs=2\n",
+    )
+    .unwrap();
+    dev.wait_state(DevState::Setup).unwrap();
+    let out = TempDir::new("out");
+    let err = grtrace_record::record(&opts(&root.0, &out.0, &["card0"]), &AtomicBool::new(true))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "card0: busy: another grtrace is recording (or a crashed one left it set up: run \
+         `grtrace -k -d card0` to tear it down)"
+    );
+    let mut o = Options::new(vec!["card0".into()]);
+    o.root = root.0.clone();
+    assert_eq!(
+        grtrace_record::kill(&o).unwrap(),
+        vec!["card0: torn down (was setup)"]
+    );
+    assert_eq!(dev.info().unwrap().state, DevState::Idle);
+    let r =
+        grtrace_record::record(&opts(&root.0, &out.0, &["card0"]), &AtomicBool::new(true)).unwrap();
+    assert!(r.failure.is_none());
+    drop(sim);
+}
+
+#[test]
+fn missing_tree_and_missing_card_say_what_to_do() {
+    let root = TempDir::new("root");
+    let e = Device::find(&root.0, "card0").unwrap_err().to_string();
+    assert!(e.contains("grtrace does not exist"), "{e}");
+    assert!(e.contains("grtsim --root"), "{e}");
+    let _sim = Sim::start(&sim_cfg(&root.0, 10)).unwrap();
+    let e = Device::find(&root.0, "card7").unwrap_err().to_string();
+    assert!(
+        e.starts_with("card7: no such device") && e.contains("traceable: card0"),
+        "{e}"
+    );
+    assert_eq!(
+        Device::find(&root.0, "/dev/dri/card0").unwrap().name,
+        "card0"
+    );
+}
+
+// ---- The binary: signals, pipes, usage errors. ----
+
+fn grtrace_bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_grtrace"))
+}
+
+#[test]
+fn ctrl_c_at_random_moments_always_leaves_parseable_files() {
+    let root = TempDir::new("root");
+    let mut cfg = sim_cfg(&root.0, u64::MAX);
+    cfg.events = None;
+    cfg.rate = Some(400_000.0);
+    let _sim = Sim::start(&cfg).unwrap();
+    let mut rng = grtrace_sim::model::Rng::new(99);
+    let signals = [
+        nix::sys::signal::SIGINT,
+        nix::sys::signal::SIGTERM,
+        nix::sys::signal::SIGHUP,
+    ];
+    for run in 0..12 {
+        let out = TempDir::new("out");
+        let child = grtrace_bin()
+            .args([
+                "-r",
+                root.0.to_str().unwrap(),
+                "-d",
+                "card0",
+                "-b",
+                "64K",
+                "-n",
+                "4",
+            ])
+            .arg("-o")
+            .arg(out.0.join("run"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // From "just after start-up" to well into the recording.
+        std::thread::sleep(Duration::from_millis(10 + rng.below(400)));
+        let sig = signals[run % 3];
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+        let o = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "run {run} ({sig}): {stderr}");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("=== card0 ==="));
+        let mut seen = Seen::default();
+        read_files(&out.0.join("run"), 2, &mut seen);
+        assert_eq!(seen.clean_ends, 2, "run {run}");
+        // The device is free again for the next run.
+        let info = Device::find(&root.0, "card0").unwrap().info().unwrap();
+        assert_eq!(info.state, DevState::Idle, "run {run}");
+    }
+}
+
+#[test]
+fn piped_stream_holds_the_same_records_as_the_files() {
+    let (root, out) = (TempDir::new("root"), TempDir::new("out"));
+    const N: u64 = 40_000;
+    let sim = Sim::start(&sim_cfg(&root.0, N)).unwrap();
+    let r = record_until(opts(&root.0, &out.0, &["card0"]), || wait_produced(&sim, 0)).unwrap();
+    assert!(r.failure.is_none());
+    let mut files = Seen::default();
+    read_files(&out.0.join("run"), 2, &mut files);
+
+    // Same seed and quota, second session, through stdout.
+    let child = grtrace_bin()
+        .args([
+            "-r",
+            root.0.to_str().unwrap(),
+            "-d",
+            "card0",
+            "-b",
+            "1M",
+            "-n",
+            "16",
+            "-o",
+            "-",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let reader = std::thread::spawn(move || child.wait_with_output().unwrap());
+    let t0 = Instant::now();
+    while sim.stats(0).sessions.load(Ordering::Acquire) < 2 {
+        assert!(t0.elapsed() < Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    wait_produced(&sim, 0);
+    let pid = sim_child_pid(&root.0);
+    nix::sys::signal::kill(pid, nix::sys::signal::SIGINT).unwrap();
+    let o = reader.join().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut piped = Seen::default();
+    let h = read_stream_bytes(&o.stdout, "stdout", &mut piped);
+    assert!(h.is_merged());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("=== card0 ==="));
+    assert_eq!(piped.events, N);
+    // Equal as sets of (cpu, seq, pid, type/size/code/flags, body). Times are left out: the
+    // two sessions started at different moments.
+    let norm = |mut v: Vec<(u32, u64, u32, Vec<u8>)>| {
+        v.sort();
+        v.into_iter()
+            .map(|(c, s, p, b)| (c, s, p, b[..8].to_vec(), b[16..].to_vec()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(norm(piped.kernel_records), norm(files.kernel_records));
+}
+
+/// The pid of the grtrace child currently recording (found through /proc by its arguments).
+fn sim_child_pid(root: &Path) -> nix::unistd::Pid {
+    let needle = root.to_string_lossy().into_owned();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd);
+        if cmd.contains("grtrace\0") && cmd.contains(&needle) {
+            return nix::unistd::Pid::from_raw(pid);
+        }
+    }
+    panic!("grtrace child not found");
+}
+
+#[test]
+fn pipe_output_with_two_devices_is_a_usage_error() {
+    let o = grtrace_bin()
+        .args(["-d", "card0", "-d", "card1", "-o", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("-o - takes one device"));
+    let o = grtrace_bin()
+        .args(["-d", "card0", "-b", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "1 KiB sub-buffers are too small");
+}
+
+#[test]
+fn disk_full_stops_and_keeps_whole_records() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: needs root to mount a small tmpfs");
+        return;
+    }
+    let (root, out) = (TempDir::new("root"), TempDir::new("out"));
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&out.0)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount tmpfs");
+        return;
+    }
+    let sim = Sim::start(&sim_cfg(&root.0, 100_000)).unwrap();
+    let report = record_until(opts(&root.0, &out.0, &["card0"]), || {
+        let t0 = Instant::now();
+        while !sim.stats(0).running_events().1 && t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    })
+    .unwrap();
+    let msg = report
+        .failure
+        .as_ref()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    // Every file still parses up to its end: only whole records were kept.
+    for cpu in 0..2 {
+        let p = out.0.join(format!("run.grtrace.{cpu}"));
+        let data = std::fs::read(&p).unwrap();
+        let h = StreamHeader::parse(&data).unwrap();
+        for r in Records::new(&data, &h) {
+            r.unwrap();
+        }
+    }
+    let info = Device::find(&root.0, "card0").unwrap().info().unwrap();
+    let _ = Command::new("umount").arg(&out.0).status();
+    assert!(msg.contains("disk full"), "{msg}");
+    assert_eq!(info.state, DevState::Idle);
+}
