@@ -119,6 +119,19 @@ impl Device {
                 RecordError::Busy {
                     dev: self.name.clone(),
                 }
+            } else if e.raw_os_error() == Some(nix::libc::EINVAL) {
+                RecordError::Protocol {
+                    dev: self.name.clone(),
+                    msg: format!("the kernel refused `{cmd}` (check -b/-n ranges and filters)"),
+                }
+            } else if e.raw_os_error() == Some(nix::libc::ENOMEM) {
+                RecordError::io(
+                    format!(
+                        "{}: `{cmd}`: not enough kernel memory for the relay buffers (lower -b or -n)",
+                        self.name
+                    ),
+                    e,
+                )
             } else {
                 open_error(&p, e)
             }

@@ -38,7 +38,7 @@ pub struct DrainTotals {
     pub lost_unreported: u64,
     /// Time of the last record seen.
     pub last_time: u64,
-    /// Wall time from the first to the last pass that found data.
+    /// Wall time from the first to the last pass that found records.
     pub streaming: Duration,
     /// Bytes of damaged records skipped (a kernel bug; normally 0).
     pub corrupt_bytes: u64,
@@ -81,11 +81,16 @@ impl Drain {
             if self.abort.load(Ordering::Acquire) {
                 break;
             }
+            let records_before = t.records;
             match self.pass(&mut t) {
                 Ok(true) => {
-                    let now = Instant::now();
-                    let first = *first_data.get_or_insert(now);
-                    t.streaming = now - first;
+                    // Streaming time runs from the first to the last pass that found records
+                    // (not mere headers, like the stop-time flush).
+                    if t.records > records_before {
+                        let now = Instant::now();
+                        let first = *first_data.get_or_insert(now);
+                        t.streaming = now - first;
+                    }
                     wait = WAIT_MIN;
                     spurious = 0;
                     continue;

@@ -159,7 +159,8 @@ impl Card {
         let ctl = open_fifo(&cfg.dir.join(files::CTL))?;
         let consumed = open_fifo(&cfg.dir.join(files::CONSUMED))?;
         let msg = open_fifo(&cfg.dir.join(files::MSG))?;
-        let rng = Rng::new(cfg.seed ^ 0x5e55_1011 ^ cfg.card as u64);
+        // Session ids must differ between simulator runs, like the kernel's random ones.
+        let rng = Rng::new(cfg.seed ^ realtime_ns() ^ ((cfg.card as u64) << 48));
         let card = Card {
             cfg,
             ctl,
@@ -413,7 +414,8 @@ impl Card {
         let s = self.session.as_mut().unwrap();
         s.stop.store(true, Ordering::Release);
         let mut tot = ProducerTotals::default();
-        for h in s.producers.drain(..) {
+        let mut lines = Vec::new();
+        for (cpu, h) in s.producers.drain(..).enumerate() {
             let t = h
                 .join()
                 .map_err(|_| io::Error::other("producer thread panicked"))??;
@@ -421,10 +423,21 @@ impl Card {
             tot.events_written += t.events_written;
             tot.records += t.records;
             tot.refused += t.refused;
+            let secs = t.busy.as_secs_f64().max(1e-9);
+            lines.push(format!(
+                "cpu {cpu}: produced {} events in {:.3} s ({:.2} M events/s), {} refused",
+                t.events,
+                secs,
+                t.events as f64 / secs / 1e6,
+                t.refused
+            ));
         }
         s.info.state = DevState::Stopped;
         let dropped = s.dropped.load(Ordering::Acquire);
         let session = s.info.session;
+        for l in &lines {
+            self.log(l);
+        }
         self.log(&format!(
             "session {} stopped: {} events offered, {} written, {} records, {} dropped",
             session, tot.events, tot.events_written, tot.records, dropped

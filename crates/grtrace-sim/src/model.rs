@@ -3,7 +3,7 @@
 //! SIGNAL, sometimes with a host thread waiting on its fence (WAIT / WAIT_END).
 //!
 //! Each ring executes one job at a time (FIFO). Timings scale with the job arrival gap so the
-//! rings stay about 60 % busy at any event rate: at ~1 ms between jobs they look like a
+//! rings stay about as busy (gfx ~50 %, compute and copy ~25 %) at any event rate: at ~1 ms between jobs they look like a
 //! desktop GPU (µs submission path, sub-ms GPU time); at full simulator speed everything is
 //! compressed into nanoseconds.
 
@@ -258,7 +258,8 @@ impl Model {
         // Fraction of "desktop" timings (defined at a 1 ms job gap).
         let scale =
             |ns: u64| -> u64 { (ns as u128 * gap.min(1_000_000) as u128 / 1_000_000) as u64 + 1 };
-        let service_mean = gap * self.rings.len() as u64 * 6 / 10;
+        // Half the clients draw on gfx, so gfx is ~50 % busy and the others ~25 %.
+        let service_mean = gap;
         let mut names = Vec::with_capacity(n);
         for _ in 0..n {
             self.now += self.rng.around(gap);

@@ -116,6 +116,8 @@ pub struct ProducerTotals {
     /// Records of any type written (numbered 1..=records).
     pub records: u64,
     pub refused: u64,
+    /// Wall time from the first record to the last event of the quota (or to stop).
+    pub busy: Duration,
 }
 
 /// Per-session knobs shared by the CPUs of a card.
@@ -217,6 +219,8 @@ impl<'a> Producer<'a> {
         let mut i = 0u64;
         let mut script_pos = 0usize;
         let mut prologue_done = false;
+        let t0 = std::time::Instant::now();
+        let mut busy_until_done = None;
         loop {
             if stop.load(Ordering::Relaxed) {
                 break;
@@ -248,7 +252,8 @@ impl<'a> Producer<'a> {
                         i += 1;
                         idle = false;
                     }
-                    if self.totals.events >= quota {
+                    if self.totals.events >= quota && busy_until_done.is_none() {
+                        busy_until_done = Some(t0.elapsed());
                         progress.done.store(true, Ordering::Release);
                     }
                 }
@@ -263,7 +268,8 @@ impl<'a> Producer<'a> {
                         script_pos += 1;
                         idle = false;
                     }
-                    if script_pos == recs.len() {
+                    if script_pos == recs.len() && busy_until_done.is_none() {
+                        busy_until_done = Some(t0.elapsed());
                         progress.done.store(true, Ordering::Release);
                     }
                 }
@@ -282,6 +288,7 @@ impl<'a> Producer<'a> {
         self.commit();
         self.relay.flush();
         progress.events.store(self.totals.events, Ordering::Release);
+        self.totals.busy = busy_until_done.unwrap_or_else(|| t0.elapsed());
         self.totals
     }
 

@@ -66,8 +66,8 @@ pub fn by_name(name: &str, seed: u64, jobs: usize) -> Option<Scenario> {
         .map(|(_, build)| build(seed, jobs))
 }
 
-/// A healthy two-CPU desktop: four clients on three rings, one job every ~0.5 ms, rings about
-/// 60 % busy, no stalls, no errors. Every job's truth has no tags.
+/// A healthy two-CPU desktop: four clients on three rings, one job every ~0.5 ms, the gfx ring about
+/// half busy, no stalls, no errors. Every job's truth has no tags.
 fn clean(seed: u64, jobs: usize) -> Scenario {
     let mut model = Model::new(ModelCfg::device(2, seed, 500_000));
     let (records, names) = model.records(jobs);
