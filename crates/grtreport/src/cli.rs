@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
-use grtrace_format::{resolve_inputs, Trace};
+use grtrace_format::{resolve_inputs, InputSource, Trace};
 
 use crate::engine::{Engine, Filter, JobCsv, JobLines};
 use crate::joiner::JoinConfig;
@@ -108,6 +108,11 @@ pub struct Args {
     #[arg(long, value_name = "MS", default_value_t = 5.0)]
     pub grace: f64,
 
+    /// Map input files instead of reading them (faster on some systems, but the mapped
+    /// trace counts in the resident set)
+    #[arg(long)]
+    pub mmap: bool,
+
     /// Seconds without events after which an unfinished job is given up (incomplete)
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     pub horizon: f64,
@@ -185,6 +190,20 @@ pub fn rings_csv_path(p: &Path) -> PathBuf {
     let s = p.to_string_lossy();
     let stem = s.strip_suffix(".csv").unwrap_or(&s);
     PathBuf::from(format!("{stem}.rings.csv"))
+}
+
+/// A regular file as a read() stream (errors opening it are left to Trace::open).
+fn stream_file(src: InputSource) -> InputSource {
+    match src {
+        InputSource::File(p) => match File::open(&p) {
+            Ok(f) => InputSource::Stream {
+                name: p.display().to_string(),
+                reader: Box::new(f),
+            },
+            Err(_) => InputSource::File(p),
+        },
+        other => other,
+    }
 }
 
 fn usage(msg: &str) -> i32 {
@@ -265,6 +284,14 @@ pub fn run(args: Args) -> i32 {
     for w in &warnings {
         eprintln!("grtreport: warning: {w}");
     }
+    // Regular files are read with read() rather than mapped: a report makes one pass, and
+    // mapped pages of a multi-GB trace would count in the resident set as it is read, while
+    // streamed input keeps memory flat whatever the trace length.
+    let sources = if args.mmap {
+        sources
+    } else {
+        sources.into_iter().map(stream_file).collect()
+    };
     let mut trace = match Trace::open(sources) {
         Ok(t) => t,
         Err(e) => {

@@ -170,6 +170,7 @@ impl Engine {
     pub fn finish(&mut self) -> io::Result<()> {
         self.joiner.flush();
         self.pump(true)?;
+        self.summary.finalize();
         for s in &mut self.sinks {
             s.finish()?;
         }

@@ -117,6 +117,57 @@ impl RingState {
     }
 }
 
+/// Ring states by id: small ids (the usual case) index a table directly, others go through
+/// a map; one lookup per event, so it is kept cheap.
+#[derive(Default)]
+struct Rings {
+    list: Vec<RingState>,
+    small: Vec<u32>,
+    big: FxMap<u32, u32>,
+}
+
+const SMALL_RINGS: u32 = 1024;
+
+impl Rings {
+    #[inline]
+    fn index(&self, id: u32) -> Option<usize> {
+        let i = if id < SMALL_RINGS {
+            *self.small.get(id as usize)?
+        } else {
+            *self.big.get(&id)?
+        };
+        (i != u32::MAX).then_some(i as usize)
+    }
+    #[inline]
+    fn get(&self, id: &u32) -> Option<&RingState> {
+        self.index(*id).map(|i| &self.list[i])
+    }
+    #[inline]
+    fn get_mut(&mut self, id: &u32) -> Option<&mut RingState> {
+        self.index(*id).map(|i| &mut self.list[i])
+    }
+    #[inline]
+    fn entry(&mut self, id: u32) -> &mut RingState {
+        if let Some(i) = self.index(id) {
+            return &mut self.list[i];
+        }
+        let i = self.list.len() as u32;
+        self.list.push(RingState::new(id));
+        if id < SMALL_RINGS {
+            if self.small.len() <= id as usize {
+                self.small.resize(id as usize + 1, u32::MAX);
+            }
+            self.small[id as usize] = i;
+        } else {
+            self.big.insert(id, i);
+        }
+        &mut self.list[i as usize]
+    }
+    fn values(&self) -> impl Iterator<Item = &RingState> {
+        self.list.iter()
+    }
+}
+
 /// An open job.
 #[derive(Clone, Debug)]
 struct Slot {
@@ -231,7 +282,7 @@ impl Default for JoinConfig {
 pub struct Joiner {
     cfg: JoinConfig,
     jobs: FxMap<JobKey, Slot>,
-    rings: FxMap<u32, RingState>,
+    rings: Rings,
     /// (END time, job) in END order, for the IRQ grace period.
     awaiting: VecDeque<(u64, JobKey)>,
     now: u64,
@@ -246,7 +297,7 @@ impl Joiner {
         Joiner {
             cfg,
             jobs: FxMap::default(),
-            rings: FxMap::default(),
+            rings: Rings::default(),
             awaiting: VecDeque::new(),
             now: 0,
             next_sweep: 0,
@@ -295,10 +346,7 @@ impl Joiner {
             }
             rtype::NOTE_RING => {
                 if let grtrace_format::Body::Ring(r) = rec.body() {
-                    let rs = self
-                        .rings
-                        .entry(r.ring)
-                        .or_insert_with(|| RingState::new(r.ring));
+                    let rs = self.rings.entry(r.ring);
                     rs.size = r.size;
                     rs.engine_class = r.engine_class;
                     rs.name = String::from_utf8_lossy(r.name).into_owned();
@@ -375,8 +423,9 @@ impl Joiner {
         self.scratch = stale;
     }
 
-    fn ring_mut(rings: &mut FxMap<u32, RingState>, id: u32) -> &mut RingState {
-        rings.entry(id).or_insert_with(|| RingState::new(id))
+    #[inline]
+    fn ring_mut(rings: &mut Rings, id: u32) -> &mut RingState {
+        rings.entry(id)
     }
 
     #[inline]
@@ -415,9 +464,6 @@ impl Joiner {
                 }
             }
             EventCode::Submit => self.submit(key, ev, t),
-            EventCode::Queue => {
-                Self::slot(&mut self.jobs, key, t);
-            }
             EventCode::Start => {
                 let r = Self::ring_mut(&mut self.rings, key.ring);
                 let s = Self::slot(&mut self.jobs, key, t);

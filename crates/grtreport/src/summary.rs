@@ -35,6 +35,9 @@ pub struct Group {
 
 /// Phases a job always has; the others (complete, gpu_wait, vm_fault) count only jobs that
 /// had them, as btt prints only rows with N > 0.
+/// Significant digits of the phase histograms (see Group::default).
+const SIGFIG: u8 = 3;
+
 const ALWAYS: [bool; N_PHASES] = [true, true, true, false, false, false, true];
 
 impl Default for Group {
@@ -50,7 +53,7 @@ impl Default for Group {
             // Three significant digits, auto-resizing: about 100 KiB per phase for
             // nanosecond values up to seconds.
             hist: (0..N_PHASES)
-                .map(|_| Histogram::new(3).expect("valid sigfig"))
+                .map(|_| Histogram::new(SIGFIG).expect("valid sigfig"))
                 .collect(),
             min: [u64::MAX; N_PHASES],
             max: [0; N_PHASES],
@@ -114,6 +117,34 @@ impl Group {
         self.batch_max = self.batch_max.max(job.batch);
     }
 
+    /// Adds another group's jobs to this one.
+    pub fn merge(&mut self, o: &Group) {
+        self.jobs += o.jobs;
+        self.complete += o.complete;
+        self.incomplete += o.incomplete;
+        self.inferred += o.inferred;
+        self.no_irq += o.no_irq;
+        self.errors += o.errors;
+        self.tagged += o.tagged;
+        for i in 0..N_PHASES {
+            let _ = self.hist[i].add(&o.hist[i]);
+            self.min[i] = self.min[i].min(o.min[i]);
+            self.max[i] = self.max[i].max(o.max[i]);
+            self.sum[i] = self.sum[i].saturating_add(o.sum[i]);
+            self.n[i] += o.n[i];
+        }
+        for t in 0..Tags::COUNT {
+            self.tag_jobs[t] += o.tag_jobs[t];
+            self.tag_lost[t] += o.tag_lost[t];
+        }
+        self.fill_sum += o.fill_sum;
+        self.fill_n += o.fill_n;
+        self.fill_max = self.fill_max.max(o.fill_max);
+        self.outstanding_sum += o.outstanding_sum;
+        self.outstanding_max = self.outstanding_max.max(o.outstanding_max);
+        self.batch_max = self.batch_max.max(o.batch_max);
+    }
+
     /// Quantile of a phase, clamped to the exact min and max (histogram buckets are 0.1 %
     /// wide, the extremes are exact).
     pub fn quantile(&self, phase: usize, q: f64) -> u64 {
@@ -151,7 +182,11 @@ pub struct TopEntry {
     pub samples: Vec<Job>,
 }
 
+/// Jobs are recorded once, into the group of their (ctx, ring); the per-ring, per-context
+/// and overall groups are merged from those by [`Summary::finalize`] (a third of the
+/// histogram work on the hot path).
 pub struct Summary {
+    leaves: BTreeMap<(u32, u32), Group>,
     pub all: Group,
     pub rings: BTreeMap<u32, Group>,
     pub ctxs: BTreeMap<u32, Group>,
@@ -162,6 +197,7 @@ pub struct Summary {
 impl Summary {
     pub fn new(samples: usize) -> Summary {
         Summary {
+            leaves: BTreeMap::new(),
             all: Group::default(),
             rings: BTreeMap::new(),
             ctxs: BTreeMap::new(),
@@ -171,9 +207,10 @@ impl Summary {
     }
 
     pub fn add(&mut self, job: &Job) {
-        self.all.add(job);
-        self.rings.entry(job.key.ring).or_default().add(job);
-        self.ctxs.entry(job.key.ctx).or_default().add(job);
+        self.leaves
+            .entry((job.key.ctx, job.key.ring))
+            .or_default()
+            .add(job);
         if job.flags.incomplete() {
             return;
         }
@@ -205,6 +242,18 @@ impl Summary {
                 e.samples.insert(pos, job.clone());
                 e.samples.truncate(self.samples);
             }
+        }
+    }
+
+    /// Builds the per-ring, per-context and overall groups (call once, after the last job).
+    pub fn finalize(&mut self) {
+        self.all = Group::default();
+        self.rings.clear();
+        self.ctxs.clear();
+        for ((ctx, ring), g) in &self.leaves {
+            self.all.merge(g);
+            self.rings.entry(*ring).or_default().merge(g);
+            self.ctxs.entry(*ctx).or_default().merge(g);
         }
     }
 
