@@ -778,8 +778,10 @@ impl Joiner {
         if s.end == NONE || s.start == NONE {
             f.set(Flags::NO_END | Flags::INCOMPLETE);
         }
-        let done = if s.irq != NONE && s.end != NONE && s.irq >= s.end {
-            s.irq
+        let done = if s.irq != NONE && s.end != NONE {
+            // An IRQ stamped before END comes from a CPU whose clock is a little behind:
+            // the job cannot complete before it ended.
+            s.irq.max(s.end)
         } else {
             f.set(Flags::NO_IRQ);
             if s.signal != NONE && s.end != NONE && s.signal >= s.end {

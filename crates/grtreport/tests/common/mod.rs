@@ -83,15 +83,20 @@ impl Rec {
     }
 }
 
-/// Encodes records (sorted by time, stable) as one merged stream.
+/// Encodes records (sorted by time, stable) as one merged stream, numbering `seq` per CPU
+/// in time order as the kernel would.
 pub fn merged_stream(recs: &[(Stamp, Body<'static>)]) -> Vec<u8> {
     let mut v: Vec<&(Stamp, Body<'static>)> = recs.iter().collect();
     v.sort_by_key(|(s, _)| s.time_ns);
     let mut h = StreamHeader::new(abi::CPU_MERGED, 0, "virtio_gpu");
     h.flags = abi::STREAM_MERGED;
     let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
+    let mut seq = std::collections::HashMap::new();
     for (s, b) in v {
-        w.write(s, b).unwrap();
+        let n = seq.entry(s.cpu).or_insert(0u64);
+        *n += 1;
+        let st = Stamp { seq: *n, ..*s };
+        w.write(&st, b).unwrap();
     }
     w.into_inner()
 }

@@ -1,0 +1,301 @@
+//! What real traces do to the joiner: missing events, wrap-around, batched SUBMITs, losses,
+//! clock skew across CPUs, unnamed IRQs, and bounded memory on long runs.
+
+mod common;
+
+use common::*;
+use grtrace_format::abi::{eflag, lost_source};
+use grtrace_format::{Body, EventCode, Lost};
+use grtreport::{Flags, Job, Rules, Tags};
+
+/// One healthy job's events; `skip` names codes to leave out.
+#[allow(clippy::too_many_arguments)]
+fn job(
+    r: &mut Rec,
+    ctx: u32,
+    ring: u32,
+    seq: u64,
+    t: u64,
+    run: u64,
+    skip: &[EventCode],
+    irq_seqno: u64,
+) {
+    let all = [
+        (EventCode::Commit, t),
+        (EventCode::Submit, t + 10 * US),
+        (EventCode::Start, t + 30 * US),
+        (EventCode::End, t + 30 * US + run),
+        (EventCode::Irq, t + 40 * US + run),
+        (EventCode::Signal, t + 41 * US + run),
+    ];
+    for (code, at) in all {
+        if skip.contains(&code) {
+            continue;
+        }
+        let (cpu, pid) = if matches!(code, EventCode::End | EventCode::Irq | EventCode::Signal) {
+            (1, 0)
+        } else {
+            (0, 100 + ctx)
+        };
+        let s = if code == EventCode::Irq {
+            irq_seqno
+        } else {
+            seq
+        };
+        let a0 = if code == EventCode::Irq { irq_seqno } else { 0 };
+        r.ev(cpu, pid, at, code, eflag::FENCED, ctx, ring, s, a0, 0, 1);
+    }
+}
+
+fn find(jobs: &[Job], seq: u64) -> &Job {
+    jobs.iter().find(|j| j.key.seqno == seq).expect("job")
+}
+
+#[test]
+fn missing_irq_uses_end_and_missing_start_is_inferred() {
+    let mut r = Rec::default();
+    r.ring(T0, 0, 1 << 20, b"gfx");
+    job(&mut r, 1, 0, 1, T0 + MS, 100 * US, &[], 1);
+    job(&mut r, 1, 0, 2, T0 + 2 * MS, 100 * US, &[EventCode::Irq], 2);
+    // Submitted while job 4 still runs: its START is missing, so it is taken as job 4's END.
+    job(&mut r, 1, 0, 4, T0 + 3 * MS, 500 * US, &[], 4);
+    job(
+        &mut r,
+        1,
+        0,
+        5,
+        T0 + 3 * MS + 100 * US,
+        500 * US,
+        &[EventCode::Start],
+        5,
+    );
+    let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    assert_eq!(jobs.len(), 4);
+    let j2 = find(&jobs, 2);
+    assert!(
+        j2.flags.has(Flags::NO_IRQ) && !j2.flags.incomplete(),
+        "{j2:?}"
+    );
+    // No IRQ: completes at its fence SIGNAL (1 us after where IRQ would be... here END + 11 us).
+    assert_eq!(j2.phases.total, 141 * US);
+    let j5 = find(&jobs, 5);
+    assert!(j5.flags.has(Flags::INFERRED));
+    assert_eq!(
+        j5.start,
+        T0 + 3 * MS + 530 * US,
+        "max(SUBMIT, previous END)"
+    );
+    assert_eq!(j5.phases.queue, 530 * US - 110 * US);
+}
+
+#[test]
+fn one_submit_makes_several_jobs_visible() {
+    let mut r = Rec::default();
+    r.ring(T0, 3, 256, b"ctrlq");
+    for s in 1..=3u64 {
+        r.ev(
+            0,
+            7,
+            T0 + s * US,
+            EventCode::Commit,
+            1,
+            9,
+            3,
+            s,
+            0,
+            10 * s as u32,
+            0,
+        );
+    }
+    r.ev(0, 7, T0 + 20 * US, EventCode::Submit, 1, 9, 3, 3, 0, 30, 3);
+    for s in 1..=3u64 {
+        let st = T0 + 100 * US * s;
+        r.ev(0, 0, st, EventCode::Start, 1, 9, 3, s, 0, 0, 0);
+        r.ev(1, 0, st + 90 * US, EventCode::End, 1, 9, 3, s, 0, 0, 0);
+        r.ev(1, 0, st + 95 * US, EventCode::Irq, 0, 0, 3, s, s, 0, 0);
+    }
+    let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    assert_eq!(jobs.len(), 3);
+    for j in &jobs {
+        assert_eq!(j.submit, T0 + 20 * US, "seqno {}", j.key.seqno);
+        assert_eq!(j.batch, 3);
+        assert_eq!(j.outstanding, 3);
+        assert!(!j.flags.incomplete(), "{j:?}");
+        assert!(
+            j.phases.complete == 5 * US,
+            "IRQ with ctx 0 matched by ring and seqno"
+        );
+    }
+}
+
+#[test]
+fn seqno_wraps_around() {
+    let mut r = Rec::default();
+    r.ring(T0, 0, 1 << 20, b"gfx");
+    let seqs = [0xffff_fffe_u64, 0xffff_ffff, 0, 1];
+    for (i, s) in seqs.iter().enumerate() {
+        r.ev(
+            0,
+            5,
+            T0 + i as u64 * US,
+            EventCode::Commit,
+            1,
+            2,
+            0,
+            *s,
+            0,
+            0,
+            0,
+        );
+    }
+    // One doorbell for everything up to seqno 1, across the wrap.
+    r.ev(0, 5, T0 + 10 * US, EventCode::Submit, 1, 2, 0, 1, 0, 0, 4);
+    for (i, s) in seqs.iter().enumerate() {
+        let st = T0 + 20 * US + i as u64 * 50 * US;
+        r.ev(0, 0, st, EventCode::Start, 1, 2, 0, *s, 0, 0, 0);
+        r.ev(1, 0, st + 40 * US, EventCode::End, 1, 2, 0, *s, 0, 0, 0);
+        r.ev(1, 0, st + 45 * US, EventCode::Irq, 0, 2, 0, *s, *s, 0, 0);
+    }
+    let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    assert_eq!(jobs.len(), 4);
+    for j in &jobs {
+        assert_eq!(j.submit, T0 + 10 * US, "{j:?}");
+        assert!(!j.flags.incomplete());
+    }
+}
+
+#[test]
+fn jobs_across_lost_records_are_incomplete_not_wrong() {
+    let mut r = Rec::default();
+    r.ring(T0, 0, 1 << 20, b"gfx");
+    job(&mut r, 1, 0, 1, T0 + MS, 100 * US, &[], 1);
+    // Job 2 loses its END to a relay overflow; job 3 starts after the loss.
+    job(&mut r, 1, 0, 2, T0 + 2 * MS, 100 * US, &[EventCode::End], 2);
+    r.push(
+        1,
+        0,
+        T0 + 2 * MS + 120 * US,
+        Body::Lost(Lost {
+            cpu: 1,
+            source: lost_source::KERNEL,
+            count: 1,
+            first_ns: T0 + 2 * MS + 100 * US,
+            last_ns: T0 + 2 * MS + 120 * US,
+        }),
+    );
+    job(&mut r, 1, 0, 3, T0 + 3 * MS, 100 * US, &[], 3);
+    let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    assert_eq!(jobs.len(), 3);
+    assert!(!find(&jobs, 1).flags.incomplete());
+    let j2 = find(&jobs, 2);
+    assert!(j2.flags.incomplete() && j2.flags.has(Flags::LOST), "{j2:?}");
+    assert!(j2.tags.is_empty());
+    assert!(!find(&jobs, 3).flags.incomplete());
+    assert_eq!(e.summary.all.incomplete, 1);
+    assert_eq!(e.summary.all.complete, 2);
+    assert_eq!(e.joiner.stats.lost_records, 1);
+}
+
+#[test]
+fn irq_before_end_from_skewed_cpu_clock_and_unnamed_irq() {
+    let mut r = Rec::default();
+    r.ring(T0, 0, 1 << 20, b"gfx");
+    // IRQ stamped 2 us before END (another CPU's clock): the job completes at END, never
+    // before it.
+    r.ev(0, 9, T0, EventCode::Commit, 1, 1, 0, 1, 0, 0, 0);
+    r.ev(0, 9, T0 + 10 * US, EventCode::Submit, 1, 1, 0, 1, 0, 0, 1);
+    r.ev(0, 0, T0 + 20 * US, EventCode::Start, 1, 1, 0, 1, 0, 0, 0);
+    r.ev(1, 0, T0 + 98 * US, EventCode::Irq, 0, 1, 0, 1, 1, 0, 0);
+    r.ev(0, 0, T0 + 100 * US, EventCode::End, 1, 1, 0, 1, 0, 0, 0);
+    r.ev(1, 0, T0 + 103 * US, EventCode::Signal, 1, 1, 0, 1, 0, 0, 0);
+    // Unnamed IRQ (seqno 0): the job completes at its SIGNAL.
+    r.ev(0, 9, T0 + MS, EventCode::Commit, 1, 1, 0, 2, 0, 0, 0);
+    r.ev(
+        0,
+        9,
+        T0 + MS + 10 * US,
+        EventCode::Submit,
+        1,
+        1,
+        0,
+        2,
+        0,
+        0,
+        1,
+    );
+    r.ev(
+        0,
+        0,
+        T0 + MS + 20 * US,
+        EventCode::Start,
+        1,
+        1,
+        0,
+        2,
+        0,
+        0,
+        0,
+    );
+    r.ev(
+        1,
+        0,
+        T0 + MS + 100 * US,
+        EventCode::End,
+        1,
+        1,
+        0,
+        2,
+        0,
+        0,
+        0,
+    );
+    r.ev(
+        1,
+        0,
+        T0 + MS + 104 * US,
+        EventCode::Irq,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    );
+    r.ev(
+        1,
+        0,
+        T0 + MS + 106 * US,
+        EventCode::Signal,
+        1,
+        1,
+        0,
+        2,
+        0,
+        0,
+        0,
+    );
+    let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    assert_eq!(jobs.len(), 2);
+    let j1 = find(&jobs, 1);
+    assert_eq!((j1.phases.total, j1.phases.complete), (100 * US, 0));
+    assert!(!j1.flags.has(Flags::NO_IRQ));
+    assert_eq!(find(&jobs, 2).phases.total, 106 * US);
+    assert_eq!(find(&jobs, 2).phases.complete, 6 * US);
+    assert_eq!(e.joiner.stats.irq_unnamed, 1);
+}
+
+#[test]
+fn memory_is_bounded_by_jobs_in_flight() {
+    let sc = grtrace_sim::scenarios::by_name("report-mixed", 3, 20_000).unwrap();
+    let (e, jobs) = run_bytes(scenario_stream(&sc.records), Rules::default());
+    assert_eq!(jobs.len(), 20_000);
+    // Bursts of six plus a few in completion: never the whole trace.
+    assert!(
+        e.joiner.stats.max_in_flight < 32,
+        "{}",
+        e.joiner.stats.max_in_flight
+    );
+    assert_eq!(e.joiner.in_flight(), 0);
+    assert!(jobs.iter().any(|j| j.tags.has(Tags::QUEUE_WAIT)));
+}
