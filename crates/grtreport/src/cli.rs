@@ -52,6 +52,10 @@ pub struct Args {
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<String>,
 
+    /// Input, like a positional INPUT (repeatable; `-i -` is stdin), as in grtparse
+    #[arg(short = 'i', long = "input", value_name = "INPUT")]
+    pub input: Vec<String>,
+
     /// Add the N blocking classes (tag on a ctx and ring) that lost the most time, with samples
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub top: usize,
@@ -77,7 +81,12 @@ pub struct Args {
     pub output: Option<PathBuf>,
 
     /// Time window in seconds since the first record: END or START:END (jobs that begin in it)
-    #[arg(short = 'w', long, value_name = "[START:]END")]
+    #[arg(
+        short = 'w',
+        long = "stopwatch",
+        visible_alias = "window",
+        value_name = "[START:]END"
+    )]
     pub window: Option<String>,
 
     /// Only these contexts (comma-separated ids)
@@ -268,11 +277,11 @@ pub fn run(args: Args) -> i32 {
         horizon_ns: (args.horizon * 1e9) as u64,
     };
 
-    let words = if args.inputs.is_empty() {
-        vec!["-".to_string()]
-    } else {
-        args.inputs.clone()
-    };
+    let mut words = args.inputs.clone();
+    words.extend(args.input.iter().cloned());
+    if words.is_empty() {
+        words.push("-".to_string());
+    }
     let reads_stdin = words.iter().any(|w| w == "-");
     let (sources, mut warnings) = match resolve_inputs(&words) {
         Ok(x) => x,

@@ -19,7 +19,8 @@ pub struct Filter {
     pub ctx: Vec<u32>,
     pub ring: Vec<u32>,
     pub pid: Vec<u32>,
-    /// [start, end) in ns relative to the first record; a job is in if it began inside.
+    /// [start, end] in ns relative to the first record (as grtparse's `-w`); a job is in if
+    /// it began inside.
     pub window: Option<(u64, u64)>,
 }
 
@@ -40,7 +41,7 @@ impl Filter {
                 return false;
             }
             let rel = t.saturating_sub(genesis);
-            if rel < a || rel >= b {
+            if rel < a || rel > b {
                 return false;
             }
         }

@@ -1,0 +1,209 @@
+//! The binary as a shell user meets it: stdin, pipes, CSV, filters, damage, usage errors.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use common::*;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_grtreport"))
+}
+
+fn fixture() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/report/worked-example.grtrace")
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("grtreport-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+/// A few thousand jobs of the mixed scenario as a file.
+fn mixed_file() -> std::path::PathBuf {
+    let p = tmp("mixed.grtrace");
+    if !p.exists() {
+        let sc = grtrace_sim::scenarios::by_name("report-mixed", 4, 3000).unwrap();
+        std::fs::write(&p, scenario_stream(&sc.records)).unwrap();
+    }
+    p
+}
+
+#[test]
+fn stdin_gives_the_same_report_as_a_file() {
+    let data = std::fs::read(fixture()).unwrap();
+    let mut child = bin()
+        .args(["--top", "3"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&data).unwrap();
+    let piped = child.wait_with_output().unwrap();
+    assert!(piped.status.success());
+    let file = bin().arg(fixture()).args(["--top", "3"]).output().unwrap();
+    assert_eq!(piped.stdout, file.stdout);
+    assert!(String::from_utf8_lossy(&file.stdout).contains("#1 queue-wait on ctx 7 ring 0 (gfx)"));
+}
+
+#[test]
+fn closed_pipe_exits_quietly() {
+    let mut child = bin()
+        .arg(mixed_file())
+        .arg("--jobs")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("#"), "{first}");
+    // stdout is dropped here: like `grtreport --jobs | head -1`.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn csv_has_job_and_ring_tables_with_headers() {
+    let csv = tmp("jobs.csv");
+    let out = bin()
+        .arg(mixed_file())
+        .arg("--csv")
+        .arg(&csv)
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "-q prints no report");
+    let jobs = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = jobs.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[..5], ["time_s", "commit_ns", "ctx", "ring", "seqno"]);
+    assert!(header.contains(&"queue-wait") && header.contains(&"incomplete"));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 3000);
+    let qi = header.iter().position(|h| *h == "queue-wait").unwrap();
+    let tagged = rows
+        .iter()
+        .filter(|r| !r.contains('"') && r.split(',').nth(qi) == Some("1"))
+        .count();
+    assert!(tagged > 0);
+    let rings = std::fs::read_to_string(tmp("jobs.rings.csv")).unwrap();
+    let rl: Vec<&str> = rings.lines().collect();
+    assert!(rl[0].starts_with("ring,name,size,jobs,"));
+    assert_eq!(rl.len(), 4, "header and three rings");
+    assert!(rl[1].starts_with("0,gfx,"));
+}
+
+#[test]
+fn filters_pick_jobs() {
+    let run = |args: &[&str]| {
+        let o = bin()
+            .arg(mixed_file())
+            .args(args)
+            .args(["--jobs", "-q"])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let all = run(&[]);
+    let ring1 = run(&["--ring", "1"]);
+    assert!(!ring1.is_empty() && ring1.len() < all.len());
+    assert!(ring1
+        .iter()
+        .all(|l| l.split_whitespace().nth(2) == Some("1")));
+    let ctx = run(&["--ctx", "2,5"]);
+    assert!(ctx
+        .iter()
+        .all(|l| matches!(l.split_whitespace().nth(1), Some("2" | "5"))));
+    let early = run(&["-w", "0.5"]);
+    assert!(!early.is_empty() && early.len() < all.len());
+    assert!(early
+        .iter()
+        .all(|l| l.split_whitespace().next().unwrap().parse::<f64>().unwrap() <= 0.5));
+}
+
+#[test]
+fn damaged_input_reports_file_and_offset_and_keeps_what_came_before() {
+    let data = std::fs::read(mixed_file()).unwrap();
+    let cut = tmp("cut.grtrace");
+    // Cut in the middle of a record, well into the trace.
+    let at = 128 + 72 * 20_000 + 13;
+    std::fs::write(&cut, &data[..at]).unwrap();
+    let out = bin().arg(&cut).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let off: u64 = err
+        .split("cut.grtrace: byte ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(off <= at as u64 && off + 72 > at as u64, "{err}");
+    assert!(err.contains("truncated record"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("grtreport: "),
+        "the report still comes out"
+    );
+    assert!(text.contains("complete"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        vec!["--rule", "bogus=1"],
+        vec!["--rule", "queue-share=x"],
+        vec!["-w", "3:1"],
+        vec!["--ring", "gfx"],
+        vec!["--no-such-flag"],
+    ] {
+        let o = bin().arg(fixture()).args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(!o.stderr.is_empty());
+    }
+    let o = bin().arg(tmp("does-not-exist")).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn rules_round_trip_through_a_file() {
+    let o = bin()
+        .args(["--list-rules", "--rule", "queue-min-us=3000"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let p = tmp("my.rules");
+    std::fs::write(&p, &o.stdout).unwrap();
+    // With a 3 ms floor the worked example's 2.3 ms queue is no longer queue wait.
+    let r = bin()
+        .arg(fixture())
+        .arg("--rules")
+        .arg(&p)
+        .arg("--jobs")
+        .arg("-q")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(r.stdout).unwrap();
+    assert!(text.lines().nth(1).unwrap().contains(" - -"), "{text}");
+}
