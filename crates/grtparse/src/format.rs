@@ -11,7 +11,7 @@
 use grtrace_format::abi::{self, eflag, lost_source, rtype, EventCode};
 use grtrace_format::view::{Body, EventBody, Lost, RecordView};
 
-use crate::out::Out;
+use crate::out::{Out, Short, Sink};
 
 /// Number of counting slots: event codes 0..64, then note types 64 + rtype.
 pub const NSLOTS: usize = 72;
@@ -81,10 +81,10 @@ pub fn slot_by_name(name: &str) -> Option<usize> {
 pub struct Names {
     /// Index+1 into `comms` by pid (0 = unknown).
     by_pid: Vec<u32>,
-    comms: Vec<Vec<u8>>,
+    comms: Vec<Short<16>>,
     big_pids: std::collections::HashMap<u32, u32>,
-    rings: Vec<Vec<u8>>,
-    big_rings: std::collections::HashMap<u32, Vec<u8>>,
+    rings: Vec<Short<32>>,
+    big_rings: std::collections::HashMap<u32, Short<32>>,
 }
 
 /// pids below this are looked up by index (Linux's `pid_max` limit is 2^22).
@@ -108,11 +108,11 @@ impl Names {
         match r.body() {
             Body::Process { comm } => self.set_comm(r.pid(), comm),
             Body::Ring(n) => {
-                let name = sanitize(n.name);
+                let name = Short::new(&sanitize(n.name), b' ');
                 if n.ring < RING_TABLE {
                     let i = n.ring as usize;
                     if self.rings.len() <= i {
-                        self.rings.resize(i + 1, Vec::new());
+                        self.rings.resize(i + 1, Short::default());
                     }
                     self.rings[i] = name;
                 } else {
@@ -124,7 +124,7 @@ impl Names {
     }
 
     fn set_comm(&mut self, pid: u32, comm: &[u8]) {
-        self.comms.push(sanitize(comm));
+        self.comms.push(Short::new(&sanitize(comm), b' '));
         let idx = self.comms.len() as u32;
         if pid < PID_TABLE {
             let i = pid as usize;
@@ -138,7 +138,7 @@ impl Names {
     }
 
     #[inline(always)]
-    pub fn comm(&self, pid: u32) -> Option<&[u8]> {
+    pub fn comm_short(&self, pid: u32) -> Option<&Short<16>> {
         let idx = if pid < PID_TABLE {
             *self.by_pid.get(pid as usize)?
         } else {
@@ -151,14 +151,18 @@ impl Names {
         }
     }
 
+    pub fn comm(&self, pid: u32) -> Option<&[u8]> {
+        self.comm_short(pid).map(|s| s.as_slice())
+    }
+
     #[inline(always)]
-    pub fn ring(&self, ring: u32) -> Option<&[u8]> {
+    pub fn ring_short(&self, ring: u32) -> Option<&Short<32>> {
         let n = if ring < RING_TABLE {
             self.rings.get(ring as usize)?
         } else {
             self.big_rings.get(&ring)?
         };
-        (!n.is_empty()).then_some(n.as_slice())
+        (n.len > 0).then_some(n)
     }
 }
 
@@ -301,6 +305,9 @@ pub fn compile(fmt: &str) -> Result<Vec<Piece>, String> {
 /// Shared state for rendering lines.
 pub struct Render {
     pub dev: Vec<u8>,
+    dev_short: Short<16>,
+    /// Per slot: the name padded to the name column plus one space.
+    name_col: Vec<Short<16>>,
     /// Time 0 of the relative clock (the first record's time).
     pub genesis: u64,
     /// `(anchor_realtime_ns, anchor_clock_ns)` when printing wall-clock times.
@@ -315,7 +322,17 @@ const NAME_W: usize = 11;
 
 impl Render {
     pub fn new(dev: Vec<u8>) -> Render {
+        let name_col = (0..NSLOTS)
+            .map(|s| {
+                let n = slot_name(s);
+                let mut padded = format!("{n:<NAME_W$} ");
+                padded.truncate(16);
+                Short::new(padded.as_bytes(), b' ')
+            })
+            .collect();
         Render {
+            dev_short: Short::new(&dev, b' '),
+            name_col,
             dev,
             genesis: 0,
             wall: None,
@@ -333,12 +350,20 @@ impl Render {
             self.formatted(out, p, l);
         } else if let Some(p) = &self.default_fmt {
             self.formatted(out, p, l);
+        } else if let What::Event(e) = &l.what {
+            self.event_line(out, l, e);
         } else {
             self.default_line(out, l);
         }
     }
 
     /// `sec.nsec`, relative to genesis (or wall clock), seconds right-aligned in `w`.
+    /// Sets the device field (`card0`).
+    pub fn set_dev(&mut self, dev: Vec<u8>) {
+        self.dev_short = Short::new(&dev, b' ');
+        self.dev = dev;
+    }
+
     #[inline(always)]
     fn time(&self, out: &mut Out, t: u64, w: usize) {
         let (neg, v) = match self.wall {
@@ -366,7 +391,7 @@ impl Render {
             out.u64_w(s, w);
         }
         out.byte(b'.');
-        out.u64_0(ns, 9);
+        out.nanos9(ns);
     }
 
     fn name(&self, out: &mut Out, l: &Line<'_>, width: usize, left: bool) {
@@ -375,7 +400,7 @@ impl Render {
                 What::Event(e) => e.code,
                 _ => 0,
             };
-            let start = out.buf.len();
+            let start = out.pos();
             out.bytes(b"EVENT_");
             out.u64(code as u64);
             pad_field(out, start, width, left);
@@ -395,8 +420,8 @@ impl Render {
 
     #[inline(always)]
     fn ring(&self, out: &mut Out, ring: u32) {
-        match self.names.ring(ring) {
-            Some(n) => out.bytes(n),
+        match self.names.ring_short(ring) {
+            Some(n) => out.short(n),
             None => out.u64(ring as u64),
         }
     }
@@ -411,8 +436,8 @@ impl Render {
             out.byte(b'-');
             return;
         }
-        match self.names.comm(l.pid) {
-            Some(c) => out.bytes(c),
+        match self.names.comm_short(l.pid) {
+            Some(c) => out.short(c),
             None => out.byte(b'?'),
         }
     }
@@ -420,7 +445,7 @@ impl Render {
     /// The default line.
     #[inline(always)]
     pub fn default_line(&self, out: &mut Out, l: &Line<'_>) {
-        out.bytes(&self.dev);
+        out.short(&self.dev_short);
         out.byte(b' ');
         out.u64_w(l.cpu as u64, 2);
         out.byte(b' ');
@@ -430,8 +455,12 @@ impl Render {
         out.byte(b' ');
         out.u64_w(l.pid as u64, 5);
         out.byte(b' ');
-        self.name(out, l, NAME_W, true);
-        out.byte(b' ');
+        if l.slot == 0 || (l.slot >= 26 && l.slot < SLOT_NOTE_BASE) {
+            self.name(out, l, NAME_W, true);
+            out.byte(b' ');
+        } else {
+            out.short(&self.name_col[l.slot]);
+        }
         match l.what {
             What::Event(e) => {
                 self.ring(out, e.ring);
@@ -439,17 +468,67 @@ impl Render {
                 out.u64(e.ctx as u64);
                 out.byte(b' ');
                 out.u64(e.seqno);
+                event_details(out, &e);
             }
             What::Note(Body::Ring(n)) => {
                 out.u64(n.ring as u64);
-                out.bytes(b" - -");
+                out.lit(b" - -");
+                self.details(out, l);
             }
-            _ => out.bytes(b"- - -"),
+            _ => {
+                out.lit(b"- - -");
+                self.details(out, l);
+            }
         }
-        self.details(out, l);
-        out.bytes(b" [");
+        out.lit(b" [");
         self.comm(out, l);
-        out.bytes(b"]\n");
+        out.lit(b"]\n");
+    }
+
+    /// The default line of an event, written through a cursor (the hot path). Falls back to
+    /// [`default_line`](Self::default_line) for the rare cases it does not handle.
+    #[inline(always)]
+    pub fn event_line(&self, out: &mut Out, l: &Line<'_>, e: &EventBody) {
+        let known = l.slot != 0 && l.slot < 26;
+        if !known || self.wall.is_some() || l.time < self.genesis {
+            return self.default_line(out, l);
+        }
+        let rel = l.time - self.genesis;
+        let mut c = out.cursor();
+        c.short(&self.dev_short);
+        c.byte(b' ');
+        c.u64_w(l.cpu as u64, 2);
+        c.byte(b' ');
+        c.u64_w(l.seq, 8);
+        c.byte(b' ');
+        c.u64_w(rel / 1_000_000_000, 5);
+        c.byte(b'.');
+        c.nanos9(rel % 1_000_000_000);
+        c.byte(b' ');
+        c.u64_w(l.pid as u64, 5);
+        c.byte(b' ');
+        c.short(&self.name_col[l.slot]);
+        match self.names.ring_short(e.ring) {
+            Some(n) => c.short(n),
+            None => c.u64(e.ring as u64),
+        }
+        c.byte(b' ');
+        c.u64(e.ctx as u64);
+        c.byte(b' ');
+        c.u64(e.seqno);
+        event_details(&mut c, e);
+        c.lit(b" [");
+        if l.pid == 0 {
+            c.byte(b'-');
+        } else {
+            match self.names.comm_short(l.pid) {
+                Some(s) => c.short(s),
+                None => c.byte(b'?'),
+            }
+        }
+        c.lit(b"]\n");
+        let n = c.written();
+        out.commit(n);
     }
 
     /// The event- or note-specific part, each item as ` key=value`.
@@ -480,9 +559,11 @@ impl Render {
                 }
                 Body::Msg { text } => {
                     out.byte(b' ');
-                    for &c in text {
-                        out.byte(if c < b' ' || c == 0x7f { b' ' } else { c });
-                    }
+                    let clean: Vec<u8> = text
+                        .iter()
+                        .map(|&c| if c < b' ' || c == 0x7f { b' ' } else { c })
+                        .collect();
+                    out.bytes(&clean);
                 }
                 Body::ClockSync(c) => {
                     out.bytes(b" gpu_clock=");
@@ -541,15 +622,17 @@ impl Render {
                 }
                 Piece::Field { c, width, left } => (*c, *width, *left),
             };
-            let start = out.buf.len();
+            // Room for any field, so that `start` stays valid while padding.
+            out.ensure(1 << 17);
+            let start = out.pos();
             match c {
                 b'a' => self.name(out, l, 0, true),
                 b'c' => out.u64(l.cpu as u64),
                 b'C' => self.comm(out, l),
                 b'd' => {
                     self.details(out, l);
-                    if out.buf.get(start) == Some(&b' ') {
-                        out.buf.remove(start);
+                    if out.at(start) == Some(b' ') {
+                        out.remove_at(start);
                     }
                 }
                 b'D' => out.bytes(&self.dev),
@@ -623,18 +706,35 @@ impl Render {
 
 /// Pads what was written since `start` to `width` columns.
 fn pad_field(out: &mut Out, start: usize, width: usize, left: bool) {
-    let n = out.buf.len() - start;
+    let n = out.pos() - start;
     if n >= width {
         return;
     }
     if left {
         out.pad(width - n);
     } else {
-        let fill = width - n;
-        out.buf
-            .splice(start..start, std::iter::repeat_n(b' ', fill));
+        out.insert_spaces(start, width - n);
     }
 }
+
+/// ` flags=a,b` for every combination of the known flag bits (empty for none).
+fn flag_table() -> Vec<Short<48>> {
+    (0..32u16)
+        .map(|f| {
+            if f == 0 {
+                return Short::default();
+            }
+            let names: Vec<&str> = eflag::NAMES
+                .iter()
+                .filter(|(b, _)| f & b != 0)
+                .map(|(_, n)| *n)
+                .collect();
+            Short::new(format!(" flags={}", names.join(",")).as_bytes(), b' ')
+        })
+        .collect()
+}
+
+static FLAGS: std::sync::OnceLock<Vec<Short<48>>> = std::sync::OnceLock::new();
 
 fn flag_names(out: &mut Out, flags: u16) {
     let mut first = true;
@@ -650,20 +750,20 @@ fn flag_names(out: &mut Out, flags: u16) {
 }
 
 #[inline(always)]
-fn kv(out: &mut Out, k: &[u8], v: u64) {
-    out.bytes(k);
+fn kv<S: Sink, const N: usize>(out: &mut S, k: &[u8; N], v: u64) {
+    out.lit(k);
     out.u64(v);
 }
 
 #[inline(always)]
-fn kx(out: &mut Out, k: &[u8], v: u64) {
-    out.bytes(k);
+fn kx<S: Sink, const N: usize>(out: &mut S, k: &[u8; N], v: u64) {
+    out.lit(k);
     out.hex(v);
 }
 
 /// ` key=value` items of an event, by code (FORMAT.md §4.1), then its flags.
 #[inline(always)]
-pub fn event_details(out: &mut Out, e: &EventBody) {
+pub fn event_details<S: Sink>(out: &mut S, e: &EventBody) {
     match e.code {
         1 | 2 | 4 => {
             kv(out, b" wp=", e.arg0);
@@ -738,9 +838,9 @@ pub fn event_details(out: &mut Out, e: &EventBody) {
             kv(out, b" a3=", e.arg3 as u64);
         }
     }
-    if e.flags & eflag::KNOWN != 0 {
-        out.bytes(b" flags=");
-        flag_names(out, e.flags);
+    let f = (e.flags & eflag::KNOWN) as usize;
+    if f != 0 {
+        out.short(&FLAGS.get_or_init(flag_table)[f]);
     }
 }
 

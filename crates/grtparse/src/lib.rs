@@ -295,7 +295,7 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     };
     let streams = trace.streams().to_vec();
     let first = &streams[0].header;
-    render.dev = format!("card{}", first.card).into_bytes();
+    render.set_dev(format!("card{}", first.card).into_bytes());
     if first.anchor_realtime_ns != 0 {
         render.anchor = Some((first.anchor_realtime_ns, first.anchor_clock_ns));
     }
@@ -392,7 +392,27 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     let mut broken_pipe = false;
     let mut gap_lines: Vec<String> = Vec::new();
 
+    // `-q -O -d` with no filters: events go straight from the mapping to the dump.
+    let dump_only = text.is_none() && cli.quiet && !filters.any && !cli.per_process;
     let summary = trace.for_each(|item| {
+        if dump_only {
+            if let (Item::Record(r), Some(d)) = (&item, dump.as_mut()) {
+                if r.rtype() == rtype::EVENT && r.endian() == Endian::NATIVE {
+                    if genesis.is_none() {
+                        genesis = Some(r.time_ns());
+                    }
+                    match <&[u8; abi::rsize::EVENT]>::try_from(r.bytes()) {
+                        Ok(b) => d.out.block(b, abi::rsize::EVENT),
+                        Err(_) => d.out.bytes(r.bytes()),
+                    }
+                    return if d.out.failed() {
+                        ControlFlow::Break(())
+                    } else {
+                        ControlFlow::Continue(())
+                    };
+                }
+            }
+        }
         let (rec, gap) = match item {
             Item::Record(r) => (Some(r), None),
             Item::Gap(g) => (None, Some(g)),
@@ -426,7 +446,6 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             }
             if let Some(o) = text.as_mut() {
                 render.line(o, &Line::gap(g));
-                o.maybe_flush();
                 if o.failed() {
                     return ControlFlow::Break(());
                 }
@@ -441,7 +460,6 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
                 d.scratch.clear();
                 encode(&st, &Body::Lost(g), Endian::NATIVE, &mut d.scratch);
                 d.out.bytes(&d.scratch);
-                d.out.maybe_flush();
                 if d.out.failed() {
                     return ControlFlow::Break(());
                 }
@@ -488,7 +506,6 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             stats.count(&line, &r);
             if let Some(o) = text.as_mut() {
                 render.line(o, &line);
-                o.maybe_flush();
                 if o.failed() {
                     return ControlFlow::Break(());
                 }
@@ -507,7 +524,6 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
                     encode(&r.stamp(), &r.body(), Endian::NATIVE, &mut d.scratch);
                     d.out.bytes(&d.scratch);
                 }
-                d.out.maybe_flush();
                 if d.out.failed() {
                     return ControlFlow::Break(());
                 }

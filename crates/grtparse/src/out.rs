@@ -1,10 +1,18 @@
 //! A large output buffer with hand-rolled number formatting: the text path never goes
 //! through `fmt` machinery, because that is where blkparse spends 85% of its time.
+//!
+//! The buffer is a fixed, pre-zeroed area with a write position. Every primitive first makes
+//! sure it has room (flushing to the sink when not), then writes with fixed-size copies where
+//! it can: short strings are copied as whole 16- or 32-byte blocks from padded sources and the
+//! position only advances by their length, and numbers are written digit pairs at a time
+//! straight into place. No call to `memcpy` happens per field.
 
 use std::io::{self, Write};
 
-/// Bytes kept before a `write()`; lines are added whole, so the buffer may go a little over.
+/// Bytes written per `write()` (about).
 pub const FLUSH_AT: usize = 1 << 20;
+/// Slack above `FLUSH_AT`, so that fixed-size block copies always fit.
+const SLACK: usize = 64 << 10;
 
 const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
 2021222324252627282930313233343536373839\
@@ -12,9 +20,72 @@ const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
-/// Writes the decimal digits of `v` at the end of `tmp`; returns the index of the first digit.
+/// Number of decimal digits of `v` (1 for 0).
 #[inline(always)]
-fn digits(mut v: u64, tmp: &mut [u8; 20]) -> usize {
+pub fn dcount(v: u64) -> usize {
+    match v.checked_ilog10() {
+        Some(l) => l as usize + 1,
+        None => 1,
+    }
+}
+
+/// Writes the `n` decimal digits of `v` into `dst[..n]` (`n` = `dcount(v)` or more for zero
+/// padding).
+#[inline(always)]
+fn put_digits(dst: &mut [u8], mut v: u64, n: usize) {
+    let mut i = n;
+    while i >= 2 {
+        let d = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        dst[i] = DIGITS2[d];
+        dst[i + 1] = DIGITS2[d + 1];
+    }
+    if i == 1 {
+        dst[0] = b'0' + (v % 10) as u8;
+    }
+}
+
+/// A short string stored padded, for block copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Short<const N: usize> {
+    pub bytes: [u8; N],
+    pub len: u8,
+}
+
+impl<const N: usize> Default for Short<N> {
+    fn default() -> Self {
+        Short {
+            bytes: [0; N],
+            len: 0,
+        }
+    }
+}
+
+impl<const N: usize> Short<N> {
+    /// `s` truncated to `N`, padded with `pad`.
+    pub fn new(s: &[u8], pad: u8) -> Self {
+        let mut bytes = [pad; N];
+        let n = s.len().min(N);
+        bytes[..n].copy_from_slice(&s[..n]);
+        Short {
+            bytes,
+            len: n as u8,
+        }
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+/// Digits of `v` end at `tmp[20]`; returns where they start.
+#[inline(always)]
+fn digits20(v: u64, tmp: &mut [u8; 40]) -> usize {
+    if v <= u32::MAX as u64 {
+        return digits20_u32(v as u32, tmp);
+    }
+    let mut v = v;
     let mut i = 20;
     while v >= 100 {
         let d = (v % 100) as usize * 2;
@@ -35,10 +106,166 @@ fn digits(mut v: u64, tmp: &mut [u8; 20]) -> usize {
     i
 }
 
+/// What the event-details writer needs; implemented by [`Out`] (checked) and [`Cursor`]
+/// (one line, room reserved up front).
+pub trait Sink {
+    fn lit<const N: usize>(&mut self, s: &[u8; N]);
+    fn u64(&mut self, v: u64);
+    fn hex(&mut self, v: u64);
+    fn short<const N: usize>(&mut self, s: &Short<N>);
+}
+
+impl Sink for Out {
+    #[inline(always)]
+    fn lit<const N: usize>(&mut self, s: &[u8; N]) {
+        Out::lit(self, s)
+    }
+    #[inline(always)]
+    fn u64(&mut self, v: u64) {
+        Out::u64(self, v)
+    }
+    #[inline(always)]
+    fn hex(&mut self, v: u64) {
+        Out::hex(self, v)
+    }
+    #[inline(always)]
+    fn short<const N: usize>(&mut self, s: &Short<N>) {
+        Out::short(self, s)
+    }
+}
+
+impl Sink for Cursor<'_> {
+    #[inline(always)]
+    fn lit<const N: usize>(&mut self, s: &[u8; N]) {
+        Cursor::lit(self, s)
+    }
+    #[inline(always)]
+    fn u64(&mut self, v: u64) {
+        Cursor::u64(self, v)
+    }
+    #[inline(always)]
+    fn hex(&mut self, v: u64) {
+        Cursor::hex(self, v)
+    }
+    #[inline(always)]
+    fn short<const N: usize>(&mut self, s: &Short<N>) {
+        Cursor::short(self, s)
+    }
+}
+
+/// [`digits20`] with 32-bit arithmetic (most fields fit; the divisions are cheaper).
+#[inline(always)]
+fn digits20_u32(mut v: u32, tmp: &mut [u8; 40]) -> usize {
+    let mut i = 20;
+    while v >= 100 {
+        let q = v / 100;
+        let d = (v - q * 100) as usize * 2;
+        v = q;
+        i -= 2;
+        tmp[i] = DIGITS2[d];
+        tmp[i + 1] = DIGITS2[d + 1];
+    }
+    if v >= 10 {
+        let d = v as usize * 2;
+        i -= 2;
+        tmp[i] = DIGITS2[d];
+        tmp[i + 1] = DIGITS2[d + 1];
+    } else {
+        i -= 1;
+        tmp[i] = b'0' + v as u8;
+    }
+    i
+}
+
+/// Bytes a [`Cursor`] may write: one event line is far shorter.
+pub const LINE_MAX: usize = 4096;
+
+/// A write position over reserved room in an [`Out`], kept in registers while one line is
+/// written. Its slice always has at least [`LINE_MAX`] bytes; writers beyond that panic
+/// rather than overflow, and the event line is bounded well below it.
+pub struct Cursor<'a> {
+    b: &'a mut [u8],
+    p: usize,
+}
+
+impl Cursor<'_> {
+    /// Bytes written so far.
+    pub fn written(&self) -> usize {
+        self.p
+    }
+}
+
+impl Cursor<'_> {
+    #[inline(always)]
+    pub fn lit<const N: usize>(&mut self, s: &[u8; N]) {
+        self.b[self.p..self.p + N].copy_from_slice(s);
+        self.p += N;
+    }
+
+    #[inline(always)]
+    pub fn byte(&mut self, c: u8) {
+        self.b[self.p] = c;
+        self.p += 1;
+    }
+
+    #[inline(always)]
+    pub fn short<const N: usize>(&mut self, s: &Short<N>) {
+        self.b[self.p..self.p + N].copy_from_slice(&s.bytes);
+        self.p += s.len as usize;
+    }
+
+    #[inline(always)]
+    pub fn u64(&mut self, v: u64) {
+        let mut tmp = [0u8; 40];
+        let i = digits20(v, &mut tmp);
+        self.b[self.p..self.p + 20].copy_from_slice(&tmp[i..i + 20]);
+        self.p += 20 - i;
+    }
+
+    /// Right-aligned in `width` (≤ 20) columns.
+    #[inline(always)]
+    pub fn u64_w(&mut self, v: u64, width: usize) {
+        let mut tmp = [b' '; 40];
+        let i = digits20(v, &mut tmp);
+        let start = i.min(20 - width.min(20));
+        self.b[self.p..self.p + 20].copy_from_slice(&tmp[start..start + 20]);
+        self.p += 20 - start;
+    }
+
+    /// Exactly nine digits.
+    #[inline(always)]
+    pub fn nanos9(&mut self, v: u64) {
+        let mut tmp = [b'0'; 40];
+        digits20(v % 1_000_000_000, &mut tmp);
+        self.b[self.p..self.p + 9].copy_from_slice(&tmp[11..20]);
+        self.p += 9;
+    }
+
+    pub fn hex(&mut self, v: u64) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let n = (64 - (v | 1).leading_zeros() as usize).div_ceil(4);
+        self.lit(b"0x");
+        let d = &mut self.b[self.p..self.p + 16];
+        let mut v = v;
+        for i in (0..n.min(16)).rev() {
+            d[i] = HEX[(v & 15) as usize];
+            v >>= 4;
+        }
+        self.p += n;
+    }
+
+    /// Any bytes (a `memcpy`; for rare variable-length fields).
+    pub fn bytes(&mut self, s: &[u8]) {
+        self.b[self.p..self.p + s.len()].copy_from_slice(s);
+        self.p += s.len();
+    }
+}
+
 /// An output sink with a big buffer. Write errors are kept (the first one) so that the hot
 /// path only checks a flag; `BrokenPipe` lets the caller stop quietly.
 pub struct Out {
-    pub buf: Vec<u8>,
+    buf: Vec<u8>,
+    pos: usize,
     sink: Box<dyn Write>,
     err: Option<io::Error>,
 }
@@ -46,20 +273,89 @@ pub struct Out {
 impl Out {
     pub fn new(sink: Box<dyn Write>) -> Out {
         Out {
-            buf: Vec::with_capacity(FLUSH_AT + (64 << 10)),
+            buf: vec![0; FLUSH_AT + SLACK],
+            pos: 0,
             sink,
             err: None,
         }
     }
 
+    /// Room for one line of at most [`LINE_MAX`] bytes; finish it with [`commit`](Self::commit).
+    #[inline(always)]
+    pub fn cursor(&mut self) -> Cursor<'_> {
+        self.ensure(LINE_MAX);
+        Cursor {
+            b: &mut self.buf[self.pos..],
+            p: 0,
+        }
+    }
+
+    /// Takes what a cursor wrote.
+    #[inline(always)]
+    pub fn commit(&mut self, written: usize) {
+        self.pos += written;
+    }
+
+    /// What has been written since the last flush.
+    pub fn pending(&self) -> &[u8] {
+        &self.buf[..self.pos]
+    }
+
+    /// Current write position (only meaningful until the next flush; see `ensure`).
+    #[inline(always)]
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// Makes room for `n` more bytes: flushes when past `FLUSH_AT`, grows for huge writes.
+    #[inline(always)]
+    pub fn ensure(&mut self, n: usize) {
+        if self.pos + n > FLUSH_AT {
+            self.make_room(n);
+        }
+    }
+
+    #[cold]
+    fn make_room(&mut self, n: usize) {
+        self.flush_buf();
+        if n + SLACK > self.buf.len() {
+            self.buf.resize(n + SLACK, 0);
+        }
+    }
+
     #[inline(always)]
     pub fn bytes(&mut self, b: &[u8]) {
-        self.buf.extend_from_slice(b);
+        self.ensure(b.len());
+        self.buf[self.pos..self.pos + b.len()].copy_from_slice(b);
+        self.pos += b.len();
+    }
+
+    /// A short constant: compiled to a fixed-size copy.
+    #[inline(always)]
+    pub fn lit<const N: usize>(&mut self, b: &[u8; N]) {
+        self.ensure(N);
+        self.buf[self.pos..self.pos + N].copy_from_slice(b);
+        self.pos += N;
     }
 
     #[inline(always)]
     pub fn byte(&mut self, b: u8) {
-        self.buf.push(b);
+        self.ensure(1);
+        self.buf[self.pos] = b;
+        self.pos += 1;
+    }
+
+    /// Copies the whole padded block and advances by `adv` (≤ N) bytes.
+    #[inline(always)]
+    pub fn block<const N: usize>(&mut self, s: &[u8; N], adv: usize) {
+        self.ensure(N);
+        self.buf[self.pos..self.pos + N].copy_from_slice(s);
+        self.pos += adv.min(N);
+    }
+
+    #[inline(always)]
+    pub fn short<const N: usize>(&mut self, s: &Short<N>) {
+        self.block(&s.bytes, s.len as usize);
     }
 
     /// `n` spaces.
@@ -68,37 +364,36 @@ impl Out {
         const SP: [u8; 32] = [b' '; 32];
         let mut n = n;
         while n > 32 {
-            self.buf.extend_from_slice(&SP);
+            self.block(&SP, 32);
             n -= 32;
         }
-        self.buf.extend_from_slice(&SP[..n]);
+        self.block(&SP, n);
     }
 
     #[inline(always)]
     pub fn u64(&mut self, v: u64) {
-        let mut tmp = [0u8; 20];
-        let i = digits(v, &mut tmp);
-        self.buf.extend_from_slice(&tmp[i..]);
+        self.ensure(20);
+        let n = dcount(v);
+        put_digits(&mut self.buf[self.pos..self.pos + 20], v, n);
+        self.pos += n;
     }
 
     /// Right-aligned in `width` columns.
     #[inline(always)]
     pub fn u64_w(&mut self, v: u64, width: usize) {
-        let mut tmp = [0u8; 20];
-        let i = digits(v, &mut tmp);
-        let n = 20 - i;
+        let n = dcount(v);
         if n < width {
             self.pad(width - n);
         }
-        self.buf.extend_from_slice(&tmp[i..]);
+        self.ensure(20);
+        put_digits(&mut self.buf[self.pos..self.pos + 20], v, n);
+        self.pos += n;
     }
 
     /// Left-aligned in `width` columns.
     pub fn u64_left(&mut self, v: u64, width: usize) {
-        let mut tmp = [0u8; 20];
-        let i = digits(v, &mut tmp);
-        let n = 20 - i;
-        self.buf.extend_from_slice(&tmp[i..]);
+        let n = dcount(v);
+        self.u64(v);
         if n < width {
             self.pad(width - n);
         }
@@ -107,13 +402,22 @@ impl Out {
     /// Zero-padded to `width` digits.
     #[inline(always)]
     pub fn u64_0(&mut self, v: u64, width: usize) {
-        let mut tmp = [b'0'; 20];
-        let i = digits(v, &mut tmp);
-        let start = i.min(20 - width.min(20));
-        if width > 20 {
-            self.buf.resize(self.buf.len() + width - 20, b'0');
+        let n = dcount(v);
+        if n < width {
+            let zeros = width - n;
+            self.ensure(zeros + 20);
+            self.buf[self.pos..self.pos + zeros].fill(b'0');
+            self.pos += zeros;
         }
-        self.buf.extend_from_slice(&tmp[start..]);
+        self.u64(v);
+    }
+
+    /// Exactly nine digits (the nanoseconds of a time).
+    #[inline(always)]
+    pub fn nanos9(&mut self, v: u64) {
+        self.ensure(9);
+        put_digits(&mut self.buf[self.pos..self.pos + 9], v % 1_000_000_000, 9);
+        self.pos += 9;
     }
 
     /// `0x` and lower-case hex digits.
@@ -130,14 +434,13 @@ impl Out {
                 break;
             }
         }
-        self.buf.extend_from_slice(b"0x");
-        self.buf.extend_from_slice(&tmp[i..]);
+        self.lit(b"0x");
+        self.bytes(&tmp[i..]);
     }
 
     /// Text padded on the right to `width` columns (no truncation).
-    #[inline(always)]
     pub fn str_left(&mut self, s: &[u8], width: usize) {
-        self.buf.extend_from_slice(s);
+        self.bytes(s);
         if s.len() < width {
             self.pad(width - s.len());
         }
@@ -147,24 +450,43 @@ impl Out {
         if s.len() < width {
             self.pad(width - s.len());
         }
-        self.buf.extend_from_slice(s);
+        self.bytes(s);
     }
 
-    /// Writes the buffer out once it is big enough.
-    #[inline(always)]
-    pub fn maybe_flush(&mut self) {
-        if self.buf.len() >= FLUSH_AT {
-            self.flush_buf();
+    /// Removes the byte at `at` (≥ the position before the last `ensure`).
+    pub fn remove_at(&mut self, at: usize) {
+        if at < self.pos {
+            self.buf.copy_within(at + 1..self.pos, at);
+            self.pos -= 1;
         }
+    }
+
+    /// Inserts `n` spaces at `at` (same condition as `remove_at`).
+    pub fn insert_spaces(&mut self, at: usize, n: usize) {
+        if at > self.pos {
+            return;
+        }
+        // Grow rather than flush: `at` must stay valid.
+        if self.pos + n > self.buf.len() {
+            self.buf.resize(self.pos + n + SLACK, 0);
+        }
+        self.buf.copy_within(at..self.pos, at + n);
+        self.buf[at..at + n].fill(b' ');
+        self.pos += n;
+    }
+
+    /// The byte at `at`, if written.
+    pub fn at(&self, at: usize) -> Option<u8> {
+        (at < self.pos).then(|| self.buf[at])
     }
 
     fn flush_buf(&mut self) {
-        if self.err.is_none() {
-            if let Err(e) = self.sink.write_all(&self.buf) {
+        if self.err.is_none() && self.pos > 0 {
+            if let Err(e) = self.sink.write_all(&self.buf[..self.pos]) {
                 self.err = Some(e);
             }
         }
-        self.buf.clear();
+        self.pos = 0;
     }
 
     /// Whether an earlier write failed.
@@ -195,7 +517,7 @@ mod tests {
     fn render(f: impl FnOnce(&mut Out)) -> String {
         let mut o = Out::new(Box::new(io::sink()));
         f(&mut o);
-        String::from_utf8(o.buf.clone()).unwrap()
+        String::from_utf8(o.pending().to_vec()).unwrap()
     }
 
     #[test]
@@ -217,7 +539,70 @@ mod tests {
             assert_eq!(render(|o| o.u64_0(v, 9)), format!("{v:09}"));
             assert_eq!(render(|o| o.u64_left(v, 6)), format!("{v:<6}"));
             assert_eq!(render(|o| o.hex(v)), format!("{v:#x}"));
+            assert_eq!(render(|o| o.nanos9(v)), format!("{:09}", v % 1_000_000_000));
         }
         assert_eq!(render(|o| o.u64_0(5, 25)), format!("{:025}", 5));
+        assert_eq!(render(|o| o.pad(40)), " ".repeat(40));
+    }
+
+    #[test]
+    fn cursor_numbers_match_std_formatting() {
+        for v in [0u64, 7, 42, 999, 1000, 123_456_789_012, u64::MAX] {
+            let s = render(|o| {
+                let mut c = o.cursor();
+                c.u64(v);
+                c.byte(b'|');
+                c.u64_w(v, 8);
+                c.byte(b'|');
+                c.nanos9(v);
+                c.byte(b'|');
+                c.hex(v);
+                let n = c.p;
+                o.commit(n);
+            });
+            assert_eq!(s, format!("{v}|{v:>8}|{:09}|{v:#x}", v % 1_000_000_000));
+        }
+    }
+
+    #[test]
+    fn blocks_advance_by_their_length_and_edits_work() {
+        let s = render(|o| {
+            o.short(&Short::<16>::new(b"abc", b' '));
+            o.lit(b"|");
+            let at = o.pos();
+            o.lit(b" x");
+            o.remove_at(at);
+            o.insert_spaces(at, 2);
+        });
+        assert_eq!(s, "abc|  x");
+    }
+
+    #[test]
+    fn output_larger_than_the_buffer_arrives_whole() {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone)]
+        struct Shared(Arc<Mutex<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let sink = Shared(Arc::new(Mutex::new(Vec::new())));
+        let mut o = Out::new(Box::new(sink.clone()));
+        let big = vec![b'y'; 3 * FLUSH_AT];
+        for i in 0..300_000u64 {
+            o.u64(i);
+            o.byte(b'\n');
+        }
+        o.bytes(&big);
+        o.finish().unwrap();
+        let got = sink.0.lock().unwrap();
+        let expect: usize = (0..300_000u64).map(|i| dcount(i) + 1).sum::<usize>() + big.len();
+        assert_eq!(got.len(), expect);
+        assert!(got.ends_with(b"yyyy"));
     }
 }

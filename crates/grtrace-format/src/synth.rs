@@ -319,6 +319,8 @@ impl<W: Write> Gen<'_, W> {
 
     /// One of every event code and note type, on CPU 0 (and a clock sync on every CPU).
     fn every_type(&mut self, mut now: u64) -> io::Result<u64> {
+        self.seen_pid.push(4103);
+        self.put(0, 4103, now, &Body::Process { comm: b"Xorg" })?;
         self.put(
             0,
             4103,
