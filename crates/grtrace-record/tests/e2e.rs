@@ -488,3 +488,77 @@ fn disk_full_stops_and_keeps_whole_records() {
     assert!(msg.contains("disk full"), "{msg}");
     assert_eq!(info.state, DevState::Idle);
 }
+
+#[test]
+fn a_scenario_played_through_the_relay_arrives_record_for_record() {
+    let (root, out) = (TempDir::new("root"), TempDir::new("out"));
+    let mut cfg = sim_cfg(&root.0, 0);
+    cfg.events = None;
+    cfg.scenario = Some("clean".into());
+    cfg.jobs = 150;
+    let sim = Sim::start(&cfg).unwrap();
+    let report =
+        record_until(opts(&root.0, &out.0, &["card0"]), || wait_produced(&sim, 0)).unwrap();
+    assert!(report.failure.is_none());
+    let mut seen = Seen::default();
+    read_files(&out.0.join("run"), 2, &mut seen);
+    // Same records (cpu, pid, header fields, body); times are shifted to the session start.
+    let sc = grtrace_sim::scenarios::by_name("clean", cfg.seed, 150).unwrap();
+    let mut want: Vec<(u32, u32, Vec<u8>)> = sc
+        .records
+        .iter()
+        .map(|(st, b)| {
+            let mut v = Vec::new();
+            grtrace_format::encode(st, b, grtrace_format::Endian::NATIVE, &mut v);
+            let mut rest = v[..8].to_vec();
+            rest.extend_from_slice(&v[32..]);
+            (st.cpu % 2, st.pid, rest)
+        })
+        .collect();
+    let mut got: Vec<(u32, u32, Vec<u8>)> = seen
+        .kernel_records
+        .iter()
+        .map(|(cpu, _, pid, b)| {
+            let mut rest = b[..8].to_vec();
+            rest.extend_from_slice(&b[16..]);
+            (*cpu, *pid, rest)
+        })
+        .collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got.len(), want.len());
+    assert!(got == want, "recorded records differ from the scenario");
+}
+
+#[test]
+fn an_idle_recording_sleeps_instead_of_spinning_on_always_readable_files() {
+    // grtsim's trace files always poll readable; a recorder that trusted poll() would spin.
+    let root = TempDir::new("root");
+    let mut cfg = sim_cfg(&root.0, 0);
+    cfg.events = Some(10);
+    let _sim = Sim::start(&cfg).unwrap();
+    let out = TempDir::new("out");
+    let o = grtrace_bin()
+        .args([
+            "-r",
+            root.0.to_str().unwrap(),
+            "-d",
+            "card0",
+            "-w",
+            "1.5",
+            "-v",
+            "-o",
+        ])
+        .arg(out.0.join("run"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("recorder:"))
+        .unwrap_or_else(|| panic!("{err}"));
+    let cpu: f64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    // Two drain threads spinning for 1.5 s would burn about 3 s of CPU.
+    assert!(cpu < 0.5, "{line}");
+}
