@@ -934,9 +934,11 @@ fn pull<'f>(
                     *base += *start as u64;
                     *start = 0;
                 }
+                // The buffer doubles from 64 KiB up to READ_CHUNK (small inputs stay cheap).
                 let old = *end;
-                if buf.len() < old + READ_CHUNK.max(want) {
-                    buf.resize(old + READ_CHUNK.max(want), 0);
+                let grow = buf.len().clamp(1 << 16, READ_CHUNK).max(want);
+                if buf.len() < old + grow {
+                    buf.resize(old + grow, 0);
                 }
                 let res = loop {
                     match reader.read(&mut buf[old..]) {
