@@ -17,8 +17,11 @@ use grtrace_format::{encode_into, Body, Endian, Lost, Stamp};
 
 use crate::writer::Chunk;
 
-/// Send a chunk to the writer once it holds this much.
+/// Send a chunk to the writer once it holds this much (files).
 pub const CHUNK_BYTES: usize = 1 << 20;
+/// The same for the merged `-o -` stream: smaller chunks interleave the CPUs more finely, so
+/// a live reader sees every CPU early and can sort within a small window.
+pub const PIPE_CHUNK_BYTES: usize = 128 << 10;
 /// Shortest and longest sleep between passes that found nothing. Relay wakes pollers only at
 /// sub-buffer switches, so the timer is what shows a partly filled sub-buffer.
 const WAIT_MIN: Duration = Duration::from_millis(1);
@@ -64,6 +67,8 @@ pub struct Drain {
     pub abort: Arc<AtomicBool>,
     /// An empty buffer kept for the next pass.
     pub spare: Option<Vec<u8>>,
+    /// Ship a chunk once it holds this many bytes.
+    pub chunk_bytes: usize,
 }
 
 impl Drain {
@@ -203,7 +208,7 @@ impl Drain {
                     finished = 0;
                 }
             }
-            if out.len() >= CHUNK_BYTES {
+            if out.len() >= self.chunk_bytes {
                 self.ship(std::mem::take(&mut out), chunk_records);
                 chunk_records = 0;
                 out = self.take_buffer();
@@ -250,7 +255,7 @@ impl Drain {
                 b.clear();
                 b
             }
-            Err(_) => Vec::with_capacity(CHUNK_BYTES + self.buf.subbuf_size()),
+            Err(_) => Vec::with_capacity(self.chunk_bytes + self.buf.subbuf_size()),
         }
     }
 

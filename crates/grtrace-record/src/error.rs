@@ -96,7 +96,7 @@ impl fmt::Display for RecordError {
             ),
             RecordError::Lockdown { path, mode } => write!(
                 f,
-                "{}: refused by kernel lockdown ({mode}): debugfs relay files cannot be mapped; boot with lockdown=none or trace on a machine without Secure Boot lockdown",
+                "{}: refused by kernel lockdown ({mode}): debugfs control and relay files are off-limits; boot with lockdown=none (or without Secure Boot) to trace",
                 path.display()
             ),
             RecordError::Busy { dev } => write!(

@@ -337,6 +337,11 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
             finish: finish[m.dev_idx].clone(),
             abort: failed.clone(),
             spare: None,
+            chunk_bytes: if pipe {
+                drain::PIPE_CHUNK_BYTES
+            } else {
+                drain::CHUNK_BYTES
+            },
         };
         let h = std::thread::Builder::new()
             .name(format!("grtrace-cpu{}", m.cpu))
