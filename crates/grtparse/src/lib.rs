@@ -93,7 +93,7 @@ pub struct Cli {
     /// Only events on these rings (ids or names from the ring notes).
     #[arg(long = "ring", value_name = "RINGS", value_delimiter = ',')]
     pub ring: Vec<String>,
-    /// Only events (and messages) of these pids.
+    /// Only events (and messages and process notes) of these pids.
     #[arg(long = "pid", value_name = "PIDS", value_delimiter = ',')]
     pub pid: Vec<u32>,
     /// Time window in seconds from the first record: END or START:END (e.g. 0.5:2).
@@ -497,7 +497,7 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             pass = lost
                 || (filters.show[slot]
                     && in_window
-                    && (rt != rtype::NOTE_MSG
+                    && ((rt != rtype::NOTE_MSG && rt != rtype::NOTE_PROCESS)
                         || filters.pid.is_empty()
                         || filters.pid.contains(&r.pid())));
             Line::note(&r)

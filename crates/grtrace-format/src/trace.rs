@@ -194,9 +194,10 @@ pub fn resolve_inputs(args: &[String]) -> Result<(Vec<InputSource>, Vec<String>)
 
 /// `<base>.grtrace.<cpu>` files, sorted by CPU, with warnings for holes and empty files.
 fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
-    let dir = match base.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
+    // Keep names as the user wrote them: `run` finds `run.grtrace.0`, not `./run.grtrace.0`.
+    let (dir, prefix_dir) = match base.parent() {
+        Some(d) if !d.as_os_str().is_empty() => (d.to_path_buf(), d.to_path_buf()),
+        _ => (PathBuf::from("."), PathBuf::new()),
     };
     let stem = base
         .file_name()
@@ -218,7 +219,7 @@ fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
             continue;
         };
         let len = ent.metadata().map(|m| m.len()).unwrap_or(0);
-        cpus.push((cpu, dir.join(name), len));
+        cpus.push((cpu, prefix_dir.join(name), len));
     }
     if cpus.is_empty() {
         return Err(format!(
