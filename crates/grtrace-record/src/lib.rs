@@ -13,6 +13,7 @@
 //! Nothing here depends on the simulator: `poll()` is only a hint, file sizes are never read,
 //! and commands are confirmed by reading `info` (immediate on the kernel).
 
+pub mod cli;
 pub mod device;
 pub mod drain;
 pub mod error;
@@ -518,5 +519,23 @@ trait AsFdOwned {
 impl<T: std::os::fd::AsFd> AsFdOwned for T {
     fn as_fd_owned(&self) -> std::io::Result<std::os::fd::OwnedFd> {
         self.as_fd().try_clone_to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_follow_the_device_count() {
+        let mut o = Options::new(vec!["card0".into()]);
+        assert_eq!(o.file_base("card0"), PathBuf::from("card0"));
+        o.output = Some("run".into());
+        assert_eq!(o.file_base("card0"), PathBuf::from("run"));
+        o.devices.push("card1".into());
+        o.dir = Some(PathBuf::from("/t"));
+        assert_eq!(o.file_base("card1"), PathBuf::from("/t/run.card1"));
+        assert_eq!(device::normalize_name("/dev/dri/card2"), "card2");
+        assert_eq!(device::normalize_name("3"), "card3");
     }
 }

@@ -5,8 +5,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::Parser;
-use grtrace_format::abi::{subbuf, EventCode, EVENT_MASK_ALL};
+use grtrace_format::abi::subbuf;
 use grtrace_format::relay::Filters;
+use grtrace_record::cli::{event_mask, parse_size};
 use grtrace_record::{summary, Options};
 
 /// Record GPU ring-buffer events of one or more DRM devices, like blktrace does for disks.
@@ -115,47 +116,6 @@ fn usage(msg: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// `512K`, `4M`, `65536B`? No: plain numbers are KiB (blktrace's -b), suffixes K/M/G.
-fn parse_size(s: &str) -> Option<usize> {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last()? {
-        'k' | 'K' => (&s[..s.len() - 1], 1usize << 10),
-        'm' | 'M' => (&s[..s.len() - 1], 1 << 20),
-        'g' | 'G' => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1 << 10),
-    };
-    num.parse::<usize>().ok()?.checked_mul(mult)
-}
-
-fn event_mask(args: &Args) -> Result<Option<u64>, String> {
-    let mut mask = match &args.mask {
-        Some(h) => Some(
-            u64::from_str_radix(h.trim_start_matches("0x"), 16)
-                .map_err(|_| format!("-A wants a hex mask, not `{h}`"))?,
-        ),
-        None => None,
-    };
-    for name in &args.act {
-        for n in name.split(',') {
-            let bit = if n.eq_ignore_ascii_case("all") {
-                EVENT_MASK_ALL
-            } else {
-                EventCode::from_name(n)
-                    .ok_or_else(|| {
-                        let names: Vec<&str> = EventCode::ALL.iter().map(|c| c.name()).collect();
-                        format!("unknown event `{n}` for -a (known: {})", names.join(" "))
-                    })?
-                    .mask_bit()
-            };
-            mask = Some(mask.unwrap_or(0) | bit);
-        }
-    }
-    if mask == Some(0) {
-        return Err("the event mask selects nothing".into());
-    }
-    Ok(mask)
-}
-
 fn main() -> ExitCode {
     // First thing, so a Ctrl-C at any moment after start-up ends the run cleanly.
     install_signal_handlers();
@@ -197,7 +157,7 @@ fn main() -> ExitCode {
         return usage("-n: sub-buffer count must be 2 to 4096");
     }
     opts.n_subbufs = args.num_sub_buffers;
-    opts.filters = match event_mask(&args) {
+    opts.filters = match event_mask(args.mask.as_deref(), &args.act) {
         Ok(events) => Filters {
             events,
             pid: args.pid,
