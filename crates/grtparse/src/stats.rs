@@ -79,7 +79,8 @@ impl Stats {
                 if i == 2 {
                     self.gaps += 1;
                 }
-                self.lost_slot(l.cpu)[i] += l.count;
+                let slot = &mut self.lost_slot(l.cpu)[i];
+                *slot = slot.saturating_add(l.count);
             }
             Body::StreamInfo(s) => {
                 self.dropped = Some(self.dropped.unwrap_or(0).max(s.kernel_dropped));
@@ -94,12 +95,16 @@ impl Stats {
     /// A reader-detected sequence gap.
     pub fn gap(&mut self, g: &Lost) {
         self.gaps += 1;
-        self.lost_slot(g.cpu)[2] += g.count;
+        let slot = &mut self.lost_slot(g.cpu)[2];
+        *slot = slot.saturating_add(g.count);
     }
 
     /// Records lost by any cause.
     pub fn total_lost(&self) -> u64 {
-        self.lost.iter().map(|l| l[0] + l[1] + l[2]).sum()
+        self.lost
+            .iter()
+            .flatten()
+            .fold(0u64, |a, &b| a.saturating_add(b))
     }
 
     pub fn write_summary(&self, o: &mut Out, render: &Render, sum: &RunSummary) {
@@ -152,7 +157,7 @@ impl Stats {
         let notes_total: u64 = total[SLOT_NOTE_BASE..].iter().sum();
         row(o, "events", &events, ev_total);
         let lost = |c: usize, i: usize| self.lost.get(c).map_or(0, |l| l[i]);
-        let lt = |i: usize| self.lost.iter().map(|l| l[i]).sum::<u64>();
+        let lt = |i: usize| self.lost.iter().fold(0u64, |a, l| a.saturating_add(l[i]));
         row(o, "lost(kernel)", &|c| lost(c, 0), lt(0));
         if lt(1) > 0 {
             row(o, "lost(recorder)", &|c| lost(c, 1), lt(1));

@@ -254,7 +254,8 @@ fn bad_input_names_file_and_offset_and_keeps_what_came_before() {
     assert_eq!(lost_lines, cpu1_total - 9);
 
     // Wrong magic, future version, empty file, missing CPU file: one line each, exit 1.
-    let cases: Vec<(&str, Box<dyn Fn(&mut Vec<u8>)>, &str)> = vec![
+    type Damage = Box<dyn Fn(&mut Vec<u8>)>;
+    let cases: Vec<(&str, Damage, &str)> = vec![
         (
             "magic",
             Box::new(|b: &mut Vec<u8>| b[0] = b'X'),

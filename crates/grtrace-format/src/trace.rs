@@ -1143,7 +1143,7 @@ impl<'m> Merger<'m> {
             st.last_time = time;
             let count = seq - last - 1;
             sum.gaps += 1;
-            sum.gap_records += count;
+            sum.gap_records = sum.gap_records.saturating_add(count);
             return Some(Lost {
                 cpu,
                 source: lost_source::SEQ_GAP,
@@ -1411,6 +1411,18 @@ mod tests {
             sum.errors[0].to_string(),
             "a: byte 272: truncated record (67 of 72 bytes)"
         );
+    }
+
+    /// Found by the fuzzer: huge sequence jumps must not overflow the gap counters.
+    #[test]
+    fn huge_sequence_jumps_saturate() {
+        let a = stream(0, &[(10, 1), (20, u64::MAX), (30, 2)], Endian::Little);
+        let b = stream(1, &[(10, 1), (20, u64::MAX - 1)], Endian::Little);
+        let (out, sum) = collect(vec![bytes("a", a), bytes("b", b)]);
+        assert_eq!(out.len(), 7);
+        assert_eq!(sum.gaps, 2);
+        assert_eq!(sum.gap_records, u64::MAX);
+        assert_eq!(sum.seq_backwards, 1);
     }
 
     #[test]
