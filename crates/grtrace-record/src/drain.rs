@@ -158,12 +158,10 @@ impl Drain {
                     out.resize(note_at + rsize::NOTE_LOST, 0);
                 }
                 let start = out.len();
-                self.buf
-                    .copy_out(region.seq, region.off, region.len, &mut out);
-                let (good, records, last_time) = self.walk(&out[start..], t);
+                let (good, records, last_time) =
+                    self.copy_walk(region.seq, region.off, region.len, &mut out, t);
                 if good < region.len {
                     t.corrupt_bytes += (region.len - good) as u64;
-                    out.truncate(start + good);
                 }
                 chunk_records += records;
                 let first_time = if good > 0 {
@@ -219,30 +217,48 @@ impl Drain {
         Ok(progressed)
     }
 
-    /// Checks record framing of a freshly copied region; counts records and events. Returns
+    /// Copies a region out of the relay buffer in cache-sized pieces and checks the record
+    /// framing of each piece while it is still in cache; counts records and events. Returns
     /// the length of the valid prefix, its record count and the time of its last record.
-    fn walk(&self, data: &[u8], t: &mut DrainTotals) -> (usize, u64, u64) {
+    fn copy_walk(
+        &self,
+        seq: u64,
+        off: usize,
+        len: usize,
+        out: &mut Vec<u8>,
+        t: &mut DrainTotals,
+    ) -> (usize, u64, u64) {
+        const PIECE: usize = 64 << 10;
         let e = self.endian;
-        let (mut o, mut records, mut last) = (0, 0, 0);
-        while o + RECORD_HEADER_SIZE <= data.len() {
-            let size = e.u16(data, o + rec_off::SIZE) as usize;
-            if size < RECORD_HEADER_SIZE || !size.is_multiple_of(8) || o + size > data.len() {
-                break;
+        let start = out.len();
+        let (mut copied, mut o, mut records, mut events, mut last) = (0, 0, 0u64, 0u64, None);
+        'copy: while copied < len {
+            let n = PIECE.min(len - copied);
+            self.buf.copy_out(seq, off + copied, n, out);
+            copied += n;
+            let data = &out[start..start + copied];
+            while o + RECORD_HEADER_SIZE <= copied {
+                let size = e.u16(data, o + rec_off::SIZE) as usize;
+                if size < RECORD_HEADER_SIZE || !size.is_multiple_of(8) {
+                    break 'copy;
+                }
+                if o + size > copied {
+                    continue 'copy; // the rest of the record is in the next piece
+                }
+                records += 1;
+                if e.u16(data, o + rec_off::TYPE) == rtype::EVENT {
+                    events += 1;
+                }
+                last = Some(o);
+                o += size;
             }
-            records += 1;
-            if e.u16(data, o + rec_off::TYPE) == rtype::EVENT {
-                t.events += 1;
-            }
-            last = o;
-            o += size;
         }
+        // Anything after `o` is damaged (a bad size, or a record cut by `commit`).
+        out.truncate(start + o);
         t.records += records;
+        t.events += events;
         t.bytes += o as u64;
-        let last_time = if records > 0 {
-            e.u64(data, last + rec_off::TIME_NS)
-        } else {
-            0
-        };
+        let last_time = last.map_or(0, |l| e.u64(&out[start..], l + rec_off::TIME_NS));
         (o, records, last_time)
     }
 
