@@ -1,0 +1,357 @@
+//! The kernel's uapi header (`kernel/include/uapi/drm/grtrace.h`, added to the kernel by
+//! patch 1 of `kernel/patches/`) must agree with `abi.rs` byte for byte.
+//!
+//! The test generates C `_Static_assert`s (`offsetof`, `sizeof`, constants) from the Rust
+//! definitions and compiles them with gcc against the header. It fails loudly when gcc is
+//! missing: a layout check that silently passes is worse than none. It also checks that the
+//! header in patch 1 is exactly the header kept in the repository.
+
+use grtrace_format::abi::{self, *};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn header_path() -> PathBuf {
+    repo_root().join("kernel/include/uapi/drm/grtrace.h")
+}
+
+struct Asserts(String);
+
+impl Asserts {
+    fn new() -> Self {
+        Asserts(String::from(
+            "#include <stddef.h>\n#include \"drm/grtrace.h\"\n",
+        ))
+    }
+    fn eq(&mut self, expr: &str, value: impl std::fmt::Display) {
+        writeln!(
+            self.0,
+            "_Static_assert(({expr}) == ({value}ULL), \"{} != {value}\");",
+            expr.replace('"', "'")
+        )
+        .unwrap();
+    }
+    fn off(&mut self, ty: &str, field: &str, value: usize) {
+        self.eq(&format!("offsetof(struct {ty}, {field})"), value);
+    }
+    fn size(&mut self, ty: &str, value: usize) {
+        self.eq(&format!("sizeof(struct {ty})"), value);
+    }
+    fn field_size(&mut self, ty: &str, field: &str, value: usize) {
+        self.eq(&format!("sizeof(((struct {ty} *)0)->{field})"), value);
+    }
+    /// Offsets of the common record header inside a record type.
+    fn record_header(&mut self, ty: &str) {
+        self.off(ty, "hdr", 0);
+        self.size("grtrace_record_header", RECORD_HEADER_SIZE);
+    }
+}
+
+fn generate() -> String {
+    let mut a = Asserts::new();
+
+    // stream header
+    let s = "grtrace_stream_header";
+    a.size(s, STREAM_HEADER_SIZE);
+    a.off(s, "magic", stream_off::MAGIC);
+    a.field_size(s, "magic", STREAM_MAGIC.len());
+    a.off(s, "byte_order", stream_off::BYTE_ORDER);
+    a.off(s, "version_major", stream_off::VERSION_MAJOR);
+    a.off(s, "version_minor", stream_off::VERSION_MINOR);
+    a.off(s, "header_size", stream_off::HEADER_SIZE);
+    a.off(s, "clock_id", stream_off::CLOCK_ID);
+    a.off(s, "cpu", stream_off::CPU);
+    a.off(s, "card", stream_off::CARD);
+    a.off(s, "flags", stream_off::FLAGS);
+    a.off(s, "session_id", stream_off::SESSION_ID);
+    a.off(s, "anchor_realtime_ns", stream_off::ANCHOR_REALTIME_NS);
+    a.off(s, "anchor_clock_ns", stream_off::ANCHOR_CLOCK_NS);
+    a.off(s, "driver", stream_off::DRIVER);
+    a.field_size(s, "driver", stream_off::DRIVER_LEN);
+    a.off(s, "reserved", stream_off::DRIVER + stream_off::DRIVER_LEN);
+    // magic bytes, NUL included
+    let magic = std::str::from_utf8(&STREAM_MAGIC[..7]).unwrap();
+    assert_eq!(STREAM_MAGIC[7], 0);
+    a.eq("sizeof(GRTRACE_STREAM_MAGIC)", STREAM_MAGIC.len());
+    // string contents are not C constant expressions: check the definition's text instead
+    let header = std::fs::read_to_string(header_path()).unwrap();
+    assert!(
+        header
+            .lines()
+            .any(|l| l.starts_with("#define GRTRACE_STREAM_MAGIC")
+                && l.contains(&format!("\"{magic}\""))),
+        "GRTRACE_STREAM_MAGIC is not \"{magic}\""
+    );
+    a.eq("GRTRACE_VERSION_MAJOR", VERSION_MAJOR);
+    a.eq("GRTRACE_VERSION_MINOR", VERSION_MINOR);
+    a.eq("GRTRACE_STREAM_HEADER_SIZE", STREAM_HEADER_SIZE);
+    a.eq("GRTRACE_STREAM_HEADER_MAX", STREAM_HEADER_MAX);
+    a.eq("GRTRACE_BYTE_ORDER_LITTLE", BYTE_ORDER_LITTLE);
+    a.eq("GRTRACE_BYTE_ORDER_BIG", BYTE_ORDER_BIG);
+    a.eq("GRTRACE_CLOCK_MONOTONIC", CLOCK_MONOTONIC);
+    a.eq("GRTRACE_CPU_MERGED", CPU_MERGED);
+    a.eq("GRTRACE_STREAM_MERGED", STREAM_MERGED);
+    a.eq("GRTRACE_STREAM_SIMULATED", STREAM_SIMULATED);
+    a.eq("GRTRACE_STREAM_SEQ_CHECKED", STREAM_SEQ_CHECKED);
+
+    // record header
+    let r = "grtrace_record_header";
+    a.size(r, RECORD_HEADER_SIZE);
+    a.eq("GRTRACE_RECORD_HEADER_SIZE", RECORD_HEADER_SIZE);
+    a.eq("GRTRACE_RECORD_ALIGN", RECORD_ALIGN);
+    a.off(r, "type", rec_off::TYPE);
+    a.off(r, "size", rec_off::SIZE);
+    a.off(r, "code", rec_off::CODE);
+    a.off(r, "flags", rec_off::FLAGS);
+    a.off(r, "cpu", rec_off::CPU);
+    a.off(r, "pid", rec_off::PID);
+    a.off(r, "time_ns", rec_off::TIME_NS);
+    a.off(r, "seq", rec_off::SEQ);
+    for (f, n) in [("type", 2), ("size", 2), ("code", 2), ("flags", 2)] {
+        a.field_size(r, f, n);
+    }
+    for (f, n) in [("cpu", 4), ("pid", 4), ("time_ns", 8), ("seq", 8)] {
+        a.field_size(r, f, n);
+    }
+
+    // record types
+    for (name, v) in [
+        ("EVENT", rtype::EVENT),
+        ("NOTE_PROCESS", rtype::NOTE_PROCESS),
+        ("NOTE_RING", rtype::NOTE_RING),
+        ("NOTE_MSG", rtype::NOTE_MSG),
+        ("NOTE_CLOCK_SYNC", rtype::NOTE_CLOCK_SYNC),
+        ("NOTE_LOST", rtype::NOTE_LOST),
+        ("NOTE_STREAM_INFO", rtype::NOTE_STREAM_INFO),
+    ] {
+        a.eq(&format!("GRTRACE_REC_{name}"), v);
+    }
+
+    // event record
+    let e = "grtrace_event";
+    a.record_header(e);
+    a.size(e, rsize::EVENT);
+    a.off(e, "ctx", event_off::CTX);
+    a.off(e, "ring", event_off::RING);
+    a.off(e, "seqno", event_off::SEQNO);
+    a.off(e, "arg0", event_off::ARG0);
+    a.off(e, "arg1", event_off::ARG1);
+    a.off(e, "arg2", event_off::ARG2);
+    a.off(e, "arg3", event_off::ARG3);
+    for (f, n) in [("ctx", 4), ("ring", 4), ("seqno", 8), ("arg0", 8)] {
+        a.field_size(e, f, n);
+    }
+    for (f, n) in [("arg1", 8), ("arg2", 4), ("arg3", 4)] {
+        a.field_size(e, f, n);
+    }
+    for code in EventCode::ALL {
+        a.eq(&format!("GRTRACE_EV_{}", code.name()), code as u16);
+    }
+    a.eq("GRTRACE_EV_LIMIT", EventCode::LIMIT);
+    a.eq("GRTRACE_EVENT_MASK_ALL", EVENT_MASK_ALL);
+    for (bit, name) in eflag::NAMES {
+        a.eq(&format!("GRTRACE_EF_{}", name.to_uppercase()), bit);
+    }
+    a.eq("GRTRACE_EF_KNOWN", eflag::KNOWN);
+
+    // notes
+    let p = "grtrace_note_process";
+    a.record_header(p);
+    a.size(p, rsize::NOTE_PROCESS);
+    a.off(p, "comm", note_off::PROCESS_COMM);
+    a.field_size(p, "comm", note_off::PROCESS_COMM_LEN);
+
+    let g = "grtrace_note_ring";
+    a.record_header(g);
+    a.size(g, rsize::NOTE_RING);
+    a.off(g, "ring", note_off::RING_RING);
+    a.off(g, "engine_class", note_off::RING_ENGINE_CLASS);
+    a.off(g, "size", note_off::RING_SIZE);
+    a.field_size(g, "size", 8);
+    a.off(g, "unit", note_off::RING_UNIT);
+    a.off(g, "name", note_off::RING_NAME);
+    a.field_size(g, "name", note_off::RING_NAME_LEN);
+    a.eq("GRTRACE_RING_UNIT_BYTES", RING_UNIT_BYTES);
+    a.eq("GRTRACE_RING_UNIT_SLOTS", RING_UNIT_SLOTS);
+    for (i, name) in ENGINE_CLASS_NAMES.iter().enumerate() {
+        let c = match *name {
+            "other" => "OTHER",
+            "gfx" => "GFX",
+            "compute" => "COMPUTE",
+            "copy" => "COPY",
+            "vdec" => "VDEC",
+            "venc" => "VENC",
+            "control" => "CONTROL",
+            other => panic!("engine class {other} has no uapi name in this test"),
+        };
+        a.eq(&format!("GRTRACE_ENGINE_{c}"), i);
+    }
+
+    let m = "grtrace_note_msg";
+    a.record_header(m);
+    a.size(m, rsize::NOTE_MSG_MIN);
+    a.off(m, "len", note_off::MSG_LEN);
+    a.off(m, "text", note_off::MSG_TEXT);
+    a.eq("GRTRACE_MSG_MAX", note_off::MSG_MAX);
+
+    let c = "grtrace_note_clock_sync";
+    a.record_header(c);
+    a.size(c, rsize::NOTE_CLOCK_SYNC);
+    a.off(c, "gpu_clock_id", note_off::CLOCK_GPU_CLOCK_ID);
+    a.off(c, "gpu_time", note_off::CLOCK_GPU_TIME);
+    a.off(c, "gpu_freq_hz", note_off::CLOCK_GPU_FREQ_HZ);
+
+    let l = "grtrace_note_lost";
+    a.record_header(l);
+    a.size(l, rsize::NOTE_LOST);
+    a.off(l, "lost_cpu", note_off::LOST_CPU);
+    a.off(l, "source", note_off::LOST_SOURCE);
+    a.off(l, "count", note_off::LOST_COUNT);
+    a.off(l, "first_ns", note_off::LOST_FIRST_NS);
+    a.off(l, "last_ns", note_off::LOST_LAST_NS);
+    a.eq("GRTRACE_LOST_KERNEL", lost_source::KERNEL);
+    a.eq("GRTRACE_LOST_RECORDER", lost_source::RECORDER);
+    a.eq("GRTRACE_LOST_SEQ_GAP", lost_source::SEQ_GAP);
+
+    let i = "grtrace_note_stream_info";
+    a.record_header(i);
+    a.size(i, rsize::NOTE_STREAM_INFO);
+    a.off(i, "kernel_dropped", note_off::INFO_KERNEL_DROPPED);
+    a.off(i, "records", note_off::INFO_RECORDS);
+    a.off(i, "bytes", note_off::INFO_BYTES);
+    a.off(i, "info_flags", note_off::INFO_FLAGS);
+    a.eq("GRTRACE_INFO_STOPPED_CLEANLY", INFO_STOPPED_CLEANLY);
+
+    // relay sub-buffer header
+    let b = "grtrace_subbuf_header";
+    a.size(b, subbuf::HEADER_SIZE);
+    a.eq("GRTRACE_SUBBUF_HEADER_SIZE", subbuf::HEADER_SIZE);
+    a.eq("GRTRACE_SUBBUF_MAGIC", subbuf::MAGIC);
+    a.eq("GRTRACE_SUBBUF_VERSION", subbuf::VERSION);
+    a.eq("GRTRACE_SUBBUF_FINAL", subbuf::FLAG_FINAL);
+    a.off(b, "magic", subbuf::OFF_MAGIC);
+    a.off(b, "version", subbuf::OFF_VERSION);
+    a.off(b, "header_size", subbuf::OFF_HEADER_SIZE);
+    a.off(b, "subbuf_seq", subbuf::OFF_SUBBUF_SEQ);
+    a.field_size(b, "subbuf_seq", 8);
+    a.off(b, "commit", subbuf::OFF_COMMIT);
+    a.off(b, "padding", subbuf::OFF_PADDING);
+    a.off(b, "lost", subbuf::OFF_LOST);
+    a.off(b, "flags", subbuf::OFF_FLAGS);
+    a.eq("GRTRACE_MIN_SUBBUF_SIZE", subbuf::MIN_SUBBUF_SIZE);
+    a.eq("GRTRACE_MAX_SUBBUF_SIZE", subbuf::MAX_SUBBUF_SIZE);
+    a.eq("GRTRACE_MIN_N_SUBBUFS", subbuf::MIN_N_SUBBUFS);
+    a.eq("GRTRACE_MAX_N_SUBBUFS", subbuf::MAX_N_SUBBUFS);
+
+    // keep the unused-import lint honest: the module is used above through the glob
+    let _ = abi::EVENT_MASK_ALL;
+    a.0
+}
+
+fn gcc() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "gcc".into())
+}
+
+/// Compile `src` against the uapi header; returns gcc's stderr on failure.
+fn compile(src: &str, flags: &[&str]) -> Result<(), String> {
+    // one directory per call: the tests run in parallel
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("grtrace-uapi-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let c = dir.join("layout.c");
+    std::fs::write(&c, src).unwrap();
+    let inc = repo_root().join("kernel/include/uapi");
+    let out = Command::new(gcc())
+        .args(["-std=c11", "-Wall", "-Werror", "-fsyntax-only", "-I"])
+        .arg(&inc)
+        .args(flags)
+        .arg(&c)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run `{}` ({e}): the uapi layout test needs a C compiler \
+                 (apt-get install build-essential); refusing to pass without checking",
+                gcc()
+            )
+        });
+    let _ = std::fs::remove_dir_all(&dir);
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[test]
+fn uapi_header_matches_abi_byte_for_byte() {
+    assert!(
+        header_path().is_file(),
+        "missing {}",
+        header_path().display()
+    );
+    let src = generate();
+    // Many assertions, so a silent no-op generator would be noticed.
+    assert!(src.matches("_Static_assert").count() > 150);
+    if let Err(e) = compile(&src, &[]) {
+        panic!("uapi header disagrees with abi.rs:\n{e}\n--- generated ---\n{src}");
+    }
+    // The same layout holds for 32-bit user space (no implicit padding anywhere).
+    if compile("#include <stddef.h>\n#include <linux/types.h>\n", &["-m32"]).is_ok() {
+        if let Err(e) = compile(&src, &["-m32"]) {
+            panic!("uapi header layout differs with -m32:\n{e}");
+        }
+    }
+}
+
+#[test]
+fn the_check_can_fail() {
+    // A deliberately wrong expectation must be rejected, proving gcc really evaluates the
+    // assertions against the header.
+    let mut a = Asserts::new();
+    a.off("grtrace_event", "seqno", event_off::SEQNO + 8);
+    let err = compile(&a.0, &[]).expect_err("a wrong offset compiled");
+    assert!(err.contains("seqno"), "unexpected gcc error: {err}");
+}
+
+#[test]
+fn patch_one_adds_exactly_the_repository_header() {
+    let dir = repo_root().join("kernel/patches");
+    let patch = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("0001-") && n.ends_with(".patch"))
+        })
+        .expect("kernel/patches/0001-*.patch");
+    let text = std::fs::read_to_string(&patch).unwrap();
+    let start = text
+        .find("+++ b/include/uapi/drm/grtrace.h\n")
+        .expect("patch 1 adds include/uapi/drm/grtrace.h");
+    let body = &text[start..];
+    let mut added = String::new();
+    for line in body.lines().skip(2) {
+        // stop at the next file of the patch
+        if line.starts_with("diff --git ") || line.starts_with("-- ") && line.len() == 3 {
+            break;
+        }
+        if let Some(rest) = line.strip_prefix('+') {
+            added.push_str(rest);
+            added.push('\n');
+        }
+    }
+    let header = std::fs::read_to_string(header_path()).unwrap();
+    assert_eq!(
+        added,
+        header,
+        "{} and the header added by {} differ; regenerate the series",
+        header_path().display(),
+        patch.display()
+    );
+}

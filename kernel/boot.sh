@@ -1,0 +1,30 @@
+#!/bin/bash
+# Boot a test kernel under QEMU (TCG: KVM does not work on the reference machine) with a
+# virtio-gpu and a 9p share for the results.
+# usage: kernel/boot.sh BZIMAGE INITRAMFS OUTDIR MODE [extra kernel args...]
+#   MODE: e2e | stress | cost | shell (see guest/init)
+# env: SMP (default 2,sockets=2,cores=1: without ACPI only the MP table lists CPUs, one per
+#      socket), MEM (default 512M), TIMEOUT (default 300 s), ACCEL (default tcg)
+# Serial log: OUTDIR/serial-MODE.log.  Exit 0 iff the guest printed "GRT: done".
+set -uo pipefail
+KERNEL=${1:?bzImage}; INITRD=${2:?initramfs}; OUT=${3:?outdir}; MODE=${4:?mode}; shift 4
+SMP=${SMP:-2,sockets=2,cores=1}; MEM=${MEM:-512M}; TIMEOUT=${TIMEOUT:-300}
+mkdir -p "$OUT"
+LOG=$OUT/serial-$MODE.log
+case ${ACCEL:-tcg} in
+    kvm) ACC=(-enable-kvm -cpu host) ;;
+    *) ACC=(-accel tcg,thread=multi -cpu max) ;;
+esac
+CMD=(qemu-system-x86_64 "${ACC[@]}" -smp "$SMP" -m "$MEM" -nodefaults -no-user-config
+     -display none -serial stdio -no-reboot
+     -device virtio-gpu-pci
+     -virtfs "local,path=$OUT,mount_tag=out,security_model=none,id=out"
+     -kernel "$KERNEL" -initrd "$INITRD"
+     -append "console=ttyS0 panic=-1 oops=panic grt.mode=$MODE $*")
+if [ "$MODE" = shell ]; then exec "${CMD[@]}"; fi
+t0=$(date +%s.%N)
+timeout "$TIMEOUT" "${CMD[@]}" < /dev/null > "$LOG" 2>&1
+rc=$?
+t1=$(date +%s.%N)
+printf 'TIMING boot %s: %.2f s wall (qemu rc=%s)\n' "$MODE" "$(echo "$t1 - $t0" | bc)" "$rc"
+grep -q '^GRT: done' "$LOG"

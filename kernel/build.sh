@@ -1,0 +1,107 @@
+#!/bin/bash
+# Build the grtrace test kernel: Debian's linux-source-6.12 + kernel/patches/ + a minimal
+# config (tinyconfig + config/grtrace-min.config).  Skips everything when a cached kernel
+# matches the hash of (source version, patches, config fragments, gcc version, this script).
+#
+# usage: kernel/build.sh [grtrace|base|debug]      (default grtrace)
+#   grtrace  the series applied, CONFIG_DRM_GRTRACE=y            (the tested kernel)
+#   base     no patches, same config: "series absent", for the tracing-cost figure
+#   debug    the series + config/debug.config (lockdep, KASAN)   (slow; optional)
+# env: GRT_WORK (default /var/tmp/grtrace-kernel/ci)  GRT_CACHE (default /var/tmp/grtrace-kernel/cache)
+#      JOBS (default nproc)  GRT_FORCE=1 rebuild even on a cache hit
+# Prints "KERNEL <path to bzImage>" as its last line.  Exit 1 on any failure, with the
+# reason, e.g. a patch that does not apply to the installed source.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+VARIANT=${1:-grtrace}
+TESTED_VERSION=6.12.117-1~deb12u1          # the series is tested on exactly this source
+PKG=linux-source-6.12
+TARBALL=/usr/src/linux-source-6.12.tar.xz
+WORK=${GRT_WORK:-/var/tmp/grtrace-kernel/ci}
+CACHE=${GRT_CACHE:-/var/tmp/grtrace-kernel/cache}
+JOBS=${JOBS:-$(nproc)}
+export CCACHE_DIR=${CCACHE_DIR:-/var/tmp/grtrace-kernel/ccache}
+export KBUILD_BUILD_TIMESTAMP="2025-01-01 00:00:00" KBUILD_BUILD_USER=grtrace KBUILD_BUILD_HOST=grtrace
+
+die() { echo "build.sh: FAIL: $*" >&2; exit 1; }
+ts() { date +%s.%N; }
+case $VARIANT in grtrace|base|debug) ;; *) die "unknown variant $VARIANT (grtrace|base|debug)";; esac
+
+# --- source package: the pinned version if possible, any 6.12 otherwise (loudly) ---
+installed=$(dpkg-query -W -f='${Version}' $PKG 2>/dev/null || true)
+if [ -z "$installed" ] || [ ! -f $TARBALL ]; then
+    echo "== installing $PKG=$TESTED_VERSION"
+    apt-get install -y -qq "$PKG=$TESTED_VERSION" >/dev/null 2>&1 ||
+        { echo "== $TESTED_VERSION not available, installing the current $PKG"; apt-get install -y -qq $PKG >/dev/null; }
+    installed=$(dpkg-query -W -f='${Version}' $PKG)
+fi
+if [ "$installed" != "$TESTED_VERSION" ]; then
+    echo "WARNING: the series is tested on $PKG $TESTED_VERSION, installed is $installed; trying anyway"
+fi
+
+PATCHES=()
+FRAGS=("$HERE/config/grtrace-min.config")
+case $VARIANT in
+    grtrace) PATCHES=("$HERE"/patches/0*.patch) ;;
+    debug) PATCHES=("$HERE"/patches/0*.patch); FRAGS+=("$HERE/config/debug.config") ;;
+esac
+[ "$VARIANT" = base ] || [ -f "${PATCHES[0]}" ] || die "no patches in $HERE/patches"
+
+# --- cache key ---
+key=$( {
+    echo "$installed"; echo "$VARIANT"; gcc --version | head -1
+    cat "${FRAGS[@]}"; [ ${#PATCHES[@]} = 0 ] || cat "${PATCHES[@]}"
+    sed -n '/^# --- build ---/,$p' "$0"
+} | sha256sum | cut -c1-16)
+OUTDIR=$CACHE/$VARIANT-$key
+if [ -f "$OUTDIR/bzImage" ] && [ "${GRT_FORCE:-0}" != 1 ]; then
+    echo "== cache hit: $OUTDIR (source $installed, ${#PATCHES[@]} patches)"
+    echo "KERNEL $OUTDIR/bzImage"
+    exit 0
+fi
+echo "== cache miss: building $VARIANT (key $key)"
+
+# --- build ---
+t0=$(ts)
+SRC=$WORK/src-$VARIANT/linux-source-6.12
+OBJ=$WORK/build-$VARIANT
+rm -rf "$WORK/src-$VARIANT"
+mkdir -p "$WORK/src-$VARIANT" "$OBJ" "$CACHE"
+tar -C "$WORK/src-$VARIANT" -xf $TARBALL
+t_unpack=$(ts)
+for p in "${PATCHES[@]}"; do
+    if ! patch -d "$SRC" -p1 --dry-run -s < "$p" >/dev/null 2>&1; then
+        patch -d "$SRC" -p1 --dry-run < "$p" | tail -20 >&2 || true
+        die "$(basename "$p") does not apply to $PKG $installed (tested on $TESTED_VERSION)"
+    fi
+    patch -d "$SRC" -p1 -s < "$p"
+done
+echo "== applied ${#PATCHES[@]} patches to $PKG $installed"
+
+MAKE=(make -C "$SRC" O="$OBJ" ARCH=x86_64 -j"$JOBS")
+command -v ccache >/dev/null && MAKE+=(CC="ccache gcc")
+rm -f "$OBJ/.config"
+"${MAKE[@]}" tinyconfig >/dev/null
+cat "${FRAGS[@]}" >> "$OBJ/.config"
+"${MAKE[@]}" olddefconfig >/dev/null 2>&1
+# every =y of the fragments must have survived olddefconfig
+missing=0
+for s in $(cat "${FRAGS[@]}" | sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=y$/\1/p'); do
+    case $s in CONFIG_DRM_GRTRACE*) [ "$VARIANT" = base ] && continue ;; esac
+    grep -q "^$s=y" "$OBJ/.config" || { echo "MISSING $s" >&2; missing=1; }
+done
+[ $missing = 0 ] || die "config symbols missing after olddefconfig"
+t_config=$(ts)
+if ! "${MAKE[@]}" bzImage > "$WORK/build-$VARIANT.log" 2>&1; then
+    grep -E 'error|Error' "$WORK/build-$VARIANT.log" | head -30 >&2
+    die "kernel build failed, log: $WORK/build-$VARIANT.log"
+fi
+t_build=$(ts)
+mkdir -p "$OUTDIR"
+cp "$OBJ/arch/x86/boot/bzImage" "$OBJ/.config" "$OUTDIR/"
+printf 'source %s\nvariant %s\npatches %s\n' "$installed" "$VARIANT" "${#PATCHES[@]}" > "$OUTDIR/INFO"
+printf 'TIMING build.sh %s: unpack+patch %.1f s, config %.1f s, make bzImage %.1f s, total %.1f s (jobs=%s)\n' \
+    "$VARIANT" "$(echo "$t_unpack - $t0" | bc)" "$(echo "$t_config - $t_unpack" | bc)" \
+    "$(echo "$t_build - $t_config" | bc)" "$(echo "$t_build - $t0" | bc)" "$JOBS"
+command -v ccache >/dev/null && ccache -s 2>/dev/null | grep -E 'Hits|Misses' | head -3 | sed 's/^/ccache: /' || true
+echo "KERNEL $OUTDIR/bzImage"

@@ -1,0 +1,29 @@
+#!/bin/bash
+# Build the test guest's initramfs: busybox (static), /init, the static virtio-gpu workload,
+# the static C protocol drain, and the real grtrace recorder if given.
+# usage: kernel/mkinitramfs.sh OUT.cpio [GRTRACE_BINARY]
+#   GRTRACE_BINARY: a statically linked `grtrace` (see ci.sh); without it the guest
+#   records with grtrace-drain, the C implementation of FORMAT.md section 7.2.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUTF=${1:?usage: mkinitramfs.sh OUT.cpio [grtrace]}
+REC=${2:-}
+BB=$(command -v busybox || echo /bin/busybox)
+file -L "$BB" | grep -q 'statically linked' || { echo "mkinitramfs.sh: need busybox-static" >&2; exit 1; }
+STAGE=$(mktemp -d /tmp/grt-initramfs.XXXXXX)
+trap 'rm -rf "$STAGE"' EXIT
+mkdir -p "$STAGE"/{bin,dev,proc,sys,tmp,mnt/out}
+cp "$BB" "$STAGE/bin/busybox"
+install -m 755 "$HERE/guest/init" "$STAGE/init"
+# uapi headers: the drm ones vendored from 6.12.117 (MIT), grtrace's from the series
+CFLAGS=(-static -O2 -Wall -Werror -D__user= -I"$HERE/guest/include" -I"$HERE/include/uapi")
+gcc "${CFLAGS[@]}" -o "$STAGE/bin/vgpu-workload" "$HERE/guest/vgpu-workload.c"
+gcc "${CFLAGS[@]}" -o "$STAGE/bin/grtrace-drain" "$HERE/guest/grtrace-drain.c"
+if [ -n "$REC" ]; then
+    file -L "$REC" | grep -q 'statically linked' || { echo "mkinitramfs.sh: $REC is not static" >&2; exit 1; }
+    install -m 755 "$REC" "$STAGE/bin/grtrace"
+fi
+# the kernel opens /dev/console for init before /init can mount devtmpfs
+mknod -m 600 "$STAGE/dev/console" c 5 1
+(cd "$STAGE" && find . -print0 | cpio --null -o -H newc --quiet --owner=0:0) > "$OUTF"
+echo "initramfs $OUTF: $(stat -c %s "$OUTF") bytes, recorder: ${REC:-grtrace-drain}"
