@@ -37,7 +37,7 @@ With no input, grtreport reads stdin, so it works live:
   grtrace -d card0 -o - | grtreport --top 10
   grtparse -d - run | grtreport
   grtreport run --top 10                      # worst offenders first
-  grtreport run --jobs -q | awk '$13 != \"-\"'  # every tagged job
+  grtreport run --jobs -q | awk '$14 != \"-\"'  # every tagged job
   grtreport run --csv jobs.csv -q             # jobs.csv and jobs.rings.csv for pandas
   grtreport run --rule queue-min-us=200 --ring 0 -w 1.5:3
   grtreport --list-rules > my.rules           # edit, then --rules my.rules

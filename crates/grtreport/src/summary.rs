@@ -36,7 +36,7 @@ pub struct Group {
 /// Phases a job always has; the others (complete, gpu_wait, vm_fault) count only jobs that
 /// had them, as btt prints only rows with N > 0.
 /// Significant digits of the phase histograms (see Group::default).
-const SIGFIG: u8 = 3;
+const SIGFIG: u8 = 2;
 
 const ALWAYS: [bool; N_PHASES] = [true, true, true, false, false, false, true];
 
@@ -186,7 +186,10 @@ pub struct TopEntry {
 /// and overall groups are merged from those by [`Summary::finalize`] (a third of the
 /// histogram work on the hot path).
 pub struct Summary {
-    leaves: BTreeMap<(u32, u32), Group>,
+    /// (ctx, ring) -> index into `groups`; `last` caches the previous lookup.
+    leaves: BTreeMap<(u32, u32), usize>,
+    groups: Vec<Group>,
+    last: Option<((u32, u32), usize)>,
     pub all: Group,
     pub rings: BTreeMap<u32, Group>,
     pub ctxs: BTreeMap<u32, Group>,
@@ -198,6 +201,8 @@ impl Summary {
     pub fn new(samples: usize) -> Summary {
         Summary {
             leaves: BTreeMap::new(),
+            groups: Vec::new(),
+            last: None,
             all: Group::default(),
             rings: BTreeMap::new(),
             ctxs: BTreeMap::new(),
@@ -207,10 +212,20 @@ impl Summary {
     }
 
     pub fn add(&mut self, job: &Job) {
-        self.leaves
-            .entry((job.key.ctx, job.key.ring))
-            .or_default()
-            .add(job);
+        let leaf = (job.key.ctx, job.key.ring);
+        let i = match self.last {
+            Some((k, i)) if k == leaf => i,
+            _ => {
+                let n = self.groups.len();
+                let i = *self.leaves.entry(leaf).or_insert(n);
+                if i == n {
+                    self.groups.push(Group::default());
+                }
+                self.last = Some((leaf, i));
+                i
+            }
+        };
+        self.groups[i].add(job);
         if job.flags.incomplete() {
             return;
         }
@@ -250,7 +265,8 @@ impl Summary {
         self.all = Group::default();
         self.rings.clear();
         self.ctxs.clear();
-        for ((ctx, ring), g) in &self.leaves {
+        for (&(ctx, ring), &i) in &self.leaves {
+            let (ctx, ring, g) = (&ctx, &ring, &self.groups[i]);
             self.all.merge(g);
             self.rings.entry(*ring).or_default().merge(g);
             self.ctxs.entry(*ctx).or_default().merge(g);

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# grtreport vs btt: event rate and peak RSS on the same number of events, in one run.
+#
+#   bash bench/report/run.sh                      # 1M, 10M, 100M; 3 reps (100M: 1 rep)
+#   SIZES="1000000 10000000" REPS=1 bash bench/report/run.sh
+#   WORK=/tmp/bench-report OUT=bench/report/results bash bench/report/run.sh
+#
+# Inputs (generated once, kept in $WORK):
+#   grtrace:  grtgen -n N --cpus 2 -o g$N/run       (grtrace-format's synthetic workload:
+#             ~8 events per job on 2 CPUs, realistic phases; about 72 bytes per event)
+#   btt:      /work/shared/bench/gen_blktrace.py -n N, merged by `blkparse -d` (btt's input);
+#             needs the blktrace package. The shared generator is only used here, at bench time.
+# Commands timed with /usr/bin/time -v, interleaved per rep so both see the same machine load:
+#   btt        btt -i merged.bin -o x
+#   grtreport  grtreport g$N/run --top 10 > report.txt          (default: files read as streams)
+#   grtreport --mmap ...                                        (files mapped)
+# Events/s = records in the input / wall seconds (and / user+sys CPU seconds).
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+WORK="${WORK:-/tmp/bench-report}"
+OUT="${OUT:-$HERE/results}"
+SIZES="${SIZES:-1000000 10000000 100000000}"
+REPS="${REPS:-3}"
+GEN_BLK="${GEN_BLK:-/work/shared/bench/gen_blktrace.py}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+
+mkdir -p "$WORK" "$OUT"
+log() { echo "[$(date +%T)] $*" >&2; }
+(cd "$ROOT" && cargo build --release -q -p grtreport && cargo build --release -q -p grtrace-format --example grtgen)
+GRTREPORT="$CARGO_TARGET_DIR/release/grtreport"
+GRTGEN="$CARGO_TARGET_DIR/release/examples/grtgen"
+
+RAW="$OUT/raw.tsv"
+echo -e "events\ttool\trep\twall_s\tuser_s\tsys_s\tmaxrss_kb\trecords" > "$RAW"
+
+measure() { # size tool rep records -- command...
+  local n=$1 tool=$2 rep=$3 rec=$4; shift 5
+  local tl="$WORK/time.log"
+  /usr/bin/time -v -o "$tl" "$@" > "$WORK/out_$tool.txt" 2> "$WORK/err_$tool.txt" || { cat "$WORK/err_$tool.txt" >&2; exit 1; }
+  python3 - "$tl" "$n" "$tool" "$rep" "$rec" >> "$RAW" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+g = lambda p: re.search(p, t).group(1)
+w = 0.0
+for part in g(r'Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)').split(':'):
+    w = w * 60 + float(part)
+print("\t".join([sys.argv[2], sys.argv[3], sys.argv[4], "%.3f" % w,
+                 g(r'User time \(seconds\): (\S+)'), g(r'System time \(seconds\): (\S+)'),
+                 g(r'Maximum resident set size \(kbytes\): (\d+)'), sys.argv[5]]))
+PY
+  log "N=$n $tool rep=$rep: $(tail -1 "$RAW" | cut -f4-7)"
+}
+
+for N in $SIZES; do
+  G="$WORK/g$N"; B="$WORK/blk$N"
+  mkdir -p "$G" "$B/bttout"
+  if [[ ! -s "$G/run.grtrace.1" ]]; then
+    log "grtgen $N"; "$GRTGEN" -n "$N" --cpus 2 -o "$G/run" > "$G/gen.log"
+  fi
+  GREC=$(sed -n 's/^records=\([0-9]*\).*/\1/p' "$G/gen.log")
+  if [[ ! -s "$B/merged.bin" ]]; then
+    log "gen_blktrace $N (slow: pure Python)"
+    (cd "$B" && python3 "$GEN_BLK" -n "$N" -o dev --seed 42 2> gen.log \
+      && blkparse -i dev -q -O -d merged.bin > /dev/null && rm -f dev.blktrace.*)
+  fi
+  BREC=$(( $(stat -c %s "$B/merged.bin") / 48 ))
+  reps=$REPS; [[ $N -ge 100000000 ]] && reps=1
+  for rep in $(seq 1 "$reps"); do
+    (cd "$B/bttout" && measure "$N" btt "$rep" "$BREC" -- btt -i "$B/merged.bin" -o "$B/bttout/x")
+    measure "$N" grtreport "$rep" "$GREC" -- "$GRTREPORT" "$G/run" --top 10
+    cp "$WORK/out_grtreport.txt" "$OUT/report_$N.txt"
+    measure "$N" grtreport-mmap "$rep" "$GREC" -- "$GRTREPORT" --mmap "$G/run" --top 10
+  done
+done
+
+python3 - "$RAW" > "$OUT/summary.txt" <<'PY'
+import sys, statistics, collections
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
+g = collections.defaultdict(list)
+for n, tool, rep, w, u, s, rss, rec in rows:
+    g[(int(n), tool)].append((float(w), float(u) + float(s), int(rss), int(rec)))
+print("%-10s %-15s %5s %9s %9s %12s %12s %10s %9s %9s" % ("events", "tool", "reps", "wall_med", "cpu_med",
+      "ev/s_wall", "ev/s_cpu", "maxrss_MB", "x_wall", "x_cpu"))
+for n in sorted({k[0] for k in g}):
+    base = None
+    for tool in ("btt", "grtreport", "grtreport-mmap"):
+        v = g.get((n, tool))
+        if not v:
+            continue
+        w = statistics.median(x[0] for x in v); c = statistics.median(x[1] for x in v)
+        rss = max(x[2] for x in v) / 1024; rec = v[0][3]
+        rw, rc = rec / w, rec / max(c, 1e-9)
+        if tool == "btt":
+            base = (rw, rc)
+        xw = "%.1f" % (rw / base[0]) if base else "-"
+        xc = "%.1f" % (rc / base[1]) if base else "-"
+        print("%-10d %-15s %5d %9.3f %9.3f %12.0f %12.0f %10.1f %9s %9s" % (n, tool, len(v), w, c, rw, rc, rss, xw, xc))
+PY
+cat "$OUT/summary.txt"
