@@ -11,6 +11,12 @@ KERNEL=${1:?bzImage}; INITRD=${2:?initramfs}; OUT=${3:?outdir}; MODE=${4:?mode};
 SMP=${SMP:-2,sockets=2,cores=1}; MEM=${MEM:-512M}; TIMEOUT=${TIMEOUT:-300}
 mkdir -p "$OUT"
 LOG=$OUT/serial-$MODE.log
+# TCG gives no PIT/HPET reference, so the guest would fall back to the 4 ms jiffies clock;
+# tell it the TSC rate (TCG's TSC follows the host's) to get nanosecond timestamps.
+KHZ=$(awk -F: '/^cpu MHz/ {printf "%d", $2 * 1000; exit}' /proc/cpuinfo 2>/dev/null)
+CLOCK=${KHZ:+tsc_early_khz=$KHZ tsc=reliable}
+# the grtrace KUnit suite runs at boot in e2e mode
+KUNIT=; [ "$MODE" = e2e ] && KUNIT="kunit.enable=1 kunit.filter_glob=drm_grtrace"
 case ${ACCEL:-tcg} in
     kvm) ACC=(-enable-kvm -cpu host) ;;
     *) ACC=(-accel tcg,thread=multi -cpu max) ;;
@@ -20,7 +26,7 @@ CMD=(qemu-system-x86_64 "${ACC[@]}" -smp "$SMP" -m "$MEM" -nodefaults -no-user-c
      -device virtio-gpu-pci
      -virtfs "local,path=$OUT,mount_tag=out,security_model=none,id=out"
      -kernel "$KERNEL" -initrd "$INITRD"
-     -append "console=ttyS0 panic=-1 oops=panic grt.mode=$MODE $*")
+     -append "console=ttyS0 panic=-1 oops=panic grt.mode=$MODE $CLOCK $KUNIT $*")
 if [ "$MODE" = shell ]; then exec "${CMD[@]}"; fi
 t0=$(date +%s.%N)
 timeout "$TIMEOUT" "${CMD[@]}" < /dev/null > "$LOG" 2>&1

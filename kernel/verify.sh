@@ -1,0 +1,110 @@
+#!/bin/bash
+# Host-side verdict on an e2e boot (kernel/boot.sh ... e2e): reads the guest's results from
+# OUTDIR with the real grtparse and grtreport.
+# usage: kernel/verify.sh OUTDIR GRTPARSE GRTREPORT
+#
+# Checks, each printed as "ok"/"FAIL":
+#  * the guest finished, no kernel warning, the KUnit suite passed, the recorders exited 0;
+#  * run: no record lost, no sequence gap; grtreport finds every job complete;
+#  * run: the kernel's own tracepoints, enabled over a window that contains the recording,
+#    saw exactly the same things inside the recorded range: the ctrlq seqnos of
+#    virtio_gpu_cmd_queue / _cmd_response equal those of COMMIT / END (fenced ones too),
+#    and the fence seqnos of dma_fence_signaled / _wait_start / _wait_end equal those of
+#    SIGNAL / WAIT / WAIT_END;
+#  * small (tiny buffers, recorded live): records were lost, and the LOST notes in the
+#    stream add up to the kernel's dropped counter; no sequence gap;
+#  * ovf (no consumer at all): the same equality.
+# Prints "FIGURE ..." lines and exits non-zero if any check failed.
+set -uo pipefail
+OUT=${1:?usage: verify.sh OUTDIR GRTPARSE GRTREPORT}; P=${2:?grtparse}; R=${3:?grtreport}
+LOG=$OUT/serial-e2e.log
+fails=0
+check() {  # check DESCRIPTION CONDITION-EXIT-STATUS
+    if [ "$2" = 0 ]; then echo "ok   $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi
+}
+t() { "$@" > /dev/null 2>&1; echo $?; }
+
+check "guest finished (GRT: done)" "$(t grep -q '^GRT: done' "$LOG")"
+check "no kernel warning/oops (dmesg)" "$(t grep -q '^GRT: warnings=0' "$LOG")"
+check "KUnit drm_grtrace suite passed" "$(t grep -qE '^\[ *[0-9.]+\] ok [0-9]+ drm_grtrace' "$LOG")"
+check "workload completed (A and B paths)" "$(t grep -qE 'DONE A=[1-9][0-9]* B=[1-9]' "$LOG")"
+check "recorder exited 0 (run)" "$(t grep -q '^GRT: workload rc=0 recorder rc=0' "$LOG")"
+check "recorder exited 0 (tiny buffers)" "$(t grep -q '^GRT: small recorder rc=0' "$LOG")"
+check "C drain of the unconsumed overflow exited 0 (lost == dropped, no bad record)" \
+    "$(t grep -q '^GRT: overflow drain rc=0' "$LOG")"
+echo "recorder: $(sed -n 's/^GRT: recorder=//p' "$LOG")"
+
+# ---- run ----
+"$P" "$OUT/run" > "$OUT/run.txt" 2> "$OUT/run.err"
+check "grtparse reads the run" $?
+sum() { sed -n "s/^$1 *\([0-9 ]*\)$/\1/p" "$2" | awk '{print $NF}'; }
+lost=$(sum 'lost(kernel)' "$OUT/run.txt"); gaps=$(sum 'lost(gap)' "$OUT/run.txt")
+events=$(sum events "$OUT/run.txt")
+check "run: no record lost (lost(kernel)=${lost:-?})" "$([ "${lost:-x}" = 0 ]; echo $?)"
+check "run: no sequence gap (lost(gap)=${gaps:-?})" "$([ "${gaps:-x}" = 0 ]; echo $?)"
+check "run: no sequence error" "$(t grep -q 'Sequence errors: 0 ' "$OUT/run.txt")"
+"$R" "$OUT/run" > "$OUT/report.txt" 2>&1
+check "grtreport reads the run" $?
+jobs=$(sed -n 's/.* \([0-9]*\) job(s): \([0-9]*\) complete, \([0-9]*\) incomplete.*/\1 \2 \3/p' "$OUT/report.txt" | head -1)
+set -- $jobs
+check "grtreport: every job complete (${1:-?} jobs, ${2:-?} complete, ${3:-?} incomplete)" \
+    "$([ -n "${1:-}" ] && [ "$1" -gt 0 ] && [ "$1" = "$2" ] && [ "$3" = 0 ]; echo $?)"
+
+# event lines: $6 name, $9 job seqno; fseqno=N for fence events
+ev() { awk -v n="$1" '$6 == n' "$OUT/run.txt"; }
+ev COMMIT | awk '{print $9}' | sort -n > "$OUT/g.commit"
+ev COMMIT | awk '/flags=[a-z,]*fenced/ {print $9}' | sort -n > "$OUT/g.commit.fenced"
+ev END | awk '{print $9}' | sort -n > "$OUT/g.end"
+for e in SIGNAL WAIT WAIT_END; do
+    ev $e | sed -n 's/.* fseqno=\([0-9]*\).*/\1/p' | sort -n > "$OUT/g.$e"
+done
+FT=$OUT/ftrace.txt
+ftq() { grep " $1: " "$FT" | grep 'name=control' | sed -n "s/.*$2.* seqno=\([0-9]*\).*/\1/p" | sort -n; }
+ftq virtio_gpu_cmd_queue '' > "$OUT/f.commit.all"
+grep ' virtio_gpu_cmd_queue: ' "$FT" | grep 'name=control' | grep 'flags=0x[13579bdf] ' |
+    sed -n 's/.* seqno=\([0-9]*\).*/\1/p' | sort -n > "$OUT/f.commit.fenced.all"
+ftq virtio_gpu_cmd_response '' > "$OUT/f.end.all"
+ftf() { grep " $1: driver=virtio_gpu" "$FT" | sed -n 's/.* seqno=\([0-9]*\).*/\1/p' | sort -n; }
+ftf dma_fence_signaled > "$OUT/f.SIGNAL.all"
+ftf dma_fence_wait_start > "$OUT/f.WAIT.all"
+ftf dma_fence_wait_end > "$OUT/f.WAIT_END.all"
+# the tracepoints ran over a longer window: compare inside the recorded seqno range
+same() {  # same LABEL GRTRACE_FILE FTRACE_ALL_FILE RANGE_FILE
+    local lo hi n_g n_f
+    lo=$(head -1 "$4"); hi=$(tail -1 "$4")
+    awk -v lo="${lo:-1}" -v hi="${hi:-0}" '$1 >= lo && $1 <= hi' "$3" > "$3.win"
+    n_g=$(wc -l < "$2"); n_f=$(wc -l < "$3.win")
+    check "$1: grtrace $n_g = tracepoints $n_f (seqnos ${lo:-?}..${hi:-?}, identical sets)" \
+        "$([ "$n_g" -gt 0 ] && cmp -s "$2" "$3.win"; echo $?)"
+    echo "FIGURE count $1 grtrace=$n_g tracepoint=$n_f tracepoint_total=$(wc -l < "$3")"
+}
+same "COMMIT vs virtio_gpu_cmd_queue" "$OUT/g.commit" "$OUT/f.commit.all" "$OUT/g.commit"
+same "fenced COMMIT vs fenced cmd_queue" "$OUT/g.commit.fenced" "$OUT/f.commit.fenced.all" "$OUT/g.commit"
+same "END vs virtio_gpu_cmd_response" "$OUT/g.end" "$OUT/f.end.all" "$OUT/g.end"
+same "SIGNAL vs dma_fence_signaled" "$OUT/g.SIGNAL" "$OUT/f.SIGNAL.all" "$OUT/g.SIGNAL"
+same "WAIT vs dma_fence_wait_start" "$OUT/g.WAIT" "$OUT/f.WAIT.all" "$OUT/g.WAIT"
+same "WAIT_END vs dma_fence_wait_end" "$OUT/g.WAIT_END" "$OUT/f.WAIT_END.all" "$OUT/g.WAIT_END"
+echo "FIGURE events_recorded $events"
+
+# ---- tiny buffers, recorded live ----
+"$P" "$OUT/small" > "$OUT/small.txt" 2> "$OUT/small.err"
+check "grtparse reads the tiny-buffer run" $?
+slost=$(sum 'lost(kernel)' "$OUT/small.txt"); sgaps=$(sum 'lost(gap)' "$OUT/small.txt")
+sdrop=$(sed -n 's/.*device dropped counter at stop: \([0-9]*\).*/\1/p' "$OUT/small.txt")
+check "tiny buffers: records were lost (${slost:-?})" "$([ "${slost:-0}" -gt 0 ]; echo $?)"
+check "tiny buffers: LOST notes in the stream = kernel dropped (${slost:-?} = ${sdrop:-?})" \
+    "$([ -n "$sdrop" ] && [ "${slost:-x}" = "$sdrop" ]; echo $?)"
+check "tiny buffers: no sequence gap" "$([ "${sgaps:-x}" = 0 ]; echo $?)"
+"$R" "$OUT/small" > "$OUT/small-report.txt" 2>&1
+check "grtreport reads the tiny-buffer run (jobs across losses are incomplete, not wrong)" $?
+echo "FIGURE small lost=$slost dropped=$sdrop"
+
+# ---- overflow with no consumer ----
+"$P" "$OUT/ovf" > "$OUT/ovf.txt" 2> "$OUT/ovf.err"
+olost=$(sum 'lost(kernel)' "$OUT/ovf.txt")
+odrop=$(sed -n 's/^GRT: overflow dropped=\([0-9]*\).*/\1/p' "$LOG")
+check "no consumer: LOST notes = dropped (${olost:-?} = ${odrop:-?})" \
+    "$([ -n "$odrop" ] && [ "$odrop" -gt 0 ] && [ "${olost:-x}" = "$odrop" ]; echo $?)"
+
+if [ $fails = 0 ]; then echo "VERDICT e2e: PASS"; else echo "VERDICT e2e: FAIL ($fails checks)"; fi
+[ $fails = 0 ]
