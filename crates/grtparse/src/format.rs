@@ -330,8 +330,10 @@ impl Render {
                 Short::new(padded.as_bytes(), b' ')
             })
             .collect();
+        let mut dev_sp = dev.clone();
+        dev_sp.push(b' ');
         Render {
-            dev_short: Short::new(&dev, b' '),
+            dev_short: Short::new(&dev_sp, b' '),
             name_col,
             dev,
             genesis: 0,
@@ -360,7 +362,9 @@ impl Render {
     /// `sec.nsec`, relative to genesis (or wall clock), seconds right-aligned in `w`.
     /// Sets the device field (`card0`).
     pub fn set_dev(&mut self, dev: Vec<u8>) {
-        self.dev_short = Short::new(&dev, b' ');
+        let mut d = dev.clone();
+        d.push(b' ');
+        self.dev_short = Short::new(&d, b' ');
         self.dev = dev;
     }
 
@@ -446,7 +450,6 @@ impl Render {
     #[inline(always)]
     pub fn default_line(&self, out: &mut Out, l: &Line<'_>) {
         out.short(&self.dev_short);
-        out.byte(b' ');
         out.u64_w(l.cpu as u64, 2);
         out.byte(b' ');
         out.u64_w(l.seq, 8);
@@ -495,26 +498,21 @@ impl Render {
         }
         let rel = l.time - self.genesis;
         let mut c = out.cursor();
+        // `dev_short` ends with its separator (see `set_dev`).
         c.short(&self.dev_short);
-        c.byte(b' ');
-        c.u64_w(l.cpu as u64, 2);
-        c.byte(b' ');
-        c.u64_w(l.seq, 8);
-        c.byte(b' ');
-        c.u64_w(rel / 1_000_000_000, 5);
-        c.byte(b'.');
-        c.nanos9(rel % 1_000_000_000);
-        c.byte(b' ');
-        c.u64_w(l.pid as u64, 5);
-        c.byte(b' ');
+        c.u64_w_sp(l.cpu as u64, 2);
+        c.u64_w_sp(l.seq, 8);
+        c.time_sp(rel);
+        c.u64_w_sp(l.pid as u64, 5);
         c.short(&self.name_col[l.slot]);
         match self.names.ring_short(e.ring) {
-            Some(n) => c.short(n),
-            None => c.u64(e.ring as u64),
+            Some(n) => {
+                c.short(n);
+                c.byte(b' ');
+            }
+            None => c.u64_sp(e.ring as u64),
         }
-        c.byte(b' ');
-        c.u64(e.ctx as u64);
-        c.byte(b' ');
+        c.u64_sp(e.ctx as u64);
         c.u64(e.seqno);
         event_details(&mut c, e);
         c.lit(b" [");

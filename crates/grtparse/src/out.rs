@@ -232,6 +232,42 @@ impl Cursor<'_> {
         self.p += 20 - start;
     }
 
+    /// `v` then one space.
+    #[inline(always)]
+    pub fn u64_sp(&mut self, v: u64) {
+        let mut tmp = [b' '; 40];
+        let i = digits20(v, &mut tmp);
+        self.b[self.p..self.p + 21].copy_from_slice(&tmp[i..i + 21]);
+        self.p += 21 - i;
+    }
+
+    /// Right-aligned in `width` (≤ 20) columns, then one space.
+    #[inline(always)]
+    pub fn u64_w_sp(&mut self, v: u64, width: usize) {
+        let mut tmp = [b' '; 40];
+        let i = digits20(v, &mut tmp);
+        let start = i.min(20 - width.min(20));
+        self.b[self.p..self.p + 21].copy_from_slice(&tmp[start..start + 21]);
+        self.p += 21 - start;
+    }
+
+    /// `sec.nnnnnnnnn ` with the seconds right-aligned in 5 columns (the time field).
+    #[inline(always)]
+    pub fn time_sp(&mut self, ns_total: u64) {
+        let mut tmp = [b' '; 64];
+        let (sec, ns) = (ns_total / 1_000_000_000, (ns_total % 1_000_000_000) as u32);
+        // Nanoseconds: nine digits in tmp[21..30], then the space at 30.
+        let mut t9 = [b'0'; 40];
+        digits20_u32(ns, &mut t9);
+        tmp[21..30].copy_from_slice(&t9[11..20]);
+        tmp[20] = b'.';
+        let head: &mut [u8; 40] = (&mut tmp[..40]).try_into().expect("40 bytes");
+        let i = digits20(sec, head);
+        let start = i.min(15);
+        self.b[self.p..self.p + 31].copy_from_slice(&tmp[start..start + 31]);
+        self.p += 31 - start;
+    }
+
     /// Exactly nine digits.
     #[inline(always)]
     pub fn nanos9(&mut self, v: u64) {
@@ -557,10 +593,22 @@ mod tests {
                 c.nanos9(v);
                 c.byte(b'|');
                 c.hex(v);
+                c.byte(b'|');
+                c.u64_sp(v);
+                c.u64_w_sp(v, 6);
+                c.time_sp(v);
                 let n = c.p;
                 o.commit(n);
             });
-            assert_eq!(s, format!("{v}|{v:>8}|{:09}|{v:#x}", v % 1_000_000_000));
+            assert_eq!(
+                s,
+                format!(
+                    "{v}|{v:>8}|{:09}|{v:#x}|{v} {v:>6} {:>5}.{:09} ",
+                    v % 1_000_000_000,
+                    v / 1_000_000_000,
+                    v % 1_000_000_000
+                )
+            );
         }
     }
 

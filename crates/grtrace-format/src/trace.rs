@@ -1120,8 +1120,19 @@ impl<'m> Merger<'m> {
         offset: u64,
         sum: &mut RunSummary,
     ) -> Option<Lost> {
-        let seq = r.seq();
-        let cpu = r.cpu();
+        Self::check_seq_key(seqs, r.cpu(), r.seq(), r.time_ns(), name, offset, sum)
+    }
+
+    #[inline(always)]
+    fn check_seq_key(
+        seqs: &mut Vec<CpuSeq>,
+        cpu: u32,
+        seq: u64,
+        time: u64,
+        name: &str,
+        offset: u64,
+        sum: &mut RunSummary,
+    ) -> Option<Lost> {
         if seq == 0 || cpu >= MAX_CPUS {
             return None;
         }
@@ -1130,7 +1141,6 @@ impl<'m> Merger<'m> {
             seqs.resize(c + 1, CpuSeq::default());
         }
         let st = &mut seqs[c];
-        let time = r.time_ns();
         let last = st.last_seq;
         if seq == last.wrapping_add(1) {
             st.last_seq = seq;
@@ -1248,7 +1258,10 @@ impl<'m> Merger<'m> {
         }
     }
 
-    /// The common case: only per-CPU mapped files. Same logic as `run`, without queues.
+    /// The common case: only per-CPU mapped files. Same order as `run`, but the top cursor
+    /// keeps emitting while its next record still sorts before every other cursor's head
+    /// (so two interleaved CPUs cost one key comparison per record, not a heap update), and
+    /// the sequence check uses the key already read.
     fn run_files<F>(&mut self, sum: &mut RunSummary, f: &mut F)
     where
         F: FnMut(Item<'_>) -> ControlFlow<()>,
@@ -1256,28 +1269,58 @@ impl<'m> Merger<'m> {
         let mut last_time = self.last_time;
         let mut reordered = 0u64;
         let mut records = 0u64;
-        while let Some(&top) = self.heap.v.first() {
-            reordered += (top.time < last_time) as u64;
-            last_time = top.time;
+        'outer: while let Some(&top) = self.heap.v.first() {
+            // The best head among the other cursors: a child of the root.
+            let limit = match (self.heap.v.get(1), self.heap.v.get(2)) {
+                (Some(a), Some(b)) => Some(if b.before(a) { *b } else { *a }),
+                (Some(a), None) => Some(*a),
+                _ => None,
+            };
             let c = &mut self.files[top.cur as usize];
-            let Some(r) = c.head else { break };
-            if c.check {
-                if let Some(g) = Self::check_seq(&mut self.seqs, &r, c.name, c.pos as u64, sum) {
-                    if f(Item::Gap(g)).is_break() {
-                        sum.stopped = true;
+            let Some(mut r) = c.head else { break };
+            let mut key = top;
+            loop {
+                reordered += (key.time < last_time) as u64;
+                last_time = key.time;
+                if c.check && key.seq != 0 {
+                    if let Some(g) = Self::check_seq_key(
+                        &mut self.seqs,
+                        key.cpu,
+                        key.seq,
+                        key.time,
+                        c.name,
+                        c.pos as u64,
+                        sum,
+                    ) {
+                        if f(Item::Gap(g)).is_break() {
+                            sum.stopped = true;
+                            break 'outer;
+                        }
+                    }
+                }
+                records += 1;
+                if f(Item::Record(r)).is_break() {
+                    sum.stopped = true;
+                    break 'outer;
+                }
+                c.pos += r.size();
+                match c.seek_head(sum) {
+                    Some(n) => {
+                        r = n;
+                        key = Entry::of(&n, top.cur);
+                        match &limit {
+                            Some(l) if !key.before(l) => {
+                                self.heap.replace_top(key);
+                                break;
+                            }
+                            _ => {}
+                        }
+                    }
+                    None => {
+                        self.heap.pop_top();
                         break;
                     }
                 }
-            }
-            records += 1;
-            if f(Item::Record(r)).is_break() {
-                sum.stopped = true;
-                break;
-            }
-            c.pos += r.size();
-            match c.seek_head(sum) {
-                Some(n) => self.heap.replace_top(Entry::of(&n, top.cur)),
-                None => self.heap.pop_top(),
             }
         }
         sum.records += records;
