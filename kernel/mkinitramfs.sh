@@ -20,8 +20,10 @@ CFLAGS=(-static -O2 -Wall -Werror -D__user= -I"$HERE/guest/include" -I"$HERE/inc
 gcc "${CFLAGS[@]}" -o "$STAGE/bin/vgpu-workload" "$HERE/guest/vgpu-workload.c"
 gcc "${CFLAGS[@]}" -o "$STAGE/bin/grtrace-drain" "$HERE/guest/grtrace-drain.c"
 if [ -n "$REC" ]; then
-    file -L "$REC" | grep -q 'statically linked' || { echo "mkinitramfs.sh: $REC is not static" >&2; exit 1; }
+    file -L "$REC" | grep -qE 'statically linked|static-pie linked' ||
+        { echo "mkinitramfs.sh: $REC is not static" >&2; exit 1; }
     install -m 755 "$REC" "$STAGE/bin/grtrace"
+    strip --strip-debug "$STAGE/bin/grtrace"
 fi
 # the kernel opens /dev/console for init before /init can mount devtmpfs
 mknod -m 600 "$STAGE/dev/console" c 5 1
