@@ -1,7 +1,7 @@
 //! The `grtreport` command line (main.rs only calls [`main`]).
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -280,6 +280,9 @@ pub fn run(args: Args) -> i32 {
     let mut words = args.inputs.clone();
     words.extend(args.input.iter().cloned());
     if words.is_empty() {
+        if io::stdin().is_terminal() {
+            return usage("no input: give a trace (base name or files) or pipe one in");
+        }
         words.push("-".to_string());
     }
     let reads_stdin = words.iter().any(|w| w == "-");
