@@ -42,8 +42,8 @@ fi
 PATCHES=()
 FRAGS=("$HERE/config/grtrace-min.config")
 case $VARIANT in
-    grtrace) PATCHES=("$HERE"/patches/0*.patch) ;;
-    debug) PATCHES=("$HERE"/patches/0*.patch); FRAGS+=("$HERE/config/debug.config") ;;
+    grtrace) PATCHES=("$HERE"/patches/00[0-9][1-9]-*.patch) ;;
+    debug) PATCHES=("$HERE"/patches/00[0-9][1-9]-*.patch); FRAGS+=("$HERE/config/debug.config") ;;
 esac
 [ "$VARIANT" = base ] || [ -f "${PATCHES[0]}" ] || die "no patches in $HERE/patches"
 
