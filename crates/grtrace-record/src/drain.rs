@@ -307,3 +307,172 @@ fn t_last_before(t: &DrainTotals, next: u64) -> u64 {
         t.last_time.min(next)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grtrace_format::relay::{CpuCounters, RelayProducer};
+    use grtrace_format::{encoded_size, EventBody, Records};
+    use std::sync::atomic::AtomicU64;
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        // Tests run in parallel in one process: every call gets its own file.
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        std::env::temp_dir().join(format!("grtrace-drain-{}-{n}-{name}", std::process::id()))
+    }
+
+    /// Drains a buffer that a producer filled beforehand; returns the shipped bytes, the
+    /// totals and what was written to `consumed`.
+    fn drain_prefilled(
+        start: u64,
+        fill: impl FnOnce(&mut RelayProducer, &CpuCounters),
+    ) -> (Vec<u8>, DrainTotals, String) {
+        let (sub, n) = (4096usize, 4usize);
+        let trace_path = temp("trace");
+        let consumed_path = temp("consumed");
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&trace_path)
+            .unwrap();
+        f.set_len((sub * n) as u64).unwrap();
+        // SAFETY: test-owned file of the mapped size.
+        let mut wmap = unsafe { memmap2::MmapMut::map_mut(&f).unwrap() };
+        // SAFETY: the writable mapping outlives the producer.
+        let wbuf = unsafe { RelayBuf::new(wmap.as_mut_ptr(), sub, n) };
+        let (counters, dropped) = (CpuCounters::default(), AtomicU64::new(0));
+        let mut p = RelayProducer::new(wbuf, &counters, &dropped);
+        fill(&mut p, &counters);
+        p.flush();
+        // SAFETY: test-owned file, mapped read-only like a relay file.
+        let map = unsafe { memmap2::Mmap::map(&f).unwrap() };
+        // SAFETY: the mapping moves into the Drain with this view.
+        let buf = unsafe { RelayBuf::new(map.as_ptr() as *mut u8, sub, n) };
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let (_pool_tx, pool_rx) = crossbeam_channel::unbounded();
+        let d = Drain {
+            cpu: 0,
+            output: 0,
+            buf,
+            map,
+            trace: File::open(&trace_path).unwrap(),
+            consumed: Arc::new(File::create(&consumed_path).unwrap()),
+            cursor: DrainCursor::new(start),
+            endian: Endian::NATIVE,
+            tx,
+            pool: pool_rx,
+            finish: Arc::new(AtomicBool::new(true)),
+            abort: Arc::new(AtomicBool::new(false)),
+            spare: None,
+            chunk_bytes: CHUNK_BYTES,
+        };
+        let totals = d.run();
+        let mut bytes = Vec::new();
+        for c in rx.try_iter() {
+            if let Chunk::Data { bytes: b, .. } = c {
+                bytes.extend_from_slice(&b);
+            }
+        }
+        drop(wmap);
+        let consumed = std::fs::read_to_string(&consumed_path).unwrap();
+        let _ = std::fs::remove_file(&trace_path);
+        let _ = std::fs::remove_file(&consumed_path);
+        (bytes, totals, consumed)
+    }
+
+    fn event(p: &mut RelayProducer, seq: u64) -> bool {
+        let body = Body::Event(EventBody {
+            code: 3,
+            seqno: seq,
+            ..Default::default()
+        });
+        let st = Stamp {
+            cpu: 0,
+            pid: 1,
+            time_ns: 1000 + seq,
+            seq,
+        };
+        match p.reserve(encoded_size(&body)) {
+            Some(slot) => {
+                encode_into(&st, &body, Endian::NATIVE, slot);
+                p.commit();
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[test]
+    fn drains_whole_records_and_releases_sub_buffers_in_batches() {
+        let (bytes, t, consumed) = drain_prefilled(0, |p, _| {
+            for s in 1..=100 {
+                assert!(event(p, s));
+            }
+        });
+        // 100 × 72 bytes need two sub-buffers of 4 KiB; the flush ends the second.
+        assert_eq!((t.records, t.events, t.bytes), (100, 100, 7200));
+        assert_eq!(t.error, None);
+        assert_eq!(t.last_time, 1100);
+        let seqs: Vec<u64> = Records::bare(&bytes, Endian::NATIVE)
+            .map(|r| r.unwrap().seq())
+            .collect();
+        assert_eq!(seqs, (1..=100).collect::<Vec<_>>());
+        let released: u64 = consumed
+            .lines()
+            .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(released, 2, "{consumed:?}");
+        assert!(consumed.lines().all(|l| l.starts_with("0 ")));
+    }
+
+    #[test]
+    fn a_loss_becomes_a_note_before_the_next_record() {
+        // 56 records fill a 4 KiB sub-buffer; the buffer holds four.
+        let (bytes, t, _) = drain_prefilled(1, |p, counters| {
+            for s in 1..=224 {
+                assert!(event(p, s));
+            }
+            assert!(!event(p, 225) && !event(p, 225), "full: refused");
+            counters.consume(1); // sub-buffer 0 was read (by an earlier recorder pass)
+            for s in 225..=230 {
+                assert!(event(p, s));
+            }
+        });
+        assert_eq!((t.lost_in_headers, t.lost_unreported), (2, 0));
+        let recs: Vec<_> = Records::bare(&bytes, Endian::NATIVE)
+            .map(|r| r.unwrap())
+            .collect();
+        assert_eq!(recs.len(), 3 * 56 + 1 + 6);
+        let note = recs[3 * 56];
+        assert_eq!((note.seq(), note.pid()), (0, 0));
+        match note.body() {
+            Body::Lost(l) => {
+                assert_eq!((l.count, l.source, l.cpu), (2, 1, 0));
+                assert_eq!((l.first_ns, l.last_ns), (1000 + 224, 1000 + 225));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(recs[3 * 56 + 1].seq(), 225);
+    }
+
+    #[test]
+    fn a_damaged_record_stops_the_sub_buffer_but_keeps_what_came_before() {
+        let (bytes, t, _) = drain_prefilled(0, |p, _| {
+            for s in 1..=3 {
+                assert!(event(p, s));
+            }
+            // A record header claiming 12 bytes: not a multiple of 8.
+            let slot = p.reserve(32).unwrap();
+            slot.fill(0);
+            slot[2..4].copy_from_slice(&12u16.to_ne_bytes());
+            p.commit();
+        });
+        assert_eq!(t.records, 3);
+        assert_eq!(t.corrupt_bytes, 32);
+        assert_eq!(bytes.len(), 3 * 72);
+        assert!(Records::bare(&bytes, Endian::NATIVE).all(|r| r.is_ok()));
+    }
+}
