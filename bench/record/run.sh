@@ -39,19 +39,31 @@ for cpus in $CPUS; do
     for sink in $SINKS; do
       for rep in $(seq "$REPS"); do
         total=$((EVENTS * cpus))
-        if [ "$rate" = max ]; then simrate=max; secs=$((EVENTS / 5000000 + 3)); else
-          simrate=$((rate * cpus)); secs=$((EVENTS / rate + 3)); fi
+        if [ "$rate" = max ]; then simrate=max; else simrate=$((rate * cpus)); fi
         "$GRTSIM" --root "$WORK/sim" --cpus "$cpus" --rate "$simrate" --events "$total" -v \
           2>"$WORK/sim.log" & sim=$!
         for _ in $(seq 100); do [ -e "$WORK/sim/grtrace/card0/info" ] && break; sleep 0.05; done
         rm -rf "$WORK/out"; mkdir -p "$WORK/out"
+        # Safety cap only: the run normally ends when production stops (below).
+        cap=$((EVENTS / 1000000 + 20))
         if [ "$sink" = pipe ]; then
-          "$GRTRACE" -r "$WORK/sim" -d card0 -b "$B" -n "$N" -w "$secs" -v -o - \
-            >/dev/null 2>"$WORK/rec.log"
+          "$GRTRACE" -r "$WORK/sim" -d card0 -b "$B" -n "$N" -w "$cap" -v -o - \
+            >/dev/null 2>"$WORK/rec.log" & rec=$!
         else
-          "$GRTRACE" -r "$WORK/sim" -d card0 -b "$B" -n "$N" -w "$secs" -v -o "$WORK/out/run" \
-            >"$WORK/rec.out" 2>"$WORK/rec.log"
+          "$GRTRACE" -r "$WORK/sim" -d card0 -b "$B" -n "$N" -w "$cap" -v -o "$WORK/out/run" \
+            >"$WORK/rec.out" 2>"$WORK/rec.log" & rec=$!
         fi
+        # Production is over when no CPU has switched sub-buffers for 0.6 s (the `state`
+        # file's produced counts, as the kernel shows them).
+        prev=""; stable=0
+        while kill -0 "$rec" 2>/dev/null; do
+          sleep 0.2
+          cur=$(awk '{ s += $2 } END { print s + 0 }' "$WORK/sim/grtrace/card0/state" 2>/dev/null || echo 0)
+          if [ "$cur" = "$prev" ] && [ "$cur" != 0 ]; then stable=$((stable + 1)); else stable=0; fi
+          prev=$cur
+          [ "$stable" -ge 3 ] && break
+        done
+        kill -INT "$rec" 2>/dev/null || true; wait "$rec" || true
         kill "$sim"; wait "$sim" || true
         awk -v cpus="$cpus" -v rate="$rate" -v sink="$sink" -v rep="$rep" '
           FILENAME ~ /sim.log/ && /produced/ { for (i=1;i<=NF;i++) if ($i ~ /^\(/) { p += substr($i,2); np++ } }
