@@ -229,6 +229,30 @@ fn open_sink(name: &str) -> io::Result<(Box<dyn Write>, Option<File>)> {
     }
 }
 
+/// The event fields of a native-endian event record, at their fixed offsets (FORMAT.md §4).
+#[inline(always)]
+fn event_fields_ne(b: &[u8; abi::rsize::EVENT]) -> grtrace_format::EventBody {
+    let u16_at = |o: usize| u16::from_ne_bytes([b[o], b[o + 1]]);
+    let u32_at = |o: usize| u32::from_ne_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+    let u64_at = |o: usize| {
+        let mut x = [0u8; 8];
+        x.copy_from_slice(&b[o..o + 8]);
+        u64::from_ne_bytes(x)
+    };
+    use abi::{event_off, rec_off};
+    grtrace_format::EventBody {
+        code: u16_at(rec_off::CODE),
+        flags: u16_at(rec_off::FLAGS),
+        ctx: u32_at(event_off::CTX),
+        ring: u32_at(event_off::RING),
+        seqno: u64_at(event_off::SEQNO),
+        arg0: u64_at(event_off::ARG0),
+        arg1: u64_at(event_off::ARG1),
+        arg2: u32_at(event_off::ARG2),
+        arg3: u32_at(event_off::ARG3),
+    }
+}
+
 fn is_broken_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
 }
@@ -394,7 +418,41 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
 
     // `-q -O -d` with no filters: events go straight from the mapping to the dump.
     let dump_only = text.is_none() && cli.quiet && !filters.any && !cli.per_process;
+    // Default text, no filters, no dump: native-endian event records are decoded once from
+    // their fixed layout and printed through the cursor (the common, hot case).
+    let fast_text = text.is_some()
+        && dump.is_none()
+        && !filters.any
+        && !cli.per_process
+        && render.default_fmt.is_none()
+        && render.per_slot.iter().all(|f| f.is_none());
     let summary = trace.for_each(|item| {
+        if fast_text && genesis.is_some() {
+            if let (Item::Record(r), Some(o)) = (&item, text.as_mut()) {
+                if let (Ok(b), Endian::NATIVE) =
+                    (<&[u8; abi::rsize::EVENT]>::try_from(r.bytes()), r.endian())
+                {
+                    if u16::from_ne_bytes([b[0], b[1]]) == rtype::EVENT {
+                        let ev = event_fields_ne(b);
+                        let line = Line {
+                            slot: slot_of(rtype::EVENT, ev.code),
+                            cpu: u32::from_ne_bytes(b[8..12].try_into().unwrap()),
+                            pid: u32::from_ne_bytes(b[12..16].try_into().unwrap()),
+                            time: u64::from_ne_bytes(b[16..24].try_into().unwrap()),
+                            seq: u64::from_ne_bytes(b[24..32].try_into().unwrap()),
+                            what: format::What::Event(ev),
+                        };
+                        stats.count_event(line.cpu, line.slot);
+                        render.event_line(o, &line, &ev);
+                        return if o.failed() {
+                            ControlFlow::Break(())
+                        } else {
+                            ControlFlow::Continue(())
+                        };
+                    }
+                }
+            }
+        }
         if dump_only {
             if let (Item::Record(r), Some(d)) = (&item, dump.as_mut()) {
                 if r.rtype() == rtype::EVENT && r.endian() == Endian::NATIVE {

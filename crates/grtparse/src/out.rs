@@ -177,6 +177,26 @@ fn digits20_u32(mut v: u32, tmp: &mut [u8; 40]) -> usize {
     i
 }
 
+/// Decimal digits of a u32 (1..=10); a few predictable compares.
+#[inline(always)]
+fn dlen_u32(v: u32) -> usize {
+    if v < 10_000 {
+        if v < 100 {
+            1 + (v >= 10) as usize
+        } else {
+            3 + (v >= 1000) as usize
+        }
+    } else if v < 100_000_000 {
+        if v < 1_000_000 {
+            5 + (v >= 100_000) as usize
+        } else {
+            7 + (v >= 10_000_000) as usize
+        }
+    } else {
+        9 + (v >= 1_000_000_000) as usize
+    }
+}
+
 /// Bytes a [`Cursor`] may write: one event line is far shorter.
 pub const LINE_MAX: usize = 4096;
 
@@ -216,6 +236,27 @@ impl Cursor<'_> {
 
     #[inline(always)]
     pub fn u64(&mut self, v: u64) {
+        if v <= u32::MAX as u64 {
+            // Common case: count the digits, then write them in place (no staging copy).
+            let v = v as u32;
+            let n = dlen_u32(v);
+            let d = &mut self.b[self.p..self.p + 10];
+            let mut v = v;
+            let mut i = n;
+            while i >= 2 {
+                let q = v / 100;
+                let r = (v - q * 100) as usize * 2;
+                v = q;
+                i -= 2;
+                d[i] = DIGITS2[r];
+                d[i + 1] = DIGITS2[r + 1];
+            }
+            if i == 1 {
+                d[0] = b'0' + v as u8;
+            }
+            self.p += n;
+            return;
+        }
         let mut tmp = [0u8; 40];
         let i = digits20(v, &mut tmp);
         self.b[self.p..self.p + 20].copy_from_slice(&tmp[i..i + 20]);
@@ -235,10 +276,9 @@ impl Cursor<'_> {
     /// `v` then one space.
     #[inline(always)]
     pub fn u64_sp(&mut self, v: u64) {
-        let mut tmp = [b' '; 40];
-        let i = digits20(v, &mut tmp);
-        self.b[self.p..self.p + 21].copy_from_slice(&tmp[i..i + 21]);
-        self.p += 21 - i;
+        self.u64(v);
+        self.b[self.p] = b' ';
+        self.p += 1;
     }
 
     /// Right-aligned in `width` (≤ 20) columns, then one space.

@@ -39,6 +39,16 @@ impl Stats {
         }
     }
 
+    /// Counts a shown event (no per-process table: the fast path runs without `-s`).
+    #[inline(always)]
+    pub fn count_event(&mut self, cpu: u32, slot: usize) {
+        let c = cpu_index(cpu);
+        if c >= self.per_cpu.len() {
+            self.per_cpu.resize(c + 1, [0; NSLOTS]);
+        }
+        self.per_cpu[c][slot] += 1;
+    }
+
     /// Counts a shown line.
     #[inline(always)]
     pub fn count(&mut self, l: &Line<'_>, r: &RecordView<'_>) {
