@@ -132,6 +132,9 @@ fn main() -> ExitCode {
     if opts.is_pipe() && opts.devices.len() > 1 {
         return usage("-o - takes one device: records do not say which device they came from");
     }
+    if opts.is_pipe() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return usage("-o - writes binary records: pipe them into `grtparse -i -` or a file");
+    }
     if opts.is_pipe() && opts.dir.is_some() {
         return usage("-D makes no sense with -o -");
     }
