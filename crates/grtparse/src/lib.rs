@@ -292,6 +292,14 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
         ));
     }
     let filters = Filters::new(&cli)?;
+    if cli.dump.as_deref() == Some("-")
+        && !cli.no_text
+        && cli.output.as_deref().unwrap_or("-") == "-"
+    {
+        return Err(RunError::Usage(
+            "-d - and the text both go to stdout: add -O (no text) or -o FILE".into(),
+        ));
+    }
     let mut render = Render::new(Vec::new());
     if let Some(f) = &cli.format {
         render.default_fmt = Some(compile(f).map_err(UsageError)?);

@@ -322,6 +322,7 @@ fn usage_errors_exit_2() {
         vec!["multi/run", "-w", "x"],
         vec!["multi/run", "-f", "%q"],
         vec!["multi/run", "-F", "SUBMIT"],
+        vec!["multi/run", "-d", "-"],
         vec![],
         vec!["--no-such-option"],
     ] {
