@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The main job: build the tools, start a simulated GPU (no kernel or root needed), record it
+# for a few seconds with grtrace, then show grtparse's lines and summary and grtreport's
+# blocking report. Usage: scripts/demo.sh [SECONDS] [SCENARIO]
+#   SCENARIO: a grtsim scenario with injected bottlenecks (grtsim --list-scenarios);
+#             default: the live workload model.
+# On a machine with the grtrace kernel series, record real hardware instead:
+#   sudo grtrace -d card0 -w 5 -o run && grtparse run | less && grtreport run --top 10
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-3}
+scenario=${2:-}
+
+if ! command -v cargo >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cargo
+fi
+cargo build --release --quiet
+bin=$(cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release
+
+work=$(mktemp -d /tmp/grtrace-demo.XXXXXX)
+trap 'kill "$sim" 2>/dev/null || true; wait 2>/dev/null || true' EXIT
+if [ -n "$scenario" ]; then
+    "$bin/grtsim" --root "$work/debugfs" --scenario "$scenario" --truth "$work/truth.csv" &
+else
+    "$bin/grtsim" --root "$work/debugfs" --rate 200000 &
+fi
+sim=$!
+for _ in $(seq 50); do [ -e "$work/debugfs/grtrace/card0/info" ] && break; sleep 0.1; done
+
+echo "### grtrace -r $work/debugfs -d card0 -w $secs -D $work -o run"
+"$bin/grtrace" -r "$work/debugfs" -d card0 -w "$secs" -D "$work" -o run
+echo
+echo "### grtparse $work/run | head -20"
+"$bin/grtparse" "$work/run" | head -20
+echo "..."
+echo "### grtparse -q -O: summary only"
+"$bin/grtparse" -O "$work/run"
+echo
+echo "### grtreport $work/run --top 5"
+"$bin/grtreport" "$work/run" --top 5
+echo
+echo "Files kept in $work (grtparse $work/run | less)."
