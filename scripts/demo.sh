@@ -2,14 +2,14 @@
 # The main job: build the tools, start a simulated GPU (no kernel or root needed), record it
 # for a few seconds with grtrace, then show grtparse's lines and summary and grtreport's
 # blocking report. Usage: scripts/demo.sh [SECONDS] [SCENARIO]
-#   SCENARIO: a grtsim scenario with injected bottlenecks (grtsim --list-scenarios);
-#             default: the live workload model.
+#   SCENARIO: a grtsim scenario with injected bottlenecks (grtsim --list-scenarios),
+#             default report-mixed; `live` runs the open-ended workload model instead.
 # On a machine with the grtrace kernel series, record real hardware instead:
 #   sudo grtrace -d card0 -w 5 -o run && grtparse run | less && grtreport run --top 10
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-3}
-scenario=${2:-}
+scenario=${2:-report-mixed}
 
 if ! command -v cargo >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cargo
@@ -20,7 +20,7 @@ bin=$(cargo metadata --format-version 1 --no-deps |
 
 work=$(mktemp -d /tmp/grtrace-demo.XXXXXX)
 trap 'kill "$sim" 2>/dev/null || true; wait 2>/dev/null || true' EXIT
-if [ -n "$scenario" ]; then
+if [ "$scenario" != live ]; then
     "$bin/grtsim" --root "$work/debugfs" --scenario "$scenario" --truth "$work/truth.csv" &
 else
     "$bin/grtsim" --root "$work/debugfs" --rate 200000 &
