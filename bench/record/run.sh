@@ -32,7 +32,7 @@ GRTSIM=$TARGET/release/grtsim
 mkdir -p "$OUT"
 rm -rf "$WORK"; mkdir -p "$WORK"
 echo "# $(date -u +%FT%TZ) $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg), B=$B N=$N" | tee -a "$OUT/results.tsv"
-printf 'cpus\trate/cpu\tsink\trep\tevents\tdropped\tdrain_Mev/s/cpu\tdrain_GB/s/cpu\tcpu_ms/Mev\tproducer_Mev/s/cpu\n' | tee -a "$OUT/results.tsv"
+printf 'cpus\trate/cpu\tsink\trep\tevents\tdropped\tdrain_Mev/s/cpu\tdrain_GB/s/cpu\tcpu_ms/Mev\tsys_ms/Mev\tproducer_Mev/s/cpu\n' | tee -a "$OUT/results.tsv"
 
 for cpus in $CPUS; do
   for rate in $RATES; do
@@ -68,9 +68,9 @@ for cpus in $CPUS; do
         awk -v cpus="$cpus" -v rate="$rate" -v sink="$sink" -v rep="$rep" '
           FILENAME ~ /sim.log/ && /produced/ { for (i=1;i<=NF;i++) if ($i ~ /^\(/) { p += substr($i,2); np++ } }
           FILENAME ~ /rec.log/ && / drained / { ev += $5; for (i=1;i<=NF;i++) { if ($(i+1) ~ /^M$/) m += $i; if ($(i+1) ~ /^GB/) g += $i }; n++ }
-          FILENAME ~ /rec.log/ && /^recorder:/ { cpu = $(NF-5) }
+          FILENAME ~ /rec.log/ && /^recorder:/ { cpu = $(NF-5); sys = substr($5, 2) }
           FILENAME ~ /rec.log/ && /dropped events/ { d = $3 }
-          END { printf "%s\t%s\t%s\t%s\t%d\t%d\t%.2f\t%.3f\t%.1f\t%.2f\n", cpus, rate, sink, rep, ev, d+0, m/n, g/n, cpu, p/np }
+          END { printf "%s\t%s\t%s\t%s\t%d\t%d\t%.2f\t%.3f\t%.1f\t%.1f\t%.2f\n", cpus, rate, sink, rep, ev, d+0, m/n, g/n, cpu, (ev > 0 ? sys * 1e9 / ev : 0), p/np }
         ' "$WORK/sim.log" "$WORK/rec.log" | tee -a "$OUT/results.tsv"
       done
     done

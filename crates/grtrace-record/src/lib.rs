@@ -493,7 +493,11 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
         devices: reports,
         outputs: totals.outputs,
         elapsed: t_start.elapsed(),
-        cpu_time: summary::cpu_time().saturating_sub(cpu_start),
+        cpu_time: {
+            let (u, s) = summary::cpu_time();
+            (u + s).saturating_sub(cpu_start.0 + cpu_start.1)
+        },
+        sys_time: summary::cpu_time().1.saturating_sub(cpu_start.1),
         pipe_closed: f.pipe_closed,
         failure: first_error,
     })
