@@ -4,6 +4,7 @@
 #   bash bench/report/run.sh                      # 1M, 10M, 100M; 3 reps (100M: 1 rep)
 #   SIZES="1000000 10000000" REPS=1 bash bench/report/run.sh
 #   WORK=/tmp/bench-report OUT=bench/report/results bash bench/report/run.sh
+#   SIZES=100000000 APPEND=1 bash bench/report/run.sh   # add a size to an earlier run
 #
 # Inputs (generated once, kept in $WORK):
 #   grtrace:  grtgen -n N --cpus 2 -o g$N/run       (grtrace-format's synthetic workload:
@@ -32,7 +33,10 @@ GRTREPORT="$CARGO_TARGET_DIR/release/grtreport"
 GRTGEN="$CARGO_TARGET_DIR/release/examples/grtgen"
 
 RAW="$OUT/raw.tsv"
-echo -e "events\ttool\trep\twall_s\tuser_s\tsys_s\tmaxrss_kb\trecords" > "$RAW"
+# APPEND=1 keeps earlier rows (e.g. run 100M separately) and summarises them all.
+if [[ "${APPEND:-0}" != 1 || ! -s "$RAW" ]]; then
+  echo -e "events\ttool\trep\twall_s\tuser_s\tsys_s\tmaxrss_kb\trecords" > "$RAW"
+fi
 
 measure() { # size tool rep records -- command...
   local n=$1 tool=$2 rep=$3 rec=$4; shift 5

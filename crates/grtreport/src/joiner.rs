@@ -596,13 +596,17 @@ impl Joiner {
     fn submit(&mut self, key: JobKey, ev: &EventView<'_>, t: u64) {
         let r = Self::ring_mut(&mut self.rings, key.ring);
         self.scratch.clear();
-        while let Some(front) = r.pending.front() {
-            if !seq_le(front.seqno, key.seqno) {
-                break;
+        // Everything committed up to the doorbell's seqno, wherever it sits in commit order:
+        // two submitters may commit out of seqno order by a few ns on different CPUs.
+        let scratch = &mut self.scratch;
+        r.pending.retain(|k| {
+            if seq_le(k.seqno, key.seqno) {
+                scratch.push(*k);
+                false
+            } else {
+                true
             }
-            self.scratch.push(*front);
-            r.pending.pop_front();
-        }
+        });
         let named = self.scratch.iter().any(|k| k.seqno == key.seqno);
         if !named && !self.jobs.contains_key(&key) {
             // The job's COMMIT was not seen (trace started later, or lost).

@@ -33,11 +33,13 @@ pub struct Group {
     pub batch_max: u32,
 }
 
-/// Phases a job always has; the others (complete, gpu_wait, vm_fault) count only jobs that
-/// had them, as btt prints only rows with N > 0.
-/// Significant digits of the phase histograms (see Group::default).
+/// Significant digits of the phase histograms: 1% resolution keeps each histogram a few
+/// KiB (they are written once per job per phase, and small ones stay in cache); reported
+/// percentiles are clamped to the exact min and max.
 const SIGFIG: u8 = 2;
 
+/// Phases a job always has; the others (complete, gpu_wait, vm_fault) count only jobs that
+/// had them, as btt prints only rows with N > 0.
 const ALWAYS: [bool; N_PHASES] = [true, true, true, false, false, false, true];
 
 impl Default for Group {
@@ -50,8 +52,7 @@ impl Default for Group {
             no_irq: 0,
             errors: 0,
             tagged: 0,
-            // Three significant digits, auto-resizing: about 100 KiB per phase for
-            // nanosecond values up to seconds.
+            // Auto-resizing: memory follows the largest value seen.
             hist: (0..N_PHASES)
                 .map(|_| Histogram::new(SIGFIG).expect("valid sigfig"))
                 .collect(),
@@ -145,7 +146,7 @@ impl Group {
         self.batch_max = self.batch_max.max(o.batch_max);
     }
 
-    /// Quantile of a phase, clamped to the exact min and max (histogram buckets are 0.1 %
+    /// Quantile of a phase, clamped to the exact min and max (histogram buckets are 1 %
     /// wide, the extremes are exact).
     pub fn quantile(&self, phase: usize, q: f64) -> u64 {
         if self.n[phase] == 0 {

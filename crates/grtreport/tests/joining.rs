@@ -299,3 +299,48 @@ fn memory_is_bounded_by_jobs_in_flight() {
     assert_eq!(e.joiner.in_flight(), 0);
     assert!(jobs.iter().any(|j| j.tags.has(Tags::QUEUE_WAIT)));
 }
+
+#[test]
+fn commits_out_of_seqno_order_are_still_submitted() {
+    // Two submitters on different CPUs: seqno 8 is committed a few ns after seqno 9.
+    let mut r = Rec::default();
+    r.ring(T0, 0, 1 << 20, b"gfx");
+    r.ev(1, 201, T0 + 100, EventCode::Commit, 1, 2, 0, 9, 0, 0, 0);
+    r.ev(0, 101, T0 + 150, EventCode::Commit, 1, 1, 0, 8, 0, 0, 0);
+    r.ev(0, 101, T0 + 10 * US, EventCode::Submit, 1, 1, 0, 8, 0, 0, 1);
+    r.ev(1, 201, T0 + 12 * US, EventCode::Submit, 1, 2, 0, 9, 0, 0, 1);
+    for (ctx, s, st) in [(1, 8u64, 20 * US), (2, 9, 60 * US)] {
+        r.ev(0, 0, T0 + st, EventCode::Start, 1, ctx, 0, s, 0, 0, 0);
+        r.ev(
+            1,
+            0,
+            T0 + st + 30 * US,
+            EventCode::End,
+            1,
+            ctx,
+            0,
+            s,
+            0,
+            0,
+            0,
+        );
+        r.ev(
+            1,
+            0,
+            T0 + st + 35 * US,
+            EventCode::Irq,
+            0,
+            ctx,
+            0,
+            s,
+            s,
+            0,
+            0,
+        );
+    }
+    let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    assert_eq!(jobs.len(), 2);
+    assert!(jobs.iter().all(|j| !j.flags.incomplete()), "{jobs:#?}");
+    assert_eq!(find(&jobs, 8).submit, T0 + 10 * US);
+    assert_eq!(find(&jobs, 9).submit, T0 + 12 * US);
+}
