@@ -5,6 +5,8 @@
 #   MODE: e2e | stress | cost | shell (see guest/init)
 # env: SMP (default 2,sockets=2,cores=1: without ACPI only the MP table lists CPUs, one per
 #      socket), MEM (default 512M), TIMEOUT (default 300 s), ACCEL (default tcg)
+#      VIRGL=1: virtio-gpu-gl-pci (virgl 3D: per-file contexts, SUBMIT_3D fences), rendered
+#      by Mesa llvmpipe in an Xvfb display (apt-get install xvfb xauth)
 # Serial log: OUTDIR/serial-MODE.log.  Exit 0 iff the guest printed "GRT: done".
 set -uo pipefail
 KERNEL=${1:?bzImage}; INITRD=${2:?initramfs}; OUT=${3:?outdir}; MODE=${4:?mode}; shift 4
@@ -21,9 +23,19 @@ case ${ACCEL:-tcg} in
     kvm) ACC=(-enable-kvm -cpu host) ;;
     *) ACC=(-accel tcg,thread=multi -cpu max) ;;
 esac
+GPU=virtio-gpu-pci; DISP=(-display none); XVFB_PID=
+if [ "${VIRGL:-0}" = 1 ]; then
+    GPU=virtio-gpu-gl-pci; DISP=(-display sdl,gl=on); LOG=$OUT/serial-$MODE-virgl.log
+    if [ -z "${DISPLAY:-}" ]; then
+        export DISPLAY=:${XVFB_DISPLAY:-77}
+        Xvfb "$DISPLAY" -screen 0 1280x1024x24 -nolisten tcp > /dev/null 2>&1 &
+        XVFB_PID=$!
+        sleep 1
+    fi
+fi
 CMD=(qemu-system-x86_64 "${ACC[@]}" -smp "$SMP" -m "$MEM" -nodefaults -no-user-config
-     -display none -serial stdio -no-reboot
-     -device virtio-gpu-pci
+     "${DISP[@]}" -serial stdio -no-reboot
+     -device "$GPU"
      -virtfs "local,path=$OUT,mount_tag=out,security_model=none,id=out"
      -kernel "$KERNEL" -initrd "$INITRD"
      -append "console=ttyS0 panic=-1 oops=panic grt.mode=$MODE $CLOCK $KUNIT $*")
@@ -32,5 +44,6 @@ t0=$(date +%s.%N)
 timeout "$TIMEOUT" "${CMD[@]}" < /dev/null > "$LOG" 2>&1
 rc=$?
 t1=$(date +%s.%N)
+[ -n "$XVFB_PID" ] && kill "$XVFB_PID" 2>/dev/null
 printf 'TIMING boot %s: %.2f s wall (qemu rc=%s)\n' "$MODE" "$(echo "$t1 - $t0" | bc)" "$rc"
 grep -q '^GRT: done' "$LOG"

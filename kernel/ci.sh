@@ -9,6 +9,7 @@
 #   5. host verdict with grtparse and grtreport (kernel/verify.sh)
 #   6. QEMU boot "stress": teardown while recording, repeated start/stop, error paths
 #   7. compile test of the drm_sched, amdgpu and i915 hook sites (kernel/compile-test.sh)
+# The e2e boot runs twice: 2D (virtio-gpu-pci) and virgl (virtio-gpu-gl-pci; GRT_VIRGL=0 skips).
 # Optional: GRT_COST=1 also builds the kernel without the series and measures the tracing
 # cost (absent / present but off / on); GRT_DEBUG=1 also runs e2e+stress on a lockdep+KASAN
 # kernel.  Prints TIMING lines and a final VERDICT; exits non-zero on any failure.
@@ -35,6 +36,7 @@ stage "apt dependencies"
 t=$(date +%s.%N)
 DEPS=(build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils file busybox-static
       qemu-system-x86 ccache patch)
+[ "${GRT_VIRGL:-1}" = 1 ] && DEPS+=(xvfb xauth)
 missing=()
 for d in "${DEPS[@]}"; do dpkg -s "$d" > /dev/null 2>&1 || missing+=("$d"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -79,6 +81,17 @@ grep -E '^GRT: (\[wl\] .*(us/iter|DONE)|.*rc=|overflow dropped)' "$RUN/e2e/seria
 bash "$HERE/verify.sh" "$RUN/e2e" "$GRTPARSE" "$GRTREPORT" | tee "$RUN/verify.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || fail "e2e verification"
 lap "boot to verdict (e2e boot + host checks)" "$t"
+
+if [ "${GRT_VIRGL:-1}" = 1 ]; then
+    stage "QEMU e2e with virgl (virtio-gpu-gl-pci, llvmpipe in Xvfb): real contexts, SUBMIT_3D fences"
+    t=$(date +%s.%N)
+    VIRGL=1 bash "$HERE/boot.sh" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/e2e-virgl" e2e || fail "virgl e2e boot"
+    bash "$HERE/verify.sh" "$RUN/e2e-virgl" "$GRTPARSE" "$GRTREPORT" > "$RUN/verify-virgl.txt"
+    [ $? = 0 ] || { cat "$RUN/verify-virgl.txt"; fail "virgl e2e verification"; }
+    grep -E '^FIGURE count (COMMIT|SIGNAL)|VERDICT' "$RUN/verify-virgl.txt"
+    "$GRTPARSE" "$RUN/e2e-virgl/run" | grep -E '^(CTX_CREATE|CTX_SWITCH|CTX_DESTROY) '
+    lap "virgl boot to verdict" "$t"
+fi
 
 stage "QEMU stress: teardown while recording, start/stop x40, error paths"
 t=$(date +%s.%N)

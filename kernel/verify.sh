@@ -17,7 +17,7 @@
 # Prints "FIGURE ..." lines and exits non-zero if any check failed.
 set -uo pipefail
 OUT=${1:?usage: verify.sh OUTDIR GRTPARSE GRTREPORT}; P=${2:?grtparse}; R=${3:?grtreport}
-LOG=$OUT/serial-e2e.log
+LOG=$OUT/serial-e2e.log; [ -f "$LOG" ] || LOG=$OUT/serial-e2e-virgl.log
 fails=0
 check() {  # check DESCRIPTION CONDITION-EXIT-STATUS
     if [ "$2" = 0 ]; then echo "ok   $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi
