@@ -35,7 +35,7 @@ Inputs are what grtparse takes: a base name (run -> run.grtrace.<cpu>), files, o
 With no input, grtreport reads stdin, so it works live:
 
   grtrace -d card0 -o - | grtreport --top 10
-  grtparse -d - run | grtreport
+  grtparse -q -O -d - run | grtreport        # grtparse's binary dump on stdout
   grtreport run --top 10                      # worst offenders first
   grtreport run --jobs -q | awk '$14 != \"-\"'  # every tagged job
   grtreport run --csv jobs.csv -q             # jobs.csv and jobs.rings.csv for pandas
