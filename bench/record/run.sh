@@ -53,12 +53,13 @@ for cpus in $CPUS; do
           "$GRTRACE" -r "$WORK/sim" -d card0 -b "$B" -n "$N" -w "$cap" -v -o "$WORK/out/run" \
             >"$WORK/rec.out" 2>"$WORK/rec.log" & rec=$!
         fi
-        # Production is over when no CPU has switched sub-buffers for 0.6 s (the `state`
-        # file's produced counts, as the kernel shows them).
+        # Production is over when for 0.6 s no CPU has switched sub-buffers and none has
+        # refused a record (the `state` and `dropped` files, as the kernel shows them).
         prev=""; stable=0
         while kill -0 "$rec" 2>/dev/null; do
           sleep 0.2
-          cur=$(awk '{ s += $2 } END { print s + 0 }' "$WORK/sim/grtrace/card0/state" 2>/dev/null || echo 0)
+          cur=$(cat "$WORK/sim/grtrace/card0/state" "$WORK/sim/grtrace/card0/dropped" 2>/dev/null |
+                awk 'NF == 4 { s += $2 } NF == 1 { s += $1 } END { print s + 0 }')
           if [ "$cur" = "$prev" ] && [ "$cur" != 0 ]; then stable=$((stable + 1)); else stable=0; fi
           prev=$cur
           [ "$stable" -ge 3 ] && break
