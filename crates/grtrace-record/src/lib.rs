@@ -303,18 +303,26 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
         }
     }
 
-    // 3. Threads: one writer, one drain per CPU.
-    let (tx, rx) = crossbeam_channel::bounded::<Chunk>(4 * cpus.len() + 4);
-    let (pool_tx, pool_rx) = crossbeam_channel::bounded::<Vec<u8>>(4 * cpus.len() + 4);
+    // 3. Threads: one writer per output stream (each CPU file has its own, so writing
+    // scales with the CPUs like blktrace's per-CPU threads; `-o -` has one), one drain per CPU.
     let failed = Arc::new(AtomicBool::new(false));
     let failure = Arc::new(Mutex::new(WriterFailure::default()));
-    let writer = {
+    let mut writer_tx: Vec<crossbeam_channel::Sender<Chunk>> = Vec::new();
+    let mut writer_pool: Vec<crossbeam_channel::Receiver<Vec<u8>>> = Vec::new();
+    let mut writers = Vec::new();
+    let depth = if pipe { 4 * cpus.len() + 4 } else { 8 };
+    for (i, o) in outputs.into_iter().enumerate() {
+        let (tx, rx) = crossbeam_channel::bounded::<Chunk>(depth);
+        let (pool_tx, pool_rx) = crossbeam_channel::bounded::<Vec<u8>>(depth);
         let (failed, failure) = (failed.clone(), failure.clone());
-        std::thread::Builder::new()
-            .name("grtrace-writer".into())
-            .spawn(move || writer::run(outputs, rx, pool_tx, failed, failure))
-            .map_err(|e| RecordError::io("starting the writer thread", e))?
-    };
+        let h = std::thread::Builder::new()
+            .name(format!("grtrace-writer{i}"))
+            .spawn(move || writer::run(vec![o], rx, pool_tx, failed, failure))
+            .map_err(|e| RecordError::io("starting a writer thread", e))?;
+        writer_tx.push(tx);
+        writer_pool.push(pool_rx);
+        writers.push(h);
+    }
     let finish: Vec<Arc<AtomicBool>> = sessions
         .iter()
         .map(|_| Arc::new(AtomicBool::new(false)))
@@ -326,15 +334,16 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
         let buf = unsafe { RelayBuf::new(m.map.as_ptr() as *mut u8, m.subbuf_size, m.n_subbufs) };
         let d = Drain {
             cpu: m.cpu,
-            output: m.output,
+            // Each writer owns exactly one output.
+            output: 0,
             buf,
             map: m.map,
             trace: m.trace,
             consumed: m.consumed,
             cursor: DrainCursor::new(m.start),
             endian: m.endian,
-            tx: tx.clone(),
-            pool: pool_rx.clone(),
+            tx: writer_tx[m.output].clone(),
+            pool: writer_pool[m.output].clone(),
             finish: finish[m.dev_idx].clone(),
             abort: failed.clone(),
             spare: None,
@@ -455,8 +464,8 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
                 t.records += 1;
                 t.bytes += rsize::NOTE_LOST as u64;
             }
-            let _ = tx.send(Chunk::Finish {
-                output,
+            let _ = writer_tx[output].send(Chunk::Finish {
+                output: 0,
                 tail,
                 tail_records,
                 kernel_dropped: dropped,
@@ -475,11 +484,17 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
         }
         reports.push(report);
     }
-    drop(tx);
-    let totals = writer.join().map_err(|_| RecordError::Protocol {
-        dev: "writer".into(),
-        msg: "writer thread panicked".into(),
-    })?;
+    drop(writer_tx);
+    let mut totals = writer::WriterTotals {
+        outputs: Vec::new(),
+    };
+    for h in writers {
+        let t = h.join().map_err(|_| RecordError::Protocol {
+            dev: "writer".into(),
+            msg: "writer thread panicked".into(),
+        })?;
+        totals.outputs.extend(t.outputs);
+    }
     for s in sessions.iter_mut() {
         if let Err(e) = s.teardown() {
             first_error.get_or_insert(e);
