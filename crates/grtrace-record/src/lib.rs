@@ -3,8 +3,9 @@
 //! The recorder behind `grtrace`: sets up the kernel's per-device relay channel through
 //! `<debugfs>/grtrace/cardN/ctl`, maps every per-CPU `trace<cpu>` buffer read-only, and drains
 //! it with the consumer of FORMAT.md §7.2 (one thread per CPU) into `BASE.grtrace.<cpu>`
-//! streams, or one merged stream on stdout for `-o -`. A writer thread owns the outputs; drain
-//! threads hand it pooled buffers over crossbeam channels, so nothing is allocated per record.
+//! streams, or one merged stream on stdout for `-o -`. One writer thread per output stream owns
+//! it; drain threads hand writers pooled buffers over crossbeam channels, so nothing is
+//! allocated per record.
 //!
 //! Losses are never silent: sub-buffer `lost` counts become `NOTE_LOST` records in the stream
 //! where they happened, records still pending at stop become a final `NOTE_LOST`, each stream
