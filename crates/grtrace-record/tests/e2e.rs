@@ -562,3 +562,105 @@ fn an_idle_recording_sleeps_instead_of_spinning_on_always_readable_files() {
     // Two drain threads spinning for 1.5 s would burn about 3 s of CPU.
     assert!(cpu < 0.5, "{line}");
 }
+
+/// The grtparse binary, when the workspace build made one next to this test.
+fn grtparse_bin() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let p = exe.parent()?.parent()?.join("grtparse");
+    p.exists().then_some(p)
+}
+
+/// grtparse's event lines, sorted, without the lines that differ between a per-CPU file set
+/// and a merged stream by design (STREAM_INFO) and without the summary.
+fn grtparse_lines(bin: &Path, args: &[&std::ffi::OsStr]) -> (Vec<String>, String) {
+    let o = Command::new(bin).args(args).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut lines: Vec<String> = text
+        .lines()
+        .take_while(|l| !l.starts_with("Summary"))
+        .filter(|l| !l.is_empty() && !l.contains("STREAM_INFO"))
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    (lines, text)
+}
+
+/// The Total column of a summary row such as `events  94237  94956  189193`.
+fn summary_total(text: &str, row: &str) -> u64 {
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(row))
+        .unwrap_or_else(|| panic!("no `{row}` row in:\n{text}"));
+    line.split_whitespace().last().unwrap().parse().unwrap()
+}
+
+#[test]
+fn grtparse_shows_exactly_the_events_produced_and_the_pipe_gives_the_same_lines() {
+    let Some(grtparse) = grtparse_bin() else {
+        eprintln!("skipped: no grtparse binary next to the tests (run `cargo test --workspace`)");
+        return;
+    };
+    let (root, out) = (TempDir::new("root"), TempDir::new("out"));
+    const N: u64 = 30_000;
+    let sim = Sim::start(&sim_cfg(&root.0, N)).unwrap();
+    let r = record_until(opts(&root.0, &out.0, &["card0"]), || wait_produced(&sim, 0)).unwrap();
+    assert!(r.failure.is_none());
+    let base = out.0.join("run");
+    let (file_lines, text) = grtparse_lines(&grtparse, &[base.as_os_str()]);
+    assert_eq!(summary_total(&text, "events"), N);
+    assert_eq!(summary_total(&text, "lost(kernel)"), 0);
+    assert_eq!(summary_total(&text, "lost(gap)"), 0);
+
+    // Second session through `-o -`, saved and read back as grtparse's stdin.
+    let child = grtrace_bin()
+        .args([
+            "-r",
+            root.0.to_str().unwrap(),
+            "-d",
+            "card0",
+            "-b",
+            "1M",
+            "-n",
+            "16",
+            "-o",
+            "-",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let reader = std::thread::spawn(move || child.wait_with_output().unwrap());
+    let t0 = Instant::now();
+    while sim.stats(0).sessions.load(Ordering::Acquire) < 2 {
+        assert!(t0.elapsed() < Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    wait_produced(&sim, 0);
+    nix::sys::signal::kill(sim_child_pid(&root.0), nix::sys::signal::SIGINT).unwrap();
+    let o = reader.join().unwrap();
+    assert!(o.status.success());
+    let piped = out.0.join("piped.bin");
+    std::fs::write(&piped, &o.stdout).unwrap();
+    let stdin = std::fs::File::open(&piped).unwrap();
+    let p = Command::new(&grtparse)
+        .args(["-i", "-"])
+        .stdin(stdin)
+        .output()
+        .unwrap();
+    assert!(p.status.success());
+    let text = String::from_utf8(p.stdout).unwrap();
+    let mut pipe_lines: Vec<String> = text
+        .lines()
+        .take_while(|l| !l.starts_with("Summary"))
+        .filter(|l| !l.is_empty() && !l.contains("STREAM_INFO"))
+        .map(str::to_string)
+        .collect();
+    pipe_lines.sort();
+    assert_eq!(summary_total(&text, "events"), N);
+    assert_eq!(pipe_lines.len(), file_lines.len());
+    assert!(
+        pipe_lines == file_lines,
+        "grtparse lines differ between -o - and files"
+    );
+}
