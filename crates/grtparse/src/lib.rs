@@ -17,7 +17,7 @@ use std::os::unix::fs::FileExt;
 use clap::Parser;
 use grtrace_format::abi::{self, rtype};
 use grtrace_format::view::{Body, Stamp, StreamHeader};
-use grtrace_format::{encode, Endian, Item, Trace};
+use grtrace_format::{encode, Endian, Item, RawItem, Trace};
 
 use crate::format::{compile, slot_by_name, slot_of, Line, Render, NSLOTS};
 use crate::out::Out;
@@ -117,6 +117,12 @@ pub struct Cli {
     /// Print absolute wall-clock time (seconds since the epoch) instead of relative time.
     #[arg(long = "wall")]
     pub wall: bool,
+}
+
+/// What the per-item handler gets: a merged item, or (dump only) a run of event records.
+enum Input<'a> {
+    Item(Item<'a>),
+    Run(&'a [u8]),
 }
 
 /// A usage problem (exit status 2).
@@ -434,7 +440,20 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
         && !cli.per_process
         && render.default_fmt.is_none()
         && render.per_slot.iter().all(|f| f.is_none());
-    let summary = trace.for_each(|item| {
+    let mut handle = |input: Input<'_>| -> ControlFlow<()> {
+        let item = match input {
+            Input::Run(bytes) => {
+                // Consecutive native event records of one CPU: one copy into the dump.
+                if let Some(d) = dump.as_mut() {
+                    d.out.bytes(bytes);
+                    if d.out.failed() {
+                        return ControlFlow::Break(());
+                    }
+                }
+                return ControlFlow::Continue(());
+            }
+            Input::Item(i) => i,
+        };
         if fast_text && genesis.is_some() {
             if let (Item::Record(r), Some(o)) = (&item, text.as_mut()) {
                 if let (Ok(b), Endian::NATIVE) =
@@ -596,7 +615,15 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             }
         }
         ControlFlow::Continue(())
-    });
+    };
+    let summary = if dump_only {
+        trace.for_each_raw(|raw| match raw {
+            RawItem::Events { bytes, .. } => handle(Input::Run(bytes)),
+            RawItem::Item(i) => handle(Input::Item(i)),
+        })
+    } else {
+        trace.for_each(|i| handle(Input::Item(i)))
+    };
 
     for l in &gap_lines {
         let _ = writeln!(err, "grtparse: {l}");

@@ -270,6 +270,16 @@ pub enum Item<'a> {
     Gap(Lost),
 }
 
+/// An item of [`Trace::for_each_raw`].
+#[derive(Clone, Copy, Debug)]
+pub enum RawItem<'a> {
+    /// `count` whole event records, consecutive in one native-endian per-CPU input and in
+    /// merged order: copy `bytes` as they are.
+    Events { bytes: &'a [u8], count: u64 },
+    /// Any other item, exactly as [`Trace::for_each`] delivers it.
+    Item(Item<'a>),
+}
+
 /// What a merge saw besides the items.
 #[derive(Clone, Debug, Default)]
 pub struct RunSummary {
@@ -475,6 +485,33 @@ impl Trace {
             errors: self.open_errors.clone(),
             ..RunSummary::default()
         };
+        let mut m = self.merger(&mut sum);
+        m.run(&mut sum, &mut f);
+        sum
+    }
+
+    /// Like [`for_each`](Self::for_each), for consumers that copy records verbatim (the
+    /// `-d` dump): consecutive native-endian event records of one per-CPU file come as one
+    /// [`RawItem::Events`] slice, already merged and sequence-checked; everything else comes
+    /// as [`RawItem::Item`]. Same order, same checks, same summary.
+    pub fn for_each_raw<F>(&mut self, mut f: F) -> RunSummary
+    where
+        F: FnMut(RawItem<'_>) -> ControlFlow<()>,
+    {
+        let mut sum = RunSummary {
+            errors: self.open_errors.clone(),
+            ..RunSummary::default()
+        };
+        let mut m = self.merger(&mut sum);
+        if m.demux.is_empty() {
+            m.run_files_raw(&mut sum, &mut f);
+        } else {
+            m.run(&mut sum, &mut |it| f(RawItem::Item(it)));
+        }
+        sum
+    }
+
+    fn merger(&mut self, sum: &mut RunSummary) -> Merger<'_> {
         let streams = &self.streams;
         let mut m = Merger::new();
         for mi in &self.mapped {
@@ -499,7 +536,7 @@ impl Trace {
                     head: None,
                     check,
                 };
-                m.add_file(cur, &mut sum);
+                m.add_file(cur, sum);
             }
         }
         for p in &mut self.pipes {
@@ -519,8 +556,7 @@ impl Trace {
                 &info.header,
             ));
         }
-        m.run(&mut sum, &mut f);
-        sum
+        m
     }
 }
 
@@ -641,7 +677,8 @@ struct FileCursor<'m> {
 }
 
 impl<'m> FileCursor<'m> {
-    /// Moves to the first known record at or after `pos`; returns it.
+    /// Moves to the first known record at or after `pos` and returns it (the caller stores
+    /// it in `head` when it leaves this cursor with a head).
     #[inline(always)]
     fn seek_head(&mut self, sum: &mut RunSummary) -> Option<RecordView<'m>> {
         loop {
@@ -656,7 +693,8 @@ impl<'m> FileCursor<'m> {
                         self.pos += r.size();
                         continue;
                     }
-                    self.head = Some(r);
+                    // `head` is left to the caller: the merge loops keep it in a local
+                    // while a cursor runs and store it only when they leave the cursor.
                     return Some(r);
                 }
                 Err(e) => {
@@ -1079,6 +1117,7 @@ impl<'m> Merger<'m> {
     fn add_file(&mut self, mut c: FileCursor<'m>, sum: &mut RunSummary) {
         let id = self.files.len() as u32;
         if let Some(r) = c.seek_head(sum) {
+            c.head = Some(r);
             self.heap.push(Entry::of(&r, id));
         }
         self.files.push(c);
@@ -1213,7 +1252,10 @@ impl<'m> Merger<'m> {
                 }
                 c.pos += r.size();
                 match c.seek_head(sum) {
-                    Some(n) => self.heap.replace_top(Entry::of(&n, top.cur)),
+                    Some(n) => {
+                        c.head = Some(n);
+                        self.heap.replace_top(Entry::of(&n, top.cur));
+                    }
                     None => self.heap.pop_top(),
                 }
             } else {
@@ -1256,6 +1298,113 @@ impl<'m> Merger<'m> {
                 self.enqueue_ready(di);
             }
         }
+    }
+
+    /// `run_files` delivering runs of native event records as slices.
+    // `flush!` resets the run even where the loop is left right after.
+    #[allow(unused_assignments)]
+    fn run_files_raw<F>(&mut self, sum: &mut RunSummary, f: &mut F)
+    where
+        F: FnMut(RawItem<'_>) -> ControlFlow<()>,
+    {
+        let mut last_time = self.last_time;
+        let mut reordered = 0u64;
+        let mut records = 0u64;
+        'outer: while let Some(&top) = self.heap.v.first() {
+            let limit = match (self.heap.v.get(1), self.heap.v.get(2)) {
+                (Some(a), Some(b)) => Some(if b.before(a) { *b } else { *a }),
+                (Some(a), None) => Some(*a),
+                _ => None,
+            };
+            let c = &mut self.files[top.cur as usize];
+            let data = c.data;
+            let native = c.endian == Endian::NATIVE;
+            let Some(mut r) = c.head else { break };
+            let mut key = top;
+            let (mut run_start, mut run_len, mut run_n) = (c.pos, 0usize, 0u64);
+            macro_rules! flush {
+                () => {
+                    if run_len > 0 {
+                        records += run_n;
+                        let bytes = &data[run_start..run_start + run_len];
+                        if f(RawItem::Events {
+                            bytes,
+                            count: run_n,
+                        })
+                        .is_break()
+                        {
+                            sum.stopped = true;
+                            break 'outer;
+                        }
+                        run_len = 0;
+                        run_n = 0;
+                    }
+                };
+            }
+            loop {
+                reordered += (key.time < last_time) as u64;
+                last_time = key.time;
+                if c.check && key.seq != 0 {
+                    if let Some(g) = Self::check_seq_key(
+                        &mut self.seqs,
+                        key.cpu,
+                        key.seq,
+                        key.time,
+                        c.name,
+                        c.pos as u64,
+                        sum,
+                    ) {
+                        flush!();
+                        if f(RawItem::Item(Item::Gap(g))).is_break() {
+                            sum.stopped = true;
+                            break 'outer;
+                        }
+                    }
+                }
+                if native && r.is_event() {
+                    if run_len > 0 && c.pos != run_start + run_len {
+                        // An unknown record was skipped in between.
+                        flush!();
+                    }
+                    if run_len == 0 {
+                        run_start = c.pos;
+                    }
+                    run_len += r.size();
+                    run_n += 1;
+                } else {
+                    flush!();
+                    records += 1;
+                    if f(RawItem::Item(Item::Record(r))).is_break() {
+                        sum.stopped = true;
+                        break 'outer;
+                    }
+                }
+                c.pos += r.size();
+                match c.seek_head(sum) {
+                    Some(n) => {
+                        r = n;
+                        key = Entry::of(&n, top.cur);
+                        match &limit {
+                            Some(l) if !key.before(l) => {
+                                flush!();
+                                c.head = Some(n);
+                                self.heap.replace_top(key);
+                                break;
+                            }
+                            _ => {}
+                        }
+                    }
+                    None => {
+                        flush!();
+                        self.heap.pop_top();
+                        break;
+                    }
+                }
+            }
+        }
+        sum.records += records;
+        sum.reordered += reordered;
+        self.last_time = last_time;
     }
 
     /// The common case: only per-CPU mapped files. Same order as `run`, but the top cursor
@@ -1310,6 +1459,7 @@ impl<'m> Merger<'m> {
                         key = Entry::of(&n, top.cur);
                         match &limit {
                             Some(l) if !key.before(l) => {
+                                c.head = Some(n);
                                 self.heap.replace_top(key);
                                 break;
                             }
@@ -1333,7 +1483,7 @@ impl<'m> Merger<'m> {
 mod tests {
     use super::*;
     use crate::encode::StreamWriter;
-    use crate::view::{Body, EventBody, Stamp};
+    use crate::view::{Body, EventBody, Records, Stamp};
 
     fn ev(code: u16) -> Body<'static> {
         Body::Event(EventBody {
@@ -1454,6 +1604,54 @@ mod tests {
             sum.errors[0].to_string(),
             "a: byte 272: truncated record (67 of 72 bytes)"
         );
+    }
+
+    /// `for_each_raw` delivers the same records in the same order, events in slices.
+    #[test]
+    fn raw_runs_match_items() {
+        let a = stream(
+            0,
+            &[(10, 1), (20, 2), (21, 3), (30, 6), (31, 7)],
+            Endian::Little,
+        );
+        let b = stream(1, &[(15, 1), (25, 2)], Endian::Big);
+        let c = stream(2, &[(5, 1), (50, 2)], Endian::NATIVE);
+        let srcs = || {
+            vec![
+                bytes("a", a.clone()),
+                bytes("b", b.clone()),
+                bytes("c", c.clone()),
+            ]
+        };
+        let (want, wsum) = collect(srcs());
+        let mut t = Trace::open(srcs()).unwrap();
+        let mut got = Vec::new();
+        let mut slices = 0;
+        let sum = t.for_each_raw(|it| {
+            match it {
+                RawItem::Events { bytes, count } => {
+                    slices += 1;
+                    let recs: Vec<_> = Records::bare(bytes, Endian::NATIVE).collect();
+                    assert_eq!(recs.len() as u64, count);
+                    for r in recs {
+                        let r = r.unwrap();
+                        got.push(format!("{}:{}:{}", r.cpu(), r.time_ns(), r.seq()));
+                    }
+                }
+                RawItem::Item(Item::Record(r)) => {
+                    got.push(format!("{}:{}:{}", r.cpu(), r.time_ns(), r.seq()))
+                }
+                RawItem::Item(Item::Gap(g)) => got.push(format!(
+                    "gap{}:{}:{}-{}",
+                    g.cpu, g.count, g.first_ns, g.last_ns
+                )),
+            }
+            ControlFlow::Continue(())
+        });
+        assert_eq!(got, want);
+        assert_eq!(sum.records, wsum.records);
+        assert_eq!(sum.gaps, 1);
+        assert!(slices >= 3 && slices < want.len(), "{slices}");
     }
 
     /// Found by the fuzzer: huge sequence jumps must not overflow the gap counters.
