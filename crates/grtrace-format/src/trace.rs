@@ -40,6 +40,10 @@
 //!   inputs are kept ([`Trace::open_errors`]) and repeated in the summary of [`Trace::for_each`],
 //!   so the good inputs are still parsed.
 //! * [`TraceError`] has `file` and `error: ErrorKind`; `ErrorKind::Format` wraps [`FormatError`].
+//! * Added: [`Trace::for_each_raw`] for consumers that copy records verbatim (`grtparse -d`):
+//!   the same merge, with consecutive native-endian event records of one CPU delivered as one
+//!   slice ([`RawItem`]).
+//! * [`RunSummary`] also counts gaps, sequence repeats, reordered records and keeps warnings.
 
 use std::fmt;
 use std::fs::File;
