@@ -428,7 +428,7 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     let mut window_ns = (0u64, u64::MAX);
     let mut ring_filter_ids = filters.ring_ids.clone();
     let mut broken_pipe = false;
-    let mut gap_lines: Vec<String> = Vec::new();
+    let mut gaps_told = 0u32;
 
     // `-q -O -d` with no filters: events go straight from the mapping to the dump.
     let dump_only = text.is_none() && cli.quiet && !filters.any && !cli.per_process;
@@ -523,11 +523,13 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
         if let Some(g) = gap {
             // Losses are never filtered out: they say the data is incomplete.
             stats.gap(&g);
-            if verbose && gap_lines.len() < 1000 {
-                gap_lines.push(format!(
-                    "cpu {}: {} record(s) missing (sequence gap) before time {}",
-                    g.cpu, g.count, g.last_ns
-                ));
+            if verbose && gaps_told < 1000 {
+                gaps_told += 1;
+                let _ = writeln!(
+                    err,
+                    "grtparse: cpu {}: {} record(s) missing (sequence gap) between times {} and {} ns",
+                    g.cpu, g.count, g.first_ns, g.last_ns
+                );
             }
             if let Some(o) = text.as_mut() {
                 render.line(o, &Line::gap(g));
@@ -625,9 +627,6 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
         trace.for_each(|i| handle(Input::Item(i)))
     };
 
-    for l in &gap_lines {
-        let _ = writeln!(err, "grtparse: {l}");
-    }
     let mut status = 0;
     // Output errors.
     if let Some(d) = dump.as_mut() {
