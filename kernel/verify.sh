@@ -99,6 +99,14 @@ check "tiny buffers: no sequence gap" "$([ "${sgaps:-x}" = 0 ]; echo $?)"
 check "grtreport reads the tiny-buffer run (jobs across losses are incomplete, not wrong)" $?
 echo "FIGURE small lost=$slost dropped=$sdrop"
 
+# ---- kernel-side filter (events=COMMIT|END) ----
+if [ -f "$OUT/filt.grtrace.0" ]; then
+    names=$("$P" -q "$OUT/filt" 2>/dev/null | awk '{print $6}' | sort -u | tr '\n' ' ')
+    bad=$(echo "$names" | tr ' ' '\n' | grep -vxE 'COMMIT|END|RING|PROCESS|MSG|LOST|STREAM_INFO|' | tr '\n' ' ')
+    check "event-mask filter: only COMMIT and END recorded (seen: $names)" \
+        "$([ -z "$bad" ] && echo "$names" | grep -q COMMIT && echo "$names" | grep -q END; echo $?)"
+fi
+
 # ---- overflow with no consumer ----
 "$P" "$OUT/ovf" > "$OUT/ovf.txt" 2> "$OUT/ovf.err"
 olost=$(sum 'lost(kernel)' "$OUT/ovf.txt")
