@@ -743,16 +743,19 @@ enum Pulled<'b> {
 }
 
 /// One CPU's records from a merged input, waiting to be emitted in order.
+/// Keyed in `Demux::index` by (CPU, header generation): concatenated streams may differ in
+/// byte order and flags.
 struct Queue {
-    cpu: u32,
-    /// Header generation (concatenated streams may differ in byte order and flags).
-    gen: u32,
     endian: Endian,
     check: bool,
     /// Entries: u64 stream offset (native order) then the record bytes.
     data: Vec<u8>,
     head: usize,
     in_heap: bool,
+    /// Listed in `Demux::ready` (got records while out of the heap).
+    pending: bool,
+    /// Merge cursor id, assigned when first pushed to the heap.
+    id: Option<u32>,
 }
 
 impl Queue {
@@ -806,6 +809,11 @@ struct Demux<'m> {
     feed: Feed<'m>,
     hdr: HdrState,
     queues: Vec<Queue>,
+    /// Queue index by (CPU, header generation); CPUs at or above `MAX_CPUS` share one queue,
+    /// so crafted CPU numbers cannot multiply queues.
+    index: std::collections::HashMap<(u32, u32), usize>,
+    /// Queues that received records while out of the heap (work for `enqueue_ready`).
+    ready: Vec<usize>,
     buffered: usize,
     done: bool,
     /// Read ahead before the first emission.
@@ -823,6 +831,8 @@ impl<'m> Demux<'m> {
                 gen: 0,
             },
             queues: Vec::new(),
+            index: std::collections::HashMap::new(),
+            ready: Vec::new(),
             buffered: 0,
             done: false,
             primed: false,
@@ -1044,29 +1054,30 @@ impl Demux<'_> {
                 sum.unknown_records += 1;
                 continue;
             }
-            let cpu = hs0.endian.u32(rec, rec_off::CPU);
-            let qi = match self
-                .queues
-                .iter()
-                .position(|q| q.cpu == cpu && q.gen == hs0.gen)
-            {
-                Some(i) => i,
+            let cpu = hs0.endian.u32(rec, rec_off::CPU).min(MAX_CPUS);
+            let qi = match self.index.get(&(cpu, hs0.gen)) {
+                Some(&i) => i,
                 None => {
                     self.queues.push(Queue {
-                        cpu,
-                        gen: hs0.gen,
                         endian: hs0.endian,
                         check: hs0.check,
                         data: Vec::new(),
                         head: 0,
                         in_heap: false,
+                        pending: false,
+                        id: None,
                     });
+                    self.index.insert((cpu, hs0.gen), self.queues.len() - 1);
                     self.queues.len() - 1
                 }
             };
-            let q = &mut self.queues[qi].data;
-            q.extend_from_slice(&off.to_ne_bytes());
-            q.extend_from_slice(rec);
+            let q = &mut self.queues[qi];
+            if !q.in_heap && !q.pending {
+                q.pending = true;
+                self.ready.push(qi);
+            }
+            q.data.extend_from_slice(&off.to_ne_bytes());
+            q.data.extend_from_slice(rec);
             self.buffered += 8 + rec.len();
         }
     }
@@ -1134,22 +1145,22 @@ impl<'m> Merger<'m> {
     /// Pushes every non-empty queue of demux `di` that is not in the heap yet.
     fn enqueue_ready(&mut self, di: usize) {
         let d = &mut self.demux[di];
-        for (qi, q) in d.queues.iter_mut().enumerate() {
+        for qi in std::mem::take(&mut d.ready) {
+            let q = &mut d.queues[qi];
+            q.pending = false;
             if !q.in_heap && !q.is_empty() {
                 q.in_heap = true;
-                let (r, _) = q.peek();
-                let id = match self
-                    .qids
-                    .iter()
-                    .position(|&(a, b)| a == di as u32 && b == qi as u32)
-                {
-                    Some(i) => i,
+                let id = match q.id {
+                    Some(id) => id,
                     None => {
                         self.qids.push((di as u32, qi as u32));
-                        self.qids.len() - 1
+                        let id = QUEUE_BASE + (self.qids.len() - 1) as u32;
+                        q.id = Some(id);
+                        id
                     }
                 };
-                self.heap.push(Entry::of(&r, QUEUE_BASE + id as u32));
+                let (r, _) = q.peek();
+                self.heap.push(Entry::of(&r, id));
             }
         }
     }

@@ -358,3 +358,32 @@ fn record_views_check_sizes_per_type() {
         }
     );
 }
+
+/// A merged stream whose records claim 50,000 different CPUs (crafted or corrupt) is still
+/// read in one pass: CPUs past the table share one queue, so the work stays linear.
+#[test]
+fn absurd_cpu_numbers_do_not_multiply_queues() {
+    let mut h = StreamHeader::new(abi::CPU_MERGED, 0, "t");
+    h.flags = abi::STREAM_MERGED;
+    let mut w = grtrace_format::StreamWriter::new(Vec::new(), &h).unwrap();
+    let n = 50_000u32;
+    for i in 0..n {
+        let st = grtrace_format::Stamp {
+            cpu: i.wrapping_mul(2_654_435_761),
+            pid: 1,
+            time_ns: i as u64,
+            seq: 0,
+        };
+        let b = grtrace_format::Body::Event(grtrace_format::EventBody {
+            code: 1,
+            ..Default::default()
+        });
+        w.write(&st, &b).unwrap();
+    }
+    let data = w.into_inner();
+    for src in [bytes("m", data.clone()), pipe("m", data, 65536)] {
+        let (got, sum) = items(vec![src]);
+        assert_eq!(got.len(), n as usize);
+        assert!(sum.errors.is_empty());
+    }
+}
