@@ -659,8 +659,10 @@ fn grtparse_shows_exactly_the_events_produced_and_the_pipe_gives_the_same_lines(
     pipe_lines.sort();
     assert_eq!(summary_total(&text, "events"), N);
     assert_eq!(pipe_lines.len(), file_lines.len());
-    assert!(
-        pipe_lines == file_lines,
-        "grtparse lines differ between -o - and files"
-    );
+    if let Some(i) = (0..pipe_lines.len()).find(|&i| pipe_lines[i] != file_lines[i]) {
+        panic!(
+            "grtparse lines differ between -o - and files, first at sorted line {i}:\n  pipe:  {}\n  files: {}",
+            pipe_lines[i], file_lines[i]
+        );
+    }
 }

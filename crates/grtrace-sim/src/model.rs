@@ -242,7 +242,10 @@ impl Model {
                     comm: c.comm.as_bytes(),
                 },
             ));
-            out.push((st, Body::Event(ev(EventCode::CtxCreate, c.ctx, 0, 0))));
+            // Created on the ring it will use, so its ring note is on the same CPU and comes
+            // first (readers resolve ring names in order, also on a live pipe).
+            let ring = self.rings[c.ring_idx].def.ring;
+            out.push((st, Body::Event(ev(EventCode::CtxCreate, c.ctx, ring, 0))));
         }
         out
     }
