@@ -507,7 +507,8 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             (_, Some(g)) => g.last_ns,
             _ => 0,
         };
-        let g0 = *genesis.get_or_insert_with(|| {
+        // The first record fixes time 0 (and the -w window), like blkparse's genesis.
+        genesis.get_or_insert_with(|| {
             render.genesis = t;
             if let Some((a, b)) = filters.window {
                 window_ns = (
@@ -517,7 +518,6 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             }
             t
         });
-        let _ = g0;
         let in_window = t >= window_ns.0 && t <= window_ns.1;
 
         if let Some(g) = gap {
