@@ -7,7 +7,7 @@
 # Measured, alternating the tools within each repetition:
 #   text:   blkparse -i dev -o /dev/null          vs  grtparse run -o /dev/null
 #   binary: blkparse -i dev -q -O -d merged.blk   vs  grtparse run -q -O -d merged.grt
-# Inputs: 2 per-CPU files each. blktrace side: /work/shared/bench/gen_blktrace.py (48-byte
+# Inputs: 2 per-CPU files each. blktrace side: ../shared/bench/gen_blktrace.py (48-byte
 # records, Q G I [Q M] D C requests); grtrace side: grtgen (72-byte records, QUEUE ALLOC
 # COMMIT SUBMIT START / END IRQ SIGNAL jobs), both N records including notes.
 # Reports median wall time, events/s, the grtparse/blkparse speed ratio on wall time and on
@@ -21,7 +21,7 @@ SIZES=${SIZES:-"1000000 10000000"}
 REPS=${REPS:-3}
 CALLGRIND=${CALLGRIND:-1}
 CG_SIZE=${CG_SIZE:-1000000}
-BLKGEN=${BLKGEN:-/work/shared/bench/gen_blktrace.py}
+BLKGEN=${BLKGEN:-$(cd "$(dirname "$0")/../.." && pwd)/../shared/bench/gen_blktrace.py}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 mkdir -p "$WORK" "$OUT"
 log() { echo "[$(date -u +%T)] $*" >&2; }

@@ -9,12 +9,12 @@
 # Inputs (generated once, kept in $WORK):
 #   grtrace:  grtgen -n N --cpus 2 -o g$N/run       (grtrace-format's synthetic workload:
 #             ~8 events per job on 2 CPUs, realistic phases; about 72 bytes per event)
-#   btt:      /work/shared/bench/gen_blktrace.py -n N, merged by `blkparse -d` (btt's input);
+#   btt:      ../shared/bench/gen_blktrace.py -n N, merged by `blkparse -d` (btt's input);
 #             needs the blktrace package. The shared generator is only used here, at bench time.
 # Commands timed with /usr/bin/time -v, interleaved per rep so both see the same machine load:
 #   btt        btt -i merged.bin -o x
-#   grtreport  grtreport g$N/run --top 10 > report.txt          (default: files read as streams)
-#   grtreport --mmap ...                                        (files mapped)
+#   grtreport  grtreport g$N/run --top 10 > report.txt          (default: files mapped)
+#   grtreport --read ...                                        (files read with read())
 # Events/s = records in the input / wall seconds (and / user+sys CPU seconds).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -23,7 +23,7 @@ WORK="${WORK:-/tmp/bench-report}"
 OUT="${OUT:-$HERE/results}"
 SIZES="${SIZES:-1000000 10000000 100000000}"
 REPS="${REPS:-3}"
-GEN_BLK="${GEN_BLK:-/work/shared/bench/gen_blktrace.py}"
+GEN_BLK="${GEN_BLK:-$ROOT/../shared/bench/gen_blktrace.py}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 
 mkdir -p "$WORK" "$OUT"
@@ -74,7 +74,7 @@ for N in $SIZES; do
     (cd "$B/bttout" && measure "$N" btt "$rep" "$BREC" -- btt -i "$B/merged.bin" -o "$B/bttout/x")
     measure "$N" grtreport "$rep" "$GREC" -- "$GRTREPORT" "$G/run" --top 10
     cp "$WORK/out_grtreport.txt" "$OUT/report_$N.txt"
-    measure "$N" grtreport-mmap "$rep" "$GREC" -- "$GRTREPORT" --mmap "$G/run" --top 10
+    measure "$N" grtreport-read "$rep" "$GREC" -- "$GRTREPORT" --read "$G/run" --top 10
   done
 done
 
@@ -88,7 +88,7 @@ print("%-10s %-15s %5s %9s %9s %12s %12s %10s %9s %9s" % ("events", "tool", "rep
       "ev/s_wall", "ev/s_cpu", "maxrss_MB", "x_wall", "x_cpu"))
 for n in sorted({k[0] for k in g}):
     base = None
-    for tool in ("btt", "grtreport", "grtreport-mmap"):
+    for tool in ("btt", "grtreport", "grtreport-read"):
         v = g.get((n, tool))
         if not v:
             continue

@@ -51,7 +51,7 @@ use std::io::{self, Read};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use memmap2::Mmap;
+use memmap2::{Mmap, UncheckedAdvice};
 
 use crate::abi::{self, lost_source, rec_off};
 use crate::endian::Endian;
@@ -522,6 +522,10 @@ impl Trace {
             let info = &streams[mi.stream];
             let data = mi.backing.bytes();
             let check = info.header.flags & abi::STREAM_SEQ_CHECKED == 0;
+            let map = match &mi.backing {
+                Backing::Map(m) => Some(m),
+                Backing::Owned(_) => None,
+            };
             if info.header.is_merged() {
                 m.add_demux(Demux::new(
                     &info.name,
@@ -539,6 +543,8 @@ impl Trace {
                     pos: info.header.header_size as usize,
                     head: None,
                     check,
+                    map,
+                    released: 0,
                 };
                 m.add_file(cur, sum);
             }
@@ -678,9 +684,33 @@ struct FileCursor<'m> {
     pos: usize,
     head: Option<RecordView<'m>>,
     check: bool,
+    /// The file mapping behind `data`, if any, and how much of it was handed back.
+    map: Option<&'m Mmap>,
+    released: usize,
 }
 
+/// A cursor hands the pages it has passed back to the kernel every this many bytes, so a
+/// one-pass reader of a multi-GB trace keeps a flat resident set while still reading in place.
+const RELEASE_STEP: usize = 8 << 20;
+
 impl<'m> FileCursor<'m> {
+    /// Drops the pages of `data` below `pos` (page-aligned) from the resident set.
+    #[cold]
+    fn release_consumed(&mut self) {
+        let Some(map) = self.map else { return };
+        let page = 4096;
+        let start = self.released.next_multiple_of(page);
+        let end = self.pos / page * page;
+        if end > start {
+            // SAFETY: memmap2 maps files MAP_SHARED and read-only: after MADV_DONTNEED the
+            // pages fault back in from the file with the same bytes, so views stay valid.
+            let _ = unsafe {
+                map.unchecked_advise_range(UncheckedAdvice::DontNeed, start, end - start)
+            };
+        }
+        self.released = self.pos;
+    }
+
     /// Moves to the first known record at or after `pos` and returns it (the caller stores
     /// it in `head` when it leaves this cursor with a head).
     #[inline(always)]
@@ -689,6 +719,9 @@ impl<'m> FileCursor<'m> {
             if self.pos >= self.data.len() {
                 self.head = None;
                 return None;
+            }
+            if self.pos - self.released >= RELEASE_STEP {
+                self.release_consumed();
             }
             match RecordView::parse(&self.data[self.pos..], self.endian, self.pos as u64) {
                 Ok(r) => {

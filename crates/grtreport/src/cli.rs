@@ -117,10 +117,10 @@ pub struct Args {
     #[arg(long, value_name = "MS", default_value_t = 5.0)]
     pub grace: f64,
 
-    /// Map input files instead of reading them (faster on some systems, but the mapped
-    /// trace counts in the resident set)
+    /// Read input files with read() instead of mapping them (mapped files are read in
+    /// place and released behind the reader, so memory stays flat either way)
     #[arg(long)]
-    pub mmap: bool,
+    pub read: bool,
 
     /// Seconds without events after which an unfinished job is given up (incomplete)
     #[arg(long, value_name = "S", default_value_t = 10.0)]
@@ -296,13 +296,12 @@ pub fn run(args: Args) -> i32 {
     for w in &warnings {
         eprintln!("grtreport: warning: {w}");
     }
-    // Regular files are read with read() rather than mapped: a report makes one pass, and
-    // mapped pages of a multi-GB trace would count in the resident set as it is read, while
-    // streamed input keeps memory flat whatever the trace length.
-    let sources = if args.mmap {
-        sources
-    } else {
+    // Files are mapped and read in place; the reader hands passed pages back to the kernel,
+    // so the resident set stays flat whatever the trace length. --read streams them instead.
+    let sources = if args.read {
         sources.into_iter().map(stream_file).collect()
+    } else {
+        sources
     };
     let mut trace = match Trace::open(sources) {
         Ok(t) => t,
