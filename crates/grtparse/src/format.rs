@@ -265,11 +265,19 @@ pub fn compile(fmt: &str) -> Result<Vec<Piece>, String> {
                 if left {
                     i += 1;
                 }
-                let mut width = 0usize;
+                let digits = i;
                 while i < b.len() && b[i].is_ascii_digit() {
-                    width = (width * 10 + (b[i] - b'0') as usize).min(256);
                     i += 1;
                 }
+                // The argument fields are digits too: `%2` and `%12` end with the field
+                // `2` when no field letter follows the digits.
+                let letter_follows = b.get(i).is_some_and(|c| FIELDS.as_bytes().contains(c));
+                if i > digits && !letter_follows {
+                    i -= 1;
+                }
+                let width = b[digits..i]
+                    .iter()
+                    .fold(0usize, |w, d| (w * 10 + (d - b'0') as usize).min(256));
                 let Some(&c) = b.get(i) else {
                     return Err(format!("format '{fmt}' ends inside a % field"));
                 };
@@ -880,6 +888,21 @@ mod tests {
         );
         assert!(compile("%q").unwrap_err().contains("unknown field %q"));
         assert!(compile("abc %").is_err());
+    }
+
+    #[test]
+    fn argument_fields_are_digits_after_an_optional_width() {
+        let field = |c, width| Piece::Field {
+            c,
+            width,
+            left: false,
+        };
+        assert_eq!(compile("%2").unwrap(), vec![field(b'2', 0)]);
+        assert_eq!(
+            compile("%0 %12").unwrap(),
+            vec![field(b'0', 0), Piece::Lit(b" ".to_vec()), field(b'2', 1)]
+        );
+        assert_eq!(compile("%12x").unwrap(), vec![field(b'x', 12)]);
     }
 
     #[test]

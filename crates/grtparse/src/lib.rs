@@ -289,7 +289,7 @@ impl From<UsageError> for RunError {
     }
 }
 
-fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
+fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     let mut inputs = cli.input.clone();
     inputs.extend(cli.inputs.iter().cloned());
     if inputs.is_empty() {
@@ -298,13 +298,19 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
         ));
     }
     let filters = Filters::new(&cli)?;
-    if cli.dump.as_deref() == Some("-")
-        && !cli.no_text
-        && cli.output.as_deref().unwrap_or("-") == "-"
-    {
-        return Err(RunError::Usage(
-            "-d - and the text both go to stdout: add -O (no text) or -o FILE".into(),
-        ));
+    // `grtparse -d - run | grtreport`: the binary stream owns stdout, so text is off unless
+    // sent to a file, and the summary goes to stderr.
+    let dump_to_stdout = cli.dump.as_deref() == Some("-");
+    if dump_to_stdout && !cli.no_text {
+        match cli.output.as_deref() {
+            None => cli.no_text = true,
+            Some("-") => {
+                return Err(RunError::Usage(
+                    "-d - and -o - both write to stdout: send the text to a file or add -O".into(),
+                ))
+            }
+            Some(_) => {}
+        }
     }
     let mut render = Render::new(Vec::new());
     if let Some(f) = &cli.format {
@@ -671,6 +677,7 @@ fn run_inner(cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     if !cli.quiet {
         let mut o = match text.take() {
             Some(o) => o,
+            None if dump_to_stdout => Out::new(Box::new(io::stderr())),
             None => Out::new(Box::new(io::stdout())),
         };
         stats.write_summary(&mut o, &render, &summary);

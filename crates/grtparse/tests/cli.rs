@@ -132,6 +132,28 @@ fn file_lists_and_stdin_read_like_a_base_name() {
 }
 
 #[test]
+fn dump_to_stdout_pipes_into_a_reader() {
+    // `grtparse -d - run | grtparse -i -`: the stream alone owns stdout (text is implied off,
+    // the summary goes to stderr), and the reader prints what the files print.
+    let f = fixtures();
+    let dump = grtparse(&f, &["multi/run", "-d", "-"]);
+    assert!(dump.status.success(), "{}", text(&dump.stderr));
+    assert!(dump.stdout.starts_with(b"GRTRACE\0"), "stdout is a stream");
+    assert!(text(&dump.stderr).contains("Summary"), "summary on stderr");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_grtparse"))
+        .args(["-i", "-", "-q"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&dump.stdout).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), lines_only(&golden("multi.txt")));
+}
+
+#[test]
 fn dump_round_trips_and_marks_gaps_checked() {
     let d = temp_dir("dump");
     copy_run("gap", &d);
@@ -322,7 +344,7 @@ fn usage_errors_exit_2() {
         vec!["multi/run", "-w", "x"],
         vec!["multi/run", "-f", "%q"],
         vec!["multi/run", "-F", "SUBMIT"],
-        vec!["multi/run", "-d", "-"],
+        vec!["multi/run", "-d", "-", "-o", "-"],
         vec![],
         vec!["--no-such-option"],
     ] {
