@@ -18,8 +18,8 @@ use grtrace_sim::{scenarios, Sim, SimConfig};
 #[command(name = "grtsim", version, verbatim_doc_comment)]
 struct Args {
     /// Directory that stands for the debugfs mount (give the same to `grtrace -r`)
-    #[arg(long, value_name = "DIR")]
-    root: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "list_scenarios")]
+    root: Option<PathBuf>,
     /// Number of simulated cards (card0, card1, ...)
     #[arg(long, default_value_t = 1, value_name = "N")]
     cards: u32,
@@ -86,7 +86,9 @@ fn main() -> ExitCode {
             }
         }
     };
-    let mut cfg = SimConfig::new(&args.root);
+    // clap guarantees --root unless --list-scenarios, which returned above.
+    let root = args.root.clone().unwrap_or_default();
+    let mut cfg = SimConfig::new(&root);
     cfg.cards = args.cards.max(1);
     cfg.cpus = args.cpus.max(1);
     cfg.rate = rate;
@@ -126,7 +128,7 @@ fn main() -> ExitCode {
     let sim = match Sim::start(&cfg) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("grtsim: cannot build {}/grtrace: {e}", args.root.display());
+            eprintln!("grtsim: cannot build {}/grtrace: {e}", root.display());
             return ExitCode::from(1);
         }
     };
@@ -134,8 +136,8 @@ fn main() -> ExitCode {
         "grtsim: serving {} card(s) with {} CPU(s) under {}/grtrace; record with: grtrace -r {} -d card0 -o run",
         cfg.cards,
         cfg.cpus,
-        args.root.display(),
-        args.root.display()
+        root.display(),
+        root.display()
     );
     while !QUIT.load(Ordering::Acquire) {
         std::thread::sleep(Duration::from_millis(50));
