@@ -368,10 +368,32 @@ fn piped_stream_holds_the_same_records_as_the_files() {
     read_files(&out.0.join("run"), 2, &mut files);
 
     // Same seed and quota, second session, through stdout.
+    let o = second_session_on_stdout(&root.0, &sim);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut piped = Seen::default();
+    let h = read_stream_bytes(&o.stdout, "stdout", &mut piped);
+    assert!(h.is_merged());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("=== card0 ==="));
+    assert_eq!(piped.events, N);
+    // Equal as sets of (cpu, seq, pid, type/size/code/flags, body). Times are left out: the
+    // two sessions started at different moments.
+    let norm = |mut v: Vec<(u32, u64, u32, Vec<u8>)>| {
+        v.sort();
+        v.into_iter()
+            .map(|(c, s, p, b)| (c, s, p, b[..8].to_vec(), b[16..].to_vec()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(norm(piped.kernel_records), norm(files.kernel_records));
+}
+
+/// The pid of the grtrace child currently recording (found through /proc by its arguments).
+/// Records the simulator's second tracing session of card0 with `grtrace -o -` (1 MiB x 16
+/// sub-buffers), stops it with SIGINT once the quota is produced, and returns its output.
+fn second_session_on_stdout(root: &Path, sim: &Sim) -> std::process::Output {
     let child = grtrace_bin()
         .args([
             "-r",
-            root.0.to_str().unwrap(),
+            root.to_str().unwrap(),
             "-d",
             "card0",
             "-b",
@@ -391,28 +413,11 @@ fn piped_stream_holds_the_same_records_as_the_files() {
         assert!(t0.elapsed() < Duration::from_secs(30));
         std::thread::sleep(Duration::from_millis(5));
     }
-    wait_produced(&sim, 0);
-    let pid = sim_child_pid(&root.0);
-    nix::sys::signal::kill(pid, nix::sys::signal::SIGINT).unwrap();
-    let o = reader.join().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let mut piped = Seen::default();
-    let h = read_stream_bytes(&o.stdout, "stdout", &mut piped);
-    assert!(h.is_merged());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("=== card0 ==="));
-    assert_eq!(piped.events, N);
-    // Equal as sets of (cpu, seq, pid, type/size/code/flags, body). Times are left out: the
-    // two sessions started at different moments.
-    let norm = |mut v: Vec<(u32, u64, u32, Vec<u8>)>| {
-        v.sort();
-        v.into_iter()
-            .map(|(c, s, p, b)| (c, s, p, b[..8].to_vec(), b[16..].to_vec()))
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(norm(piped.kernel_records), norm(files.kernel_records));
+    wait_produced(sim, 0);
+    nix::sys::signal::kill(sim_child_pid(root), nix::sys::signal::SIGINT).unwrap();
+    reader.join().unwrap()
 }
 
-/// The pid of the grtrace child currently recording (found through /proc by its arguments).
 fn sim_child_pid(root: &Path) -> nix::unistd::Pid {
     let needle = root.to_string_lossy().into_owned();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -613,32 +618,7 @@ fn grtparse_shows_exactly_the_events_produced_and_the_pipe_gives_the_same_lines(
     assert_eq!(summary_total(&text, "lost(gap)"), 0);
 
     // Second session through `-o -`, saved and read back as grtparse's stdin.
-    let child = grtrace_bin()
-        .args([
-            "-r",
-            root.0.to_str().unwrap(),
-            "-d",
-            "card0",
-            "-b",
-            "1M",
-            "-n",
-            "16",
-            "-o",
-            "-",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let reader = std::thread::spawn(move || child.wait_with_output().unwrap());
-    let t0 = Instant::now();
-    while sim.stats(0).sessions.load(Ordering::Acquire) < 2 {
-        assert!(t0.elapsed() < Duration::from_secs(30));
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    wait_produced(&sim, 0);
-    nix::sys::signal::kill(sim_child_pid(&root.0), nix::sys::signal::SIGINT).unwrap();
-    let o = reader.join().unwrap();
+    let o = second_session_on_stdout(&root.0, &sim);
     assert!(o.status.success());
     let piped = out.0.join("piped.bin");
     std::fs::write(&piped, &o.stdout).unwrap();
