@@ -608,7 +608,10 @@ impl Joiner {
             }
         });
         let named = self.scratch.iter().any(|k| k.seqno == key.seqno);
-        if !named && !self.jobs.contains_key(&key) {
+        // arg3 counts the jobs this doorbell made visible. An empty doorbell (0) names the ring's
+        // write pointer, not a job: a racing submitter on another CPU rang for it first.
+        let empty_doorbell = ev.arg3() == 0;
+        if !named && !empty_doorbell && !self.jobs.contains_key(&key) {
             // The job's COMMIT was not seen (trace started later, or lost).
             self.jobs.insert(key, Slot::new(t));
             self.scratch.push(key);

@@ -344,3 +344,24 @@ fn commits_out_of_seqno_order_are_still_submitted() {
     assert_eq!(find(&jobs, 8).submit, T0 + 10 * US);
     assert_eq!(find(&jobs, 9).submit, T0 + 12 * US);
 }
+
+#[test]
+fn an_empty_doorbell_after_a_racing_submit_is_not_a_job() {
+    // Seen on virtio-gpu under virgl: CPU 1 rings the doorbell for seqno 216 (committed by ctx 2
+    // on CPU 0) a few µs before CPU 0 rings it again with nothing new. The second SUBMIT names
+    // the ring's write pointer with ctx 0 and "0 jobs made visible"; it must not become a job.
+    let mut r = Rec::default();
+    r.ring(T0, 0, 64, b"ctrlq");
+    r.ev(0, 82, T0 + 100, EventCode::Commit, 0, 2, 0, 216, 216, 4, 0);
+    for (cpu, pid, t, made_visible) in [(1, 52, 4_000, 4), (0, 82, 6_500, 0)] {
+        let submit = EventCode::Submit;
+        r.ev(cpu, pid, T0 + t, submit, 0, 0, 0, 216, 216, 4, made_visible);
+    }
+    r.ev(1, 52, T0 + 300 * US, EventCode::End, 0, 2, 0, 216, 0, 0, 0);
+    let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    assert_eq!(jobs.len(), 1, "{jobs:#?}");
+    let j = &jobs[0];
+    assert_eq!((j.key.ctx, j.key.seqno), (2, 216));
+    assert!(!j.flags.incomplete(), "{j:#?}");
+    assert_eq!(j.submit, T0 + 4_000);
+}
