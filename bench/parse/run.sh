@@ -63,8 +63,12 @@ for N in $SIZES; do
   for rep in $(seq 1 "$REPS"); do
     t "$N" blkparse text "$rep" blkparse -i dev -o /dev/null
     t "$N" grtparse text "$rep" "$GRTPARSE" run -o /dev/null
-    rm -f merged.blk merged.grt
+    # Each dump starts from a clean page cache: without the sync, one tool's write-back and
+    # the freeing of the previous output (ext4 here is mounted with `discard`) land in the
+    # other tool's timing.
+    rm -f merged.blk merged.grt; sync
     t "$N" blkparse binary "$rep" blkparse -i dev -q -O -d merged.blk
+    sync
     t "$N" grtparse binary "$rep" "$GRTPARSE" run -q -O -d merged.grt
   done
   # The dumps hold every record.

@@ -224,7 +224,7 @@ struct Dump {
 }
 
 /// Opens an output; the second value is a handle on it when it is a regular file.
-fn open_sink(name: &str) -> io::Result<(Box<dyn Write>, Option<File>)> {
+fn open_sink(name: &str) -> io::Result<(Box<dyn Write + Send>, Option<File>)> {
     if name == "-" {
         Ok((Box::new(io::stdout()), None))
     } else {
@@ -392,9 +392,8 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
         None
     } else {
         let name = cli.output.as_deref().unwrap_or("-");
-        let (sink, _) =
-            open_sink(name).map_err(|e| RunError::Fatal(format!("{name}: cannot create: {e}")))?;
-        Some(Out::new(sink))
+        let out = open_sink(name).and_then(|(sink, _)| Out::threaded(sink));
+        Some(out.map_err(|e| RunError::Fatal(format!("{name}: cannot create: {e}")))?)
     };
     // Binary dump.
     let any_seq_checked = streams
@@ -403,8 +402,8 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     let mut dump = match &cli.dump {
         None => None,
         Some(name) => {
-            let (sink, file) = open_sink(name)
-                .map_err(|e| RunError::Fatal(format!("{name}: cannot create: {e}")))?;
+            let cannot = |e| RunError::Fatal(format!("{name}: cannot create: {e}"));
+            let (sink, file) = open_sink(name).map_err(cannot)?;
             let mut h = StreamHeader::new(abi::CPU_MERGED, first.card, &first.driver);
             h.flags = abi::STREAM_MERGED
                 | (first.flags & abi::STREAM_SIMULATED)
@@ -417,7 +416,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             h.session_id = first.session_id;
             h.anchor_realtime_ns = first.anchor_realtime_ns;
             h.anchor_clock_ns = first.anchor_clock_ns;
-            let mut out = Out::new(sink);
+            let mut out = Out::threaded(sink).map_err(cannot)?;
             out.bytes(&h.encode());
             Some(Dump {
                 out,

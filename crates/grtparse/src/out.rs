@@ -8,6 +8,8 @@
 //! straight into place. No call to `memcpy` happens per field.
 
 use std::io::{self, Write};
+use std::sync::mpsc::{sync_channel, Receiver, SendError, SyncSender};
+use std::thread::JoinHandle;
 
 /// Bytes written per `write()` (about).
 pub const FLUSH_AT: usize = 1 << 20;
@@ -339,11 +341,98 @@ impl Cursor<'_> {
 
 /// An output sink with a big buffer. Write errors are kept (the first one) so that the hot
 /// path only checks a flag; `BrokenPipe` lets the caller stop quietly.
+///
+/// [`Out::threaded`] hands each full buffer to a writer thread and fills a second one
+/// meanwhile, so formatting or merging on one core overlaps the `write()` copy into the page
+/// cache or pipe on the other (for a binary dump that copy is half the work).
 pub struct Out {
     buf: Vec<u8>,
     pos: usize,
-    sink: Box<dyn Write>,
+    dest: Dest,
     err: Option<io::Error>,
+}
+
+enum Dest {
+    Direct(Box<dyn Write>),
+    Threaded(Writer),
+}
+
+/// A writer thread and the two channels that pass buffers to it and back.
+struct Writer {
+    full: Option<SyncSender<(Vec<u8>, usize)>>,
+    empty: Receiver<(Vec<u8>, Option<io::Error>)>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl Writer {
+    fn spawn(mut sink: Box<dyn Write + Send>) -> io::Result<Writer> {
+        let (full_tx, full_rx) = sync_channel::<(Vec<u8>, usize)>(1);
+        let (empty_tx, empty_rx) = sync_channel(2);
+        // The spare buffer the caller fills while the writer writes the other one.
+        let _ = empty_tx.send((vec![0; FLUSH_AT + SLACK], None));
+        let thread = std::thread::Builder::new()
+            .name("grtparse-writer".into())
+            .spawn(move || {
+                let mut failed = false;
+                for (buf, len) in full_rx {
+                    // After a failure buffers only travel back: nothing more is written.
+                    let res = if failed {
+                        None
+                    } else {
+                        sink.write_all(&buf[..len]).err()
+                    };
+                    failed |= res.is_some();
+                    if empty_tx.send((buf, res)).is_err() {
+                        break;
+                    }
+                }
+                if failed {
+                    Ok(())
+                } else {
+                    sink.flush()
+                }
+            })?;
+        Ok(Writer {
+            full: Some(full_tx),
+            empty: empty_rx,
+            thread: Some(thread),
+        })
+    }
+
+    /// Hands `buf[..len]` to the writer; returns a spare buffer and any error it had.
+    fn swap(&mut self, buf: Vec<u8>, len: usize) -> (Vec<u8>, Option<io::Error>) {
+        let gone = || io::Error::other("output writer thread ended");
+        let sent = self.full.as_ref().map(|tx| tx.send((buf, len)));
+        match (sent, self.empty.recv()) {
+            (Some(Ok(())), Ok(back)) => back,
+            (Some(Err(SendError((buf, _)))), _) => (buf, Some(gone())),
+            _ => (vec![0; FLUSH_AT + SLACK], Some(gone())),
+        }
+    }
+
+    /// Waits for everything handed over to be written and flushed.
+    fn close(&mut self) -> io::Result<()> {
+        drop(self.full.take());
+        let mut first = None;
+        for (_, e) in self.empty.iter() {
+            first = first.or(e);
+        }
+        let flushed = match self.thread.take().map(|t| t.join()) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(io::Error::other("output writer thread panicked")),
+            None => Ok(()),
+        };
+        match first {
+            Some(e) => Err(e),
+            None => flushed,
+        }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
 }
 
 impl Out {
@@ -351,9 +440,19 @@ impl Out {
         Out {
             buf: vec![0; FLUSH_AT + SLACK],
             pos: 0,
-            sink,
+            dest: Dest::Direct(sink),
             err: None,
         }
+    }
+
+    /// Like [`new`](Self::new), with the writes done on a thread of their own.
+    pub fn threaded(sink: Box<dyn Write + Send>) -> io::Result<Out> {
+        Ok(Out {
+            buf: vec![0; FLUSH_AT + SLACK],
+            pos: 0,
+            dest: Dest::Threaded(Writer::spawn(sink)?),
+            err: None,
+        })
     }
 
     /// Room for one line of at most [`LINE_MAX`] bytes; finish it with [`commit`](Self::commit).
@@ -558,8 +657,14 @@ impl Out {
 
     fn flush_buf(&mut self) {
         if self.err.is_none() && self.pos > 0 {
-            if let Err(e) = self.sink.write_all(&self.buf[..self.pos]) {
-                self.err = Some(e);
+            match &mut self.dest {
+                Dest::Direct(w) => self.err = w.write_all(&self.buf[..self.pos]).err(),
+                Dest::Threaded(w) => {
+                    let full = std::mem::take(&mut self.buf);
+                    let (spare, err) = w.swap(full, self.pos);
+                    self.buf = spare;
+                    self.err = err;
+                }
             }
         }
         self.pos = 0;
@@ -574,10 +679,12 @@ impl Out {
     /// Flushes everything; returns the first write error, if any.
     pub fn finish(&mut self) -> io::Result<()> {
         self.flush_buf();
+        let done = match &mut self.dest {
+            Dest::Direct(w) => w.flush(),
+            Dest::Threaded(w) => w.close(),
+        };
         if self.err.is_none() {
-            if let Err(e) = self.sink.flush() {
-                self.err = Some(e);
-            }
+            self.err = done.err();
         }
         match self.err.take() {
             Some(e) => Err(e),

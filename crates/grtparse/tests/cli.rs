@@ -33,6 +33,18 @@ fn temp_dir(tag: &str) -> PathBuf {
     d
 }
 
+/// Writes a synthetic two-CPU trace `dir/run.grtrace.{0,1}` of `records` records.
+fn synth_run(dir: &Path, records: u64) {
+    let cfg = grtrace_format::synth::SynthConfig {
+        records,
+        ..Default::default()
+    };
+    let outs: Vec<std::fs::File> = (0..2)
+        .map(|c| std::fs::File::create(dir.join(format!("run.grtrace.{c}"))).unwrap())
+        .collect();
+    grtrace_format::synth::generate(&cfg, outs).unwrap();
+}
+
 /// Copies a fixture run (`multi`, `gap`, ...) into `dir`.
 fn copy_run(run: &str, dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -357,14 +369,7 @@ fn usage_errors_exit_2() {
 #[test]
 fn head_closing_the_pipe_is_quiet() {
     let d = temp_dir("pipe");
-    let cfg = grtrace_format::synth::SynthConfig {
-        records: 50_000,
-        ..Default::default()
-    };
-    let outs: Vec<std::fs::File> = (0..2)
-        .map(|c| std::fs::File::create(d.join(format!("run.grtrace.{c}"))).unwrap())
-        .collect();
-    grtrace_format::synth::generate(&cfg, outs).unwrap();
+    synth_run(&d, 50_000);
     let mut child = Command::new(env!("CARGO_BIN_EXE_grtparse"))
         .current_dir(&d)
         .arg("run")
@@ -381,5 +386,26 @@ fn head_closing_the_pipe_is_quiet() {
     assert!(first.starts_with("card0  0        1 "), "{first}");
     assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
     assert!(o.status.success() || o.status.code().is_none());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_full_disk_is_an_error_for_text_and_dump() {
+    // Writes happen on a writer thread; its error must still reach the user and the exit code.
+    let d = temp_dir("full");
+    synth_run(&d, 50_000);
+    for args in [
+        &["run", "-q", "-o", "/dev/full"][..],
+        &["run", "-q", "-O", "-d", "/dev/full"][..],
+    ] {
+        let o = grtparse(&d, args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let e = text(&o.stderr);
+        assert!(
+            e.starts_with("grtparse: /dev/full: No space left"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
