@@ -23,6 +23,7 @@
 //! The event source is [`model`], a small GPU workload model; [`scenarios`] holds named
 //! workloads with ground truth for report tests.
 
+pub mod cli;
 pub mod device;
 pub mod model;
 pub mod producer;

@@ -1,0 +1,167 @@
+//! The `grtsim` command line: arguments, their checks (usage errors exit 2), the stop
+//! signals and the serve loop; `main.rs` only wires them together.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::{scenarios, Sim, SimConfig};
+
+/// Simulate grtrace GPU devices: builds <ROOT>/grtrace/card<N>/ exactly like the kernel's
+/// debugfs tree (per-CPU relay buffers, info, state, dropped, ctl, consumed, msg) and fills
+/// the buffers with a GPU workload whenever a recorder starts tracing.
+///
+/// Example (two shells, no root needed):
+///   grtsim --root /tmp/sim --rate 200000
+///   grtrace -r /tmp/sim -d card0 -w 3 -o run && grtparse run
+#[derive(Parser, Debug)]
+#[command(name = "grtsim", version, verbatim_doc_comment)]
+pub struct Args {
+    /// Directory that stands for the debugfs mount (give the same to `grtrace -r`)
+    #[arg(long, value_name = "DIR", required_unless_present = "list_scenarios")]
+    pub root: Option<PathBuf>,
+    /// Number of simulated cards (card0, card1, ...)
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub cards: u32,
+    /// Simulated CPUs per card (one relay buffer and producer thread each)
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub cpus: u32,
+    /// Events per second per card while a recorder is tracing, or `max` for full speed
+    #[arg(long, default_value = "100000", value_name = "EVENTS_PER_S|max")]
+    pub rate: String,
+    /// Produce exactly N events per tracing session and card, then go quiet
+    #[arg(long, value_name = "N")]
+    pub events: Option<u64>,
+    /// Seed of the workload model (same seed, same workload)
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    pub seed: u64,
+    /// Play a named scenario instead of the live model (see --list-scenarios)
+    #[arg(long, value_name = "NAME")]
+    pub scenario: Option<String>,
+    /// Jobs in the scenario
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub jobs: usize,
+    /// Write the scenario's ground truth as CSV (ctx,ring,seqno,tags)
+    #[arg(long, value_name = "FILE", requires = "scenario")]
+    pub truth: Option<PathBuf>,
+    /// Publish `commit` only every K records (models a commit lagging written bytes; 1 = kernel)
+    #[arg(long, default_value_t = 3, value_name = "K")]
+    pub commit_every: u32,
+    /// Driver name reported in `info`
+    #[arg(long, default_value = "grtsim", value_name = "NAME")]
+    pub driver: String,
+    /// List scenario names and exit
+    #[arg(long)]
+    pub list_scenarios: bool,
+    /// Log every ctl command and session totals on stderr
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+impl Args {
+    /// The simulation the arguments ask for, or a usage error (exit 2) to print.
+    pub fn config(&self) -> Result<SimConfig, String> {
+        let rate = match self.rate.as_str() {
+            "max" => None,
+            r => match r.parse::<f64>() {
+                Ok(r) if r > 0.0 => Some(r),
+                _ => {
+                    return Err(format!(
+                        "--rate wants a positive number of events/s or `max`, not `{r}`"
+                    ))
+                }
+            },
+        };
+        if let Some(name) = &self.scenario {
+            if !scenarios::names().contains(&name.as_str()) {
+                let have = scenarios::names().join(", ");
+                return Err(format!("no scenario `{name}` (have: {have})"));
+            }
+        }
+        // clap requires --root unless --list-scenarios.
+        let mut cfg = SimConfig::new(self.root.as_deref().unwrap_or(Path::new("")));
+        cfg.cards = self.cards.max(1);
+        cfg.cpus = self.cpus.max(1);
+        cfg.rate = rate;
+        cfg.events = self.events;
+        cfg.seed = self.seed;
+        cfg.scenario = self.scenario.clone();
+        cfg.jobs = self.jobs;
+        cfg.commit_every = self.commit_every;
+        cfg.driver = self.driver.clone();
+        cfg.verbose = self.verbose;
+        Ok(cfg)
+    }
+}
+
+/// Set by SIGINT, SIGTERM and SIGHUP: the simulator tears its tree down and exits.
+pub static QUIT: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: nix::libc::c_int) {
+    QUIT.store(true, Ordering::Release);
+}
+
+/// Installs the quit signals.
+pub fn install_signal_handlers() {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let act = SigAction::new(
+        SigHandler::Handler(on_signal),
+        SaFlags::empty(),
+        SigSet::empty(),
+    );
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        let _ = unsafe { sigaction(sig, &act) };
+    }
+}
+
+/// Lists the scenarios, or writes the ground truth and serves the devices until `quit`.
+pub fn run(args: &Args, quit: &AtomicBool) -> ExitCode {
+    if args.list_scenarios {
+        for n in scenarios::names() {
+            println!("{n}");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let cfg = match args.config() {
+        Ok(c) => c,
+        Err(msg) => {
+            eprintln!("grtsim: {msg}\nTry 'grtsim --help' for more information.");
+            return ExitCode::from(2);
+        }
+    };
+    if let (Some(name), Some(path)) = (&args.scenario, &args.truth) {
+        // config() checked the name.
+        if let Some(sc) = scenarios::by_name(name, args.seed, args.jobs) {
+            if let Err(e) = std::fs::write(path, scenarios::truth_csv(&sc.truth)) {
+                eprintln!("grtsim: {}: {e}", path.display());
+                return ExitCode::from(1);
+            }
+        }
+    }
+    let root = cfg.root.display();
+    let sim = match Sim::start(&cfg) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("grtsim: cannot build {root}/grtrace: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    eprintln!(
+        "grtsim: serving {} card(s) with {} CPU(s) under {root}/grtrace; record with: grtrace -r {root} -d card0 -o run",
+        cfg.cards, cfg.cpus,
+    );
+    while !quit.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    match sim.stop() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("grtsim: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
