@@ -24,12 +24,16 @@ fn tmp(name: &str) -> std::path::PathBuf {
 
 /// A few thousand jobs of the mixed scenario as a file.
 fn mixed_file() -> std::path::PathBuf {
-    let p = tmp("mixed.grtrace");
-    if !p.exists() {
+    // Tests run in parallel: one writes the file while the others wait, so none reads it
+    // half-written.
+    static FILE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        let p = tmp("mixed.grtrace");
         let sc = grtrace_sim::scenarios::by_name("report-mixed", 4, 3000).unwrap();
         std::fs::write(&p, scenario_stream(&sc.records)).unwrap();
-    }
-    p
+        p
+    })
+    .clone()
 }
 
 #[test]
