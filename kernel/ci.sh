@@ -9,10 +9,12 @@
 #   5. host verdict with grtparse and grtreport (kernel/verify.sh)
 #   6. QEMU boot "stress": teardown while recording, repeated start/stop, error paths
 #   7. compile test of the drm_sched, amdgpu and i915 hook sites (kernel/compile-test.sh)
+#   8. lockdep + KASAN kernel (build.sh debug, cached like the main one): e2e and stress again
+#      (GRT_DEBUG=0 skips it; it is last so that every other failure shows first)
 # The e2e boot runs twice: 2D (virtio-gpu-pci) and virgl (virtio-gpu-gl-pci; GRT_VIRGL=0 skips).
 # Optional: GRT_COST=1 also builds the kernel without the series and measures the tracing
-# cost (absent / present but off / on); GRT_DEBUG=1 also runs e2e+stress on a lockdep+KASAN
-# kernel.  Prints TIMING lines and a final VERDICT; exits non-zero on any failure.
+# cost (absent / present but off / on). Prints TIMING lines and a final VERDICT; exits
+# non-zero on any failure.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -123,7 +125,7 @@ if [ "${GRT_COST:-0}" = 1 ]; then
     lap "tracing cost" "$t"
 fi
 
-if [ "${GRT_DEBUG:-0}" = 1 ]; then
+if [ "${GRT_DEBUG:-1}" = 1 ]; then
     stage "lockdep + KASAN kernel: e2e and stress"
     t=$(date +%s.%N)
     bash "$HERE/build.sh" debug 2>&1 | tee "$RUN/build-debug.log" || fail "debug kernel build"
