@@ -3,10 +3,12 @@
 //! Each must end its input with one error naming the byte offset, after delivering everything
 //! before the damage, while the other inputs carry on.
 
-use std::io::Read;
+mod common;
+
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
+use common::{bytes, pipe};
 use grtrace_format::abi::{self, rec_off, stream_off};
 use grtrace_format::synth::{generate, SynthConfig};
 use grtrace_format::trace::{resolve_inputs, ErrorKind, InputSource, Item, RunSummary, Trace};
@@ -72,31 +74,6 @@ fn items(sources: Vec<InputSource>) -> (Vec<String>, RunSummary) {
         ControlFlow::Continue(())
     });
     (out, sum)
-}
-
-fn bytes(name: &str, data: Vec<u8>) -> InputSource {
-    InputSource::Bytes {
-        name: name.into(),
-        data,
-    }
-}
-
-/// A reader that returns `step` bytes at a time (pipe input in small pieces).
-struct Dribble(Vec<u8>, usize, usize);
-impl Read for Dribble {
-    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
-        let n = b.len().min(self.2).min(self.0.len() - self.1);
-        b[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
-        self.1 += n;
-        Ok(n)
-    }
-}
-
-fn pipe(name: &str, data: Vec<u8>, step: usize) -> InputSource {
-    InputSource::Stream {
-        name: name.into(),
-        reader: Box::new(Dribble(data, 0, step)),
-    }
 }
 
 /// Record start offsets of a whole stream.

@@ -2,11 +2,12 @@
 //! orders), and the merge delivers every record once, in (time, cpu, seq) order, with exactly
 //! the sequence gaps that were made — through mapped inputs and through the pipe reader alike.
 
-use std::io::Read;
+mod common;
+
 use std::ops::ControlFlow;
 
 use grtrace_format::abi::{self, lost_source};
-use grtrace_format::trace::{InputSource, Item, Trace};
+use grtrace_format::trace::{Item, Trace};
 use grtrace_format::{
     Body, ClockSync, Endian, EventBody, Lost, RecordView, RingNote, Stamp, StreamHeader,
     StreamInfo, StreamWriter,
@@ -130,16 +131,6 @@ fn stamp_strategy() -> impl Strategy<Value = Stamp> {
     })
 }
 
-struct Dribble(Vec<u8>, usize, usize);
-impl Read for Dribble {
-    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
-        let n = b.len().min(self.2).min(self.0.len() - self.1);
-        b[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
-        self.1 += n;
-        Ok(n)
-    }
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -205,10 +196,11 @@ proptest! {
             }
             streams.push(w.into_inner());
         }
-        let srcs = streams.iter().enumerate().map(|(i, d)| InputSource::Bytes {
-            name: format!("cpu{i}"),
-            data: d.clone(),
-        }).collect();
+        let srcs = streams
+            .iter()
+            .enumerate()
+            .map(|(i, d)| common::bytes(&format!("cpu{i}"), d.clone()))
+            .collect();
         let mut t = Trace::open(srcs).unwrap();
         let mut keys = Vec::new();
         let mut gap_records = 0;
@@ -258,10 +250,7 @@ proptest! {
                 break;
             }
         }
-        let src = InputSource::Stream {
-            name: "-".into(),
-            reader: Box::new(Dribble(w.into_inner(), 0, step)),
-        };
+        let src = common::pipe("-", w.into_inner(), step);
         let mut t = Trace::open(vec![src]).unwrap();
         let mut piped = Vec::new();
         let psum = t.for_each(|it| {
