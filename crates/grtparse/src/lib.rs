@@ -139,24 +139,11 @@ struct Filters {
     ring_filter: bool,
     pid: Vec<u32>,
     /// Seconds window, resolved against genesis once it is known.
-    window: Option<(f64, f64)>,
+    window: Option<(u64, u64)>,
     /// Event filters (ctx/ring/pid) present.
     any_event_filter: bool,
     /// Anything at all filtered (-a/-A/-w/ctx/ring/pid).
     any: bool,
-}
-
-fn parse_window(w: &str) -> Result<(f64, f64), UsageError> {
-    let bad = || UsageError(format!("-w '{w}': expected END or START:END in seconds"));
-    let (a, b) = match w.split_once(':') {
-        Some((a, b)) => (a.trim().parse::<f64>().map_err(|_| bad())?, b.trim()),
-        None => (0.0, w),
-    };
-    let b: f64 = b.parse().map_err(|_| bad())?;
-    if !(a >= 0.0 && b >= a && b.is_finite()) {
-        return Err(bad());
-    }
-    Ok((a, b))
 }
 
 fn slots_of(names: &[String], opt: &str) -> Result<Vec<usize>, UsageError> {
@@ -195,7 +182,8 @@ impl Filters {
                 Err(_) => ring_names.push(r.clone()),
             }
         }
-        let window = cli.window.as_deref().map(parse_window).transpose()?;
+        let window = cli.window.as_deref().map(grtrace_format::parse_window);
+        let window = window.transpose().map_err(UsageError)?;
         let any_event_filter = !cli.ctx.is_empty() || !cli.ring.is_empty() || !cli.pid.is_empty();
         let any = any_event_filter
             || window.is_some()
@@ -516,10 +504,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
         genesis.get_or_insert_with(|| {
             render.genesis = t;
             if let Some((a, b)) = filters.window {
-                window_ns = (
-                    t.saturating_add((a * 1e9) as u64),
-                    t.saturating_add((b * 1e9) as u64),
-                );
+                window_ns = (t.saturating_add(a), t.saturating_add(b));
             }
             t
         });

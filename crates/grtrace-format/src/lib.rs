@@ -27,8 +27,8 @@ pub use encode::{encode, encode_into, encoded_size, StreamWriter};
 pub use endian::Endian;
 pub use error::FormatError;
 pub use trace::{
-    resolve_inputs, ErrorKind, InputSource, Item, RawItem, RunSummary, StreamInfoView, Trace,
-    TraceError,
+    parse_window, resolve_inputs, ErrorKind, InputSource, Item, RawItem, RunSummary,
+    StreamInfoView, Trace, TraceError,
 };
 pub use view::{
     Body, ClockSync, EventBody, EventView, Lost, RecordView, Records, RingNote, Stamp,

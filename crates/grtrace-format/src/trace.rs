@@ -155,6 +155,31 @@ impl fmt::Display for TraceError {
 
 impl std::error::Error for TraceError {}
 
+/// The `-w` time window the reading tools share: `END` or `START:END` in seconds since the
+/// first record; an empty START is 0 and an empty END leaves the window open
+/// (`u64::MAX`). Returns nanoseconds, or a message saying what is wrong.
+pub fn parse_window(w: &str) -> Result<(u64, u64), String> {
+    let ns = |s: &str, open: u64| -> Result<u64, String> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Ok(open);
+        }
+        match s.parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok((v * 1e9).round() as u64),
+            _ => Err(format!("-w '{w}': '{s}' is not a number of seconds")),
+        }
+    };
+    let (a, b) = match w.split_once(':') {
+        Some((a, b)) => (ns(a, 0)?, ns(b, u64::MAX)?),
+        None if w.trim().is_empty() => return Err(format!("-w '{w}': expected END or START:END")),
+        None => (0, ns(w, u64::MAX)?),
+    };
+    if b < a {
+        return Err(format!("-w '{w}': the window ends before it starts"));
+    }
+    Ok((a, b))
+}
+
 /// Turns command-line input words into sources.
 ///
 /// * `-` is stdin.
@@ -1530,6 +1555,21 @@ impl<'m> Merger<'m> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_are_end_or_start_end_in_seconds() {
+        assert_eq!(parse_window("0.5"), Ok((0, 500_000_000)));
+        assert_eq!(parse_window("0.5:2"), Ok((500_000_000, 2_000_000_000)));
+        assert_eq!(parse_window("1:"), Ok((1_000_000_000, u64::MAX)));
+        assert_eq!(parse_window(":1"), Ok((0, 1_000_000_000)));
+        assert_eq!(parse_window("1:1"), Ok((1_000_000_000, 1_000_000_000)));
+        assert!(parse_window("3:1")
+            .unwrap_err()
+            .contains("ends before it starts"));
+        for bad in ["x", "", "-1", "1:y", "inf", "NaN:1"] {
+            assert!(parse_window(bad).is_err(), "{bad}");
+        }
+    }
     use crate::encode::StreamWriter;
     use crate::view::{Body, EventBody, Records, Stamp};
 

@@ -164,36 +164,6 @@ fn parse_list(what: &str, s: &Option<String>) -> Result<Vec<u32>, String> {
         .collect()
 }
 
-fn secs_to_ns(s: &str) -> Result<u64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("-w: '{s}' is not a number of seconds"))?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(format!("-w: '{s}' is not a number of seconds"));
-    }
-    Ok((v * 1e9).round() as u64)
-}
-
-/// `END` or `START:END` in seconds.
-pub fn parse_window(s: &str) -> Result<(u64, u64), String> {
-    let (a, b) = match s.split_once(':') {
-        Some((a, b)) => (
-            if a.is_empty() { 0 } else { secs_to_ns(a)? },
-            if b.is_empty() {
-                u64::MAX
-            } else {
-                secs_to_ns(b)?
-            },
-        ),
-        None => (0, secs_to_ns(s)?),
-    };
-    if b <= a {
-        return Err(format!("-w {s}: the window ends before it starts"));
-    }
-    Ok((a, b))
-}
-
 /// `jobs.csv` -> `jobs.rings.csv`; `jobs` -> `jobs.rings.csv`.
 pub fn rings_csv_path(p: &Path) -> PathBuf {
     let s = p.to_string_lossy();
@@ -263,7 +233,11 @@ pub fn run(args: Args) -> i32 {
             ctx: parse_list("ctx", &args.ctx)?,
             ring: parse_list("ring", &args.ring)?,
             pid: parse_list("pid", &args.pid)?,
-            window: args.window.as_deref().map(parse_window).transpose()?,
+            window: args
+                .window
+                .as_deref()
+                .map(grtrace_format::parse_window)
+                .transpose()?,
         })
     })() {
         Ok(f) => f,
