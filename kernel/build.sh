@@ -39,13 +39,14 @@ if [ "$installed" != "$TESTED_VERSION" ]; then
     echo "WARNING: the series is tested on $PKG $TESTED_VERSION, installed is $installed; trying anyway"
 fi
 
+. "$HERE/series.sh"
 PATCHES=()
 FRAGS=("$HERE/config/grtrace-min.config")
 case $VARIANT in
-    grtrace) PATCHES=("$HERE"/patches/00[0-9][1-9]-*.patch) ;;
-    debug) PATCHES=("$HERE"/patches/00[0-9][1-9]-*.patch); FRAGS+=("$HERE/config/debug.config") ;;
+    grtrace) mapfile -t PATCHES < <(series_patches "$HERE/patches") ;;
+    debug) mapfile -t PATCHES < <(series_patches "$HERE/patches"); FRAGS+=("$HERE/config/debug.config") ;;
 esac
-[ "$VARIANT" = base ] || [ -f "${PATCHES[0]}" ] || die "no patches in $HERE/patches"
+[ "$VARIANT" = base ] || [ ${#PATCHES[@]} -gt 0 ] || die "no patches in $HERE/patches"
 
 # --- cache key ---
 key=$( {

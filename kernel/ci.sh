@@ -18,6 +18,7 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
+. "$HERE/series.sh"
 WORK=${GRT_WORK:-/var/tmp/grtrace-kernel/ci}
 RUN=$WORK/run-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$RUN"
@@ -111,7 +112,7 @@ if ! grep -qs drm_grtrace_event "$CT_SRC/include/drm/drm_grtrace.h"; then
     rm -rf "$WORK/src-ct" && mkdir -p "$WORK/src-ct"
     tar -C "$WORK/src-ct" -xf /usr/src/linux-source-6.12.tar.xz
     CT_SRC=$WORK/src-ct/linux-source-6.12
-    for p in "$HERE"/patches/00[0-9][1-9]-*.patch; do patch -d "$CT_SRC" -p1 -s < "$p" || fail "apply $p"; done
+    for p in $(series_patches "$HERE/patches"); do patch -d "$CT_SRC" -p1 -s < "$p" || fail "apply $p"; done
 fi
 bash "$HERE/compile-test.sh" "$CT_SRC" "$WORK/build-ct" || fail "compile test"
 lap "compile test" "$t"
