@@ -57,7 +57,6 @@ pub struct RingState {
     /// Size in units from NOTE_RING (0 = unknown).
     pub size: u64,
     pub name: String,
-    pub engine_class: u32,
     /// Committed, not yet submitted, in commit order.
     pending: VecDeque<JobKey>,
     /// Started (first START seen) and not finally ended.
@@ -68,17 +67,9 @@ pub struct RingState {
     pub outstanding: u32,
     last_end: u64,
     pub switches: u64,
-    pub preempt_switches: u64,
     pub stalls: u64,
     pub faults: u64,
     pub resets: u64,
-    pub submits: u64,
-    /// Sum of fill fractions and of outstanding counts at each SUBMIT (for averages).
-    pub fill_sum: f64,
-    pub fill_samples: u64,
-    pub fill_max: f64,
-    pub outstanding_sum: u64,
-    pub outstanding_max: u32,
 }
 
 impl RingState {
@@ -87,32 +78,15 @@ impl RingState {
             id,
             size: 0,
             name: String::new(),
-            engine_class: 0,
             pending: VecDeque::new(),
             active: Vec::new(),
             awaiting_irq: Vec::new(),
             outstanding: 0,
             last_end: NONE,
             switches: 0,
-            preempt_switches: 0,
             stalls: 0,
             faults: 0,
             resets: 0,
-            submits: 0,
-            fill_sum: 0.0,
-            fill_samples: 0,
-            fill_max: 0.0,
-            outstanding_sum: 0,
-            outstanding_max: 0,
-        }
-    }
-
-    /// Printable name: `gfx0` from NOTE_RING, else the number.
-    pub fn label(&self) -> String {
-        if self.name.is_empty() {
-            self.id.to_string()
-        } else {
-            format!("{}({})", self.id, self.name)
         }
     }
 }
@@ -319,10 +293,6 @@ impl Joiner {
         !self.out.is_empty()
     }
 
-    pub fn rings(&self) -> impl Iterator<Item = &RingState> {
-        self.rings.values()
-    }
-
     pub fn ring(&self, id: u32) -> Option<&RingState> {
         self.rings.get(&id)
     }
@@ -348,7 +318,6 @@ impl Joiner {
                 if let grtrace_format::Body::Ring(r) = rec.body() {
                     let rs = self.rings.entry(r.ring);
                     rs.size = r.size;
-                    rs.engine_class = r.engine_class;
                     rs.name = String::from_utf8_lossy(r.name).into_owned();
                 }
             }
@@ -537,7 +506,6 @@ impl Joiner {
                 let r = Self::ring_mut(&mut self.rings, key.ring);
                 r.switches += 1;
                 if flags & eflag::PREEMPT != 0 {
-                    r.preempt_switches += 1;
                     let prev = ev.arg0() as u32;
                     for k in &r.active {
                         if k.ctx == prev {
@@ -646,15 +614,6 @@ impl Joiner {
                     }
                 }
             }
-        }
-        r.submits += 1;
-        r.outstanding_sum += out as u64;
-        r.outstanding_max = r.outstanding_max.max(out);
-        if r.size > 0 {
-            let f = fill as f64 / r.size as f64;
-            r.fill_sum += f;
-            r.fill_samples += 1;
-            r.fill_max = r.fill_max.max(f);
         }
     }
 

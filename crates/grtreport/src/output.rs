@@ -243,7 +243,6 @@ pub struct RingInfo {
     pub stalls: u64,
     pub faults: u64,
     pub resets: u64,
-    pub preempt_switches: u64,
 }
 
 impl From<&RingState> for RingInfo {
@@ -255,7 +254,6 @@ impl From<&RingState> for RingInfo {
             stalls: r.stalls,
             faults: r.faults,
             resets: r.resets,
-            preempt_switches: r.preempt_switches,
         }
     }
 }
