@@ -576,11 +576,12 @@ impl Joiner {
             }
         });
         let named = self.scratch.iter().any(|k| k.seqno == key.seqno);
-        // arg3 counts the jobs this doorbell made visible. An empty doorbell (0) names the ring's
-        // write pointer, not a job: a racing submitter on another CPU rang for it first.
-        let empty_doorbell = ev.arg3() == 0;
-        if !named && !empty_doorbell && !self.jobs.contains_key(&key) {
-            // The job's COMMIT was not seen (trace started later, or lost).
+        // arg3 counts the jobs this doorbell made visible. Only when that is more than the
+        // COMMITs seen pending was a COMMIT missed (trace started later, or lost). An empty
+        // doorbell (0), a racing submitter ringing for jobs another CPU already rang for,
+        // names the ring's write pointer, not a job.
+        let unseen = ev.arg3() as usize > self.scratch.len();
+        if !named && unseen && !self.jobs.contains_key(&key) {
             self.jobs.insert(key, Slot::new(t));
             self.scratch.push(key);
         }
