@@ -201,11 +201,11 @@ fn irq_before_end_from_skewed_cpu_clock_and_unnamed_irq() {
     let mut r = Rec::default();
     r.ring(T0, 0, 1 << 20, b"gfx");
     // IRQ stamped 2 us before END (another CPU's clock): the job completes at END, never
-    // before it.
+    // before it. The IRQ names the job only by the hardware seqno it read (arg0).
     r.ev(0, 9, T0, EventCode::Commit, 1, 1, 0, 1, 0, 0, 0);
     r.ev(0, 9, T0 + 10 * US, EventCode::Submit, 1, 1, 0, 1, 0, 0, 1);
     r.ev(0, 0, T0 + 20 * US, EventCode::Start, 1, 1, 0, 1, 0, 0, 0);
-    r.ev(1, 0, T0 + 98 * US, EventCode::Irq, 0, 1, 0, 1, 1, 0, 0);
+    r.ev(1, 0, T0 + 98 * US, EventCode::Irq, 0, 1, 0, 0, 1, 0, 0);
     r.ev(0, 0, T0 + 100 * US, EventCode::End, 1, 1, 0, 1, 0, 0, 0);
     r.ev(1, 0, T0 + 103 * US, EventCode::Signal, 1, 1, 0, 1, 0, 0, 0);
     // Unnamed IRQ (seqno 0): the job completes at its SIGNAL.
