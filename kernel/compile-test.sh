@@ -3,8 +3,8 @@
 # i915 (plus the core and virtio-gpu), as single objects with -Werror, in a second build
 # tree configured with DRM_AMDGPU=y (no DC), DRM_I915=y, DRM_VIRTIO_GPU=y, DRM_GRTRACE=y.
 # usage: kernel/compile-test.sh SRC_TREE [OBJDIR]
-#   SRC_TREE: a linux-source-6.12 tree with the series applied (build.sh leaves one in
-#   $GRT_WORK/src-grtrace; ci.sh unpacks one when the kernel came from the cache)
+#   SRC_TREE: a linux-source-6.12 tree with the series applied (ci.sh keeps one in
+#   $GRT_WORK/src-ct, stamped with the series it carries)
 # env: JOBS (default nproc)
 set -euo pipefail
 SRC=${1:?usage: compile-test.sh SRC_TREE [OBJDIR]}
