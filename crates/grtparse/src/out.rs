@@ -773,7 +773,7 @@ mod tests {
     }
 
     #[test]
-    fn output_larger_than_the_buffer_arrives_whole() {
+    fn output_larger_than_the_buffer_arrives_whole_and_in_order() {
         use std::sync::{Arc, Mutex};
         #[derive(Clone)]
         struct Shared(Arc<Mutex<Vec<u8>>>);
@@ -786,18 +786,30 @@ mod tests {
                 Ok(())
             }
         }
-        let sink = Shared(Arc::new(Mutex::new(Vec::new())));
-        let mut o = Out::new(Box::new(sink.clone()));
         let big = vec![b'y'; 3 * FLUSH_AT];
+        let mut expect = Vec::new();
         for i in 0..300_000u64 {
-            o.u64(i);
-            o.byte(b'\n');
+            expect.extend_from_slice(format!("{i}\n").as_bytes());
         }
-        o.bytes(&big);
-        o.finish().unwrap();
-        let got = sink.0.lock().unwrap();
-        let expect: usize = (0..300_000u64).map(|i| dcount(i) + 1).sum::<usize>() + big.len();
-        assert_eq!(got.len(), expect);
-        assert!(got.ends_with(b"yyyy"));
+        expect.extend_from_slice(&big);
+        // Both sinks: the threaded one swaps buffers several times on the way.
+        for threaded in [false, true] {
+            let sink = Shared(Arc::new(Mutex::new(Vec::new())));
+            let mut o = if threaded {
+                Out::threaded(Box::new(sink.clone())).unwrap()
+            } else {
+                Out::new(Box::new(sink.clone()))
+            };
+            for i in 0..300_000u64 {
+                o.u64(i);
+                o.byte(b'\n');
+            }
+            o.bytes(&big);
+            o.finish().unwrap();
+            let got = sink.0.lock().unwrap();
+            assert_eq!(got.len(), expect.len(), "threaded={threaded}");
+            assert!(got.ends_with(b"yyyy"));
+            assert!(*got == expect, "threaded={threaded}: bytes differ");
+        }
     }
 }
