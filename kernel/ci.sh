@@ -34,6 +34,31 @@ finish() {
     fi
     echo "VERDICT kernel: FAIL: ${failed[*]} (results in $RUN)"; exit 1
 }
+# kbuild VARIANT: build.sh VARIANT (cache hit or build), log $RUN/build-VARIANT.log; sets KIMG
+# to the bzImage, or records a failure and returns 1 (the caller skips what needs the kernel)
+kbuild() {
+    KIMG=
+    bash "$HERE/build.sh" "$1" 2>&1 | tee "$RUN/build-$1.log" &&
+        KIMG=$(sed -n 's/^KERNEL //p' "$RUN/build-$1.log" | tail -1)
+    [ -n "$KIMG" ] && [ -f "$KIMG" ] && return 0
+    KIMG=; fail "$1 kernel build"; return 1
+}
+# e2e KERNEL DIR LABEL: boot mode e2e into $RUN/DIR, host verdict in $RUN/DIR/verify.txt
+# (env such as VIRGL, TIMEOUT, MEM passes through to boot.sh)
+e2e() {
+    bash "$HERE/boot.sh" "$1" "$RUN/initramfs.cpio" "$RUN/$2" e2e || fail "$3 boot"
+    grep -hE '^GRT: (\[wl\] .*(us/iter|DONE)|.*rc=|overflow dropped)' "$RUN/$2"/serial-e2e*.log
+    bash "$HERE/verify.sh" "$RUN/$2" "$GRTPARSE" "$GRTREPORT" | tee "$RUN/$2/verify.txt"
+    [ "${PIPESTATUS[0]}" = 0 ] || fail "$3 verification"
+}
+# stress KERNEL DIR LABEL: boot mode stress into $RUN/DIR: no kernel warning, no error path accepted
+stress() {
+    local log=$RUN/$2/serial-stress.log
+    bash "$HERE/boot.sh" "$1" "$RUN/initramfs.cpio" "$RUN/$2" stress || fail "$3 boot"
+    grep '^GRT:' "$log" | grep -v -- '---'
+    grep -q '^GRT: warnings=0' "$log" || fail "$3: kernel warnings"
+    ! grep -q 'FAIL' "$log" || fail "$3: error path accepted"
+}
 
 stage "apt dependencies"
 t=$(date +%s.%N)
@@ -50,8 +75,8 @@ lap "apt" "$t"
 
 stage "kernel build (series + minimal config)"
 t=$(date +%s.%N)
-if ! bash "$HERE/build.sh" grtrace 2>&1 | tee "$RUN/build.log"; then fail "kernel build"; finish; fi
-KERNEL=$(sed -n 's/^KERNEL //p' "$RUN/build.log" | tail -1)
+kbuild grtrace || finish
+KERNEL=$KIMG
 lap "kernel build (cache hit or build)" "$t"
 
 stage "Rust binaries: grtrace (static), grtparse, grtreport"
@@ -80,29 +105,20 @@ bash "$HERE/mkinitramfs.sh" "$RUN/initramfs.cpio" $REC || { fail "initramfs"; fi
 
 stage "QEMU e2e: record the virtio-gpu workload, count it with tracepoints, loss runs, KUnit"
 t=$(date +%s.%N)
-bash "$HERE/boot.sh" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/e2e" e2e || fail "e2e boot"
-grep -E '^GRT: (\[wl\] .*(us/iter|DONE)|.*rc=|overflow dropped)' "$RUN/e2e/serial-e2e.log"
-bash "$HERE/verify.sh" "$RUN/e2e" "$GRTPARSE" "$GRTREPORT" | tee "$RUN/verify.txt"
-[ "${PIPESTATUS[0]}" = 0 ] || fail "e2e verification"
+e2e "$KERNEL" e2e e2e
 lap "boot to verdict (e2e boot + host checks)" "$t"
 
 if [ "${GRT_VIRGL:-1}" = 1 ]; then
     stage "QEMU e2e with virgl (virtio-gpu-gl-pci, llvmpipe in Xvfb): real contexts, SUBMIT_3D fences"
     t=$(date +%s.%N)
-    VIRGL=1 bash "$HERE/boot.sh" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/e2e-virgl" e2e || fail "virgl e2e boot"
-    bash "$HERE/verify.sh" "$RUN/e2e-virgl" "$GRTPARSE" "$GRTREPORT" > "$RUN/verify-virgl.txt"
-    [ $? = 0 ] || { cat "$RUN/verify-virgl.txt"; fail "virgl e2e verification"; }
-    grep -E '^FIGURE count (COMMIT|SIGNAL)|VERDICT' "$RUN/verify-virgl.txt"
+    VIRGL=1 e2e "$KERNEL" e2e-virgl "virgl e2e"
     "$GRTPARSE" "$RUN/e2e-virgl/run" | grep -E '^(CTX_CREATE|CTX_SWITCH|CTX_DESTROY) '
     lap "virgl boot to verdict" "$t"
 fi
 
 stage "QEMU stress: teardown while recording, start/stop x40, error paths"
 t=$(date +%s.%N)
-bash "$HERE/boot.sh" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/stress" stress || fail "stress boot"
-grep '^GRT:' "$RUN/stress/serial-stress.log" | grep -v -- '---'
-grep -q '^GRT: warnings=0' "$RUN/stress/serial-stress.log" || fail "stress: kernel warnings"
-grep -q 'FAIL' "$RUN/stress/serial-stress.log" && fail "stress: error path accepted"
+stress "$KERNEL" stress stress
 lap "stress boot" "$t"
 
 stage "compile test of the hook sites (drm_sched, amdgpu, i915)"
@@ -137,22 +153,19 @@ lap "compile test" "$t"
 if [ "${GRT_COST:-0}" = 1 ]; then
     stage "tracing cost: series absent / present but off / on"
     t=$(date +%s.%N)
-    bash "$HERE/build.sh" base 2>&1 | tee "$RUN/build-base.log" || fail "base kernel build"
-    BASE=$(sed -n 's/^KERNEL //p' "$RUN/build-base.log" | tail -1)
-    bash "$HERE/cost.sh" "$BASE" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/cost" || fail "cost"
+    if kbuild base; then
+        bash "$HERE/cost.sh" "$KIMG" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/cost" || fail "cost"
+    fi
     lap "tracing cost" "$t"
 fi
 
 if [ "${GRT_DEBUG:-1}" = 1 ]; then
     stage "lockdep + KASAN kernel: e2e and stress"
     t=$(date +%s.%N)
-    bash "$HERE/build.sh" debug 2>&1 | tee "$RUN/build-debug.log" || fail "debug kernel build"
-    DBG=$(sed -n 's/^KERNEL //p' "$RUN/build-debug.log" | tail -1)
-    TIMEOUT=600 MEM=1G bash "$HERE/boot.sh" "$DBG" "$RUN/initramfs.cpio" "$RUN/debug-e2e" e2e || fail "debug e2e boot"
-    bash "$HERE/verify.sh" "$RUN/debug-e2e" "$GRTPARSE" "$GRTREPORT" > "$RUN/debug-verify.txt" || fail "debug e2e verification"
-    tail -1 "$RUN/debug-verify.txt"
-    TIMEOUT=600 MEM=1G bash "$HERE/boot.sh" "$DBG" "$RUN/initramfs.cpio" "$RUN/debug-stress" stress || fail "debug stress boot"
-    grep -q '^GRT: warnings=0' "$RUN/debug-stress/serial-stress.log" || fail "debug stress: warnings"
+    if kbuild debug; then
+        TIMEOUT=600 MEM=1G e2e "$KIMG" debug-e2e "debug e2e"
+        TIMEOUT=600 MEM=1G stress "$KIMG" debug-stress "debug stress"
+    fi
     lap "lockdep+KASAN" "$t"
 fi
 finish
