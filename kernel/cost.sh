@@ -4,7 +4,7 @@
 # ("present but off") and on (recording with the C drain).  TCG inflates absolute
 # times, so only ratios are reported; absent vs present compares two boots.
 # usage: kernel/cost.sh BASE_BZIMAGE GRTRACE_BZIMAGE INITRAMFS OUTDIR
-# env: REPS (default 7), ITERS (default 64)
+# env: REPS (default 15), ITERS (default 64)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 BASE=${1:?base bzImage}; GRT=${2:?grtrace bzImage}; INITRD=${3:?initramfs}; OUT=${4:?outdir}
