@@ -34,7 +34,7 @@ pub struct Phases {
 }
 
 /// Phase names as printed, in table order.
-pub const PHASE_NAMES: [&str; 7] = [
+pub const PHASE_NAMES: [&str; N_PHASES] = [
     "submit_host",
     "queue",
     "exec",
@@ -43,7 +43,7 @@ pub const PHASE_NAMES: [&str; 7] = [
     "vm_fault",
     "total",
 ];
-pub const N_PHASES: usize = 7;
+pub const N_PHASES: usize = 7; // one per field of `Phases`, in `as_array` order
 
 impl Phases {
     pub fn as_array(&self) -> [u64; N_PHASES] {
@@ -70,8 +70,9 @@ impl Tags {
     pub const DEP_WAIT: u8 = 1 << 3;
     pub const VM_FAULT: u8 = 1 << 4;
     pub const PREEMPT_THRASH: u8 = 1 << 5;
+    pub const COUNT: usize = 6;
     /// Names used in every output, truth file and CSV, in bit order.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; Self::COUNT] = [
         "host-submit",
         "queue-wait",
         "exec-tail",
@@ -79,7 +80,6 @@ impl Tags {
         "vm-fault",
         "preempt-thrash",
     ];
-    pub const COUNT: usize = 6;
 
     pub fn has(self, bit: u8) -> bool {
         self.0 & bit != 0
