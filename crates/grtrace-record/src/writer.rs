@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{Receiver, Sender};
 use grtrace_format::abi::INFO_STOPPED_CLEANLY;
-use grtrace_format::{encode, Body, Endian, Stamp, StreamHeader, StreamInfo};
+use grtrace_format::{Body, Stamp, StreamHeader, StreamInfo, StreamWriter};
 
 use crate::error::RecordError;
 
@@ -39,12 +39,10 @@ pub enum Chunk {
 pub struct Output {
     /// File name for messages (`-` for stdout).
     pub path: PathBuf,
-    pub file: File,
+    /// The stream; its byte and record counts (header included in bytes) only count whole
+    /// records that were written, so they are where a failed file is cut back to.
+    pub stream: StreamWriter<File>,
     pub is_file: bool,
-    pub endian: Endian,
-    /// Bytes and records written so far (header included in bytes).
-    pub bytes: u64,
-    pub records: u64,
     /// CPUs that still have to send `Finish`.
     pub cpus_left: u32,
     pub ended: bool,
@@ -58,20 +56,16 @@ impl Output {
     /// Creates the output with its stream header written.
     pub fn new(
         path: PathBuf,
-        mut file: File,
+        file: File,
         is_file: bool,
         header: &StreamHeader,
         cpus: u32,
     ) -> Result<Output, RecordError> {
-        file.write_all(&header.encode())
-            .map_err(|e| write_error(&path, e))?;
+        let stream = StreamWriter::new(file, header).map_err(|e| write_error(&path, e))?;
         Ok(Output {
             path,
-            file,
+            stream,
             is_file,
-            endian: header.endian,
-            bytes: grtrace_format::abi::STREAM_HEADER_SIZE as u64,
-            records: 0,
             cpus_left: cpus,
             ended: false,
             cpu: if header.is_merged() { 0 } else { header.cpu },
@@ -110,7 +104,6 @@ pub fn run(
     failure: Arc<Mutex<WriterFailure>>,
 ) -> WriterTotals {
     let mut broken = false;
-    let mut scratch = Vec::with_capacity(256);
     for msg in rx {
         match msg {
             Chunk::Data {
@@ -120,12 +113,9 @@ pub fn run(
             } => {
                 if !broken {
                     let o = &mut outputs[output];
-                    if let Err(e) = o.file.write_all(&bytes) {
+                    if let Err(e) = o.stream.write_raw(&bytes, records) {
                         broken = true;
                         fail(o, e, &failed, &failure);
-                    } else {
-                        o.bytes += bytes.len() as u64;
-                        o.records += records;
                     }
                 }
                 let _ = pool.try_send(bytes);
@@ -143,20 +133,17 @@ pub fn run(
                 }
                 let o = &mut outputs[output];
                 o.end_ns = o.end_ns.max(end_ns);
-                let mut r = o.file.write_all(&tail);
+                let mut r = o.stream.write_raw(&tail, tail_records);
                 if r.is_ok() {
-                    o.bytes += tail.len() as u64;
-                    o.records += tail_records;
                     o.cpus_left = o.cpus_left.saturating_sub(1);
                     if o.cpus_left == 0 && !o.ended {
-                        scratch.clear();
                         let info = StreamInfo {
                             kernel_dropped,
-                            records: o.records,
-                            bytes: o.bytes,
+                            records: o.stream.records(),
+                            bytes: o.stream.bytes(),
                             flags: if clean { INFO_STOPPED_CLEANLY } else { 0 },
                         };
-                        encode(
+                        r = o.stream.write(
                             &Stamp {
                                 cpu: o.cpu,
                                 pid: 0,
@@ -164,13 +151,8 @@ pub fn run(
                                 seq: 0,
                             },
                             &Body::StreamInfo(info),
-                            o.endian,
-                            &mut scratch,
                         );
-                        r = o.file.write_all(&scratch);
                         if r.is_ok() {
-                            o.bytes += scratch.len() as u64;
-                            o.records += 1;
                             o.ended = true;
                         }
                     }
@@ -183,12 +165,12 @@ pub fn run(
         }
     }
     for o in &mut outputs {
-        let _ = o.file.flush();
+        let _ = o.stream.get_mut().flush();
     }
     WriterTotals {
         outputs: outputs
             .into_iter()
-            .map(|o| (o.path, o.records, o.bytes))
+            .map(|o| (o.path, o.stream.records(), o.stream.bytes()))
             .collect(),
     }
 }
@@ -196,7 +178,8 @@ pub fn run(
 /// A write failed: cut the file back to its last whole record and tell the recorder.
 fn fail(o: &mut Output, e: io::Error, failed: &AtomicBool, failure: &Mutex<WriterFailure>) {
     if o.is_file {
-        let _ = o.file.set_len(o.bytes);
+        let whole = o.stream.bytes();
+        let _ = o.stream.get_mut().set_len(whole);
     }
     let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
     if e.kind() == io::ErrorKind::BrokenPipe {
