@@ -281,10 +281,32 @@ fn section<W: Write>(w: &mut W, title: &str) -> io::Result<()> {
     writeln!(w, "\n==================== {title} ====================\n")
 }
 
-fn phase_table<W: Write>(w: &mut W, g: &Group) -> io::Result<()> {
-    let mut tw = TabWriter::new(Vec::new())
+/// A right-aligned table, printed with `put_table`.
+fn table() -> TabWriter<Vec<u8>> {
+    TabWriter::new(Vec::new())
         .padding(2)
-        .alignment(Alignment::Right);
+        .alignment(Alignment::Right)
+}
+
+/// Groups with their labels (`ring 0 (gfx)`, `ctx 3`), in report order.
+type Rows<'a> = Vec<(String, &'a Group)>;
+
+/// Every ring's and every context's group with its label.
+fn labelled<'a>(r: &ReportInput<'a>) -> (Rows<'a>, Rows<'a>) {
+    let s = r.summary;
+    let rings = (s.rings.iter())
+        .map(|(id, g)| (format!("ring {}", ring_label(*id, &(r.rings)(*id))), g))
+        .collect();
+    let ctxs = s
+        .ctxs
+        .iter()
+        .map(|(id, g)| (format!("ctx {id}"), g))
+        .collect();
+    (rings, ctxs)
+}
+
+fn phase_table<W: Write>(w: &mut W, g: &Group) -> io::Result<()> {
+    let mut tw = table();
     writeln!(tw, "PHASE (ms)\tN\tMIN\tAVG\tP50\tP90\tP99\tMAX\t")?;
     for (i, name) in PHASE_NAMES.iter().enumerate() {
         if g.n[i] == 0 {
@@ -367,52 +389,41 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
 
     section(w, "All Rings")?;
     phase_table(w, &s.all)?;
-    section(w, "Per Ring")?;
-    for (id, g) in &s.rings {
-        let info = (r.rings)(*id);
-        writeln!(w, "ring {}: {}", ring_label(*id, &info), group_line(g))?;
-        phase_table(w, g)?;
-        writeln!(w)?;
+    let (rings, ctxs) = labelled(r);
+    for (title, groups) in [("Per Ring", &rings), ("Per Context", &ctxs)] {
+        section(w, title)?;
+        for (label, g) in groups {
+            writeln!(w, "{label}: {}", group_line(g))?;
+            phase_table(w, g)?;
+            writeln!(w)?;
+        }
     }
-    section(w, "Per Context")?;
-    for (id, g) in &s.ctxs {
-        writeln!(w, "ctx {id}: {}", group_line(g))?;
-        phase_table(w, g)?;
-        writeln!(w)?;
-    }
+    // Rows of the two share tables: every ring, every context, then the whole.
+    let rows = || {
+        let overall = ("Overall".to_string(), &s.all);
+        rings.iter().chain(&ctxs).cloned().chain([overall])
+    };
 
     // btt's "Device Overhead": where a job spends its time.
     section(w, "Phase Overhead (share of total job time)")?;
-    let mut tw = TabWriter::new(Vec::new())
-        .padding(2)
-        .alignment(Alignment::Right);
+    let mut tw = table();
     writeln!(
         tw,
         "\tsubmit_host\tqueue\texec\tcomplete\t|\tgpu_wait\tvm_fault\t"
     )?;
-    let over = |tw: &mut TabWriter<Vec<u8>>, label: &str, g: &Group| {
+    for (label, g) in rows() {
+        let p = |i| pct(g.share(i));
         writeln!(
             tw,
             "{label}\t{}\t{}\t{}\t{}\t|\t{}\t{}\t",
-            pct(g.share(0)),
-            pct(g.share(1)),
-            pct(g.share(2)),
-            pct(g.share(3)),
-            pct(g.share(4)),
-            pct(g.share(5))
-        )
-    };
-    for (id, g) in &s.rings {
-        over(
-            &mut tw,
-            &format!("ring {}", ring_label(*id, &(r.rings)(*id))),
-            g,
+            p(0),
+            p(1),
+            p(2),
+            p(3),
+            p(4),
+            p(5)
         )?;
     }
-    for (id, g) in &s.ctxs {
-        over(&mut tw, &format!("ctx {id}"), g)?;
-    }
-    over(&mut tw, "Overall", &s.all)?;
     put_table(w, tw)?;
     writeln!(
         w,
@@ -420,15 +431,13 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
     )?;
 
     section(w, "Blocking Classes (jobs tagged, share of complete jobs)")?;
-    let mut tw = TabWriter::new(Vec::new())
-        .padding(2)
-        .alignment(Alignment::Right);
+    let mut tw = table();
     write!(tw, "\tjobs\t")?;
     for n in Tags::NAMES {
         write!(tw, "{n}\t")?;
     }
     writeln!(tw, "untagged\t")?;
-    let tagrow = |tw: &mut TabWriter<Vec<u8>>, label: &str, g: &Group| -> io::Result<()> {
+    for (label, g) in rows() {
         write!(tw, "{label}\t{}\t", g.complete)?;
         let share = |n: u64| {
             if g.complete == 0 {
@@ -441,19 +450,8 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
             write!(tw, "{} ({})\t", g.tag_jobs[t], pct(share(g.tag_jobs[t])))?;
         }
         let un = g.complete - g.tagged;
-        writeln!(tw, "{} ({})\t", un, pct(share(un)))
-    };
-    for (id, g) in &s.rings {
-        tagrow(
-            &mut tw,
-            &format!("ring {}", ring_label(*id, &(r.rings)(*id))),
-            g,
-        )?;
+        writeln!(tw, "{} ({})\t", un, pct(share(un)))?;
     }
-    for (id, g) in &s.ctxs {
-        tagrow(&mut tw, &format!("ctx {id}"), g)?;
-    }
-    tagrow(&mut tw, "Overall", &s.all)?;
     put_table(w, tw)?;
 
     section(w, "Hints")?;
