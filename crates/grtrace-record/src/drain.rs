@@ -50,8 +50,6 @@ pub struct DrainTotals {
 
 pub struct Drain {
     pub cpu: u32,
-    /// Writer output this CPU's chunks go to.
-    pub output: usize,
     pub buf: RelayBuf,
     /// Keeps the mapping alive as long as `buf` is used.
     pub map: memmap2::Mmap,
@@ -282,7 +280,6 @@ impl Drain {
         }
         // A closed writer means the recording is ending; the data has nowhere to go.
         let _ = self.tx.send(Chunk::Data {
-            output: self.output,
             bytes: out,
             records,
         });
@@ -355,7 +352,6 @@ mod tests {
         let (_pool_tx, pool_rx) = crossbeam_channel::unbounded();
         let d = Drain {
             cpu: 0,
-            output: 0,
             buf,
             map,
             trace: File::open(&trace_path).unwrap(),

@@ -318,7 +318,7 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
         let (failed, failure) = (failed.clone(), failure.clone());
         let h = std::thread::Builder::new()
             .name(format!("grtrace-writer{i}"))
-            .spawn(move || writer::run(vec![o], rx, pool_tx, failed, failure))
+            .spawn(move || writer::run(o, rx, pool_tx, failed, failure))
             .map_err(|e| RecordError::io("starting a writer thread", e))?;
         writer_tx.push(tx);
         writer_pool.push(pool_rx);
@@ -335,8 +335,6 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
         let buf = unsafe { RelayBuf::new(m.map.as_ptr() as *mut u8, m.subbuf_size, m.n_subbufs) };
         let d = Drain {
             cpu: m.cpu,
-            // Each writer owns exactly one output.
-            output: 0,
             buf,
             map: m.map,
             trace: m.trace,
@@ -466,7 +464,6 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
                 t.bytes += rsize::NOTE_LOST as u64;
             }
             let _ = writer_tx[output].send(Chunk::Finish {
-                output: 0,
                 tail,
                 tail_records,
                 kernel_dropped: dropped,
@@ -486,15 +483,12 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
         reports.push(report);
     }
     drop(writer_tx);
-    let mut totals = writer::WriterTotals {
-        outputs: Vec::new(),
-    };
+    let mut outputs = Vec::new();
     for h in writers {
-        let t = h.join().map_err(|_| RecordError::Protocol {
+        outputs.push(h.join().map_err(|_| RecordError::Protocol {
             dev: "writer".into(),
             msg: "writer thread panicked".into(),
-        })?;
-        totals.outputs.extend(t.outputs);
+        })?);
     }
     for s in sessions.iter_mut() {
         if let Err(e) = s.teardown() {
@@ -507,7 +501,7 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
     }
     Ok(RunReport {
         devices: reports,
-        outputs: totals.outputs,
+        outputs,
         elapsed: t_start.elapsed(),
         cpu_time: {
             let (u, s) = summary::cpu_time();

@@ -1,6 +1,6 @@
-//! The writer thread: appends drained chunks to the output streams (per-CPU files or one
-//! merged stream on stdout), ends each stream with its final notes and `NOTE_STREAM_INFO`,
-//! and on a write failure keeps every output ending on a whole record.
+//! A writer thread: appends drained chunks to its one output stream (a per-CPU file or the
+//! merged stream on stdout), ends the stream with its final notes and `NOTE_STREAM_INFO`,
+//! and on a write failure keeps the output ending on a whole record.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -16,16 +16,11 @@ use crate::error::RecordError;
 
 /// A message to the writer.
 pub enum Chunk {
-    /// Whole records for `output`.
-    Data {
-        output: usize,
-        bytes: Vec<u8>,
-        records: u64,
-    },
-    /// One CPU of `output` is done: its final notes (already encoded), and the device's
+    /// Whole records for the output.
+    Data { bytes: Vec<u8>, records: u64 },
+    /// One CPU of the output is done: its final notes (already encoded), and the device's
     /// `dropped` at stop. The stream ends when all its CPUs are done.
     Finish {
-        output: usize,
         tail: Vec<u8>,
         tail_records: u64,
         kernel_dropped: u64,
@@ -91,37 +86,27 @@ pub fn write_error(path: &std::path::Path, e: io::Error) -> RecordError {
     }
 }
 
-pub struct WriterTotals {
-    pub outputs: Vec<(PathBuf, u64, u64)>,
-}
-
-/// Runs until every sender is gone.
+/// Runs until every sender is gone; returns the output's path, records and bytes.
 pub fn run(
-    mut outputs: Vec<Output>,
+    mut o: Output,
     rx: Receiver<Chunk>,
     pool: Sender<Vec<u8>>,
     failed: Arc<AtomicBool>,
     failure: Arc<Mutex<WriterFailure>>,
-) -> WriterTotals {
+) -> (PathBuf, u64, u64) {
     let mut broken = false;
     for msg in rx {
         match msg {
-            Chunk::Data {
-                output,
-                bytes,
-                records,
-            } => {
+            Chunk::Data { bytes, records } => {
                 if !broken {
-                    let o = &mut outputs[output];
                     if let Err(e) = o.stream.write_raw(&bytes, records) {
                         broken = true;
-                        fail(o, e, &failed, &failure);
+                        fail(&mut o, e, &failed, &failure);
                     }
                 }
                 let _ = pool.try_send(bytes);
             }
             Chunk::Finish {
-                output,
                 tail,
                 tail_records,
                 kernel_dropped,
@@ -131,7 +116,6 @@ pub fn run(
                 if broken {
                     continue;
                 }
-                let o = &mut outputs[output];
                 o.end_ns = o.end_ns.max(end_ns);
                 let mut r = o.stream.write_raw(&tail, tail_records);
                 if r.is_ok() {
@@ -159,20 +143,13 @@ pub fn run(
                 }
                 if let Err(e) = r {
                     broken = true;
-                    fail(o, e, &failed, &failure);
+                    fail(&mut o, e, &failed, &failure);
                 }
             }
         }
     }
-    for o in &mut outputs {
-        let _ = o.stream.get_mut().flush();
-    }
-    WriterTotals {
-        outputs: outputs
-            .into_iter()
-            .map(|o| (o.path, o.stream.records(), o.stream.bytes()))
-            .collect(),
-    }
+    let _ = o.stream.get_mut().flush();
+    (o.path, o.stream.records(), o.stream.bytes())
 }
 
 /// A write failed: cut the file back to its last whole record and tell the recorder.
