@@ -574,7 +574,7 @@ fn write_top<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
             ms(e.lost),
             pct(e.lost as f64 / total as f64)
         )?;
-        for j in &e.samples {
+        for j in e.samples {
             writeln!(w, "    {}", job_line(j, r.genesis))?;
         }
     }

@@ -173,14 +173,14 @@ impl Group {
 }
 
 /// One blocking class on one (ctx, ring), for `--top`.
-pub struct TopEntry {
+pub struct TopEntry<'a> {
     pub tag: usize,
     pub ctx: u32,
     pub ring: u32,
     pub jobs: u64,
     pub lost: u64,
     /// The worst jobs of the entry, by time lost, worst first.
-    pub samples: Vec<Job>,
+    pub samples: &'a [Job],
 }
 
 /// Jobs are recorded once, into the group of their (ctx, ring); the per-ring, per-context
@@ -194,7 +194,9 @@ pub struct Summary {
     pub all: Group,
     pub rings: BTreeMap<u32, Group>,
     pub ctxs: BTreeMap<u32, Group>,
-    top: BTreeMap<(usize, u32, u32), TopEntry>,
+    /// Per group in `groups`, per tag: the worst jobs, for `--top` (its counts and time lost
+    /// are the group's `tag_jobs` and `tag_lost`).
+    worst: Vec<[Vec<Job>; Tags::COUNT]>,
     samples: usize,
 }
 
@@ -207,7 +209,7 @@ impl Summary {
             all: Group::default(),
             rings: BTreeMap::new(),
             ctxs: BTreeMap::new(),
-            top: BTreeMap::new(),
+            worst: Vec::new(),
             samples,
         }
     }
@@ -221,42 +223,27 @@ impl Summary {
                 let i = *self.leaves.entry(leaf).or_insert(n);
                 if i == n {
                     self.groups.push(Group::default());
+                    self.worst.push(Default::default());
                 }
                 self.last = Some((leaf, i));
                 i
             }
         };
         self.groups[i].add(job);
-        if job.flags.incomplete() {
+        if job.flags.incomplete() || self.samples == 0 {
             return;
         }
         for t in job.tags.iter() {
-            let lost = job.lost_to(t);
-            let e = self
-                .top
-                .entry((t, job.key.ctx, job.key.ring))
-                .or_insert_with(|| TopEntry {
-                    tag: t,
-                    ctx: job.key.ctx,
-                    ring: job.key.ring,
-                    jobs: 0,
-                    lost: 0,
-                    samples: Vec::new(),
-                });
-            e.jobs += 1;
-            e.lost += lost;
-            if self.samples == 0 {
-                continue;
-            }
             // Keep the worst few, worst first (ties: earliest first).
-            let pos = e
-                .samples
+            let lost = job.lost_to(t);
+            let worst = &mut self.worst[i][t];
+            let pos = worst
                 .iter()
                 .position(|s| s.lost_to(t) < lost)
-                .unwrap_or(e.samples.len());
+                .unwrap_or(worst.len());
             if pos < self.samples {
-                e.samples.insert(pos, job.clone());
-                e.samples.truncate(self.samples);
+                worst.insert(pos, job.clone());
+                worst.truncate(self.samples);
             }
         }
     }
@@ -275,8 +262,23 @@ impl Summary {
     }
 
     /// Blocking classes per (ctx, ring), heaviest first.
-    pub fn top(&self, n: usize) -> Vec<&TopEntry> {
-        let mut v: Vec<&TopEntry> = self.top.values().collect();
+    pub fn top(&self, n: usize) -> Vec<TopEntry<'_>> {
+        let mut v = Vec::new();
+        for (&(ctx, ring), &i) in &self.leaves {
+            let g = &self.groups[i];
+            for tag in (0..Tags::COUNT).filter(|&t| g.tag_jobs[t] > 0) {
+                let (jobs, lost) = (g.tag_jobs[tag], g.tag_lost[tag]);
+                let samples = &self.worst[i][tag][..];
+                v.push(TopEntry {
+                    tag,
+                    ctx,
+                    ring,
+                    jobs,
+                    lost,
+                    samples,
+                });
+            }
+        }
         v.sort_by(|a, b| {
             b.lost
                 .cmp(&a.lost)
