@@ -488,6 +488,15 @@ pub struct Info {
 }
 
 impl Info {
+    /// The byte order of the device's records (`little_endian`).
+    pub fn endian(&self) -> crate::Endian {
+        if self.little_endian {
+            crate::Endian::Little
+        } else {
+            crate::Endian::Big
+        }
+    }
+
     /// Parses `info`. Unknown keys are ignored; `#` starts a comment.
     pub fn parse(text: &str) -> Result<Info, String> {
         let mut info = Info {

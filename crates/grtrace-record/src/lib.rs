@@ -143,11 +143,7 @@ fn page_align(n: usize) -> usize {
 
 fn stream_header(info: &Info, cpu: u32, merged: bool) -> StreamHeader {
     let mut h = StreamHeader::new(cpu, info.card, &info.driver);
-    h.endian = if info.little_endian {
-        Endian::Little
-    } else {
-        Endian::Big
-    };
+    h.endian = info.endian();
     h.clock_id = info.clock;
     h.session_id = info.session;
     h.anchor_realtime_ns = info.anchor_realtime_ns;
@@ -293,11 +289,7 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
                 trace,
                 consumed: consumed.clone(),
                 start,
-                endian: if s.info.little_endian {
-                    Endian::Little
-                } else {
-                    Endian::Big
-                },
+                endian: s.info.endian(),
                 subbuf_size: s.info.subbuf_size,
                 n_subbufs: s.info.n_subbufs,
             });
@@ -436,11 +428,6 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
             let mut tail = Vec::new();
             let mut tail_records = 0;
             if final_lost > 0 {
-                let endian = if s.info.little_endian {
-                    Endian::Little
-                } else {
-                    Endian::Big
-                };
                 let first_ns = t.last_time;
                 encode(
                     &Stamp {
@@ -456,7 +443,7 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
                         first_ns,
                         last_ns: now.max(first_ns),
                     }),
-                    endian,
+                    s.info.endian(),
                     &mut tail,
                 );
                 tail_records = 1;
@@ -499,15 +486,13 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
     if let Some(e) = f.error {
         first_error = Some(e);
     }
+    let cpu_end = summary::cpu_time();
     Ok(RunReport {
         devices: reports,
         outputs,
         elapsed: t_start.elapsed(),
-        cpu_time: {
-            let (u, s) = summary::cpu_time();
-            (u + s).saturating_sub(cpu_start.0 + cpu_start.1)
-        },
-        sys_time: summary::cpu_time().1.saturating_sub(cpu_start.1),
+        cpu_time: (cpu_end.0 + cpu_end.1).saturating_sub(cpu_start.0 + cpu_start.1),
+        sys_time: cpu_end.1.saturating_sub(cpu_start.1),
         pipe_closed: f.pipe_closed,
         failure: first_error,
     })
