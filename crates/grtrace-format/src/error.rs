@@ -53,33 +53,6 @@ impl FormatError {
             | FormatError::BadMsgLength { offset, .. } => offset,
         }
     }
-
-    /// Adds `base` to a record offset (used when a record was decoded from a window of a
-    /// larger stream).
-    pub fn shifted(self, base: u64) -> FormatError {
-        match self {
-            FormatError::TruncatedRecord { offset, need, have } => FormatError::TruncatedRecord {
-                offset: offset + base,
-                need,
-                have,
-            },
-            FormatError::BadRecordSize {
-                offset,
-                rtype,
-                size,
-            } => FormatError::BadRecordSize {
-                offset: offset + base,
-                rtype,
-                size,
-            },
-            FormatError::BadMsgLength { offset, len, size } => FormatError::BadMsgLength {
-                offset: offset + base,
-                len,
-                size,
-            },
-            other => other,
-        }
-    }
 }
 
 impl fmt::Display for FormatError {

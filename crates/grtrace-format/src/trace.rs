@@ -392,9 +392,7 @@ impl Trace {
         };
         let n = sources.len();
         for src in sources {
-            let name = src.name();
             if let Err(e) = t.add(src) {
-                let _ = name;
                 t.open_errors.push(e);
             }
         }
