@@ -1637,47 +1637,6 @@ mod tests {
         assert!(sum.errors.is_empty());
     }
 
-    /// A merged stream whose CPUs arrive in chunks, read through a reader that returns a few
-    /// bytes at a time, comes out in time order.
-    #[test]
-    fn pipe_input_is_reordered_per_cpu() {
-        let mut h = StreamHeader::new(abi::CPU_MERGED, 0, "test");
-        h.flags = abi::STREAM_MERGED;
-        let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
-        let chunks = [(0u32, 0u64), (1, 0), (0, 100), (1, 100)];
-        for (cpu, t0) in chunks {
-            for i in 0..10u64 {
-                let st = Stamp {
-                    cpu,
-                    pid: 1,
-                    time_ns: t0 + i * 10,
-                    seq: t0 / 10 + i + 1,
-                };
-                w.write(&st, &ev(2)).unwrap();
-            }
-        }
-        let data = w.into_inner();
-        struct Slow(Vec<u8>, usize);
-        impl Read for Slow {
-            fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
-                let n = b.len().min(7).min(self.0.len() - self.1);
-                b[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
-                self.1 += n;
-                Ok(n)
-            }
-        }
-        let src = InputSource::Stream {
-            name: "pipe".into(),
-            reader: Box::new(Slow(data.clone(), 0)),
-        };
-        let (out, sum) = collect(vec![src]);
-        assert_eq!(out.len(), 40);
-        assert_eq!(sum.reordered, 0, "{out:?}");
-        assert_eq!(sum.gaps, 0);
-        let (out2, _) = collect(vec![bytes("file", data)]);
-        assert_eq!(out, out2);
-    }
-
     #[test]
     fn damage_ends_one_input_and_keeps_what_came_before() {
         let mut a = stream(0, &[(10, 1), (20, 2), (30, 3)], Endian::Little);

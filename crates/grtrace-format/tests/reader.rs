@@ -364,3 +364,35 @@ fn absurd_cpu_numbers_do_not_multiply_queues() {
         assert!(sum.errors.is_empty());
     }
 }
+
+/// A merged stream whose CPUs arrive in chunks, read through a reader that returns a few
+/// bytes at a time, comes out in time order.
+#[test]
+fn pipe_input_is_reordered_per_cpu() {
+    let mut h = StreamHeader::new(abi::CPU_MERGED, 0, "test");
+    h.flags = abi::STREAM_MERGED;
+    let mut w = grtrace_format::StreamWriter::new(Vec::new(), &h).unwrap();
+    let chunks = [(0u32, 0u64), (1, 0), (0, 100), (1, 100)];
+    for (cpu, t0) in chunks {
+        for i in 0..10u64 {
+            let st = grtrace_format::Stamp {
+                cpu,
+                pid: 1,
+                time_ns: t0 + i * 10,
+                seq: t0 / 10 + i + 1,
+            };
+            let b = grtrace_format::Body::Event(grtrace_format::EventBody {
+                code: 2,
+                ..Default::default()
+            });
+            w.write(&st, &b).unwrap();
+        }
+    }
+    let data = w.into_inner();
+    let (out, sum) = items(vec![pipe("pipe", data.clone(), 7)]);
+    assert_eq!(out.len(), 40);
+    assert_eq!(sum.reordered, 0, "{out:?}");
+    assert_eq!(sum.gaps, 0);
+    let (out2, _) = items(vec![bytes("file", data)]);
+    assert_eq!(out, out2);
+}
