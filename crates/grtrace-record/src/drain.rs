@@ -48,6 +48,41 @@ pub struct DrainTotals {
     pub error: Option<String>,
 }
 
+impl DrainTotals {
+    /// Encodes into `out` (exactly `rsize::NOTE_LOST` bytes) the `NOTE_LOST` for `count`
+    /// records the kernel lost on this CPU between `first_ns` and `last_ns`, stamped at
+    /// `time_ns` (pid 0, seq 0), and counts it among the CPU's records and bytes.
+    pub fn note_lost(
+        &mut self,
+        count: u64,
+        first_ns: u64,
+        last_ns: u64,
+        time_ns: u64,
+        endian: Endian,
+        out: &mut [u8],
+    ) {
+        encode_into(
+            &Stamp {
+                cpu: self.cpu,
+                pid: 0,
+                time_ns,
+                seq: 0,
+            },
+            &Body::Lost(Lost {
+                cpu: self.cpu,
+                source: lost_source::KERNEL,
+                count,
+                first_ns,
+                last_ns,
+            }),
+            endian,
+            out,
+        );
+        self.records += 1;
+        self.bytes += rsize::NOTE_LOST as u64;
+    }
+}
+
 pub struct Drain {
     pub cpu: u32,
     pub buf: RelayBuf,
@@ -168,27 +203,16 @@ impl Drain {
                     t.last_time
                 };
                 if t.lost_unreported > 0 {
-                    let lost = Lost {
-                        cpu: self.cpu,
-                        source: lost_source::KERNEL,
-                        count: t.lost_unreported,
-                        first_ns: t_last_before(t, first_time),
-                        last_ns: first_time,
-                    };
-                    encode_into(
-                        &Stamp {
-                            cpu: self.cpu,
-                            pid: 0,
-                            time_ns: first_time,
-                            seq: 0,
-                        },
-                        &Body::Lost(lost),
+                    let first_ns = t_last_before(t, first_time);
+                    t.note_lost(
+                        t.lost_unreported,
+                        first_ns,
+                        first_time,
+                        first_time,
                         self.endian,
                         &mut out[note_at..note_at + rsize::NOTE_LOST],
                     );
-                    t.records += 1;
                     chunk_records += 1;
-                    t.bytes += rsize::NOTE_LOST as u64;
                     t.lost_unreported = 0;
                 }
                 if records > 0 {

@@ -28,9 +28,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use grtrace_format::abi::{self, lost_source, rsize};
+use grtrace_format::abi::{self, rsize};
 use grtrace_format::relay::{CtlCommand, DevState, DrainCursor, Filters, Info, RelayBuf};
-use grtrace_format::{encode, Body, Endian, Lost, Stamp, StreamHeader};
+use grtrace_format::{Endian, StreamHeader};
 
 pub use device::{Device, DEFAULT_ROOT};
 pub use error::RecordError;
@@ -429,26 +429,16 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
             let mut tail_records = 0;
             if final_lost > 0 {
                 let first_ns = t.last_time;
-                encode(
-                    &Stamp {
-                        cpu,
-                        pid: 0,
-                        time_ns: first_ns,
-                        seq: 0,
-                    },
-                    &Body::Lost(Lost {
-                        cpu,
-                        source: lost_source::KERNEL,
-                        count: final_lost,
-                        first_ns,
-                        last_ns: now.max(first_ns),
-                    }),
+                tail.resize(rsize::NOTE_LOST, 0);
+                t.note_lost(
+                    final_lost,
+                    first_ns,
+                    now.max(first_ns),
+                    first_ns,
                     s.info.endian(),
                     &mut tail,
                 );
                 tail_records = 1;
-                t.records += 1;
-                t.bytes += rsize::NOTE_LOST as u64;
             }
             let _ = writer_tx[output].send(Chunk::Finish {
                 tail,
