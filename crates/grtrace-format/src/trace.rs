@@ -1722,4 +1722,43 @@ mod tests {
             "a: byte 272: cpu 0: sequence 2 after 2 (repeated or backwards)"
         );
     }
+
+    /// Crafted CPU numbers cannot multiply a merged input's queues: CPUs at or above
+    /// `MAX_CPUS` share one (checked on the queues themselves; the delivered items alone do
+    /// not show it).
+    #[test]
+    fn merged_input_queues_stay_within_max_cpus() {
+        let mut h = StreamHeader::new(abi::CPU_MERGED, 0, "test");
+        h.flags = abi::STREAM_MERGED;
+        let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
+        let n = 50_000u32;
+        for i in 0..n {
+            let st = Stamp {
+                cpu: i.wrapping_mul(2_654_435_761),
+                pid: 1,
+                time_ns: i as u64,
+                seq: 0,
+            };
+            w.write(&st, &ev(1)).unwrap();
+        }
+        let data = w.into_inner();
+        let pipe = InputSource::Stream {
+            name: "pipe".into(),
+            reader: Box::new(io::Cursor::new(data.clone())),
+        };
+        for src in [bytes("file", data), pipe] {
+            let mut t = Trace::open(vec![src]).unwrap();
+            let mut sum = RunSummary::default();
+            let mut m = t.merger(&mut sum);
+            let mut delivered = 0u32;
+            m.run(&mut sum, &mut |_| {
+                delivered += 1;
+                ControlFlow::Continue(())
+            });
+            assert_eq!(delivered, n);
+            assert!(sum.errors.is_empty());
+            let queues = m.demux[0].queues.len();
+            assert!(queues <= MAX_CPUS as usize + 1, "{queues} queues");
+        }
+    }
 }
