@@ -386,7 +386,6 @@ fn piped_stream_holds_the_same_records_as_the_files() {
     assert_eq!(norm(piped.kernel_records), norm(files.kernel_records));
 }
 
-/// The pid of the grtrace child currently recording (found through /proc by its arguments).
 /// Records the simulator's second tracing session of card0 with `grtrace -o -` (1 MiB x 16
 /// sub-buffers), stops it with SIGINT once the quota is produced, and returns its output.
 fn second_session_on_stdout(root: &Path, sim: &Sim) -> std::process::Output {
@@ -407,6 +406,7 @@ fn second_session_on_stdout(root: &Path, sim: &Sim) -> std::process::Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     let reader = std::thread::spawn(move || child.wait_with_output().unwrap());
     let t0 = Instant::now();
     while sim.stats(0).sessions.load(Ordering::Acquire) < 2 {
@@ -414,25 +414,8 @@ fn second_session_on_stdout(root: &Path, sim: &Sim) -> std::process::Output {
         std::thread::sleep(Duration::from_millis(5));
     }
     wait_produced(sim, 0);
-    nix::sys::signal::kill(sim_child_pid(root), nix::sys::signal::SIGINT).unwrap();
+    nix::sys::signal::kill(pid, nix::sys::signal::SIGINT).unwrap();
     reader.join().unwrap()
-}
-
-fn sim_child_pid(root: &Path) -> nix::unistd::Pid {
-    let needle = root.to_string_lossy().into_owned();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
-            continue;
-        };
-        let cmd = String::from_utf8_lossy(&cmd);
-        if cmd.contains("grtrace\0") && cmd.contains(&needle) {
-            return nix::unistd::Pid::from_raw(pid);
-        }
-    }
-    panic!("grtrace child not found");
 }
 
 #[test]
@@ -576,9 +559,9 @@ fn grtparse_bin() -> Option<PathBuf> {
 }
 
 /// grtparse's event lines, sorted, without the lines that differ between a per-CPU file set
-/// and a merged stream by design (STREAM_INFO) and without the summary.
-fn grtparse_lines(bin: &Path, args: &[&std::ffi::OsStr]) -> (Vec<String>, String) {
-    let o = Command::new(bin).args(args).output().unwrap();
+/// and a merged stream by design (STREAM_INFO) and without the summary; and the whole output.
+fn grtparse_lines(cmd: &mut Command) -> (Vec<String>, String) {
+    let o = cmd.output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8(o.stdout).unwrap();
     let mut lines: Vec<String> = text
@@ -612,7 +595,7 @@ fn grtparse_shows_exactly_the_events_produced_and_the_pipe_gives_the_same_lines(
     let r = record_until(opts(&root.0, &out.0, &["card0"]), || wait_produced(&sim, 0)).unwrap();
     assert!(r.failure.is_none());
     let base = out.0.join("run");
-    let (file_lines, text) = grtparse_lines(&grtparse, &[base.as_os_str()]);
+    let (file_lines, text) = grtparse_lines(Command::new(&grtparse).arg(&base));
     assert_eq!(summary_total(&text, "events"), N);
     assert_eq!(summary_total(&text, "lost(kernel)"), 0);
     assert_eq!(summary_total(&text, "lost(gap)"), 0);
@@ -623,20 +606,7 @@ fn grtparse_shows_exactly_the_events_produced_and_the_pipe_gives_the_same_lines(
     let piped = out.0.join("piped.bin");
     std::fs::write(&piped, &o.stdout).unwrap();
     let stdin = std::fs::File::open(&piped).unwrap();
-    let p = Command::new(&grtparse)
-        .args(["-i", "-"])
-        .stdin(stdin)
-        .output()
-        .unwrap();
-    assert!(p.status.success());
-    let text = String::from_utf8(p.stdout).unwrap();
-    let mut pipe_lines: Vec<String> = text
-        .lines()
-        .take_while(|l| !l.starts_with("Summary"))
-        .filter(|l| !l.is_empty() && !l.contains("STREAM_INFO"))
-        .map(str::to_string)
-        .collect();
-    pipe_lines.sort();
+    let (pipe_lines, text) = grtparse_lines(Command::new(&grtparse).args(["-i", "-"]).stdin(stdin));
     assert_eq!(summary_total(&text, "events"), N);
     assert_eq!(pipe_lines.len(), file_lines.len());
     if let Some(i) = (0..pipe_lines.len()).find(|&i| pipe_lines[i] != file_lines[i]) {
