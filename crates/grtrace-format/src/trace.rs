@@ -820,17 +820,18 @@ impl Queue {
     }
 
     /// The head record and its stream offset.
+    #[inline(always)]
     fn peek(&self) -> (RecordView<'_>, u64) {
         let off = u64::from_ne_bytes(self.data[self.head..self.head + 8].try_into().unwrap());
-        let bytes = &self.data[self.head + 8..];
-        // Queued records were checked when they were read.
-        let r = RecordView::parse(bytes, self.endian, off).expect("queued record was checked");
+        // Queued records were checked when they were read: only the size is read again.
+        let r = RecordView::checked(&self.data[self.head + 8..], self.endian);
         (r, off)
     }
 
-    fn pop(&mut self) -> usize {
-        let (r, _) = self.peek();
-        let n = 8 + r.size();
+    /// Drops the head record, whose size is `size`; returns the bytes freed.
+    #[inline(always)]
+    fn pop(&mut self, size: usize) -> usize {
+        let n = 8 + size;
         self.head += n;
         if self.head == self.data.len() {
             self.data.clear();
@@ -868,6 +869,8 @@ struct Demux<'m> {
     /// Queue index by (CPU, header generation); CPUs at or above `MAX_CPUS` share one queue,
     /// so crafted CPU numbers cannot multiply queues.
     index: std::collections::HashMap<(u32, u32), usize>,
+    /// The last `index` entry used: merged inputs come in runs of one CPU.
+    last: Option<((u32, u32), usize)>,
     /// Queues that received records while out of the heap (work for `enqueue_ready`).
     ready: Vec<usize>,
     buffered: usize,
@@ -888,6 +891,7 @@ impl<'m> Demux<'m> {
             },
             queues: Vec::new(),
             index: std::collections::HashMap::new(),
+            last: None,
             ready: Vec::new(),
             buffered: 0,
             done: false,
@@ -1111,20 +1115,28 @@ impl Demux<'_> {
                 continue;
             }
             let cpu = hs0.endian.u32(rec, rec_off::CPU).min(MAX_CPUS);
-            let qi = match self.index.get(&(cpu, hs0.gen)) {
-                Some(&i) => i,
-                None => {
-                    self.queues.push(Queue {
-                        endian: hs0.endian,
-                        check: hs0.check,
-                        data: Vec::new(),
-                        head: 0,
-                        in_heap: false,
-                        pending: false,
-                        id: None,
-                    });
-                    self.index.insert((cpu, hs0.gen), self.queues.len() - 1);
-                    self.queues.len() - 1
+            let key = (cpu, hs0.gen);
+            let qi = match self.last {
+                Some((k, i)) if k == key => i,
+                _ => {
+                    let i = match self.index.get(&key) {
+                        Some(&i) => i,
+                        None => {
+                            self.queues.push(Queue {
+                                endian: hs0.endian,
+                                check: hs0.check,
+                                data: Vec::new(),
+                                head: 0,
+                                in_heap: false,
+                                pending: false,
+                                id: None,
+                            });
+                            self.index.insert(key, self.queues.len() - 1);
+                            self.queues.len() - 1
+                        }
+                    };
+                    self.last = Some((key, i));
+                    i
                 }
             };
             let q = &mut self.queues[qi];
@@ -1221,18 +1233,7 @@ impl<'m> Merger<'m> {
         }
     }
 
-    /// Sequence check of one record. Returns a gap to deliver before it.
-    #[inline(always)]
-    fn check_seq(
-        seqs: &mut Vec<CpuSeq>,
-        r: &RecordView<'_>,
-        name: &str,
-        offset: u64,
-        sum: &mut RunSummary,
-    ) -> Option<Lost> {
-        Self::check_seq_key(seqs, r.cpu(), r.seq(), r.time_ns(), name, offset, sum)
-    }
-
+    /// Sequence check of one record, by its merge key. Returns a gap to deliver before it.
     #[inline(always)]
     fn check_seq_key(
         seqs: &mut Vec<CpuSeq>,
@@ -1308,8 +1309,15 @@ impl<'m> Merger<'m> {
                 let c = &mut self.files[top.cur as usize];
                 let r = c.head.expect("heap entry has a head");
                 if c.check {
-                    if let Some(g) = Self::check_seq(&mut self.seqs, &r, c.name, c.pos as u64, sum)
-                    {
+                    if let Some(g) = Self::check_seq_key(
+                        &mut self.seqs,
+                        top.cpu,
+                        top.seq,
+                        top.time,
+                        c.name,
+                        c.pos as u64,
+                        sum,
+                    ) {
                         if f(Item::Gap(g)).is_break() {
                             sum.stopped = true;
                             return;
@@ -1337,8 +1345,17 @@ impl<'m> Merger<'m> {
                     let name = d.name;
                     let q = &d.queues[qi];
                     let (r, off) = q.peek();
+                    let size = r.size();
                     if q.check {
-                        if let Some(g) = Self::check_seq(&mut self.seqs, &r, name, off, sum) {
+                        if let Some(g) = Self::check_seq_key(
+                            &mut self.seqs,
+                            top.cpu,
+                            top.seq,
+                            top.time,
+                            name,
+                            off,
+                            sum,
+                        ) {
                             if f(Item::Gap(g)).is_break() {
                                 sum.stopped = true;
                                 return;
@@ -1350,7 +1367,7 @@ impl<'m> Merger<'m> {
                         sum.stopped = true;
                         return;
                     }
-                    let n = d.queues[qi].pop();
+                    let n = d.queues[qi].pop(size);
                     d.buffered -= n;
                     if d.queues[qi].is_empty() {
                         // The watermark: nothing else may go out before this CPU's next

@@ -194,6 +194,19 @@ impl<'a> RecordView<'a> {
         Ok(RecordView { bytes, endian })
     }
 
+    /// A view of the record at the start of `data`, which [`parse`](Self::parse) has
+    /// already accepted with this byte order (only its size is read again).
+    #[inline(always)]
+    pub(crate) fn checked(data: &'a [u8], endian: Endian) -> Self {
+        let size = endian.u16(data, rec_off::SIZE) as usize;
+        let r = RecordView {
+            bytes: &data[..size],
+            endian,
+        };
+        debug_assert!(RecordView::parse(data, endian, 0).is_ok());
+        r
+    }
+
     #[inline]
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
