@@ -133,17 +133,25 @@ pub fn run(args: &Args, quit: &AtomicBool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let (Some(name), Some(path)) = (&args.scenario, &args.truth) {
-        // config() checked the name.
-        if let Some(sc) = scenarios::by_name(name, args.seed, args.jobs) {
-            if let Err(e) = std::fs::write(path, scenarios::truth_csv(&sc.truth)) {
-                eprintln!("grtsim: {}: {e}", path.display());
-                return ExitCode::from(1);
+    // config() checked the name; the scenario is built once, for its truth and to play.
+    let scenario = cfg
+        .scenario
+        .as_deref()
+        .and_then(|n| scenarios::by_name(n, cfg.seed, cfg.jobs));
+    let started = match scenario {
+        Some(sc) => {
+            if let Some(path) = &args.truth {
+                if let Err(e) = std::fs::write(path, scenarios::truth_csv(&sc.truth)) {
+                    eprintln!("grtsim: {}: {e}", path.display());
+                    return ExitCode::from(1);
+                }
             }
+            Sim::start_playing(&cfg, sc)
         }
-    }
+        None => Sim::start(&cfg),
+    };
     let root = cfg.root.display();
-    let sim = match Sim::start(&cfg) {
+    let sim = match started {
         Ok(s) => s,
         Err(e) => {
             eprintln!("grtsim: cannot build {root}/grtrace: {e}");

@@ -86,7 +86,7 @@ pub struct Sim {
 impl Sim {
     /// Creates the tree and starts serving. Returns once every card directory is ready.
     pub fn start(cfg: &SimConfig) -> io::Result<Sim> {
-        let workload = match &cfg.scenario {
+        match &cfg.scenario {
             Some(name) => {
                 let sc = scenarios::by_name(name, cfg.seed, cfg.jobs).ok_or_else(|| {
                     io::Error::new(
@@ -97,17 +97,32 @@ impl Sim {
                         ),
                     )
                 })?;
-                let mut per_cpu = vec![Vec::new(); cfg.cpus.max(1) as usize];
-                for (st, b) in sc.records {
-                    per_cpu[(st.cpu % cfg.cpus.max(1)) as usize].push((st, b));
-                }
-                Workload::Script(per_cpu.into_iter().map(Arc::new).collect())
+                Sim::start_playing(cfg, sc)
             }
-            None => Workload::Live {
-                rate: cfg.rate,
-                events: cfg.events,
-            },
-        };
+            None => Sim::serve(
+                cfg,
+                Workload::Live {
+                    rate: cfg.rate,
+                    events: cfg.events,
+                },
+            ),
+        }
+    }
+
+    /// Like [`Sim::start`], playing `sc`, already built (for example from `cfg.scenario`, by a
+    /// caller that also wants its truth), instead of `cfg.scenario` or the live model.
+    pub fn start_playing(cfg: &SimConfig, sc: scenarios::Scenario) -> io::Result<Sim> {
+        let mut per_cpu = vec![Vec::new(); cfg.cpus.max(1) as usize];
+        for (st, b) in sc.records {
+            per_cpu[(st.cpu % cfg.cpus.max(1)) as usize].push((st, b));
+        }
+        Sim::serve(
+            cfg,
+            Workload::Script(per_cpu.into_iter().map(Arc::new).collect()),
+        )
+    }
+
+    fn serve(cfg: &SimConfig, workload: Workload) -> io::Result<Sim> {
         let quit = Arc::new(AtomicBool::new(false));
         let mut cards = Vec::new();
         for card in 0..cfg.cards {
