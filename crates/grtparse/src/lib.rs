@@ -119,7 +119,7 @@ pub struct Cli {
     pub wall: bool,
 }
 
-/// What the per-item handler gets: a merged item, or (dump only) a run of event records.
+/// What the per-item handler gets: a merged item, or (dump only) native event records.
 enum Input<'a> {
     Item(Item<'a>),
     Run(&'a [u8]),
@@ -436,7 +436,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     let mut handle = |input: Input<'_>| -> ControlFlow<()> {
         let item = match input {
             Input::Run(bytes) => {
-                // Consecutive native event records of one CPU: one copy into the dump.
+                // Native event records (consecutive ones of one CPU file): one copy into the dump.
                 if let Some(d) = dump.as_mut() {
                     d.out.bytes(bytes);
                     if d.out.failed() {
@@ -470,24 +470,6 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
                             ControlFlow::Continue(())
                         };
                     }
-                }
-            }
-        }
-        if dump_only {
-            if let (Item::Record(r), Some(d)) = (&item, dump.as_mut()) {
-                if r.rtype() == rtype::EVENT && r.endian() == Endian::NATIVE {
-                    if genesis.is_none() {
-                        genesis = Some(r.time_ns());
-                    }
-                    match <&[u8; abi::rsize::EVENT]>::try_from(r.bytes()) {
-                        Ok(b) => d.out.block(b, abi::rsize::EVENT),
-                        Err(_) => d.out.bytes(r.bytes()),
-                    }
-                    return if d.out.failed() {
-                        ControlFlow::Break(())
-                    } else {
-                        ControlFlow::Continue(())
-                    };
                 }
             }
         }

@@ -41,8 +41,8 @@
 //!   so the good inputs are still parsed.
 //! * [`TraceError`] has `file` and `error: ErrorKind`; `ErrorKind::Format` wraps [`FormatError`].
 //! * Added: [`Trace::for_each_raw`] for consumers that copy records verbatim (`grtparse -d`):
-//!   the same merge, with consecutive native-endian event records of one CPU delivered as one
-//!   slice ([`RawItem`]).
+//!   the same merge, with native-endian event records delivered as byte slices ([`RawItem`]):
+//!   consecutive ones of one per-CPU file as one slice.
 //! * [`RunSummary`] also counts gaps, sequence repeats, reordered records and keeps warnings.
 
 use std::fmt;
@@ -302,8 +302,9 @@ pub enum Item<'a> {
 /// An item of [`Trace::for_each_raw`].
 #[derive(Clone, Copy, Debug)]
 pub enum RawItem<'a> {
-    /// `count` whole event records, consecutive in one native-endian per-CPU input and in
-    /// merged order: copy `bytes` as they are.
+    /// `count` whole native-endian event records, in merged order: copy `bytes` as they are.
+    /// Consecutive records of one per-CPU file come as one slice; when any input is a
+    /// merged stream (a pipe, a dump), every event comes alone (`count` 1).
     Events { bytes: &'a [u8], count: u64 },
     /// Any other item, exactly as [`Trace::for_each`] delivers it.
     Item(Item<'a>),
@@ -518,9 +519,9 @@ impl Trace {
     }
 
     /// Like [`for_each`](Self::for_each), for consumers that copy records verbatim (the
-    /// `-d` dump): consecutive native-endian event records of one per-CPU file come as one
-    /// [`RawItem::Events`] slice, already merged and sequence-checked; everything else comes
-    /// as [`RawItem::Item`]. Same order, same checks, same summary.
+    /// `-d` dump): native-endian event records come as [`RawItem::Events`] slices (consecutive
+    /// ones of one per-CPU file as one slice), already merged and sequence-checked; everything
+    /// else comes as [`RawItem::Item`]. Same order, same checks, same summary.
     pub fn for_each_raw<F>(&mut self, mut f: F) -> RunSummary
     where
         F: FnMut(RawItem<'_>) -> ControlFlow<()>,
@@ -533,7 +534,15 @@ impl Trace {
         if m.demux.is_empty() {
             m.run_files_raw(&mut sum, &mut f);
         } else {
-            m.run(&mut sum, &mut |it| f(RawItem::Item(it)));
+            m.run(&mut sum, &mut |it| match it {
+                Item::Record(r) if r.endian() == Endian::NATIVE && r.is_event() => {
+                    f(RawItem::Events {
+                        bytes: r.bytes(),
+                        count: 1,
+                    })
+                }
+                it => f(RawItem::Item(it)),
+            });
         }
         sum
     }
@@ -1391,6 +1400,9 @@ impl<'m> Merger<'m> {
     /// `run_files` delivering runs of native event records as slices.
     // `flush!` resets the run even where the loop is left right after.
     #[allow(unused_assignments)]
+    // Kept out of `for_each_raw`, so that the other merge loop compiled there does not
+    // change this hot loop's code (measured: +1.6% instructions on a files-only dump).
+    #[inline(never)]
     fn run_files_raw<F>(&mut self, sum: &mut RunSummary, f: &mut F)
     where
         F: FnMut(RawItem<'_>) -> ControlFlow<()>,
@@ -1714,6 +1726,44 @@ mod tests {
         assert_eq!(sum.records, wsum.records);
         assert_eq!(sum.gaps, 1);
         assert!(slices >= 3 && slices < want.len(), "{slices}");
+    }
+
+    /// With a merged input, `for_each_raw` delivers every native event alone.
+    #[test]
+    fn raw_events_of_a_merged_input_come_one_by_one() {
+        let mut h = StreamHeader::new(abi::CPU_MERGED, 0, "test");
+        h.flags = abi::STREAM_MERGED;
+        let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
+        for (cpu, t, seq) in [(0, 10, 1), (1, 5, 1), (0, 20, 3), (1, 25, 2)] {
+            let st = Stamp {
+                cpu,
+                pid: 1,
+                time_ns: t,
+                seq,
+            };
+            w.write(&st, &ev(1)).unwrap();
+        }
+        let data = w.into_inner();
+        let (want, _) = collect(vec![bytes("m", data.clone())]);
+        let mut t = Trace::open(vec![bytes("m", data)]).unwrap();
+        let mut got = Vec::new();
+        t.for_each_raw(|it| {
+            got.push(match it {
+                RawItem::Events { bytes, count } => {
+                    assert_eq!(count, 1);
+                    let r = RecordView::parse(bytes, Endian::NATIVE, 0).unwrap();
+                    assert_eq!(r.size(), bytes.len());
+                    format!("{}:{}:{}", r.cpu(), r.time_ns(), r.seq())
+                }
+                RawItem::Item(Item::Gap(g)) => {
+                    format!("gap{}:{}:{}-{}", g.cpu, g.count, g.first_ns, g.last_ns)
+                }
+                RawItem::Item(Item::Record(r)) => panic!("native event as an item: {r:?}"),
+            });
+            ControlFlow::Continue(())
+        });
+        assert_eq!(got, want);
+        assert_eq!(want.len(), 5);
     }
 
     /// Found by the fuzzer: huge sequence jumps must not overflow the gap counters.
