@@ -16,7 +16,7 @@ use std::os::unix::fs::FileExt;
 
 use clap::Parser;
 use grtrace_format::abi::{self, rtype};
-use grtrace_format::view::{Body, Stamp, StreamHeader};
+use grtrace_format::view::{Body, EventBody, Stamp, StreamHeader};
 use grtrace_format::{encode, Endian, Item, RawItem, Trace};
 
 use crate::format::{compile, slot_by_name, slot_of, Line, Render, NSLOTS};
@@ -220,30 +220,6 @@ fn open_sink(name: &str) -> io::Result<(Box<dyn Write + Send>, Option<File>)> {
         let regular = f.metadata().map(|m| m.is_file()).unwrap_or(false);
         let handle = if regular { f.try_clone().ok() } else { None };
         Ok((Box::new(f), handle))
-    }
-}
-
-/// The event fields of a native-endian event record, at their fixed offsets (FORMAT.md §4).
-#[inline(always)]
-fn event_fields_ne(b: &[u8; abi::rsize::EVENT]) -> grtrace_format::EventBody {
-    let u16_at = |o: usize| u16::from_ne_bytes([b[o], b[o + 1]]);
-    let u32_at = |o: usize| u32::from_ne_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
-    let u64_at = |o: usize| {
-        let mut x = [0u8; 8];
-        x.copy_from_slice(&b[o..o + 8]);
-        u64::from_ne_bytes(x)
-    };
-    use abi::{event_off, rec_off};
-    grtrace_format::EventBody {
-        code: u16_at(rec_off::CODE),
-        flags: u16_at(rec_off::FLAGS),
-        ctx: u32_at(event_off::CTX),
-        ring: u32_at(event_off::RING),
-        seqno: u64_at(event_off::SEQNO),
-        arg0: u64_at(event_off::ARG0),
-        arg1: u64_at(event_off::ARG1),
-        arg2: u32_at(event_off::ARG2),
-        arg3: u32_at(event_off::ARG3),
     }
 }
 
@@ -453,15 +429,8 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
                     (<&[u8; abi::rsize::EVENT]>::try_from(r.bytes()), r.endian())
                 {
                     if u16::from_ne_bytes([b[0], b[1]]) == rtype::EVENT {
-                        let ev = event_fields_ne(b);
-                        let line = Line {
-                            slot: slot_of(rtype::EVENT, ev.code),
-                            cpu: u32::from_ne_bytes(b[8..12].try_into().unwrap()),
-                            pid: u32::from_ne_bytes(b[12..16].try_into().unwrap()),
-                            time: u64::from_ne_bytes(b[16..24].try_into().unwrap()),
-                            seq: u64::from_ne_bytes(b[24..32].try_into().unwrap()),
-                            what: format::What::Event(ev),
-                        };
+                        let ev = EventBody::from_ne_bytes(b);
+                        let line = Line::event(r, ev);
                         stats.count_event(line.cpu, line.slot);
                         render.event_line(o, &line, &ev);
                         return if o.failed() {

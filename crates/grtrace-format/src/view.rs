@@ -365,6 +365,11 @@ impl<'a> EventView<'a> {
     /// Copies every event field out (72 bytes of plain data).
     #[inline]
     pub fn fields(&self) -> EventBody {
+        if self.0.endian == Endian::NATIVE {
+            // Event records are at least `rsize::EVENT` bytes (checked by `parse`).
+            let b = self.0.bytes[..rsize::EVENT].try_into().unwrap();
+            return EventBody::from_ne_bytes(b);
+        }
         EventBody {
             code: self.code(),
             flags: self.0.flags(),
@@ -411,6 +416,32 @@ pub struct EventBody {
     pub arg1: u64,
     pub arg2: u32,
     pub arg3: u32,
+}
+
+impl EventBody {
+    /// The event fields of a native-endian event record (its first [`rsize::EVENT`] bytes),
+    /// read at their fixed offsets (FORMAT.md §4) without a byte-order switch.
+    #[inline(always)]
+    pub fn from_ne_bytes(b: &[u8; rsize::EVENT]) -> EventBody {
+        let u16_at = |o: usize| u16::from_ne_bytes([b[o], b[o + 1]]);
+        let u32_at = |o: usize| u32::from_ne_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+        let u64_at = |o: usize| {
+            let mut x = [0u8; 8];
+            x.copy_from_slice(&b[o..o + 8]);
+            u64::from_ne_bytes(x)
+        };
+        EventBody {
+            code: u16_at(rec_off::CODE),
+            flags: u16_at(rec_off::FLAGS),
+            ctx: u32_at(event_off::CTX),
+            ring: u32_at(event_off::RING),
+            seqno: u64_at(event_off::SEQNO),
+            arg0: u64_at(event_off::ARG0),
+            arg1: u64_at(event_off::ARG1),
+            arg2: u32_at(event_off::ARG2),
+            arg3: u32_at(event_off::ARG3),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
