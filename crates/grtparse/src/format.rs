@@ -11,7 +11,7 @@
 use grtrace_format::abi::{self, eflag, lost_source, rtype, EventCode};
 use grtrace_format::view::{Body, EventBody, Lost, RecordView};
 
-use crate::out::{Out, Short, Sink};
+use crate::out::{Cursor, Out, Short};
 
 /// Number of counting slots: event codes 0..64, then note types 64 + rtype.
 pub const NSLOTS: usize = 72;
@@ -479,7 +479,7 @@ impl Render {
                 out.u64(e.ctx as u64);
                 out.byte(b' ');
                 out.u64(e.seqno);
-                event_details(out, &e);
+                event_details_out(out, &e);
             }
             What::Note(Body::Ring(n)) => {
                 out.u64(n.ring as u64);
@@ -540,7 +540,7 @@ impl Render {
     /// The event- or note-specific part, each item as ` key=value`.
     pub fn details(&self, out: &mut Out, l: &Line<'_>) {
         match l.what {
-            What::Event(e) => event_details(out, &e),
+            What::Event(e) => event_details_out(out, &e),
             What::Gap(g) => self.lost_details(out, &g),
             What::Note(b) => match b {
                 Body::Process { comm } => {
@@ -593,7 +593,7 @@ impl Render {
                         b" clean=no"
                     });
                 }
-                Body::Event(e) => event_details(out, &e),
+                Body::Event(e) => event_details_out(out, &e),
                 Body::Unknown { .. } => {}
             },
         }
@@ -756,20 +756,29 @@ fn flag_names(out: &mut Out, flags: u16) {
 }
 
 #[inline(always)]
-fn kv<S: Sink, const N: usize>(out: &mut S, k: &[u8; N], v: u64) {
+fn kv<const N: usize>(out: &mut Cursor<'_>, k: &[u8; N], v: u64) {
     out.lit(k);
     out.u64(v);
 }
 
 #[inline(always)]
-fn kx<S: Sink, const N: usize>(out: &mut S, k: &[u8; N], v: u64) {
+fn kx<const N: usize>(out: &mut Cursor<'_>, k: &[u8; N], v: u64) {
     out.lit(k);
     out.hex(v);
 }
 
-/// ` key=value` items of an event, by code (FORMAT.md §4.1), then its flags.
+/// [`event_details`] written straight into an [`Out`].
+fn event_details_out(out: &mut Out, e: &EventBody) {
+    let mut c = out.cursor();
+    event_details(&mut c, e);
+    let n = c.written();
+    out.commit(n);
+}
+
+/// ` key=value` items of an event, by code (FORMAT.md §4.1), then its flags (far less than
+/// the cursor's [`LINE_MAX`](crate::out::LINE_MAX)).
 #[inline(always)]
-pub fn event_details<S: Sink>(out: &mut S, e: &EventBody) {
+pub fn event_details(out: &mut Cursor<'_>, e: &EventBody) {
     match e.code {
         1 | 2 | 4 => {
             kv(out, b" wp=", e.arg0);

@@ -108,53 +108,6 @@ fn digits20(v: u64, tmp: &mut [u8; 40]) -> usize {
     i
 }
 
-/// What the event-details writer needs; implemented by [`Out`] (checked) and [`Cursor`]
-/// (one line, room reserved up front).
-pub trait Sink {
-    fn lit<const N: usize>(&mut self, s: &[u8; N]);
-    fn u64(&mut self, v: u64);
-    fn hex(&mut self, v: u64);
-    fn short<const N: usize>(&mut self, s: &Short<N>);
-}
-
-impl Sink for Out {
-    #[inline(always)]
-    fn lit<const N: usize>(&mut self, s: &[u8; N]) {
-        Out::lit(self, s)
-    }
-    #[inline(always)]
-    fn u64(&mut self, v: u64) {
-        Out::u64(self, v)
-    }
-    #[inline(always)]
-    fn hex(&mut self, v: u64) {
-        Out::hex(self, v)
-    }
-    #[inline(always)]
-    fn short<const N: usize>(&mut self, s: &Short<N>) {
-        Out::short(self, s)
-    }
-}
-
-impl Sink for Cursor<'_> {
-    #[inline(always)]
-    fn lit<const N: usize>(&mut self, s: &[u8; N]) {
-        Cursor::lit(self, s)
-    }
-    #[inline(always)]
-    fn u64(&mut self, v: u64) {
-        Cursor::u64(self, v)
-    }
-    #[inline(always)]
-    fn hex(&mut self, v: u64) {
-        Cursor::hex(self, v)
-    }
-    #[inline(always)]
-    fn short<const N: usize>(&mut self, s: &Short<N>) {
-        Cursor::short(self, s)
-    }
-}
-
 /// [`digits20`] with 32-bit arithmetic (most fields fit; the divisions are cheaper).
 #[inline(always)]
 fn digits20_u32(mut v: u32, tmp: &mut [u8; 40]) -> usize {
