@@ -293,7 +293,11 @@ impl Drain {
                 b.clear();
                 b
             }
-            Err(_) => Vec::with_capacity(self.chunk_bytes + self.buf.subbuf_size()),
+            // A chunk ships once it reaches chunk_bytes: before its last region it holds less,
+            // then come at most a sub-buffer of records and the loss note put before them.
+            Err(_) => {
+                Vec::with_capacity(self.chunk_bytes + self.buf.subbuf_size() + rsize::NOTE_LOST)
+            }
         }
     }
 
