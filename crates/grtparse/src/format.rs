@@ -63,13 +63,12 @@ pub fn slot_by_name(name: &str) -> Option<usize> {
     if let Some(c) = EventCode::from_name(name) {
         return Some(c as usize);
     }
-    if let Some((_, n)) = NOTE_NAMES
+    if let Some((rt, _)) = NOTE_NAMES
         .iter()
         .skip(2)
         .find(|(_, n)| n.eq_ignore_ascii_case(name))
     {
-        let rt = NOTE_NAMES.iter().find(|x| x.1 == *n).unwrap().0;
-        return Some(SLOT_NOTE_BASE + rt as usize);
+        return Some(SLOT_NOTE_BASE + *rt as usize);
     }
     let up = name.to_ascii_uppercase();
     let num = up.strip_prefix("EVENT_")?.parse::<usize>().ok()?;
@@ -379,10 +378,7 @@ impl Render {
     #[inline(always)]
     fn time(&self, out: &mut Out, t: u64, w: usize) {
         let (neg, v) = match self.wall {
-            Some((real, clock)) => {
-                let v = (real as i128 + t as i128 - clock as i128).max(0) as u64;
-                (false, v)
-            }
+            Some(anchor) => (false, wall_ns(anchor, t)),
             None => {
                 if t >= self.genesis {
                     (false, t - self.genesis)
@@ -663,17 +659,10 @@ impl Render {
                 b's' => out.u64(l.seq),
                 b'T' | b't' | b'z' => {
                     let v = if c == b'z' {
-                        match self.anchor {
-                            Some((real, clock)) => {
-                                (real as i128 + l.time as i128 - clock as i128).max(0) as u64
-                            }
-                            None => 0,
-                        }
+                        self.anchor.map_or(0, |a| wall_ns(a, l.time))
                     } else {
                         match self.wall {
-                            Some((real, clock)) => {
-                                (real as i128 + l.time as i128 - clock as i128).max(0) as u64
-                            }
+                            Some(a) => wall_ns(a, l.time),
                             None => l.time.saturating_sub(self.genesis),
                         }
                     };
@@ -708,6 +697,14 @@ impl Render {
             pad_field(out, start, width, left);
         }
     }
+}
+
+/// Wall-clock nanoseconds of record time `t` for an `(anchor_realtime_ns, anchor_clock_ns)`
+/// anchor, clamped at 0 (like [`StreamHeader::wall_ns`](grtrace_format::StreamHeader::wall_ns),
+/// which says `None` instead).
+#[inline(always)]
+fn wall_ns((real, clock): (u64, u64), t: u64) -> u64 {
+    (real as i128 + t as i128 - clock as i128).max(0) as u64
 }
 
 /// Pads what was written since `start` to `width` columns.

@@ -39,7 +39,7 @@ impl Stats {
         }
     }
 
-    /// Counts a shown event (no per-process table: the fast path runs without `-s`).
+    /// Counts a shown event per CPU only (the fast path runs without `-s`).
     #[inline(always)]
     pub fn count_event(&mut self, cpu: u32, slot: usize) {
         let c = cpu_index(cpu);
@@ -52,11 +52,7 @@ impl Stats {
     /// Counts a shown line.
     #[inline(always)]
     pub fn count(&mut self, l: &Line<'_>, r: &RecordView<'_>) {
-        let c = cpu_index(l.cpu);
-        if c >= self.per_cpu.len() {
-            self.per_cpu.resize(c + 1, [0; NSLOTS]);
-        }
-        self.per_cpu[c][l.slot] += 1;
+        self.count_event(l.cpu, l.slot);
         if let Some(p) = self.per_proc.as_mut() {
             p.entry(l.pid).or_insert([0; NSLOTS])[l.slot] += 1;
         }
