@@ -84,6 +84,9 @@ impl Rng {
     }
 }
 
+/// An event step of a job: code and arguments 0 to 3.
+type Step = (EventCode, u64, u64, u32, u32);
+
 struct CpuOut<W: Write> {
     w: StreamWriter<W>,
     seq: u64,
@@ -195,6 +198,31 @@ impl<W: Write> Gen<'_, W> {
         self.put(cpu, pid, t, &Body::Event(ev))
     }
 
+    /// Events `base` with each step's code and arguments, from time `t`, each followed by
+    /// `gap` plus a random `0..jitter` ns. Returns the time after the last.
+    fn steps(
+        &mut self,
+        cpu: u32,
+        pid: u32,
+        mut t: u64,
+        base: &EventBody,
+        steps: &[Step],
+        (gap, jitter): (u64, u64),
+    ) -> io::Result<u64> {
+        for &(code, arg0, arg1, arg2, arg3) in steps {
+            let ev = EventBody {
+                code: code as u16,
+                arg0,
+                arg1,
+                arg2,
+                arg3,
+                ..*base
+            };
+            t = self.event(cpu, pid, t, ev)? + gap + self.rng.below(jitter);
+        }
+        Ok(t)
+    }
+
     fn run(&mut self) -> io::Result<()> {
         let ncpu = self.cfg.cpus;
         let mut now = T0;
@@ -245,8 +273,7 @@ impl<W: Write> Gen<'_, W> {
                 seqno: seqno[r],
                 ..EventBody::default()
             };
-            let mut t = now;
-            let steps: [(EventCode, u64, u64, u32, u32); 5] = [
+            let steps: [Step; 5] = [
                 (
                     EventCode::Queue,
                     fctx,
@@ -259,17 +286,7 @@ impl<W: Write> Gen<'_, W> {
                 (EventCode::Submit, wp[r], units, fill, 1),
                 (EventCode::Start, fctx, p as u64, 0, 0),
             ];
-            for (code, a0, a1, a2, a3) in steps {
-                let ev = EventBody {
-                    code: code as u16,
-                    arg0: a0,
-                    arg1: a1,
-                    arg2: a2,
-                    arg3: a3,
-                    ..base
-                };
-                t = self.event(cpu, p, t, ev)? + 200 + self.rng.below(1_500);
-            }
+            let mut t = self.steps(cpu, p, now, &base, &steps, (200, 1_500))?;
             let irq_cpu = self.rng.below(ncpu as u64) as u32;
             t += 15_000 + self.rng.below(400_000);
             let end = [
@@ -277,17 +294,7 @@ impl<W: Write> Gen<'_, W> {
                 (EventCode::Irq, seqno[r], 0, 1, 0),
                 (EventCode::Signal, fctx, seqno[r], 0, 0),
             ];
-            for (code, a0, a1, a2, a3) in end {
-                let ev = EventBody {
-                    code: code as u16,
-                    arg0: a0,
-                    arg1: a1,
-                    arg2: a2,
-                    arg3: a3,
-                    ..base
-                };
-                t = self.event(irq_cpu, 0, t, ev)? + 300 + self.rng.below(700);
-            }
+            self.steps(irq_cpu, 0, t, &base, &end, (300, 700))?;
             if job == 1 {
                 for (lcpu, count) in std::mem::take(&mut lost_pending) {
                     let last = self.cpus[lcpu as usize].last_t;
