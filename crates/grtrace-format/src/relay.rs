@@ -727,6 +727,18 @@ impl fmt::Display for CtlCommand {
     }
 }
 
+/// Whether `setup` may ask for sub-buffers of `size` bytes (the kernel's range, a multiple
+/// of the record alignment).
+pub fn subbuf_size_ok(size: usize) -> bool {
+    (subbuf::MIN_SUBBUF_SIZE..=subbuf::MAX_SUBBUF_SIZE).contains(&size)
+        && size.is_multiple_of(crate::abi::RECORD_ALIGN)
+}
+
+/// Whether `setup` may ask for `n` sub-buffers (the kernel's range).
+pub fn n_subbufs_ok(n: usize) -> bool {
+    (subbuf::MIN_N_SUBBUFS..=subbuf::MAX_N_SUBBUFS).contains(&n)
+}
+
 impl FromStr for CtlCommand {
     type Err = String;
     fn from_str(s: &str) -> Result<CtlCommand, String> {
@@ -760,10 +772,7 @@ impl FromStr for CtlCommand {
                     size.ok_or("setup: subbuf_size missing")?,
                     n.ok_or("setup: n_subbufs missing")?,
                 );
-                if !(subbuf::MIN_SUBBUF_SIZE..=subbuf::MAX_SUBBUF_SIZE).contains(&subbuf_size)
-                    || subbuf_size % 8 != 0
-                    || !(subbuf::MIN_N_SUBBUFS..=subbuf::MAX_N_SUBBUFS).contains(&n_subbufs)
-                {
+                if !subbuf_size_ok(subbuf_size) || !n_subbufs_ok(n_subbufs) {
                     return Err("setup: sub-buffer size or count out of range".into());
                 }
                 CtlCommand::Setup {

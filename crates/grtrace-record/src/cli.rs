@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::Parser;
-use grtrace_format::abi::{subbuf, EventCode, EVENT_MASK_ALL};
-use grtrace_format::relay::Filters;
+use grtrace_format::abi::{EventCode, EVENT_MASK_ALL};
+use grtrace_format::relay::{n_subbufs_ok, subbuf_size_ok, Filters};
 
 use crate::{summary, Options};
 
@@ -123,12 +123,7 @@ impl Args {
             None => {}
         }
         opts.subbuf_size = match parse_size(&self.buffer_size) {
-            Some(b)
-                if (subbuf::MIN_SUBBUF_SIZE..=subbuf::MAX_SUBBUF_SIZE).contains(&b)
-                    && b % 8 == 0 =>
-            {
-                b
-            }
+            Some(b) if subbuf_size_ok(b) => b,
             _ => {
                 return Err(format!(
                     "-b {}: sub-buffer size must be 4K to 64M (plain numbers are KiB)",
@@ -136,7 +131,7 @@ impl Args {
                 ))
             }
         };
-        if !(subbuf::MIN_N_SUBBUFS..=subbuf::MAX_N_SUBBUFS).contains(&self.num_sub_buffers) {
+        if !n_subbufs_ok(self.num_sub_buffers) {
             return Err("-n: sub-buffer count must be 2 to 4096".into());
         }
         opts.n_subbufs = self.num_sub_buffers;

@@ -29,7 +29,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use grtrace_format::abi::{self, rsize};
-use grtrace_format::relay::{CtlCommand, DevState, DrainCursor, Filters, Info, RelayBuf};
+use grtrace_format::relay::{self, CtlCommand, DevState, DrainCursor, Filters, Info, RelayBuf};
 use grtrace_format::{Endian, StreamHeader};
 
 pub use device::{Device, DEFAULT_ROOT};
@@ -215,9 +215,8 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
             msg,
         };
         if s.info.subbuf_header != abi::subbuf::HEADER_SIZE
-            || s.info.subbuf_size < abi::subbuf::MIN_SUBBUF_SIZE
-            || !s.info.subbuf_size.is_multiple_of(8)
-            || s.info.n_subbufs < 2
+            || !relay::subbuf_size_ok(s.info.subbuf_size)
+            || !relay::n_subbufs_ok(s.info.n_subbufs)
         {
             return Err(bad(format!(
                 "unexpected relay geometry: subbuf_size {} n_subbufs {} header {}",
