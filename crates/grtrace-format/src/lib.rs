@@ -18,6 +18,7 @@ pub mod encode;
 pub mod endian;
 pub mod error;
 pub mod relay;
+mod sigbus;
 pub mod synth;
 pub mod trace;
 pub mod view;

@@ -56,6 +56,7 @@ use memmap2::{Mmap, UncheckedAdvice};
 use crate::abi::{self, lost_source, rec_off};
 use crate::endian::Endian;
 use crate::error::FormatError;
+use crate::sigbus::Registration;
 use crate::view::{Lost, RecordView, StreamHeader};
 
 /// Bytes a pipe input reads ahead before its first record is emitted (or up to its end).
@@ -67,6 +68,8 @@ pub const MAX_CPUS: u32 = 8192;
 /// Warnings kept in a summary; later ones are only counted.
 pub const MAX_WARNINGS: usize = 100;
 const READ_CHUNK: usize = 1 << 20;
+/// Smallest read buffer of a stream input (when thousands of inputs share the budget).
+const MIN_CHUNK: usize = 4 << 10;
 
 /// Where records come from.
 pub enum InputSource {
@@ -221,7 +224,50 @@ pub fn resolve_inputs(args: &[String]) -> Result<(Vec<InputSource>, Vec<String>)
     Ok((out, warnings))
 }
 
-/// `<base>.grtrace.<cpu>` files, sorted by CPU, with warnings for holes and empty files.
+/// Most ranges a "missing CPU files" warning lists; the rest are counted.
+const MAX_RANGES_SHOWN: usize = 8;
+
+/// `1,3-7,9` for sorted, distinct CPU numbers missing between the files found; at most
+/// [`MAX_RANGES_SHOWN`] ranges, then how many more. Computed from the files present, so its
+/// cost and length do not depend on the CPU numbers (a stray `run.grtrace.4294967295` is one
+/// range, not four billion numbers).
+fn missing_ranges(present: &[u32]) -> Option<String> {
+    let mut ranges = Vec::new();
+    let mut more = 0u64;
+    let mut expect = 0u32;
+    for &cpu in present {
+        if cpu > expect {
+            if ranges.len() < MAX_RANGES_SHOWN {
+                ranges.push(if cpu - 1 == expect {
+                    expect.to_string()
+                } else {
+                    format!("{expect}-{}", cpu - 1)
+                });
+            } else {
+                more += 1;
+            }
+        }
+        expect = cpu.saturating_add(1);
+    }
+    if ranges.is_empty() {
+        return None;
+    }
+    let mut s = ranges.join(",");
+    if more > 0 {
+        s.push_str(&format!(" and {more} more range(s)"));
+    }
+    Some(s)
+}
+
+/// The device part of a recorder file name `BASE.<dev>.grtrace.<cpu>` (`card<N>`), as
+/// written by `grtrace -d card0 -d card1 -o BASE`.
+fn is_card_name(s: &str) -> bool {
+    s.strip_prefix("card")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Every `<base>.grtrace.<cpu>` and `<base>.card<N>.grtrace.<cpu>` file, sorted by device then
+/// CPU, with warnings for holes (per device) and empty files.
 fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
     // Keep names as the user wrote them: `run` finds `run.grtrace.0`, not `./run.grtrace.0`.
     let (dir, prefix_dir) = match base.parent() {
@@ -232,14 +278,25 @@ fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
         .file_name()
         .and_then(|s| s.to_str())
         .ok_or_else(|| "not a file name".to_string())?;
-    let prefix = format!("{stem}.grtrace.");
+    let prefix = format!("{stem}.");
     let entries = std::fs::read_dir(&dir).map_err(|e| format!("no such file ({e})"))?;
-    let mut cpus: Vec<(u32, PathBuf, u64)> = Vec::new();
+    // (device: "" or "cardN", cpu, path, length)
+    let mut cpus: Vec<(String, u32, PathBuf, u64)> = Vec::new();
     for ent in entries.flatten() {
         let name = ent.file_name();
         let Some(name) = name.to_str() else { continue };
-        let Some(num) = name.strip_prefix(&prefix) else {
+        let Some(rest) = name.strip_prefix(&prefix) else {
             continue;
+        };
+        let Some((dev, num)) = rest.rsplit_once("grtrace.") else {
+            continue;
+        };
+        let dev = match dev {
+            "" => "",
+            d => match d.strip_suffix('.') {
+                Some(d) if is_card_name(d) => d,
+                _ => continue,
+            },
         };
         if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
             continue;
@@ -248,30 +305,33 @@ fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
             continue;
         };
         let len = ent.metadata().map(|m| m.len()).unwrap_or(0);
-        cpus.push((cpu, prefix_dir.join(name), len));
+        cpus.push((dev.to_string(), cpu, prefix_dir.join(name), len));
     }
     if cpus.is_empty() {
         return Err(format!(
-            "no such file, and no {}<cpu> files",
+            "no such file, and no {}grtrace.<cpu> or {}card<N>.grtrace.<cpu> files",
+            base.with_file_name(&prefix).display(),
             base.with_file_name(&prefix).display()
         ));
     }
-    cpus.sort_by_key(|c| c.0);
+    // Devices in numeric order (card2 before card10), then CPUs.
+    let dev_key = |d: &str| d.strip_prefix("card").and_then(|n| n.parse::<u64>().ok());
+    cpus.sort_by(|a, b| (dev_key(&a.0), &a.0, a.1).cmp(&(dev_key(&b.0), &b.0, b.1)));
     let mut warnings = Vec::new();
-    let mut expect = 0u32;
-    for (cpu, _, _) in &cpus {
-        if *cpu > expect {
-            let missing: Vec<String> = (expect..*cpu).map(|c| c.to_string()).collect();
+    for group in cpus.chunk_by(|a, b| a.0 == b.0) {
+        let present: Vec<u32> = group.iter().map(|c| c.1).collect();
+        if let Some(missing) = missing_ranges(&present) {
+            let who = match group[0].0.as_str() {
+                "" => base.display().to_string(),
+                d => format!("{}.{d}", base.display()),
+            };
             warnings.push(format!(
-                "{}: missing CPU file(s) for CPU {} (other CPUs are parsed)",
-                base.display(),
-                missing.join(",")
+                "{who}: missing CPU file(s) for CPU {missing} (other CPUs are parsed)"
             ));
         }
-        expect = cpu.saturating_add(1);
     }
     let mut files = Vec::new();
-    for (_, path, len) in cpus {
+    for (_, _, path, len) in cpus {
         if len == 0 {
             warnings.push(format!("{}: byte 0: empty file, skipped", path.display()));
         } else {
@@ -333,6 +393,12 @@ pub struct RunSummary {
     pub reordered: u64,
     /// The closure asked to stop.
     pub stopped: bool,
+    /// Most bytes held at once by pipe and merged inputs (queued records and read buffers;
+    /// mapped per-CPU files hold none): bounded by [`PIPE_WINDOW`] per input.
+    pub peak_buffered: u64,
+    /// Most per-CPU queues that merged inputs held at once (at most [`MAX_CPUS`] + 1 per
+    /// input, however many stream headers it holds).
+    pub peak_queues: u64,
 }
 
 impl RunSummary {
@@ -361,7 +427,45 @@ impl Backing {
 
 struct MappedInput {
     stream: usize,
+    /// For a mapped file; declared before `backing` so that it is unregistered first.
+    shrink: Option<Shrink>,
     backing: Backing,
+    /// A per-CPU stream followed by another stream header (concatenated streams, `cat a b >
+    /// f`) within its first [`PIPE_READAHEAD`] bytes: read like a merged stream, exactly as
+    /// the same bytes on stdin.
+    concatenated: bool,
+}
+
+/// What tells whether a mapped file shrank under the reader.
+struct Shrink {
+    path: PathBuf,
+    /// Length mapped.
+    len: u64,
+    guard: Registration,
+}
+
+impl Shrink {
+    /// The error to report instead of the damage found at `offset` when the file is now
+    /// shorter than when it was mapped (or a page of it faulted): one line naming the file
+    /// and the byte where its data now ends.
+    #[cold]
+    fn error(&self, name: &str, offset: u64) -> Option<TraceError> {
+        let now = std::fs::metadata(&self.path).map(|m| m.len()).ok();
+        let end = match (now, self.guard.shrunk()) {
+            (Some(n), _) if n < self.len => n,
+            (_, Some(at)) => at,
+            _ => return None,
+        };
+        Some(TraceError::at(
+            name,
+            end.min(offset),
+            format!(
+                "the file shrank while being read ({} bytes when opened, {}): records from here on were not read",
+                self.len,
+                now.map_or("now unreadable".to_string(), |n| format!("{n} now")),
+            ),
+        ))
+    }
 }
 
 struct PipeInput {
@@ -426,8 +530,14 @@ impl Trace {
                 if len == 0 {
                     return Err(fmt_err(FormatError::Empty));
                 }
-                // SAFETY: the file is mapped read-only and private to this process; like every
-                // mmap reader we rely on nobody truncating the trace file while we parse it.
+                // SAFETY: memmap2 maps the file read-only and MAP_SHARED: other processes may
+                // change or truncate it while we read. Views into the mapping are plain byte
+                // slices, so a change only alters the bytes we see (the parser checks every
+                // size it reads, so any bytes are safe to parse). Truncation would raise
+                // SIGBUS on the pages past the new end: `sigbus::Registration` (taken before
+                // any byte is read) makes such a page read as zeros instead and lets the
+                // reader report where the file ended. Past `sigbus::SLOTS` registrations the
+                // file is read with read(2) instead of mapped.
                 let map = unsafe { Mmap::map(&file) }.map_err(|e| TraceError {
                     file: name.clone(),
                     error: ErrorKind::At {
@@ -435,7 +545,15 @@ impl Trace {
                         message: format!("cannot map: {e}"),
                     },
                 })?;
+                let Some(guard) = Registration::new(map.as_ptr(), map.len()) else {
+                    drop(map);
+                    return self.add(InputSource::Stream {
+                        name,
+                        reader: Box::new(file),
+                    });
+                };
                 let header = StreamHeader::parse(&map).map_err(fmt_err)?;
+                let concatenated = is_concatenated(&map, &header);
                 self.streams.push(StreamInfoView {
                     name,
                     header,
@@ -443,11 +561,18 @@ impl Trace {
                 });
                 self.mapped.push(MappedInput {
                     stream: self.streams.len() - 1,
+                    shrink: Some(Shrink {
+                        path,
+                        len: map.len() as u64,
+                        guard,
+                    }),
                     backing: Backing::Map(map),
+                    concatenated,
                 });
             }
             InputSource::Bytes { data, .. } => {
                 let header = StreamHeader::parse(&data).map_err(fmt_err)?;
+                let concatenated = is_concatenated(&data, &header);
                 self.streams.push(StreamInfoView {
                     name,
                     header,
@@ -455,7 +580,9 @@ impl Trace {
                 });
                 self.mapped.push(MappedInput {
                     stream: self.streams.len() - 1,
+                    shrink: None,
                     backing: Backing::Owned(data),
+                    concatenated,
                 });
             }
             InputSource::Stream { mut reader, .. } => {
@@ -509,6 +636,16 @@ impl Trace {
     where
         F: FnMut(Item<'_>) -> ControlFlow<()>,
     {
+        self.for_each_card(|_, it| f(it))
+    }
+
+    /// Like [`for_each`](Self::for_each), with the card (DRM card index `N` of `cardN`) of
+    /// the stream header each item came under: records carry no card of their own, and one
+    /// run may merge several devices (`grtrace -d card0 -d card1 -o run`).
+    pub fn for_each_card<F>(&mut self, mut f: F) -> RunSummary
+    where
+        F: FnMut(u32, Item<'_>) -> ControlFlow<()>,
+    {
         let mut sum = RunSummary {
             errors: self.open_errors.clone(),
             ..RunSummary::default()
@@ -534,7 +671,7 @@ impl Trace {
         if m.demux.is_empty() {
             m.run_files_raw(&mut sum, &mut f);
         } else {
-            m.run(&mut sum, &mut |it| match it {
+            m.run(&mut sum, &mut |_, it| match it {
                 Item::Record(r) if r.endian() == Endian::NATIVE && r.is_event() => {
                     f(RawItem::Events {
                         bytes: r.bytes(),
@@ -547,34 +684,72 @@ impl Trace {
         sum
     }
 
+    /// Checks that the inputs of each card come from one recording (one session id).
+    /// Files of another session left under the same base name (a 2-CPU recording over an
+    /// older 4-CPU one) would otherwise be merged into one wrong timeline. The error names
+    /// the first file of the other session and the file it disagrees with.
+    pub fn check_sessions(&self) -> Result<(), TraceError> {
+        for (i, s) in self.streams.iter().enumerate() {
+            let h = &s.header;
+            let first = self.streams[..i]
+                .iter()
+                .find(|o| o.header.card == h.card && o.header.session_id != h.session_id);
+            if let Some(o) = first {
+                return Err(TraceError {
+                    file: s.name.clone(),
+                    error: ErrorKind::Input(format!(
+                        "session {:#x} of card{} differs from {} (session {:#x}): files of two recordings, not merged (--force merges them)",
+                        h.session_id, h.card, o.name, o.header.session_id
+                    )),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The cards of the opened inputs, in increasing order, each once.
+    pub fn cards(&self) -> Vec<u32> {
+        let mut c: Vec<u32> = self.streams.iter().map(|s| s.header.card).collect();
+        c.sort_unstable();
+        c.dedup();
+        c
+    }
+
     fn merger(&mut self, sum: &mut RunSummary) -> Merger<'_> {
         let streams = &self.streams;
         let mut m = Merger::new();
+        let n_inputs = self.mapped.len() + self.pipes.len();
         for mi in &self.mapped {
             let info = &streams[mi.stream];
             let data = mi.backing.bytes();
-            let check = info.header.flags & abi::STREAM_SEQ_CHECKED == 0;
+            let hdr = HdrState::new(&info.header, &mut m.origins);
             let map = match &mi.backing {
                 Backing::Map(m) => Some(m),
                 Backing::Owned(_) => None,
             };
-            if info.header.is_merged() {
+            let pos = info.header.header_size as usize;
+            if info.header.is_merged() || mi.concatenated {
                 m.add_demux(Demux::new(
                     &info.name,
                     Feed::Slice {
                         data,
-                        pos: info.header.header_size as usize,
+                        pos,
+                        shrink: mi.shrink.as_ref(),
                     },
-                    &info.header,
+                    hdr,
+                    PIPE_READAHEAD,
                 ));
             } else {
                 let cur = FileCursor {
                     name: &info.name,
                     data,
-                    endian: info.header.endian,
-                    pos: info.header.header_size as usize,
+                    endian: hdr.endian,
+                    pos,
                     head: None,
-                    check,
+                    check: hdr.check,
+                    origin: hdr.origin,
+                    ident: (info.header.card, info.header.session_id),
+                    shrink: mi.shrink.as_ref(),
                     map,
                     released: 0,
                 };
@@ -583,8 +758,17 @@ impl Trace {
         }
         for p in &mut self.pipes {
             let info = &streams[p.stream];
+            let hdr = HdrState::new(&info.header, &mut m.origins);
             let buf = std::mem::take(&mut p.buf);
             let end = buf.len();
+            // A per-CPU stream is already in time order: it needs no read-ahead, and many
+            // of them (`grtreport --read` over thousands of CPU files) share the budget.
+            let readahead = if info.header.is_merged() {
+                PIPE_READAHEAD
+            } else {
+                (PIPE_READAHEAD / n_inputs).max(abi::RECORD_HEADER_SIZE)
+            };
+            let chunk = (READ_CHUNK / n_inputs).clamp(MIN_CHUNK, 1 << 16);
             m.add_demux(Demux::new(
                 &info.name,
                 Feed::Reader {
@@ -594,12 +778,37 @@ impl Trace {
                     end,
                     base: p.base,
                     eof: false,
+                    chunk,
                 },
-                &info.header,
+                hdr,
+                readahead,
             ));
         }
         m
     }
+}
+
+/// Whether another stream header follows the records of a per-CPU stream within its first
+/// [`PIPE_READAHEAD`] bytes (`cat run.grtrace.0 run.grtrace.1 > both`). Such a file is read
+/// like a merged stream, so it gives what the same bytes give on stdin. Walks record sizes
+/// only; damage ends the walk (the merge reports it).
+fn is_concatenated(data: &[u8], h: &StreamHeader) -> bool {
+    if h.is_merged() {
+        return false;
+    }
+    let end = data.len().min(PIPE_READAHEAD);
+    let mut pos = h.header_size as usize;
+    while pos + abi::RECORD_HEADER_SIZE <= end {
+        if data[pos..].starts_with(&abi::STREAM_MAGIC) {
+            return true;
+        }
+        let size = h.endian.u16(&data[pos..], rec_off::SIZE) as usize;
+        if size < abi::RECORD_HEADER_SIZE || size % 8 != 0 {
+            return false;
+        }
+        pos += size;
+    }
+    false
 }
 
 /// Reads until `buf` holds `want` bytes or the reader ends.
@@ -716,6 +925,12 @@ struct FileCursor<'m> {
     pos: usize,
     head: Option<RecordView<'m>>,
     check: bool,
+    /// Index in `Merger::origins`: the card and session of its header.
+    origin: u32,
+    /// Card and session of its header.
+    ident: (u32, u64),
+    /// Set for a mapped file: says whether damage is a shrunk file.
+    shrink: Option<&'m Shrink>,
     /// The file mapping behind `data`, if any, and how much of it was handed back.
     map: Option<&'m Mmap>,
     released: usize,
@@ -767,16 +982,61 @@ impl<'m> FileCursor<'m> {
                     return Some(r);
                 }
                 Err(e) => {
-                    sum.errors.push(TraceError {
-                        file: self.name.to_string(),
-                        error: ErrorKind::Format(e),
-                    });
+                    let shrunk = self
+                        .shrink
+                        .and_then(|s| s.error(self.name, self.pos as u64));
+                    match (shrunk, self.next_stream(sum)) {
+                        (Some(s), _) => sum.errors.push(s),
+                        (None, Some(true)) => continue,
+                        (None, Some(false)) => {}
+                        (None, None) => sum.errors.push(TraceError {
+                            file: self.name.to_string(),
+                            error: ErrorKind::Format(e),
+                        }),
+                    }
                     self.pos = self.data.len();
                     self.head = None;
                     return None;
                 }
             }
         }
+    }
+
+    /// A stream header where a record should be (a magic never parses as a record: its
+    /// size field is not a multiple of 8): a stream concatenated past the read-ahead. Its
+    /// records continue this cursor in its byte order and checking. One of another card or
+    /// session cannot (its records would be labelled with this file's card): that is an
+    /// error naming the offset. Returns None when there is no header here, else whether
+    /// the cursor can go on (an error was reported if not).
+    #[cold]
+    fn next_stream(&mut self, sum: &mut RunSummary) -> Option<bool> {
+        let at = &self.data[self.pos..];
+        if !at.starts_with(&abi::STREAM_MAGIC) {
+            return None;
+        }
+        Some(match StreamHeader::parse(at) {
+            Ok(h) if (h.card, h.session_id) == self.ident && !h.is_merged() => {
+                self.endian = h.endian;
+                self.check = h.flags & abi::STREAM_SEQ_CHECKED == 0;
+                self.pos += h.header_size as usize;
+                true
+            }
+            Ok(_) => {
+                sum.errors.push(TraceError::at(
+                    self.name,
+                    self.pos as u64,
+                    format!(
+                        "a stream of another card, session or a merged stream starts here, past the first {} MiB: read this file on stdin or split it",
+                        PIPE_READAHEAD >> 20
+                    ),
+                ));
+                false
+            }
+            Err(e) => {
+                sum.errors.push(header_error(self.name, self.pos as u64, e));
+                false
+            }
+        })
     }
 }
 
@@ -785,6 +1045,7 @@ enum Feed<'m> {
     Slice {
         data: &'m [u8],
         pos: usize,
+        shrink: Option<&'m Shrink>,
     },
     Reader {
         reader: &'m mut Box<dyn Read>,
@@ -795,6 +1056,8 @@ enum Feed<'m> {
         /// Stream offset of `buf[0]`.
         base: u64,
         eof: bool,
+        /// Smallest read: the buffer starts at this size and doubles up to [`READ_CHUNK`].
+        chunk: usize,
     },
 }
 
@@ -802,18 +1065,19 @@ enum Feed<'m> {
 enum Pulled<'b> {
     /// A record (bytes, stream offset).
     Record(&'b [u8], u64),
-    /// A new stream header (concatenated streams); already applied.
-    Header,
+    /// A new stream header (concatenated streams), for the caller to apply.
+    Header(StreamHeader),
     End,
 }
 
 /// One CPU's records from a merged input, waiting to be emitted in order.
-/// Keyed in `Demux::index` by (CPU, header generation): concatenated streams may differ in
-/// byte order and flags.
+/// Keyed in `Demux::index` by CPU only, whatever the number of stream headers in the input:
+/// each entry carries the byte order, checking and origin of the header it came under
+/// (concatenated streams may differ in all three), so a million embedded headers cost no
+/// more queues than one.
 struct Queue {
-    endian: Endian,
-    check: bool,
-    /// Entries: u64 stream offset (native order) then the record bytes.
+    /// Entries: [`QENTRY`] bytes of prefix (u64 stream offset, u32 origin, u32 flags, native
+    /// order) then the record bytes.
     data: Vec<u8>,
     head: usize,
     in_heap: bool,
@@ -823,28 +1087,70 @@ struct Queue {
     id: Option<u32>,
 }
 
+/// Storage an empty queue keeps for reuse.
+const QUEUE_KEEP: usize = 64 << 10;
+
+/// Bytes of a queue entry's prefix.
+const QENTRY: usize = 16;
+const QF_BIG: u32 = 1;
+const QF_CHECK: u32 = 2;
+
+/// What a queued record came with: its stream offset and its header's state.
+#[derive(Clone, Copy)]
+struct QueuedAt {
+    offset: u64,
+    origin: u32,
+    check: bool,
+}
+
 impl Queue {
     fn is_empty(&self) -> bool {
         self.head >= self.data.len()
     }
 
-    /// The head record and its stream offset.
+    fn push(&mut self, rec: &[u8], offset: u64, hs: &HdrState) {
+        let flags = (hs.endian == Endian::Big) as u32 * QF_BIG + hs.check as u32 * QF_CHECK;
+        self.data.extend_from_slice(&offset.to_ne_bytes());
+        self.data.extend_from_slice(&hs.origin.to_ne_bytes());
+        self.data.extend_from_slice(&flags.to_ne_bytes());
+        self.data.extend_from_slice(rec);
+    }
+
+    /// The head record and where it came from.
     #[inline(always)]
-    fn peek(&self) -> (RecordView<'_>, u64) {
-        let off = u64::from_ne_bytes(self.data[self.head..self.head + 8].try_into().unwrap());
+    fn peek(&self) -> (RecordView<'_>, QueuedAt) {
+        let p = &self.data[self.head..self.head + QENTRY];
+        let offset = u64::from_ne_bytes(p[..8].try_into().unwrap());
+        let origin = u32::from_ne_bytes(p[8..12].try_into().unwrap());
+        let flags = u32::from_ne_bytes(p[12..16].try_into().unwrap());
+        let endian = if flags & QF_BIG != 0 {
+            Endian::Big
+        } else {
+            Endian::Little
+        };
         // Queued records were checked when they were read: only the size is read again.
-        let r = RecordView::checked(&self.data[self.head + 8..], self.endian);
-        (r, off)
+        let r = RecordView::checked(&self.data[self.head + QENTRY..], endian);
+        let at = QueuedAt {
+            offset,
+            origin,
+            check: flags & QF_CHECK != 0,
+        };
+        (r, at)
     }
 
     /// Drops the head record, whose size is `size`; returns the bytes freed.
     #[inline(always)]
     fn pop(&mut self, size: usize) -> usize {
-        let n = 8 + size;
+        let n = QENTRY + size;
         self.head += n;
         if self.head == self.data.len() {
             self.data.clear();
             self.head = 0;
+            if self.data.capacity() > QUEUE_KEEP {
+                // An empty queue keeps a little storage for its next records, not the most
+                // it ever held: thousands of queues must not each keep their peak.
+                self.data = Vec::new();
+            }
         } else if self.head > (1 << 20) && self.head * 2 > self.data.len() {
             self.data.drain(..self.head);
             self.head = 0;
@@ -853,19 +1159,22 @@ impl Queue {
     }
 }
 
-/// Byte order, checking and generation of the current header of a merged input.
+/// Byte order, checking and origin (card and session) of the current header of a merged
+/// input.
 #[derive(Clone, Copy)]
 struct HdrState {
     endian: Endian,
     check: bool,
-    gen: u32,
+    origin: u32,
 }
 
 impl HdrState {
-    fn apply(&mut self, h: &StreamHeader) {
-        self.endian = h.endian;
-        self.check = h.flags & abi::STREAM_SEQ_CHECKED == 0;
-        self.gen += 1;
+    fn new(h: &StreamHeader, origins: &mut Origins) -> HdrState {
+        HdrState {
+            endian: h.endian,
+            check: h.flags & abi::STREAM_SEQ_CHECKED == 0,
+            origin: origins.of(h),
+        }
     }
 }
 
@@ -875,34 +1184,39 @@ struct Demux<'m> {
     feed: Feed<'m>,
     hdr: HdrState,
     queues: Vec<Queue>,
-    /// Queue index by (CPU, header generation); CPUs at or above `MAX_CPUS` share one queue,
-    /// so crafted CPU numbers cannot multiply queues.
-    index: std::collections::HashMap<(u32, u32), usize>,
+    /// Queue index by CPU; CPUs at or above `MAX_CPUS` share one queue, so crafted CPU
+    /// numbers cannot multiply queues (and headers do not add any: see [`Queue`]).
+    index: std::collections::HashMap<u32, usize>,
     /// The last `index` entry used: merged inputs come in runs of one CPU.
-    last: Option<((u32, u32), usize)>,
+    last: Option<(u32, usize)>,
     /// Queues that received records while out of the heap (work for `enqueue_ready`).
     ready: Vec<usize>,
     buffered: usize,
     done: bool,
     /// Read ahead before the first emission.
     primed: bool,
+    /// `held()` and the queue count as last added to the merger's totals.
+    held_noted: usize,
+    queues_noted: usize,
+    /// Bytes to read ahead before the first emission: [`PIPE_READAHEAD`] for a merged stream
+    /// (so that every CPU has been seen), a record for a per-CPU one (already in order).
+    readahead: usize,
 }
 
 impl<'m> Demux<'m> {
-    fn new(name: &'m str, feed: Feed<'m>, h: &StreamHeader) -> Demux<'m> {
+    fn new(name: &'m str, feed: Feed<'m>, hdr: HdrState, readahead: usize) -> Demux<'m> {
         Demux {
             name,
             feed,
-            hdr: HdrState {
-                endian: h.endian,
-                check: h.flags & abi::STREAM_SEQ_CHECKED == 0,
-                gen: 0,
-            },
+            hdr,
+            readahead,
             queues: Vec::new(),
             index: std::collections::HashMap::new(),
             last: None,
             ready: Vec::new(),
             buffered: 0,
+            held_noted: 0,
+            queues_noted: 0,
             done: false,
             primed: false,
         }
@@ -910,14 +1224,9 @@ impl<'m> Demux<'m> {
 }
 
 /// Reads the next record or header from a feed.
-fn pull<'f>(
-    name: &str,
-    feed: &'f mut Feed<'_>,
-    hs: &mut HdrState,
-    sum: &mut RunSummary,
-) -> Pulled<'f> {
+fn pull<'f>(name: &str, feed: &'f mut Feed<'_>, hs: &HdrState, sum: &mut RunSummary) -> Pulled<'f> {
     match feed {
-        Feed::Slice { data, pos } => {
+        Feed::Slice { data, pos, shrink } => {
             let data: &[u8] = data;
             if *pos >= data.len() {
                 return Pulled::End;
@@ -927,11 +1236,12 @@ fn pull<'f>(
                 match StreamHeader::parse(&data[at..]) {
                     Ok(h) => {
                         *pos += h.header_size as usize;
-                        hs.apply(&h);
-                        return Pulled::Header;
+                        return Pulled::Header(h);
                     }
                     Err(e) => {
-                        sum.errors.push(header_error(name, at as u64, e));
+                        let shrunk = shrink.and_then(|s| s.error(name, at as u64));
+                        sum.errors
+                            .push(shrunk.unwrap_or_else(|| header_error(name, at as u64, e)));
                         *pos = data.len();
                         return Pulled::End;
                     }
@@ -943,10 +1253,11 @@ fn pull<'f>(
                     Pulled::Record(r.bytes(), at as u64)
                 }
                 Err(e) => {
-                    sum.errors.push(TraceError {
+                    let shrunk = shrink.and_then(|s| s.error(name, at as u64));
+                    sum.errors.push(shrunk.unwrap_or_else(|| TraceError {
                         file: name.to_string(),
                         error: ErrorKind::Format(e),
-                    });
+                    }));
                     *pos = data.len();
                     Pulled::End
                 }
@@ -959,6 +1270,7 @@ fn pull<'f>(
             end,
             base,
             eof,
+            chunk,
         } => {
             // Make sure a whole record (or header) is in the buffer.
             let mut want = abi::RECORD_HEADER_SIZE;
@@ -971,8 +1283,7 @@ fn pull<'f>(
                             match StreamHeader::parse(b) {
                                 Ok(h) => {
                                     *start += h.header_size as usize;
-                                    hs.apply(&h);
-                                    return Pulled::Header;
+                                    return Pulled::Header(h);
                                 }
                                 Err(FormatError::TruncatedHeader { need, .. })
                                     if !*eof && need > want =>
@@ -1056,9 +1367,9 @@ fn pull<'f>(
                     *base += *start as u64;
                     *start = 0;
                 }
-                // The buffer doubles from 64 KiB up to READ_CHUNK (small inputs stay cheap).
+                // The buffer doubles from `chunk` up to READ_CHUNK (small inputs stay cheap).
                 let old = *end;
-                let grow = buf.len().clamp(1 << 16, READ_CHUNK).max(want);
+                let grow = buf.len().clamp(*chunk, READ_CHUNK).max(want);
                 if buf.len() < old + grow {
                     buf.resize(old + grow, 0);
                 }
@@ -1092,9 +1403,18 @@ fn pull<'f>(
 }
 
 impl Demux<'_> {
+    /// Bytes this input holds: queued records and its read buffer.
+    fn held(&self) -> usize {
+        self.buffered
+            + match &self.feed {
+                Feed::Slice { .. } => 0,
+                Feed::Reader { buf, .. } => buf.len(),
+            }
+    }
+
     /// Reads records into queues until queue `want` has one, the input ends, or the window is
     /// full (`want` None: until the read-ahead is done).
-    fn refill(&mut self, want: Option<usize>, sum: &mut RunSummary) {
+    fn refill(&mut self, want: Option<usize>, origins: &mut Origins, sum: &mut RunSummary) {
         if self.done {
             return;
         }
@@ -1103,19 +1423,22 @@ impl Demux<'_> {
                 if !self.queues[q].is_empty() {
                     return;
                 }
-            } else if self.buffered >= PIPE_READAHEAD {
+            } else if self.buffered >= self.readahead {
                 return;
             }
             if self.buffered >= PIPE_WINDOW {
                 return;
             }
             let hs0 = self.hdr;
-            let (rec, off) = match pull(self.name, &mut self.feed, &mut self.hdr, sum) {
+            let (rec, off) = match pull(self.name, &mut self.feed, &self.hdr, sum) {
                 Pulled::End => {
                     self.done = true;
                     return;
                 }
-                Pulled::Header => continue,
+                Pulled::Header(h) => {
+                    self.hdr = HdrState::new(&h, origins);
+                    continue;
+                }
                 Pulled::Record(r, off) => (r, off),
             };
             let rt = hs0.endian.u16(rec, rec_off::TYPE);
@@ -1123,8 +1446,7 @@ impl Demux<'_> {
                 sum.unknown_records += 1;
                 continue;
             }
-            let cpu = hs0.endian.u32(rec, rec_off::CPU).min(MAX_CPUS);
-            let key = (cpu, hs0.gen);
+            let key = hs0.endian.u32(rec, rec_off::CPU).min(MAX_CPUS);
             let qi = match self.last {
                 Some((k, i)) if k == key => i,
                 _ => {
@@ -1132,8 +1454,6 @@ impl Demux<'_> {
                         Some(&i) => i,
                         None => {
                             self.queues.push(Queue {
-                                endian: hs0.endian,
-                                check: hs0.check,
                                 data: Vec::new(),
                                 head: 0,
                                 in_heap: false,
@@ -1153,9 +1473,8 @@ impl Demux<'_> {
                 q.pending = true;
                 self.ready.push(qi);
             }
-            q.data.extend_from_slice(&off.to_ne_bytes());
-            q.data.extend_from_slice(rec);
-            self.buffered += 8 + rec.len();
+            q.push(rec, off, &hs0);
+            self.buffered += QENTRY + rec.len();
         }
     }
 }
@@ -1182,14 +1501,54 @@ struct CpuSeq {
     last_time: u64,
 }
 
+/// Most (card, session) origins told apart; see [`Origins::of`].
+const MAX_ORIGINS: usize = 64;
+
+/// The (card, session) pairs of the stream headers read. Sequence numbers count the records
+/// of one CPU of one recording of one device, so they are checked per origin and CPU, and
+/// every record is delivered with the card of the header it came under.
+#[derive(Default)]
+struct Origins {
+    list: Vec<(u32, u64)>,
+    /// Per origin, per CPU.
+    seqs: Vec<Vec<CpuSeq>>,
+}
+
+impl Origins {
+    /// The origin of a header. Past [`MAX_ORIGINS`] distinct pairs (crafted input), a new
+    /// session shares the slot of its card if there is one, else the last slot: memory
+    /// stays bounded and only sequence checking of those streams is merged.
+    fn of(&mut self, h: &StreamHeader) -> u32 {
+        let key = (h.card, h.session_id);
+        if let Some(i) = self.list.iter().position(|k| *k == key) {
+            return i as u32;
+        }
+        if self.list.len() >= MAX_ORIGINS {
+            let same_card = self.list.iter().position(|k| k.0 == h.card);
+            return same_card.unwrap_or(MAX_ORIGINS - 1) as u32;
+        }
+        self.list.push(key);
+        self.seqs.push(Vec::new());
+        (self.list.len() - 1) as u32
+    }
+
+    #[inline(always)]
+    fn card(&self, origin: u32) -> u32 {
+        self.list[origin as usize].0
+    }
+}
+
 struct Merger<'m> {
     heap: Heap,
     files: Vec<FileCursor<'m>>,
     demux: Vec<Demux<'m>>,
     /// Cursor ids at and above `QUEUE_BASE` name (demux, queue) pairs through this table.
     qids: Vec<(u32, u32)>,
-    seqs: Vec<CpuSeq>,
+    origins: Origins,
     last_time: u64,
+    /// Bytes and queues held by all demuxes, as last noted (see `note_held`).
+    held: usize,
+    queues: usize,
 }
 
 const QUEUE_BASE: u32 = 1 << 30;
@@ -1201,8 +1560,10 @@ impl<'m> Merger<'m> {
             files: Vec::new(),
             demux: Vec::new(),
             qids: Vec::new(),
-            seqs: Vec::new(),
+            origins: Origins::default(),
             last_time: 0,
+            held: 0,
+            queues: 0,
         }
     }
 
@@ -1296,12 +1657,13 @@ impl<'m> Merger<'m> {
 
     fn run<F>(&mut self, sum: &mut RunSummary, f: &mut F)
     where
-        F: FnMut(Item<'_>) -> ControlFlow<()>,
+        F: FnMut(u32, Item<'_>) -> ControlFlow<()>,
     {
         for di in 0..self.demux.len() {
             if !self.demux[di].primed {
                 self.demux[di].primed = true;
-                self.demux[di].refill(None, sum);
+                self.demux[di].refill(None, &mut self.origins, sum);
+                self.note_held(di, sum);
                 self.enqueue_ready(di);
             }
         }
@@ -1317,9 +1679,10 @@ impl<'m> Merger<'m> {
             if top.cur < QUEUE_BASE {
                 let c = &mut self.files[top.cur as usize];
                 let r = c.head.expect("heap entry has a head");
+                let card = self.origins.card(c.origin);
                 if c.check {
                     if let Some(g) = Self::check_seq_key(
-                        &mut self.seqs,
+                        &mut self.origins.seqs[c.origin as usize],
                         top.cpu,
                         top.seq,
                         top.time,
@@ -1327,14 +1690,14 @@ impl<'m> Merger<'m> {
                         c.pos as u64,
                         sum,
                     ) {
-                        if f(Item::Gap(g)).is_break() {
+                        if f(card, Item::Gap(g)).is_break() {
                             sum.stopped = true;
                             return;
                         }
                     }
                 }
                 sum.records += 1;
-                if f(Item::Record(r)).is_break() {
+                if f(card, Item::Record(r)).is_break() {
                     sum.stopped = true;
                     return;
                 }
@@ -1353,26 +1716,27 @@ impl<'m> Merger<'m> {
                     let d = &mut self.demux[di];
                     let name = d.name;
                     let q = &d.queues[qi];
-                    let (r, off) = q.peek();
+                    let (r, at) = q.peek();
                     let size = r.size();
-                    if q.check {
+                    let card = self.origins.card(at.origin);
+                    if at.check {
                         if let Some(g) = Self::check_seq_key(
-                            &mut self.seqs,
+                            &mut self.origins.seqs[at.origin as usize],
                             top.cpu,
                             top.seq,
                             top.time,
                             name,
-                            off,
+                            at.offset,
                             sum,
                         ) {
-                            if f(Item::Gap(g)).is_break() {
+                            if f(card, Item::Gap(g)).is_break() {
                                 sum.stopped = true;
                                 return;
                             }
                         }
                     }
                     sum.records += 1;
-                    if f(Item::Record(r)).is_break() {
+                    if f(card, Item::Record(r)).is_break() {
                         sum.stopped = true;
                         return;
                     }
@@ -1381,7 +1745,8 @@ impl<'m> Merger<'m> {
                     if d.queues[qi].is_empty() {
                         // The watermark: nothing else may go out before this CPU's next
                         // record is known (or its input has ended).
-                        d.refill(Some(qi), sum);
+                        d.refill(Some(qi), &mut self.origins, sum);
+                        self.note_held(di, sum);
                     }
                 }
                 let d = &mut self.demux[di];
@@ -1395,6 +1760,19 @@ impl<'m> Merger<'m> {
                 self.enqueue_ready(di);
             }
         }
+    }
+
+    /// Updates the bytes and queues held by all merged inputs after demux `di` read more,
+    /// and their peaks in the summary (O(1): only `di` changed).
+    #[inline]
+    fn note_held(&mut self, di: usize, sum: &mut RunSummary) {
+        let d = &mut self.demux[di];
+        let (held, queues) = (d.held(), d.queues.len());
+        self.held = self.held + held - d.held_noted;
+        self.queues = self.queues + queues - d.queues_noted;
+        (d.held_noted, d.queues_noted) = (held, queues);
+        sum.peak_buffered = sum.peak_buffered.max(self.held as u64);
+        sum.peak_queues = sum.peak_queues.max(self.queues as u64);
     }
 
     /// `run_files` delivering runs of native event records as slices.
@@ -1417,6 +1795,7 @@ impl<'m> Merger<'m> {
                 _ => None,
             };
             let c = &mut self.files[top.cur as usize];
+            let seqs = &mut self.origins.seqs[c.origin as usize];
             let data = c.data;
             let native = c.endian == Endian::NATIVE;
             let Some(mut r) = c.head else { break };
@@ -1446,7 +1825,7 @@ impl<'m> Merger<'m> {
                 last_time = key.time;
                 if c.check && key.seq != 0 {
                     if let Some(g) = Self::check_seq_key(
-                        &mut self.seqs,
+                        seqs,
                         key.cpu,
                         key.seq,
                         key.time,
@@ -1513,7 +1892,7 @@ impl<'m> Merger<'m> {
     /// the sequence check uses the key already read.
     fn run_files<F>(&mut self, sum: &mut RunSummary, f: &mut F)
     where
-        F: FnMut(Item<'_>) -> ControlFlow<()>,
+        F: FnMut(u32, Item<'_>) -> ControlFlow<()>,
     {
         let mut last_time = self.last_time;
         let mut reordered = 0u64;
@@ -1526,6 +1905,8 @@ impl<'m> Merger<'m> {
                 _ => None,
             };
             let c = &mut self.files[top.cur as usize];
+            let card = self.origins.card(c.origin);
+            let seqs = &mut self.origins.seqs[c.origin as usize];
             let Some(mut r) = c.head else { break };
             let mut key = top;
             loop {
@@ -1533,7 +1914,7 @@ impl<'m> Merger<'m> {
                 last_time = key.time;
                 if c.check && key.seq != 0 {
                     if let Some(g) = Self::check_seq_key(
-                        &mut self.seqs,
+                        seqs,
                         key.cpu,
                         key.seq,
                         key.time,
@@ -1541,14 +1922,14 @@ impl<'m> Merger<'m> {
                         c.pos as u64,
                         sum,
                     ) {
-                        if f(Item::Gap(g)).is_break() {
+                        if f(card, Item::Gap(g)).is_break() {
                             sum.stopped = true;
                             break 'outer;
                         }
                     }
                 }
                 records += 1;
-                if f(Item::Record(r)).is_break() {
+                if f(card, Item::Record(r)).is_break() {
                     sum.stopped = true;
                     break 'outer;
                 }
@@ -1818,7 +2199,7 @@ mod tests {
             let mut sum = RunSummary::default();
             let mut m = t.merger(&mut sum);
             let mut delivered = 0u32;
-            m.run(&mut sum, &mut |_| {
+            m.run(&mut sum, &mut |_, _| {
                 delivered += 1;
                 ControlFlow::Continue(())
             });
