@@ -14,6 +14,7 @@ pub enum FormatError {
     },
     BadMagic,
     BadByteOrder(u8),
+    /// A major version this reader does not know: a future one, or 0 (never valid).
     FutureVersion {
         major: u16,
         minor: u16,
@@ -65,6 +66,12 @@ impl fmt::Display for FormatError {
             }
             FormatError::BadMagic => write!(f, "not a grtrace stream (bad magic)"),
             FormatError::BadByteOrder(b) => write!(f, "unknown byte order mark {b}"),
+            FormatError::FutureVersion { major: 0, minor } => write!(
+                f,
+                "invalid format version 0.{minor} (versions start at 1; this reader knows {}.{})",
+                crate::abi::VERSION_MAJOR,
+                crate::abi::VERSION_MINOR
+            ),
             FormatError::FutureVersion { major, minor } => write!(
                 f,
                 "unsupported future format version {major}.{minor} (this reader knows {}.{})",
