@@ -313,6 +313,9 @@ pub fn compile(fmt: &str) -> Result<Vec<Piece>, String> {
 pub struct Render {
     pub dev: Vec<u8>,
     dev_short: Short<16>,
+    /// The card named in `dev`, when set by [`Render::set_card`], and the names made so far.
+    card: Option<u32>,
+    cards: Vec<(u32, Vec<u8>, Short<16>)>,
     /// Per slot: the name padded to the name column plus one space.
     name_col: Vec<Short<16>>,
     /// Time 0 of the relative clock (the first record's time).
@@ -341,6 +344,8 @@ impl Render {
         dev_sp.push(b' ');
         Render {
             dev_short: Short::new(&dev_sp, b' '),
+            card: None,
+            cards: Vec::new(),
             name_col,
             dev,
             genesis: 0,
@@ -366,7 +371,6 @@ impl Render {
         }
     }
 
-    /// `sec.nsec`, relative to genesis (or wall clock), seconds right-aligned in `w`.
     /// Sets the device field (`card0`).
     pub fn set_dev(&mut self, dev: Vec<u8>) {
         let mut d = dev.clone();
@@ -375,19 +379,63 @@ impl Render {
         self.dev = dev;
     }
 
+    /// Makes `cardN` the device field of the next lines: every line carries the card of
+    /// the stream it came from. Names are made once per card and reused, so inputs that
+    /// alternate between two cards cost a copy per switch, no allocation.
+    #[inline(always)]
+    pub fn set_card(&mut self, card: u32) {
+        if self.card != Some(card) {
+            self.switch_card(card);
+        }
+    }
+
+    /// The cards seen (`card0` or `card0, card1`), for the summary; the device field if
+    /// no card was set.
+    pub fn cards_label(&self) -> Vec<u8> {
+        if self.cards.is_empty() {
+            return self.dev.clone();
+        }
+        let mut c: Vec<&(u32, Vec<u8>, Short<16>)> = self.cards.iter().collect();
+        c.sort_by_key(|x| x.0);
+        c.iter()
+            .map(|x| x.1.as_slice())
+            .collect::<Vec<_>>()
+            .join(&b", "[..])
+    }
+
+    #[cold]
+    fn switch_card(&mut self, card: u32) {
+        let i = match self.cards.iter().position(|c| c.0 == card) {
+            Some(i) => i,
+            None => {
+                let name = format!("card{card}").into_bytes();
+                let mut sp = name.clone();
+                sp.push(b' ');
+                self.cards.push((card, name, Short::new(&sp, b' ')));
+                self.cards.len() - 1
+            }
+        };
+        let (_, name, short) = &self.cards[i];
+        self.dev.clear();
+        self.dev.extend_from_slice(name);
+        self.dev_short = *short;
+        self.card = Some(card);
+    }
+
+    /// `sec.nsec`, relative to genesis (or wall clock), seconds right-aligned in `w`.
     #[inline(always)]
     fn time(&self, out: &mut Out, t: u64, w: usize) {
-        let (neg, v) = match self.wall {
-            Some(anchor) => (false, wall_ns(anchor, t)),
+        let (neg, s, ns) = match self.wall {
+            Some(anchor) => wall_parts(anchor, t),
             None => {
-                if t >= self.genesis {
+                let (neg, v) = if t >= self.genesis {
                     (false, t - self.genesis)
                 } else {
                     (true, self.genesis - t)
-                }
+                };
+                (neg, v / 1_000_000_000, v % 1_000_000_000)
             }
         };
-        let (s, ns) = (v / 1_000_000_000, v % 1_000_000_000);
         if neg {
             let digits = if s == 0 { 1 } else { s.ilog10() as usize + 1 };
             if digits + 1 < w {
@@ -658,24 +706,30 @@ impl Render {
                 },
                 b's' => out.u64(l.seq),
                 b'T' | b't' | b'z' => {
-                    let v = if c == b'z' {
-                        self.anchor.map_or(0, |a| wall_ns(a, l.time))
+                    let (neg, sec, ns) = if c == b'z' {
+                        self.anchor.map_or((false, 0, 0), |a| wall_parts(a, l.time))
                     } else {
                         match self.wall {
-                            Some(a) => wall_ns(a, l.time),
-                            None => l.time.saturating_sub(self.genesis),
+                            Some(a) => wall_parts(a, l.time),
+                            None => {
+                                let v = l.time.saturating_sub(self.genesis);
+                                (false, v / 1_000_000_000, v % 1_000_000_000)
+                            }
                         }
                     };
+                    if neg && c != b't' {
+                        out.byte(b'-');
+                    }
                     match c {
-                        b'T' => out.u64(v / 1_000_000_000),
+                        b'T' => out.u64(sec),
                         b't' => {
-                            out.u64_0(v % 1_000_000_000, if width > 0 { width } else { 9 });
+                            out.u64_0(ns, if width > 0 { width } else { 9 });
                             continue;
                         }
                         _ => {
-                            out.u64(v / 1_000_000_000);
+                            out.u64(sec);
                             out.byte(b'.');
-                            out.u64_0(v % 1_000_000_000, 9);
+                            out.u64_0(ns, 9);
                         }
                     }
                 }
@@ -699,12 +753,18 @@ impl Render {
     }
 }
 
-/// Wall-clock nanoseconds of record time `t` for an `(anchor_realtime_ns, anchor_clock_ns)`
-/// anchor, clamped at 0 (like [`StreamHeader::wall_ns`](grtrace_format::StreamHeader::wall_ns),
-/// which says `None` instead).
-#[inline(always)]
-fn wall_ns((real, clock): (u64, u64), t: u64) -> u64 {
-    (real as i128 + t as i128 - clock as i128).max(0) as u64
+/// Wall-clock time of record time `t` for an `(anchor_realtime_ns, anchor_clock_ns)` anchor,
+/// as (before the epoch, seconds, nanoseconds). Exact for any anchor: an extreme one gives a
+/// time before 1970 or past the u64 nanosecond range, printed as it is (`-5.000000000`,
+/// `36893488147.419103230`), never wrapped or clamped into a plausible date.
+fn wall_parts((real, clock): (u64, u64), t: u64) -> (bool, u64, u64) {
+    let v = real as i128 + t as i128 - clock as i128;
+    let a = v.unsigned_abs();
+    (
+        v < 0,
+        (a / 1_000_000_000) as u64,
+        (a % 1_000_000_000) as u64,
+    )
 }
 
 /// Pads what was written since `start` to `width` columns.

@@ -117,11 +117,15 @@ pub struct Cli {
     /// Print absolute wall-clock time (seconds since the epoch) instead of relative time.
     #[arg(long = "wall")]
     pub wall: bool,
+    /// Merge files of different recording sessions of one card (refused by default).
+    #[arg(long = "force")]
+    pub force: bool,
 }
 
 /// What the per-item handler gets: a merged item, or (dump only) native event records.
 enum Input<'a> {
-    Item(Item<'a>),
+    /// An item and the card of the stream it came from.
+    Item(u32, Item<'a>),
     Run(&'a [u8]),
 }
 
@@ -261,6 +265,11 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             "no input: give a base name (run), files, or -i - for stdin (see --help)".into(),
         ));
     }
+    if inputs.iter().filter(|i| *i == "-").count() > 1 {
+        return Err(RunError::Usage(
+            "stdin (-) is given more than once: it can be read only once".into(),
+        ));
+    }
     let filters = Filters::new(&cli)?;
     // `grtparse -d - run | grtreport`: the binary stream owns stdout, so text is off unless
     // sent to a file, and the summary goes to stderr.
@@ -303,7 +312,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     };
     let streams = trace.streams().to_vec();
     let first = &streams[0].header;
-    render.set_dev(format!("card{}", first.card).into_bytes());
+    render.set_card(first.card);
     if first.anchor_realtime_ns != 0 {
         render.anchor = Some((first.anchor_realtime_ns, first.anchor_clock_ns));
     }
@@ -341,14 +350,19 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             );
         }
     }
-    for s in &streams[1..] {
-        if s.header.card != first.card || s.header.session_id != first.session_id {
-            let _ = writeln!(
-                err,
-                "grtparse: warning: {}: card {} session {:#x} differs from {} (card {} session {:#x})",
-                s.name, s.header.card, s.header.session_id, streams[0].name, first.card, first.session_id
-            );
+    if let Err(e) = trace.check_sessions() {
+        if !cli.force {
+            return Err(RunError::Fatal(e.to_string()));
         }
+        let _ = writeln!(err, "grtparse: warning: {e} (merged: --force)");
+    }
+    let cards = trace.cards();
+    if cli.dump.is_some() && cards.len() > 1 {
+        let names: Vec<String> = cards.iter().map(|c| format!("card{c}")).collect();
+        return Err(RunError::Usage(format!(
+            "-d: the inputs hold several cards ({}) and a merged stream has one: dump each card's files separately",
+            names.join(", ")
+        )));
     }
 
     // Text output.
@@ -391,6 +405,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
         }
     };
 
+    let first_card = first.card;
     let mut stats = Stats::new(cli.per_process);
     let verbose = cli.verbose;
     let mut genesis: Option<u64> = None;
@@ -421,7 +436,10 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
                 }
                 return ControlFlow::Continue(());
             }
-            Input::Item(i) => i,
+            Input::Item(card, i) => {
+                render.set_card(card);
+                i
+            }
         };
         if fast_text && genesis.is_some() {
             if let (Item::Record(r), Some(o)) = (&item, text.as_mut()) {
@@ -562,10 +580,10 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     let summary = if dump_only {
         trace.for_each_raw(|raw| match raw {
             RawItem::Events { bytes, .. } => handle(Input::Run(bytes)),
-            RawItem::Item(i) => handle(Input::Item(i)),
+            RawItem::Item(i) => handle(Input::Item(first_card, i)),
         })
     } else {
-        trace.for_each(|i| handle(Input::Item(i)))
+        trace.for_each_card(|card, i| handle(Input::Item(card, i)))
     };
 
     let mut status = 0;

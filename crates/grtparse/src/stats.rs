@@ -130,9 +130,19 @@ impl Stats {
             }
         }
         o.bytes(b"\nSummary (");
-        o.bytes(&render.dev);
+        o.bytes(&render.cards_label());
         o.bytes(b"):\n");
-        let w = 12;
+        let lt = |i: usize| self.lost.iter().fold(0u64, |a, l| a.saturating_add(l[i]));
+        let ev_total: u64 = total[..SLOT_NOTE_BASE].iter().sum();
+        let notes_total: u64 = total[SLOT_NOTE_BASE..].iter().sum();
+        // Columns grow with the largest count so that 19- and 20-digit counts stay apart.
+        let widest = total
+            .iter()
+            .copied()
+            .chain([ev_total, lt(0), lt(1), lt(2)])
+            .max()
+            .unwrap_or(0);
+        let w = 12.max(widest.checked_ilog10().unwrap_or(0) as usize + 3);
         o.str_left(b"name", 16);
         for &c in &cpus {
             let label = if c == CPU_LIMIT {
@@ -159,11 +169,8 @@ impl Stats {
             }
         }
         let events = |c: usize| (0..SLOT_NOTE_BASE).map(|s| slot_of_cpu(c, s)).sum::<u64>();
-        let ev_total: u64 = total[..SLOT_NOTE_BASE].iter().sum();
-        let notes_total: u64 = total[SLOT_NOTE_BASE..].iter().sum();
         row(o, "events", &events, ev_total);
         let lost = |c: usize, i: usize| self.lost.get(c).map_or(0, |l| l[i]);
-        let lt = |i: usize| self.lost.iter().fold(0u64, |a, l| a.saturating_add(l[i]));
         row(o, "lost(kernel)", &|c| lost(c, 0), lt(0));
         if lt(1) > 0 {
             row(o, "lost(recorder)", &|c| lost(c, 1), lt(1));

@@ -125,6 +125,10 @@ pub struct Args {
     /// Seconds without events after which an unfinished job is given up (incomplete)
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     pub horizon: f64,
+
+    /// Merge files of different recording sessions of one card (refused by default)
+    #[arg(long)]
+    pub force: bool,
 }
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -260,6 +264,9 @@ pub fn run(args: Args) -> i32 {
         words.push("-".to_string());
     }
     let reads_stdin = words.iter().any(|w| w == "-");
+    if words.iter().filter(|w| *w == "-").count() > 1 {
+        return usage("stdin (-) is given more than once: it can be read only once");
+    }
     let (sources, mut warnings) = match resolve_inputs(&words) {
         Ok(x) => x,
         Err(e) => {
@@ -284,6 +291,13 @@ pub fn run(args: Args) -> i32 {
             return 1;
         }
     };
+    if let Err(e) = trace.check_sessions() {
+        if !args.force {
+            eprintln!("grtreport: {e}");
+            return 1;
+        }
+        eprintln!("grtreport: warning: {e} (merged: --force)");
+    }
 
     let mut engine = Engine::new(rules, join, filter, args.samples);
     let stdout = io::stdout();

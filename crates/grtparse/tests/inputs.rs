@@ -1,0 +1,233 @@
+//! grtparse's inputs under hostile or unusual conditions (issue 14 "crashes" and "wrong
+//! answers", issue 10 "devices and sessions"): stdin twice, several cards under one base name,
+//! stale files of another session, stray huge CPU numbers, extreme wall-clock anchors and
+//! counts too wide for the summary's columns.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use grtrace_format::view::{Body, EventBody, Lost, Stamp, StreamHeader};
+use grtrace_format::StreamWriter;
+
+fn grtparse(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_grtparse"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run grtparse")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("grtparse-inputs-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Writes `dir/<base>.grtrace.{0,1}` from the synthetic workload, with the given card and
+/// session in their headers.
+fn synth(dir: &Path, base: &str, card: u32, session: u64, records: u64) {
+    let cfg = grtrace_format::synth::SynthConfig {
+        records,
+        ..Default::default()
+    };
+    let paths: Vec<PathBuf> = (0..2)
+        .map(|c| dir.join(format!("{base}.grtrace.{c}")))
+        .collect();
+    let outs: Vec<std::fs::File> = paths
+        .iter()
+        .map(|p| std::fs::File::create(p).unwrap())
+        .collect();
+    grtrace_format::synth::generate(&cfg, outs).unwrap();
+    for p in paths {
+        let mut b = std::fs::read(&p).unwrap();
+        let mut h = StreamHeader::parse(&b).unwrap();
+        h.card = card;
+        h.session_id = session;
+        b[..128].copy_from_slice(&h.encode());
+        std::fs::write(&p, b).unwrap();
+    }
+}
+
+#[test]
+fn stdin_given_twice_is_a_usage_error() {
+    let d = temp_dir("stdin2");
+    let o = grtparse(&d, &["-i", "-", "-i", "-"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("stdin (-) is given more than once"));
+    let o = grtparse(&d, &["-", "-i", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `grtrace -d card0 -d card1 -o two` writes two.card0.grtrace.* and two.card1.grtrace.*:
+/// `grtparse two` reads both, each line names its own card, and sequences are checked per
+/// card (the two cards both number their CPUs' records from 1).
+#[test]
+fn every_card_of_a_base_name_is_read_and_labelled() {
+    let d = temp_dir("cards");
+    synth(&d, "two.card0", 0, 0x10, 600);
+    synth(&d, "two.card1", 1, 0x20, 400);
+    let one = grtparse(&d, &["two.card0", "-q"]);
+    let n0 = text(&one.stdout).lines().count();
+    let one = grtparse(&d, &["two.card1", "-q"]);
+    let n1 = text(&one.stdout).lines().count();
+    for args in [&["two", "-q"][..], &["two.card0", "two.card1", "-q"][..]] {
+        let o = grtparse(&d, args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("sequence"), "{err}");
+        let out = text(&o.stdout);
+        let c0 = out.lines().filter(|l| l.starts_with("card0 ")).count();
+        let c1 = out.lines().filter(|l| l.starts_with("card1 ")).count();
+        assert_eq!((c0, c1), (n0, n1), "{args:?}");
+        assert!(n0 > 500 && n1 > 300);
+    }
+    // The summary names both; a dump cannot hold two cards and says so.
+    let o = grtparse(&d, &["two"]);
+    assert!(text(&o.stdout).contains("Summary (card0, card1):"));
+    let o = grtparse(&d, &["two", "-d", "m.bin"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("several cards (card0, card1)"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A 2-CPU recording written over an older 4-CPU one leaves run.grtrace.2 and .3 of another
+/// session: refused with one line naming the files, unless --force.
+#[test]
+fn files_of_another_session_are_refused_unless_forced() {
+    let d = temp_dir("sessions");
+    synth(&d, "old", 0, 0x11, 300);
+    synth(&d, "run", 0, 0x22, 300);
+    std::fs::rename(d.join("old.grtrace.0"), d.join("run.grtrace.2")).unwrap();
+    std::fs::rename(d.join("old.grtrace.1"), d.join("run.grtrace.3")).unwrap();
+    let o = grtparse(&d, &["run", "-q"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(o.stdout.is_empty(), "nothing is printed from a mixed merge");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "run.grtrace.2: session 0x11 of card0 differs from run.grtrace.0 (session 0x22)"
+        ),
+        "{err}"
+    );
+    let o = grtparse(&d, &["run", "-q", "--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("(merged: --force)"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A stray run.grtrace.4294967295 beside a recording used to abort with a 103 GB allocation.
+#[test]
+fn a_stray_huge_cpu_file_is_one_short_warning() {
+    let d = temp_dir("huge");
+    synth(&d, "run", 0, 1, 200);
+    for cpu in [4_294_967_295u32, 5_000_000] {
+        let mut h = StreamHeader::new(cpu, 0, "t");
+        h.session_id = 1;
+        let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
+        let st = Stamp {
+            cpu,
+            pid: 1,
+            time_ns: 1,
+            seq: 1,
+        };
+        w.write(&st, &Body::Event(EventBody::default())).unwrap();
+        std::fs::write(d.join(format!("run.grtrace.{cpu}")), w.into_inner()).unwrap();
+    }
+    let o = grtparse(&d, &["run", "-q", "--force"]);
+    let err = text(&o.stderr);
+    assert!(err.len() < 2000, "{} bytes of warnings", err.len());
+    assert!(
+        err.contains("missing CPU file(s) for CPU 2-4999999,5000001-4294967294 "),
+        "{err}"
+    );
+    assert!(o.status.code() == Some(1) && !o.stdout.is_empty());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+fn one_stream(dir: &Path, name: &str, anchor: (u64, u64), recs: &[(u64, Body<'_>)]) {
+    let mut h = StreamHeader::new(0, 0, "t");
+    h.anchor_realtime_ns = anchor.0;
+    h.anchor_clock_ns = anchor.1;
+    let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
+    for (i, (t, b)) in recs.iter().enumerate() {
+        let st = Stamp {
+            cpu: 0,
+            pid: 1,
+            time_ns: *t,
+            seq: i as u64 + 1,
+        };
+        w.write(&st, b).unwrap();
+    }
+    std::fs::write(dir.join(name), w.into_inner()).unwrap();
+}
+
+/// `--wall` with an anchor that puts records past the u64 nanosecond range or before 1970
+/// prints the true time, not a wrapped one.
+#[test]
+fn wall_clock_with_an_extreme_anchor_does_not_wrap() {
+    let d = temp_dir("wall");
+    let ev = || {
+        Body::Event(EventBody {
+            code: 2,
+            ..EventBody::default()
+        })
+    };
+    one_stream(&d, "late", (u64::MAX, 0), &[(1_000_000_005, ev())]);
+    let o = grtparse(&d, &["late", "--wall", "-q"]);
+    let out = text(&o.stdout);
+    // u64::MAX + 1_000_000_005 ns = 18446744074.709551620 s
+    assert!(out.contains(" 18446744074.709551620 "), "{out}");
+    one_stream(&d, "early", (5, 3_000_000_000), &[(1_000_000_000, ev())]);
+    let o = grtparse(&d, &["early", "--wall", "-q", "-f", "%z|%T.%t\\n"]);
+    // 5 + 1e9 - 3e9 ns = -1.999999995 s
+    assert_eq!(text(&o.stdout), "-1.999999995|-1.999999995\n");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Summary columns grow with the counts: 19-digit losses on two CPUs stay two numbers.
+#[test]
+fn summary_columns_stay_apart_at_nineteen_digits() {
+    let d = temp_dir("wide");
+    let big = 1_234_567_890_123_456_789u64;
+    let lost = |cpu| {
+        Body::Lost(Lost {
+            cpu,
+            source: 1,
+            count: big,
+            first_ns: 1,
+            last_ns: 2,
+        })
+    };
+    one_stream(
+        &d,
+        "wide",
+        (0, 0),
+        &[(10, lost(0)), (11, lost(1)), (12, lost(2))],
+    );
+    let o = grtparse(&d, &["wide", "-O"]);
+    let out = text(&o.stdout);
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("lost(kernel)"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let fields: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        fields,
+        [
+            "lost(kernel)",
+            "1234567890123456789",
+            "1234567890123456789",
+            "1234567890123456789",
+            "3703703670370370367"
+        ],
+        "{row}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
