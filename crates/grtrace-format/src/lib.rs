@@ -28,7 +28,7 @@ pub use encode::{encode, encode_into, encoded_size, StreamWriter};
 pub use endian::Endian;
 pub use error::FormatError;
 pub use trace::{
-    parse_window, resolve_inputs, ErrorKind, InputSource, Item, RawItem, RunSummary,
+    base_files, parse_window, resolve_inputs, ErrorKind, InputSource, Item, RawItem, RunSummary,
     StreamInfoView, Trace, TraceError,
 };
 pub use view::{

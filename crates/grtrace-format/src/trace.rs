@@ -266,9 +266,18 @@ fn is_card_name(s: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Every `<base>.grtrace.<cpu>` and `<base>.card<N>.grtrace.<cpu>` file, sorted by device then
-/// CPU, with warnings for holes (per device) and empty files.
-fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
+/// Every file a base name stands for (`<base>.grtrace.<cpu>` and
+/// `<base>.card<N>.grtrace.<cpu>`, empty ones included), in no particular order: what
+/// [`resolve_inputs`] would read, for a recorder that must not leave stale ones beside the
+/// files it writes. An unreadable directory lists nothing.
+pub fn base_files(base: &Path) -> Vec<PathBuf> {
+    scan_base(base).map_or_else(|_| Vec::new(), |v| v.into_iter().map(|c| c.2).collect())
+}
+
+/// (device: "" or "cardN", cpu, path, length) of every file of a base name.
+type BaseFile = (String, u32, PathBuf, u64);
+
+fn scan_base(base: &Path) -> Result<Vec<BaseFile>, String> {
     // Keep names as the user wrote them: `run` finds `run.grtrace.0`, not `./run.grtrace.0`.
     let (dir, prefix_dir) = match base.parent() {
         Some(d) if !d.as_os_str().is_empty() => (d.to_path_buf(), d.to_path_buf()),
@@ -280,8 +289,7 @@ fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
         .ok_or_else(|| "not a file name".to_string())?;
     let prefix = format!("{stem}.");
     let entries = std::fs::read_dir(&dir).map_err(|e| format!("no such file ({e})"))?;
-    // (device: "" or "cardN", cpu, path, length)
-    let mut cpus: Vec<(String, u32, PathBuf, u64)> = Vec::new();
+    let mut cpus: Vec<BaseFile> = Vec::new();
     for ent in entries.flatten() {
         let name = ent.file_name();
         let Some(name) = name.to_str() else { continue };
@@ -307,6 +315,19 @@ fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
         let len = ent.metadata().map(|m| m.len()).unwrap_or(0);
         cpus.push((dev.to_string(), cpu, prefix_dir.join(name), len));
     }
+    Ok(cpus)
+}
+
+/// Every `<base>.grtrace.<cpu>` and `<base>.card<N>.grtrace.<cpu>` file, sorted by device then
+/// CPU, with warnings for holes (per device) and empty files.
+fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
+    let mut cpus = scan_base(base)?;
+    let prefix = format!(
+        "{}.",
+        base.file_name()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+    );
     if cpus.is_empty() {
         return Err(format!(
             "no such file, and no {}grtrace.<cpu> or {}card<N>.grtrace.<cpu> files",

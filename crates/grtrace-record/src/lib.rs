@@ -250,6 +250,14 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
         std::fs::create_dir_all(d)
             .map_err(|e| RecordError::io(format!("creating {}", d.display()), e))?;
     }
+    if !pipe {
+        for p in remove_stale(opts, &sessions)? {
+            eprintln!(
+                "grtrace: removed {} (left by an earlier recording under this name)",
+                p.display()
+            );
+        }
+    }
     for (di, s) in sessions.iter().enumerate() {
         let state = s.dev.state()?;
         let consumed = Arc::new(s.dev.open_consumed()?);
@@ -508,6 +516,44 @@ impl<T: std::os::fd::AsFd> AsFdOwned for T {
     fn as_fd_owned(&self) -> std::io::Result<std::os::fd::OwnedFd> {
         self.as_fd().try_clone_to_owned()
     }
+}
+
+/// Removes the files of the output base names that this run will not overwrite: a 2-CPU
+/// recording over an older 4-CPU one would otherwise leave `run.grtrace.2` and `.3` of the
+/// old session, which `grtparse run` finds with the new files (and refuses to merge). Like
+/// blktrace, a new recording under a name replaces the old one whole. Returns what it removed.
+fn remove_stale(opts: &Options, sessions: &[Session]) -> Result<Vec<PathBuf>, RecordError> {
+    let mut writes = Vec::new();
+    let mut bases = Vec::new();
+    for s in sessions {
+        let base = opts.file_base(&s.dev.name);
+        for cpu in &s.info.cpus {
+            let mut p = base.clone().into_os_string();
+            p.push(format!(".grtrace.{cpu}"));
+            writes.push(PathBuf::from(p));
+        }
+        bases.push(base);
+    }
+    // With several devices the files are BASE.cardN.grtrace.<cpu>: BASE itself is what a
+    // reader is given, so clear everything it stands for.
+    if let (Some(o), true) = (&opts.output, sessions.len() > 1) {
+        bases.push(match &opts.dir {
+            Some(d) => d.join(o),
+            None => PathBuf::from(o),
+        });
+    }
+    let mut removed = Vec::new();
+    for base in &bases {
+        for f in grtrace_format::base_files(base) {
+            if writes.contains(&f) || removed.contains(&f) {
+                continue;
+            }
+            std::fs::remove_file(&f)
+                .map_err(|e| RecordError::io(format!("removing stale {}", f.display()), e))?;
+            removed.push(f);
+        }
+    }
+    Ok(removed)
 }
 
 #[cfg(test)]

@@ -616,3 +616,38 @@ fn grtparse_shows_exactly_the_events_produced_and_the_pipe_gives_the_same_lines(
         );
     }
 }
+
+/// A 2-CPU recording over an older 4-CPU one (and over an older two-device one) under the
+/// same name: the files of the old run that this one does not overwrite are removed, so
+/// `grtparse run` reads one session only.
+#[test]
+fn a_new_recording_removes_stale_files_of_its_name() {
+    let (root, out) = (TempDir::new("root"), TempDir::new("out"));
+    let stale = [
+        "run.grtrace.2",
+        "run.grtrace.3",
+        "run.card1.grtrace.0",
+        "run.grtrace.0",
+    ];
+    for f in stale {
+        std::fs::write(out.0.join(f), b"old session").unwrap();
+    }
+    let kept = out.0.join("runner.grtrace.5");
+    std::fs::write(&kept, b"another name").unwrap();
+    let sim = Sim::start(&sim_cfg(&root.0, 5_000)).unwrap();
+    let report =
+        record_until(opts(&root.0, &out.0, &["card0"]), || wait_produced(&sim, 0)).unwrap();
+    assert!(report.failure.is_none());
+    let mut names: Vec<String> = std::fs::read_dir(&out.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["run.grtrace.0", "run.grtrace.1", "runner.grtrace.5"]
+    );
+    let mut seen = Seen::default();
+    read_files(&out.0.join("run"), 2, &mut seen);
+    assert_eq!(seen.events, 5_000);
+}
