@@ -406,6 +406,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     };
 
     let first_card = first.card;
+    let mut cur_card = first_card;
     let mut stats = Stats::new(cli.per_process);
     let verbose = cli.verbose;
     let mut genesis: Option<u64> = None;
@@ -437,7 +438,11 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
                 return ControlFlow::Continue(());
             }
             Input::Item(card, i) => {
-                render.set_card(card);
+                // Lines carry their own card; it changes only between streams.
+                if card != cur_card {
+                    cur_card = card;
+                    render.set_card(card);
+                }
                 i
             }
         };

@@ -16,8 +16,9 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Once;
 
 /// Mappings that can be protected at once; `register` returns None past this (the caller
-/// then reads the file instead of mapping it).
-pub const SLOTS: usize = 4096;
+/// then reads the file instead of mapping it). Half the kernel's default `vm.max_map_count`;
+/// the table is zero-initialised static memory, resident only where used.
+pub const SLOTS: usize = 32768;
 
 struct Slot {
     /// 0 = free; claimed by compare-exchange before `start`/`len` are written.
@@ -40,6 +41,9 @@ static PAGE: AtomicUsize = AtomicUsize::new(4096);
 /// The disposition before ours (leaked once at install).
 static PREVIOUS: AtomicPtr<libc::sigaction> = AtomicPtr::new(std::ptr::null_mut());
 static INSTALL: Once = Once::new();
+/// Where the search for a free slot starts (just after the last one taken), so that opening
+/// thousands of files costs a step each, not a scan each.
+static NEXT: AtomicUsize = AtomicUsize::new(0);
 
 extern "C" fn on_sigbus(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo for an SA_SIGINFO handler; si_addr is the
@@ -120,11 +124,15 @@ impl Registration {
             return None;
         }
         install();
-        let slot = TABLE.iter().find(|s| {
-            s.claimed
+        let from = NEXT.load(Ordering::Relaxed) % SLOTS;
+        let i = (from..SLOTS).chain(0..from).find(|&i| {
+            TABLE[i]
+                .claimed
                 .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
         })?;
+        NEXT.store(i + 1, Ordering::Relaxed);
+        let slot = &TABLE[i];
         slot.fault.store(0, Ordering::Relaxed);
         slot.len.store(len, Ordering::Release);
         slot.start.store(ptr as usize, Ordering::Release);

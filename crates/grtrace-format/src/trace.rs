@@ -710,12 +710,12 @@ impl Trace {
     /// older 4-CPU one) would otherwise be merged into one wrong timeline. The error names
     /// the first file of the other session and the file it disagrees with.
     pub fn check_sessions(&self) -> Result<(), TraceError> {
-        for (i, s) in self.streams.iter().enumerate() {
+        // Card -> the first input of that card.
+        let mut first: std::collections::HashMap<u32, &StreamInfoView> = Default::default();
+        for s in &self.streams {
             let h = &s.header;
-            let first = self.streams[..i]
-                .iter()
-                .find(|o| o.header.card == h.card && o.header.session_id != h.session_id);
-            if let Some(o) = first {
+            let o = *first.entry(h.card).or_insert(s);
+            if o.header.session_id != h.session_id {
                 return Err(TraceError {
                     file: s.name.clone(),
                     error: ErrorKind::Input(format!(
