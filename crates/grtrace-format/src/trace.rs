@@ -1003,17 +1003,22 @@ impl<'m> FileCursor<'m> {
                     return Some(r);
                 }
                 Err(e) => {
+                    // A shrunk file first (its zeros are not a header), then a concatenated
+                    // stream, else damage.
                     let shrunk = self
                         .shrink
                         .and_then(|s| s.error(self.name, self.pos as u64));
-                    match (shrunk, self.next_stream(sum)) {
-                        (Some(s), _) => sum.errors.push(s),
-                        (None, Some(true)) => continue,
-                        (None, Some(false)) => {}
-                        (None, None) => sum.errors.push(TraceError {
-                            file: self.name.to_string(),
-                            error: ErrorKind::Format(e),
-                        }),
+                    if let Some(s) = shrunk {
+                        sum.errors.push(s);
+                    } else {
+                        match self.next_stream(sum) {
+                            Some(true) => continue,
+                            Some(false) => {}
+                            None => sum.errors.push(TraceError {
+                                file: self.name.to_string(),
+                                error: ErrorKind::Format(e),
+                            }),
+                        }
                     }
                     self.pos = self.data.len();
                     self.head = None;
