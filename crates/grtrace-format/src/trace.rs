@@ -824,7 +824,7 @@ fn is_concatenated(data: &[u8], h: &StreamHeader) -> bool {
             return true;
         }
         let size = h.endian.u16(&data[pos..], rec_off::SIZE) as usize;
-        if size < abi::RECORD_HEADER_SIZE || size % 8 != 0 {
+        if size < abi::RECORD_HEADER_SIZE || !size.is_multiple_of(abi::RECORD_ALIGN) {
             return false;
         }
         pos += size;
