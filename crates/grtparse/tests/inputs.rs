@@ -35,22 +35,7 @@ fn synth(dir: &Path, base: &str, card: u32, session: u64, records: u64) {
         records,
         ..Default::default()
     };
-    let paths: Vec<PathBuf> = (0..2)
-        .map(|c| dir.join(format!("{base}.grtrace.{c}")))
-        .collect();
-    let outs: Vec<std::fs::File> = paths
-        .iter()
-        .map(|p| std::fs::File::create(p).unwrap())
-        .collect();
-    grtrace_format::synth::generate(&cfg, outs).unwrap();
-    for p in paths {
-        let mut b = std::fs::read(&p).unwrap();
-        let mut h = StreamHeader::parse(&b).unwrap();
-        h.card = card;
-        h.session_id = session;
-        b[..128].copy_from_slice(&h.encode());
-        std::fs::write(&p, b).unwrap();
-    }
+    grtrace_format::synth::write_files(&cfg, &dir.join(base), card, session).unwrap();
 }
 
 #[test]

@@ -94,6 +94,38 @@ struct CpuOut<W: Write> {
     written: u64,
 }
 
+/// Writes the workload to `<base>.grtrace.<cpu>` files whose headers name `card` and
+/// `session` (tests of several devices and of stale files of another session). Returns the
+/// paths, by CPU.
+pub fn write_files(
+    cfg: &SynthConfig,
+    base: &std::path::Path,
+    card: u32,
+    session: u64,
+) -> io::Result<Vec<std::path::PathBuf>> {
+    let paths: Vec<std::path::PathBuf> = (0..cfg.cpus)
+        .map(|c| {
+            let mut p = base.as_os_str().to_owned();
+            p.push(format!(".grtrace.{c}"));
+            p.into()
+        })
+        .collect();
+    let outs = paths
+        .iter()
+        .map(std::fs::File::create)
+        .collect::<io::Result<Vec<_>>>()?;
+    generate(cfg, outs)?;
+    for p in &paths {
+        let mut b = std::fs::read(p)?;
+        let mut h = StreamHeader::parse(&b).map_err(io::Error::other)?;
+        h.card = card;
+        h.session_id = session;
+        b[..abi::STREAM_HEADER_SIZE].copy_from_slice(&h.encode());
+        std::fs::write(p, b)?;
+    }
+    Ok(paths)
+}
+
 /// Generates one stream per CPU into `outs` (index = CPU). Returns records written per CPU.
 pub fn generate<W: Write>(cfg: &SynthConfig, outs: Vec<W>) -> io::Result<Vec<u64>> {
     assert_eq!(outs.len(), cfg.cpus as usize, "one writer per CPU");

@@ -4,8 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use grtrace_format::view::StreamHeader;
-
 fn grtreport(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_grtreport"))
         .current_dir(dir)
@@ -27,21 +25,7 @@ fn synth(dir: &Path, base: &str, session: u64) {
         records: 400,
         ..Default::default()
     };
-    let paths: Vec<PathBuf> = (0..2)
-        .map(|c| dir.join(format!("{base}.grtrace.{c}")))
-        .collect();
-    let outs: Vec<std::fs::File> = paths
-        .iter()
-        .map(|p| std::fs::File::create(p).unwrap())
-        .collect();
-    grtrace_format::synth::generate(&cfg, outs).unwrap();
-    for p in paths {
-        let mut b = std::fs::read(&p).unwrap();
-        let mut h = StreamHeader::parse(&b).unwrap();
-        h.session_id = session;
-        b[..128].copy_from_slice(&h.encode());
-        std::fs::write(&p, b).unwrap();
-    }
+    grtrace_format::synth::write_files(&cfg, &dir.join(base), 0, session).unwrap();
 }
 
 #[test]
