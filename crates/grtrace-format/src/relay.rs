@@ -600,19 +600,26 @@ impl fmt::Display for Info {
     }
 }
 
-/// Parses `0,1` or `0-3,8` (empty = no CPUs).
+/// Most CPUs a CPU list may name (Linux's NR_CPUS is at most 8192 today).
+const MAX_LISTED_CPUS: u32 = 65536;
+
+/// Parses `0,1` or `0-3,8` (empty = no CPUs); None past [`MAX_LISTED_CPUS`] CPUs in all.
 pub fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
     let mut out = Vec::new();
     for part in s.split(',').filter(|p| !p.is_empty()) {
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
-                if b < a || b - a > 65536 {
+                if b < a || b - a > MAX_LISTED_CPUS {
                     return None;
                 }
                 out.extend(a..=b);
             }
             None => out.push(part.parse().ok()?),
+        }
+        // Many ranges add up too: the list is bounded as a whole, not only per range.
+        if out.len() > MAX_LISTED_CPUS as usize {
+            return None;
         }
     }
     Some(out)
@@ -948,6 +955,9 @@ mod tests {
         assert_eq!(parsed.state, DevState::Setup);
         assert_eq!(parsed.cpus, vec![0, 1]);
         assert_eq!(parse_cpu_list("0-2,5"), Some(vec![0, 1, 2, 5]));
+        // Bounded as a whole: many large ranges do not add up to millions of CPUs.
+        assert_eq!(parse_cpu_list(&["0-65535"; 64].join(",")), None);
+        assert_eq!(parse_cpu_list("0-65535").map(|v| v.len()), Some(65536));
         let st = CpuState {
             cpu: 1,
             produced: 9,
