@@ -1136,26 +1136,31 @@ impl Queue {
 
     fn push(&mut self, rec: &[u8], offset: u64, hs: &HdrState) {
         let flags = (hs.endian == Endian::Big) as u32 * QF_BIG + hs.check as u32 * QF_CHECK;
-        self.data.extend_from_slice(&offset.to_ne_bytes());
-        self.data.extend_from_slice(&hs.origin.to_ne_bytes());
-        self.data.extend_from_slice(&flags.to_ne_bytes());
+        // One prefix copy and one record copy per record.
+        let mut p = [0u8; QENTRY];
+        p[..8].copy_from_slice(&offset.to_ne_bytes());
+        p[8..12].copy_from_slice(&hs.origin.to_ne_bytes());
+        p[12..].copy_from_slice(&flags.to_ne_bytes());
+        self.data.reserve(QENTRY + rec.len());
+        self.data.extend_from_slice(&p);
         self.data.extend_from_slice(rec);
     }
 
     /// The head record and where it came from.
     #[inline(always)]
     fn peek(&self) -> (RecordView<'_>, QueuedAt) {
-        let p = &self.data[self.head..self.head + QENTRY];
-        let offset = u64::from_ne_bytes(p[..8].try_into().unwrap());
-        let origin = u32::from_ne_bytes(p[8..12].try_into().unwrap());
-        let flags = u32::from_ne_bytes(p[12..16].try_into().unwrap());
+        let (p, rest) = self.data[self.head..].split_at(QENTRY);
+        let p: &[u8; QENTRY] = p.try_into().unwrap();
+        let offset = u64::from_ne_bytes([p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]]);
+        let origin = u32::from_ne_bytes([p[8], p[9], p[10], p[11]]);
+        let flags = u32::from_ne_bytes([p[12], p[13], p[14], p[15]]);
         let endian = if flags & QF_BIG != 0 {
             Endian::Big
         } else {
             Endian::Little
         };
         // Queued records were checked when they were read: only the size is read again.
-        let r = RecordView::checked(&self.data[self.head + QENTRY..], endian);
+        let r = RecordView::checked(rest, endian);
         let at = QueuedAt {
             offset,
             origin,
