@@ -603,7 +603,7 @@ impl fmt::Display for Info {
 /// Most CPUs a CPU list may name (Linux's NR_CPUS is at most 8192 today).
 const MAX_LISTED_CPUS: u32 = 65536;
 
-/// Parses `0,1` or `0-3,8` (empty = no CPUs); None past [`MAX_LISTED_CPUS`] CPUs in all.
+/// Parses `0,1` or `0-3,8` (empty = no CPUs); None past 65536 CPUs in all.
 pub fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
     let mut out = Vec::new();
     for part in s.split(',').filter(|p| !p.is_empty()) {

@@ -2,10 +2,13 @@
 //! stream ordered by `(time_ns, cpu, seq)`, with per-CPU sequence checking.
 //!
 //! * [`resolve_inputs`] turns command-line words into [`InputSource`]s: a base name (`run` finds
-//!   every `run.grtrace.<cpu>` present, warning about holes and empty files instead of stopping
-//!   at the first missing CPU), explicit files, or `-` for stdin.
-//! * [`Trace::open`] maps regular files read-only (memmap2) and reads stream headers. Pipes and
-//!   stdin are read incrementally in large chunks.
+//!   every `run.grtrace.<cpu>` and `run.card<N>.grtrace.<cpu>` present, warning about holes, as
+//!   ranges, and empty files instead of stopping at the first missing CPU), explicit files, or
+//!   `-` for stdin.
+//! * [`Trace::open`] maps regular files read-only (memmap2; a file truncated under the reader
+//!   ends with an error instead of SIGBUS, see `sigbus.rs`) and reads stream headers. Pipes and
+//!   stdin are read incrementally, in buffers that shrink with the number of inputs.
+//!   [`Trace::check_sessions`] says whether the inputs of a card come from one recording.
 //! * [`Trace::for_each`] runs the k-way merge and calls a closure with every [`Item`]. Records
 //!   are zero-copy views into the mapping (pipe input is copied once into per-CPU queues).
 //!
@@ -22,7 +25,7 @@
 //!
 //! ## Losses and damage
 //!
-//! Per CPU, `seq` 0 is unsequenced (user-space notes) and skipped. A jump from `s` to `s + 1 + k`
+//! Per CPU of each (card, session), `seq` 0 is unsequenced (user-space notes) and skipped. A jump from `s` to `s + 1 + k`
 //! yields an [`Item::Gap`] of `k` records (source [`lost_source::SEQ_GAP`]) just before the record
 //! after the gap, with `first_ns`/`last_ns` the times of the records around it; a first record
 //! with `seq` > 1 is a gap at the start. A repeat or a step backwards is counted and warned about
@@ -43,7 +46,13 @@
 //! * Added: [`Trace::for_each_raw`] for consumers that copy records verbatim (`grtparse -d`):
 //!   the same merge, with native-endian event records delivered as byte slices ([`RawItem`]):
 //!   consecutive ones of one per-CPU file as one slice.
-//! * [`RunSummary`] also counts gaps, sequence repeats, reordered records and keeps warnings.
+//! * [`RunSummary`] also counts gaps, sequence repeats, reordered records and keeps warnings,
+//!   and the peak of bytes and queues that merged inputs held ([`RunSummary::peak_buffered`],
+//!   [`RunSummary::peak_queues`]).
+//! * Added: [`Trace::for_each_card`] delivers each item with the card of its stream header,
+//!   and sequences are checked per (card, session, CPU): one run may merge several devices.
+//! * A stream header after records (concatenated streams) is accepted in files as on stdin
+//!   (FORMAT.md §6).
 
 use std::fmt;
 use std::fs::File;
