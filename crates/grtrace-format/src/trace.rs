@@ -682,6 +682,7 @@ impl Trace {
         };
         let mut m = self.merger(&mut sum);
         m.run(&mut sum, &mut f);
+        m.origins.warn_overflow(&self.streams, &mut sum);
         sum
     }
 
@@ -711,6 +712,7 @@ impl Trace {
                 it => f(RawItem::Item(it)),
             });
         }
+        m.origins.warn_overflow(&self.streams, &mut sum);
         sum
     }
 
@@ -1552,6 +1554,8 @@ struct Origins {
     list: Vec<(u32, u64)>,
     /// Per origin, per CPU.
     seqs: Vec<Vec<CpuSeq>>,
+    /// Headers that found the table full (warned about once at the end).
+    overflow: u64,
 }
 
 impl Origins {
@@ -1564,12 +1568,27 @@ impl Origins {
             return i as u32;
         }
         if self.list.len() >= MAX_ORIGINS {
+            self.overflow += 1;
             let same_card = self.list.iter().position(|k| k.0 == h.card);
             return same_card.unwrap_or(MAX_ORIGINS - 1) as u32;
         }
         self.list.push(key);
         self.seqs.push(Vec::new());
         (self.list.len() - 1) as u32
+    }
+
+    /// Says, once, that some streams shared a slot (their cards and sequence checks may be
+    /// merged with another stream's).
+    fn warn_overflow(&self, streams: &[StreamInfoView], sum: &mut RunSummary) {
+        if self.overflow > 0 {
+            sum.warn(TraceError {
+                file: streams.first().map_or_else(String::new, |s| s.name.clone()),
+                error: ErrorKind::Input(format!(
+                    "{} stream header(s) past {MAX_ORIGINS} different card/session pairs: their records are checked and labelled with an earlier stream of the same card (or the last one)",
+                    self.overflow
+                )),
+            });
+        }
     }
 
     #[inline(always)]

@@ -321,3 +321,23 @@ fn records_at_the_last_time_are_delivered() {
     let (piped, _) = run(vec![pipe("a", data, 100), pipe("b", other, 100)]);
     assert_eq!(piped, out);
 }
+
+/// A stdin stream whose headers name 100 different cards: the card/session table stays
+/// bounded, and the reader says that it merged some (instead of labelling silently).
+#[test]
+fn too_many_card_session_pairs_are_bounded_and_said() {
+    let mut cat = Vec::new();
+    for card in 0..100u32 {
+        cat.extend_from_slice(&cpu_stream(0, card, 1, 1, 10 * card as u64));
+    }
+    let (out, sum) = run(vec![pipe("-", cat, 4096)]);
+    assert_eq!(out.len(), 100);
+    assert_eq!(out[10].0, 10, "cards within the table are kept");
+    assert!(
+        sum.warnings
+            .iter()
+            .any(|w| w.to_string().contains("36 stream header(s) past 64")),
+        "{:?}",
+        sum.warnings
+    );
+}
