@@ -71,7 +71,11 @@ pub fn show(p: impl AsRef<Path>) -> String {
 
 /// Prints `prog: msg` on standard error, on one line.
 pub fn error(prog: &str, msg: impl Display) {
-    let _ = writeln!(io::stderr().lock(), "{prog}: {}", one_line(&msg.to_string()));
+    let _ = writeln!(
+        io::stderr().lock(),
+        "{prog}: {}",
+        one_line(&msg.to_string())
+    );
 }
 
 /// Prints `prog: warning: msg` on standard error, on one line.
@@ -98,6 +102,32 @@ pub fn is_broken_pipe(e: &io::Error) -> bool {
 /// `-` (standard input or output) or a path.
 pub fn is_dash(p: impl AsRef<OsStr>) -> bool {
     p.as_ref() == OsStr::new("-")
+}
+
+/// A blkparse/blktrace `-A` event mask: hex digits, `0x` optional, bit N = event code N.
+/// A mask that selects nothing is an error too.
+pub fn parse_hex_mask(opt: &str, s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    let mask = u64::from_str_radix(digits, 16)
+        .ok()
+        .filter(|_| !digits.starts_with('+'))
+        .ok_or_else(|| {
+            format!(
+                "{opt} wants a hex event mask (bit N = event code N, e.g. 0x88), not `{}`",
+                one_line(s)
+            )
+        })?;
+    if mask == 0 {
+        return Err(format!(
+            "{opt} {}: the event mask selects nothing",
+            one_line(s)
+        ));
+    }
+    Ok(mask)
 }
 
 /// The files a run reads, by device and inode, so that no output can be one of them.
@@ -166,6 +196,21 @@ impl Inputs {
     }
 }
 
+/// The message for an input that could not be resolved: a directory gets a hint (give a
+/// base name in it, or `-D DIR`) instead of "no such file".
+pub fn input_error(file: &str, msg: &str) -> String {
+    if Path::new(file).is_dir() {
+        format!(
+            "{}: is a directory: give a base name in it ({}/run) or the files, or use -D {} run",
+            one_line(file),
+            one_line(file.trim_end_matches('/')),
+            one_line(file)
+        )
+    } else {
+        msg.to_string()
+    }
+}
+
 /// An opened output: standard output for `-`, else a created file.
 pub struct Output {
     /// The name as given (`-` for standard output), for messages.
@@ -205,14 +250,14 @@ impl Output {
     }
 }
 
-/// `FILE: write error: ...` (`-` names standard output).
+/// `FILE: <error>` (`-` names standard output).
 pub fn write_error(name: &Path, e: &io::Error) -> String {
     let name = if is_dash(name) {
         "standard output".to_string()
     } else {
         show(name)
     };
-    format!("{name}: write error: {e}")
+    format!("{name}: {e}")
 }
 
 /// Opens an output given with option `opt`: `-` is standard output; a file is created only
@@ -441,7 +486,9 @@ pub fn man_page_drift(cmd: &clap::Command, man: &str) -> Vec<String> {
     }
     for o in &listed {
         if !real.contains(o) {
-            drift.push(format!("{o}: listed in the man page, unknown to the program"));
+            drift.push(format!(
+                "{o}: listed in the man page, unknown to the program"
+            ));
         }
     }
     drift
@@ -494,6 +541,23 @@ fn man_options(man: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_masks_follow_blkparse() {
+        assert_eq!(parse_hex_mask("-A", "88"), Ok(0x88));
+        assert_eq!(parse_hex_mask("-A", "0xFF"), Ok(0xff));
+        for bad in [
+            "",
+            "0",
+            "0x",
+            "xyz",
+            "+5",
+            "SUBMIT,END",
+            "1ffffffffffffffff",
+        ] {
+            assert!(parse_hex_mask("-A", bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn hostile_names_stay_on_one_line() {
