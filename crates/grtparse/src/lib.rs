@@ -151,9 +151,7 @@ struct Filters {
     /// Slot → shown.
     show: [bool; NSLOTS],
     ctx: Vec<u32>,
-    ring_ids: Vec<u32>,
-    ring_names: Vec<String>,
-    ring_filter: bool,
+    rings: grtrace_cli::RingSelect,
     pid: Vec<u32>,
     /// Seconds window, resolved against genesis once it is known.
     window: Option<(u64, u64)>,
@@ -206,14 +204,6 @@ impl Filters {
         for s in slots_of(&cli.exclude, "--exclude")? {
             show[s] = false;
         }
-        let mut ring_ids = Vec::new();
-        let mut ring_names = Vec::new();
-        for r in &cli.ring {
-            match r.parse::<u32>() {
-                Ok(n) => ring_ids.push(n),
-                Err(_) => ring_names.push(r.clone()),
-            }
-        }
         let window = cli.window.as_deref().map(grtrace_format::parse_window);
         let window = window.transpose().map_err(UsageError)?;
         let any_event_filter = !cli.ctx.is_empty() || !cli.ring.is_empty() || !cli.pid.is_empty();
@@ -225,9 +215,7 @@ impl Filters {
         Ok(Filters {
             show,
             ctx: cli.ctx.clone(),
-            ring_ids,
-            ring_names,
-            ring_filter: !cli.ring.is_empty(),
+            rings: grtrace_cli::RingSelect::parse(&cli.ring),
             pid: cli.pid.clone(),
             window,
             any_event_filter,
@@ -326,9 +314,6 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
         return Err(RunError::Usage(
             "no input: give a base name (run), files, or -i - for stdin (see --help)".into(),
         ));
-    }
-    if inputs.iter().filter(|w| grtrace_cli::is_dash(w)).count() > 1 {
-        return Err(RunError::Usage("stdin (-) given more than once".into()));
     }
     for (opt, name) in [("-o", &cli.output), ("-d", &cli.dump)] {
         if name.as_ref().is_some_and(|n| n.as_os_str().is_empty()) {
@@ -487,10 +472,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     let verbose = cli.verbose;
     let mut genesis: Option<u64> = None;
     let mut window_ns = (0u64, u64::MAX);
-    let mut ring_filter_ids = filters.ring_ids.clone();
-    // Which --ring names matched a ring note, and the ring names seen (for the error).
-    let mut ring_name_found = vec![false; filters.ring_names.len()];
-    let mut rings_seen: Vec<String> = Vec::new();
+    let mut rings = filters.rings.clone();
     let mut broken_pipe = false;
     let mut gaps_told = 0u32;
 
@@ -609,23 +591,12 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             if pass && filters.any_event_filter {
                 pass = (filters.ctx.is_empty() || filters.ctx.contains(&ev.ctx))
                     && (filters.pid.is_empty() || filters.pid.contains(&r.pid()))
-                    && (!filters.ring_filter || ring_filter_ids.contains(&ev.ring));
+                    && (!rings.is_active() || rings.selects(ev.ring));
             }
             Line::event(&r, ev)
         } else {
             render.names.learn(&r);
-            if rt == rtype::NOTE_RING && !filters.ring_names.is_empty() {
-                if let Body::Ring(n) = r.body() {
-                    let name = String::from_utf8_lossy(n.name);
-                    if let Some(i) = filters.ring_names.iter().position(|x| *x == name) {
-                        ring_filter_ids.push(n.ring);
-                        ring_name_found[i] = true;
-                    }
-                    if rings_seen.len() < 64 && !rings_seen.iter().any(|x| *x == name) {
-                        rings_seen.push(name.into_owned());
-                    }
-                }
-            }
+            rings.learn(&r);
             let lost = rt == rtype::NOTE_LOST;
             pass = lost
                 || (filters.show[slot]
@@ -789,24 +760,8 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     if problems > 0 {
         status = 1;
     }
-    let unknown: Vec<&String> = filters
-        .ring_names
-        .iter()
-        .zip(&ring_name_found)
-        .filter(|(_, found)| !**found)
-        .map(|(n, _)| n)
-        .collect();
-    if let Some(name) = unknown.first() {
-        // Only the input knows its ring names, so this is found at the end, and is still
-        // a usage error: the option named nothing.
-        let known = if rings_seen.is_empty() {
-            "the input has no ring notes; give ring ids".to_string()
-        } else {
-            format!("rings: {}", rings_seen.join(", "))
-        };
-        return Err(RunError::Usage(format!(
-            "--ring {name}: no ring of that name in the input ({known})"
-        )));
-    }
+    // Only the input knows its ring names, so this is found at the end, and is still a
+    // usage error: the option named nothing.
+    rings.check_names().map_err(RunError::Usage)?;
     Ok(status)
 }

@@ -130,6 +130,90 @@ pub fn parse_hex_mask(opt: &str, s: &str) -> Result<u64, String> {
     Ok(mask)
 }
 
+/// `--ring` as the reading tools take it: ring ids and ring names, the names resolved to
+/// ids from the ring notes as they go by. A name that matches no ring note is an error,
+/// known only at the end of the input ([`RingSelect::check_names`]).
+#[derive(Clone, Debug, Default)]
+pub struct RingSelect {
+    ids: Vec<u32>,
+    names: Vec<String>,
+    found: Vec<bool>,
+    /// Ring names seen (for the error message; at most 64).
+    seen: Vec<String>,
+}
+
+impl RingSelect {
+    /// Comma-separated items (`gfx,3,0x10`): numbers (decimal or 0x hex) are ids, anything
+    /// else is a name.
+    pub fn parse<S: AsRef<str>>(items: &[S]) -> RingSelect {
+        let mut r = RingSelect::default();
+        for item in items.iter().flat_map(|s| s.as_ref().split(',')) {
+            let item = item.trim();
+            if item.is_empty() {
+                continue;
+            }
+            let id = match item.strip_prefix("0x") {
+                Some(h) => u32::from_str_radix(h, 16).ok(),
+                None => item.parse().ok(),
+            };
+            match id {
+                Some(id) => r.ids.push(id),
+                None => {
+                    r.names.push(item.to_string());
+                    r.found.push(false);
+                }
+            }
+        }
+        r
+    }
+
+    /// Whether any ring was asked for.
+    pub fn is_active(&self) -> bool {
+        !self.ids.is_empty() || !self.names.is_empty()
+    }
+
+    /// Learns a ring name from a NOTE_RING (other records are ignored).
+    pub fn learn(&mut self, rec: &grtrace_format::RecordView<'_>) {
+        if self.names.is_empty() || rec.rtype() != grtrace_format::abi::rtype::NOTE_RING {
+            return;
+        }
+        if let grtrace_format::Body::Ring(n) = rec.body() {
+            let name = String::from_utf8_lossy(n.name);
+            if let Some(i) = self.names.iter().position(|x| *x == name) {
+                if !self.ids.contains(&n.ring) {
+                    self.ids.push(n.ring);
+                }
+                self.found[i] = true;
+            }
+            if self.seen.len() < 64 && !self.seen.iter().any(|x| *x == name) {
+                self.seen.push(name.into_owned());
+            }
+        }
+    }
+
+    /// Whether events on `ring` are selected (once names are learnt).
+    #[inline]
+    pub fn selects(&self, ring: u32) -> bool {
+        self.ids.contains(&ring)
+    }
+
+    /// At the end of the input: an error for the first name that matched no ring.
+    pub fn check_names(&self) -> Result<(), String> {
+        let Some(i) = self.found.iter().position(|f| !f) else {
+            return Ok(());
+        };
+        let known = if self.seen.is_empty() {
+            "the input has no ring notes: give ring ids".to_string()
+        } else {
+            format!("rings: {}", self.seen.join(", "))
+        };
+        Err(format!(
+            "--ring {}: no ring of that name in the input ({known})",
+            one_line(&self.names[i])
+        ))
+    }
+}
+
 /// The files a run reads, by device and inode, so that no output can be one of them.
 #[derive(Debug, Default, Clone)]
 pub struct Inputs {
