@@ -69,6 +69,20 @@ pub fn show(p: impl AsRef<Path>) -> String {
     escape_bytes(p.as_ref().as_os_str().as_bytes())
 }
 
+/// A path as one shell word for a hint the user can paste (`'/tmp/my sim'`), on one line.
+pub fn shell_word(p: impl AsRef<Path>) -> String {
+    let text = show(p);
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%=".contains(&b));
+    if plain {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 /// Prints `prog: msg` on standard error, on one line.
 pub fn error(prog: &str, msg: impl Display) {
     let _ = writeln!(
@@ -641,6 +655,13 @@ mod tests {
         ] {
             assert!(parse_hex_mask("-A", bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn hints_quote_paths_for_the_shell() {
+        assert_eq!(shell_word("/tmp/sim"), "/tmp/sim");
+        assert_eq!(shell_word("/tmp/my sim"), "'/tmp/my sim'");
+        assert_eq!(shell_word("/tmp/it's"), "'/tmp/it'\\''s'");
     }
 
     #[test]
