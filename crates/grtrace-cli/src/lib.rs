@@ -592,6 +592,51 @@ pub fn man_page_drift(cmd: &clap::Command, man: &str) -> Vec<String> {
     drift
 }
 
+/// Checks the completion scripts a binary prints (`BIN --completions SHELL`) for bash, zsh
+/// and fish: each must offer every visible long option of `cmd`, and the bash one must
+/// parse (`bash -n`). Returns what is wrong, empty when all is well.
+pub fn completion_drift(bin: &Path, cmd: &clap::Command) -> Vec<String> {
+    let mut drift = Vec::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = match std::process::Command::new(bin)
+            .args(["--completions", shell])
+            .output()
+        {
+            Ok(o) if o.status.success() => o.stdout,
+            Ok(o) => {
+                drift.push(format!("{shell}: exit status {}", o.status));
+                continue;
+            }
+            Err(e) => {
+                drift.push(format!("{shell}: {e}"));
+                continue;
+            }
+        };
+        let script = String::from_utf8_lossy(&out);
+        for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+            if let Some(l) = a.get_long() {
+                // fish writes `-l name`, bash and zsh `--name`.
+                let offered =
+                    script.contains(&format!("--{l}")) || script.contains(&format!("-l {l}"));
+                if !offered {
+                    drift.push(format!("{shell}: --{l} not offered"));
+                }
+            }
+        }
+        if shell == "bash" {
+            let ok = std::process::Command::new("bash")
+                .args(["-n", "-c", &script])
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(true);
+            if !ok {
+                drift.push("bash: the script does not parse".into());
+            }
+        }
+    }
+    drift
+}
+
 /// The options named on the item lines (after `.TP`) of a man page's OPTIONS section.
 fn man_options(man: &str) -> Vec<String> {
     let mut out = Vec::new();
