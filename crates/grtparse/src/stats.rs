@@ -272,33 +272,30 @@ impl Stats {
                 o.bytes(&name(*pid));
                 o.bytes(b" (");
                 o.u64(*pid as u64);
-                o.bytes(b"): events=");
-                o.u64(counts[..SLOT_NOTE_BASE].iter().sum());
-                for (s, &n) in counts.iter().enumerate() {
-                    if n > 0 {
-                        o.byte(b' ');
-                        o.bytes(slot_name(s).as_bytes());
-                        o.byte(b'=');
-                        o.u64(n);
-                    }
-                }
-                o.byte(b'\n');
+                o.bytes(b"): ");
+                write_counts(o, counts);
             }
             if self.other_procs.iter().any(|&n| n > 0) {
                 o.bytes(b"other (pids past the first ");
                 o.u64(PID_LIMIT as u64);
-                o.bytes(b"): events=");
-                o.u64(self.other_procs[..SLOT_NOTE_BASE].iter().sum());
-                for (s, &n) in self.other_procs.iter().enumerate() {
-                    if n > 0 {
-                        o.byte(b' ');
-                        o.bytes(slot_name(s).as_bytes());
-                        o.byte(b'=');
-                        o.u64(n);
-                    }
-                }
-                o.byte(b'\n');
+                o.bytes(b"): ");
+                write_counts(o, &self.other_procs);
             }
         }
     }
+}
+
+/// `events=N NAME=N ...\n`: the events total, then every non-zero count by name.
+fn write_counts(o: &mut Out, counts: &[u64]) {
+    o.bytes(b"events=");
+    o.u64(counts[..SLOT_NOTE_BASE].iter().sum());
+    for (s, &n) in counts.iter().enumerate() {
+        if n > 0 {
+            o.byte(b' ');
+            o.bytes(slot_name(s).as_bytes());
+            o.byte(b'=');
+            o.u64(n);
+        }
+    }
+    o.byte(b'\n');
 }

@@ -100,6 +100,19 @@ fn wait_for(p: &std::path::Path) {
     }
 }
 
+/// Runs a grtsim that must refuse `root` at once (status 1, one line); returns its message.
+fn refused(root: &std::path::Path) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_grtsim"))
+        .arg("--root")
+        .arg(root)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    e
+}
+
 fn term(child: &mut std::process::Child) -> Duration {
     let t0 = Instant::now();
     nix::sys::signal::kill(
@@ -148,15 +161,8 @@ fn a_second_simulator_on_a_busy_root_is_refused_and_leaves_the_first_alone() {
     let root = d.join("root");
     let mut first = spawn(&root, &[]);
     wait_for(&root.join("grtrace/card0/info"));
-    let o = Command::new(env!("CARGO_BIN_EXE_grtsim"))
-        .arg("--root")
-        .arg(&root)
-        .output()
-        .unwrap();
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{e}");
+    let e = refused(&root);
     assert!(e.contains("busy: another grtsim (pid"), "{e}");
-    assert_eq!(e.lines().count(), 1, "{e}");
     for f in ["info", "ctl", "consumed", "msg", "state", "dropped"] {
         assert!(root.join("grtrace/card0").join(f).exists(), "{f} kept");
     }
@@ -193,13 +199,7 @@ fn exit_removes_only_what_the_simulator_made() {
     );
     assert!(!root.join("grtrace/card1/info").exists());
     // A root holding files a simulator does not make is refused, and nothing is touched.
-    let o = Command::new(env!("CARGO_BIN_EXE_grtsim"))
-        .arg("--root")
-        .arg(&root)
-        .output()
-        .unwrap();
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{e}");
+    let e = refused(&root);
     assert!(e.contains("notes.txt: not made by grtsim"), "{e}");
     assert!(root.join("grtrace/card1/notes.txt").exists());
     let _ = std::fs::remove_dir_all(&d);
