@@ -11,10 +11,11 @@ cd "$(dirname "$0")/.."
 secs=${1:-3}
 scenario=${2:-report-mixed}
 
-if ! command -v cargo >/dev/null; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cargo
-fi
-cargo build --release --quiet
+. scripts/rust.sh
+need_rust
+# cargo's own lines (Compiling ...) are the progress: the first build takes a few minutes.
+echo "### building the tools (cargo build --release; the first build takes a few minutes)"
+cargo build --release --bins
 bin=$(cargo metadata --format-version 1 --no-deps |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release
 
@@ -34,10 +35,11 @@ echo
 echo "### grtparse $work/run | head -20"
 "$bin/grtparse" "$work/run" | head -20
 echo "..."
-echo "### grtparse -q -O: summary only"
+echo "### grtparse -O $work/run: no event lines, the summary only"
 "$bin/grtparse" -O "$work/run"
 echo
 echo "### grtreport $work/run --top 5"
 "$bin/grtreport" "$work/run" --top 5
 echo
-echo "Files kept in $work (grtparse $work/run | less)."
+echo "Files kept in $work. The binaries are in $bin; to put them on PATH with their man"
+echo "pages and shell completions: scripts/install.sh (PREFIX=\$HOME/.local for no root)."

@@ -10,10 +10,12 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n=== %s (%s)\n' "$*" "$(date -u +%T)"; }
 
-if ! command -v cc >/dev/null || ! command -v cargo >/dev/null; then
+. scripts/rust.sh
+need_rust
+if ! command -v cc >/dev/null; then
     step "installing build tools"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential cargo >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential >/dev/null
 fi
 
 step "cargo fmt --check"

@@ -9,17 +9,20 @@ pub mod format;
 pub mod out;
 pub mod stats;
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Write};
 use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 
 use clap::Parser;
+use grtrace_cli::is_broken_pipe;
 use grtrace_format::abi::{self, rtype};
 use grtrace_format::view::{Body, EventBody, Stamp, StreamHeader};
-use grtrace_format::{encode, Endian, Item, RawItem, Trace};
+use grtrace_format::{encode, Endian, InputSource, Item, RawItem, Trace};
 
-use crate::format::{compile, slot_by_name, slot_of, Line, Render, NSLOTS};
+use crate::format::{compile, slot_by_name, slot_of, Line, Render, NSLOTS, SLOT_NOTE_BASE};
 use crate::out::Out;
 use crate::stats::Stats;
 
@@ -31,6 +34,7 @@ Examples:
   grtparse run -a SUBMIT,END --ring gfx -w 0.5:2
   grtparse run -f '%T.%t %c %a %x %n\\n'
   grtparse run -q -O -d merged.bin  merge into one binary stream, no text
+  grtparse -D /tmp/traces run      run.grtrace.<cpu> files in /tmp/traces
 
 Default line (whitespace-separated, stable for grep and awk):
   device cpu seq sec.nsec pid EVENT ring ctx seqno [key=value details...] [comm]
@@ -58,13 +62,16 @@ line per event. Sequence gaps and kernel drops are shown inline and in the summa
 pub struct Cli {
     /// Inputs: a base name (`run` reads every run.grtrace.<cpu>), files, or `-` for stdin.
     #[arg(value_name = "INPUT")]
-    pub inputs: Vec<String>,
+    pub inputs: Vec<OsString>,
     /// Input, like a positional INPUT (repeatable; `-i -` is stdin).
     #[arg(short = 'i', long = "input", value_name = "INPUT")]
-    pub input: Vec<String>,
+    pub input: Vec<OsString>,
+    /// Look for the inputs (those not starting with `/`) in DIR, like blkparse -D.
+    #[arg(short = 'D', long = "input-directory", value_name = "DIR")]
+    pub input_dir: Option<PathBuf>,
     /// Write text to FILE instead of stdout (`-` = stdout).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
     /// Format string for every line (see the fields below).
     #[arg(short = 'f', long = "format", value_name = "FORMAT")]
     pub format: Option<String>,
@@ -79,13 +86,12 @@ pub struct Cli {
         value_delimiter = ','
     )]
     pub events: Vec<String>,
-    /// Show everything except these events/notes.
-    #[arg(
-        short = 'A',
-        long = "exclude",
-        value_name = "NAMES",
-        value_delimiter = ','
-    )]
+    /// Show only the events whose bits are set in this hex mask (bit N = event code N,
+    /// as blkparse and grtrace -A); notes are still shown.
+    #[arg(short = 'A', long = "set-mask", value_name = "HEX")]
+    pub mask: Option<String>,
+    /// Show everything except these events/notes (comma-separated names).
+    #[arg(long = "exclude", value_name = "NAMES", value_delimiter = ',')]
     pub exclude: Vec<String>,
     /// Only events of these context ids.
     #[arg(long = "ctx", value_name = "IDS", value_delimiter = ',')]
@@ -107,7 +113,7 @@ pub struct Cli {
     pub no_text: bool,
     /// Dump the merged stream, in the same binary format, to FILE (`-` = stdout).
     #[arg(short = 'd', long = "dump-binary", value_name = "FILE")]
-    pub dump: Option<String>,
+    pub dump: Option<PathBuf>,
     /// Per-process statistics in the summary.
     #[arg(short = 's', long = "per-program-stats")]
     pub per_process: bool,
@@ -120,6 +126,17 @@ pub struct Cli {
     /// Merge files of different recording sessions of one card (refused by default).
     #[arg(long = "force")]
     pub force: bool,
+    #[command(flatten)]
+    pub progress: grtrace_cli::ProgressArgs,
+    #[command(flatten)]
+    pub completions: grtrace_cli::CompletionArgs,
+}
+
+/// Writes `grtparse: ...` to `err` on one line, whatever file names the message holds.
+macro_rules! say {
+    ($err:expr, $($t:tt)*) => {
+        writeln!($err, "{}", grtrace_cli::one_line(&format!($($t)*)))
+    };
 }
 
 /// What the per-item handler gets: a merged item, or (dump only) native event records.
@@ -138,9 +155,7 @@ struct Filters {
     /// Slot → shown.
     show: [bool; NSLOTS],
     ctx: Vec<u32>,
-    ring_ids: Vec<u32>,
-    ring_names: Vec<String>,
-    ring_filter: bool,
+    rings: grtrace_cli::RingSelect,
     pid: Vec<u32>,
     /// Seconds window, resolved against genesis once it is known.
     window: Option<(u64, u64)>,
@@ -169,22 +184,29 @@ impl Filters {
     fn new(cli: &Cli) -> Result<Filters, UsageError> {
         let mut show = [true; NSLOTS];
         let only = slots_of(&cli.events, "-a")?;
-        if !only.is_empty() {
+        let mask = cli
+            .mask
+            .as_deref()
+            .map(|m| grtrace_cli::parse_hex_mask("-A", m))
+            .transpose()
+            .map_err(UsageError)?;
+        if !only.is_empty() || mask.is_some() {
             show = [false; NSLOTS];
             for s in only {
                 show[s] = true;
             }
-        }
-        for s in slots_of(&cli.exclude, "-A")? {
-            show[s] = false;
-        }
-        let mut ring_ids = Vec::new();
-        let mut ring_names = Vec::new();
-        for r in &cli.ring {
-            match r.parse::<u32>() {
-                Ok(n) => ring_ids.push(n),
-                Err(_) => ring_names.push(r.clone()),
+            if let Some(m) = mask {
+                // Like blkparse: the mask selects events; notes stay unless -a names some.
+                for (code, shown) in show[..SLOT_NOTE_BASE.min(64)].iter_mut().enumerate() {
+                    *shown |= m & (1 << code) != 0;
+                }
+                if cli.events.is_empty() {
+                    show[SLOT_NOTE_BASE..].fill(true);
+                }
             }
+        }
+        for s in slots_of(&cli.exclude, "--exclude")? {
+            show[s] = false;
         }
         let window = cli.window.as_deref().map(grtrace_format::parse_window);
         let window = window.transpose().map_err(UsageError)?;
@@ -192,13 +214,12 @@ impl Filters {
         let any = any_event_filter
             || window.is_some()
             || !cli.events.is_empty()
+            || mask.is_some()
             || !cli.exclude.is_empty();
         Ok(Filters {
             show,
             ctx: cli.ctx.clone(),
-            ring_ids,
-            ring_names,
-            ring_filter: !cli.ring.is_empty(),
+            rings: grtrace_cli::RingSelect::parse(&cli.ring),
             pid: cli.pid.clone(),
             window,
             any_event_filter,
@@ -215,33 +236,17 @@ struct Dump {
     scratch: Vec<u8>,
 }
 
-/// Opens an output; the second value is a handle on it when it is a regular file.
-fn open_sink(name: &str) -> io::Result<(Box<dyn Write + Send>, Option<File>)> {
-    if name == "-" {
-        Ok((Box::new(io::stdout()), None))
-    } else {
-        let f = File::create(name)?;
-        let regular = f.metadata().map(|m| m.is_file()).unwrap_or(false);
-        let handle = if regular { f.try_clone().ok() } else { None };
-        Ok((Box::new(f), handle))
-    }
-}
-
-fn is_broken_pipe(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::BrokenPipe
-}
-
 /// Runs grtparse; returns the exit status. Messages go to `err` (stderr in the binary).
 pub fn run(cli: Cli, err: &mut dyn Write) -> i32 {
     match run_inner(cli, err) {
         Ok(code) => code,
         Err(RunError::Usage(m)) => {
-            let _ = writeln!(err, "grtparse: {m}");
-            2
+            let _ = say!(err, "grtparse: {m}");
+            grtrace_cli::exit::USAGE
         }
         Err(RunError::Fatal(m)) => {
-            let _ = writeln!(err, "grtparse: {m}");
-            1
+            let _ = say!(err, "grtparse: {m}");
+            grtrace_cli::exit::RUNTIME
         }
     }
 }
@@ -257,9 +262,58 @@ impl From<UsageError> for RunError {
     }
 }
 
+/// The per-line formats of `-f` and `-F`: every string is checked, none may panic.
+pub fn compile_formats(
+    format: Option<&str>,
+    specs: &[String],
+    render: &mut Render,
+) -> Result<(), UsageError> {
+    if let Some(f) = format {
+        render.default_fmt = Some(compile(f).map_err(|e| UsageError(format!("-f: {e}")))?);
+    }
+    for spec in specs {
+        let (ev, f) = spec
+            .split_once(',')
+            .ok_or_else(|| UsageError(format!("-F '{spec}': expected EVENT,FORMAT")))?;
+        if ev.trim().is_empty() {
+            return Err(UsageError(format!(
+                "-F '{spec}': no event name before the comma (e.g. -F 'END,%T.%t %n\\n')"
+            )));
+        }
+        let slot = slots_of(&[ev.to_string()], "-F")?;
+        let fmt = compile(f).map_err(|e| UsageError(format!("-F '{spec}': {e}")))?;
+        render.per_slot[slot[0]] = Some(fmt);
+    }
+    Ok(())
+}
+
+/// The input words with `-D DIR` applied to the relative ones (not to `-`).
+fn input_words(cli: &Cli) -> Result<Vec<OsString>, UsageError> {
+    let mut words = cli.input.clone();
+    words.extend(cli.inputs.iter().cloned());
+    for w in &words {
+        if w.is_empty() {
+            return Err(UsageError("an input name is empty".into()));
+        }
+    }
+    if let Some(d) = &cli.input_dir {
+        if !d.is_dir() {
+            return Err(UsageError(format!(
+                "-D {}: not a directory",
+                grtrace_cli::show(d)
+            )));
+        }
+        for w in words.iter_mut() {
+            if !grtrace_cli::is_dash(&*w) && Path::new(w).is_relative() {
+                *w = d.join(&*w).into_os_string();
+            }
+        }
+    }
+    Ok(words)
+}
+
 fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
-    let mut inputs = cli.input.clone();
-    inputs.extend(cli.inputs.iter().cloned());
+    let inputs = input_words(&cli)?;
     if inputs.is_empty() {
         return Err(RunError::Usage(
             "no input: give a base name (run), files, or -i - for stdin (see --help)".into(),
@@ -270,14 +324,19 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             "stdin (-) is given more than once: it can be read only once".into(),
         ));
     }
+    for (opt, name) in [("-o", &cli.output), ("-d", &cli.dump)] {
+        if name.as_ref().is_some_and(|n| n.as_os_str().is_empty()) {
+            return Err(RunError::Usage(format!("{opt}: the file name is empty")));
+        }
+    }
     let filters = Filters::new(&cli)?;
     // `grtparse -d - run | grtreport`: the binary stream owns stdout, so text is off unless
     // sent to a file, and the summary goes to stderr.
-    let dump_to_stdout = cli.dump.as_deref() == Some("-");
+    let dump_to_stdout = cli.dump.as_deref().is_some_and(grtrace_cli::is_dash);
     if dump_to_stdout && !cli.no_text {
         match cli.output.as_deref() {
             None => cli.no_text = true,
-            Some("-") => {
+            Some(o) if grtrace_cli::is_dash(o) => {
                 return Err(RunError::Usage(
                     "-d - and -o - both write to stdout: send the text to a file or add -O".into(),
                 ))
@@ -286,23 +345,31 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
         }
     }
     let mut render = Render::new(Vec::new());
-    if let Some(f) = &cli.format {
-        render.default_fmt = Some(compile(f).map_err(UsageError)?);
-    }
-    for spec in &cli.format_spec {
-        let (ev, f) = spec
-            .split_once(',')
-            .ok_or_else(|| UsageError(format!("-F '{spec}': expected EVENT,FORMAT")))?;
-        let slot = slots_of(&[ev.to_string()], "-F")?[0];
-        render.per_slot[slot] = Some(compile(f).map_err(UsageError)?);
-    }
+    compile_formats(cli.format.as_deref(), &cli.format_spec, &mut render)?;
 
     let mut problems = 0u32;
-    let (sources, warnings) =
-        grtrace_format::resolve_inputs(&inputs).map_err(|e| RunError::Fatal(e.to_string()))?;
+    let (sources, warnings) = grtrace_format::resolve_inputs(&inputs)
+        .map_err(|e| RunError::Fatal(grtrace_cli::input_error(&e.file, &e.to_string())))?;
     for w in &warnings {
-        let _ = writeln!(err, "grtparse: warning: {w}");
+        let _ = say!(err, "grtparse: warning: {w}");
         problems += 1;
+    }
+    // Every file read, by device and inode: no output may be one of them.
+    let mut read = grtrace_cli::Inputs::new();
+    for w in &inputs {
+        read.add(w);
+    }
+    let mut files = Vec::new();
+    for s in &sources {
+        if let InputSource::File(p) = s {
+            read.add(p);
+            files.push(p.clone());
+        }
+    }
+    for (opt, name) in [("-o", &cli.output), ("-d", &cli.dump)] {
+        if let Some(n) = name {
+            read.check_output(opt, n).map_err(RunError::Fatal)?;
+        }
     }
     let mut trace = match Trace::open(sources) {
         Ok(t) => t,
@@ -320,7 +387,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
         match render.anchor {
             Some(a) => render.wall = Some(a),
             None => {
-                let _ = writeln!(
+                let _ = say!(
                     err,
                     "grtparse: warning: {}: no wall-clock anchor in the header, printing relative times",
                     streams[0].name
@@ -336,7 +403,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             } else {
                 format!("cpu {}", h.cpu)
             };
-            let _ = writeln!(
+            let _ = say!(
                 err,
                 "grtparse: input {}: {cpu}, card {}, {}, {}-endian, version {}.{}, session {:#x}{}",
                 s.name,
@@ -354,7 +421,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
         if !cli.force {
             return Err(RunError::Fatal(e.to_string()));
         }
-        let _ = writeln!(err, "grtparse: warning: {e} (merged: --force)");
+        let _ = say!(err, "grtparse: warning: {e} (merged: --force)");
     }
     let cards = trace.cards();
     if cli.dump.is_some() && cards.len() > 1 {
@@ -366,22 +433,25 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     }
 
     // Text output.
+    let text_path = cli.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     let mut text = if cli.no_text {
         None
     } else {
-        let name = cli.output.as_deref().unwrap_or("-");
-        let out = open_sink(name).and_then(|(sink, _)| Out::threaded(sink));
-        Some(out.map_err(|e| RunError::Fatal(format!("{name}: cannot create: {e}")))?)
+        let out = grtrace_cli::open_output("-o", &text_path, &read).map_err(RunError::Fatal)?;
+        let cannot = |e| RunError::Fatal(grtrace_cli::write_error(&text_path, &e));
+        Some(Out::threaded(out.into_writer()).map_err(cannot)?)
     };
     // Binary dump.
     let any_seq_checked = streams
         .iter()
         .any(|s| s.header.flags & abi::STREAM_SEQ_CHECKED != 0);
+    let dump_name = cli.dump.clone().unwrap_or_default();
     let mut dump = match &cli.dump {
         None => None,
         Some(name) => {
-            let cannot = |e| RunError::Fatal(format!("{name}: cannot create: {e}"));
-            let (sink, file) = open_sink(name).map_err(cannot)?;
+            let out = grtrace_cli::open_output("-d", name, &read).map_err(RunError::Fatal)?;
+            let file = out.regular_file();
+            let cannot = |e| RunError::Fatal(grtrace_cli::write_error(name, &e));
             let mut h = StreamHeader::new(abi::CPU_MERGED, first.card, &first.driver);
             h.flags = abi::STREAM_MERGED
                 | (first.flags & abi::STREAM_SIMULATED)
@@ -394,7 +464,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             h.session_id = first.session_id;
             h.anchor_realtime_ns = first.anchor_realtime_ns;
             h.anchor_clock_ns = first.anchor_clock_ns;
-            let mut out = Out::threaded(sink).map_err(cannot)?;
+            let mut out = Out::threaded(out.into_writer()).map_err(cannot)?;
             out.bytes(&h.encode());
             Some(Dump {
                 out,
@@ -404,6 +474,13 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             })
         }
     };
+    let mut progress = grtrace_cli::Progress::new(
+        "grtparse",
+        grtrace_cli::total_size(&files),
+        cli.progress.mode(),
+    );
+    // Stream headers count as read: the records are what is counted from here on.
+    let mut done_bytes = (files.len() * abi::STREAM_HEADER_SIZE) as u64;
 
     let first_card = first.card;
     let mut cur_card = first_card;
@@ -411,7 +488,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     let verbose = cli.verbose;
     let mut genesis: Option<u64> = None;
     let mut window_ns = (0u64, u64::MAX);
-    let mut ring_filter_ids = filters.ring_ids.clone();
+    let mut rings = filters.rings.clone();
     let mut broken_pipe = false;
     let mut gaps_told = 0u32;
 
@@ -428,6 +505,8 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     let mut handle = |input: Input<'_>| -> ControlFlow<()> {
         let item = match input {
             Input::Run(bytes) => {
+                done_bytes += bytes.len() as u64;
+                progress.update(done_bytes);
                 // Native event records (consecutive ones of one CPU file): one copy into the dump.
                 if let Some(d) = dump.as_mut() {
                     d.out.bytes(bytes);
@@ -446,6 +525,10 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
                 i
             }
         };
+        if let Item::Record(r) = &item {
+            done_bytes += r.bytes().len() as u64;
+            progress.update(done_bytes);
+        }
         if fast_text && genesis.is_some() {
             if let (Item::Record(r), Some(o)) = (&item, text.as_mut()) {
                 if let (Ok(b), Endian::NATIVE) =
@@ -489,7 +572,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             stats.gap(&g);
             if verbose && gaps_told < 1000 {
                 gaps_told += 1;
-                let _ = writeln!(
+                let _ = say!(
                     err,
                     "grtparse: cpu {}: {} record(s) missing (sequence gap) between times {} and {} ns",
                     g.cpu, g.count, g.first_ns, g.last_ns
@@ -531,19 +614,12 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             if pass && filters.any_event_filter {
                 pass = (filters.ctx.is_empty() || filters.ctx.contains(&ev.ctx))
                     && (filters.pid.is_empty() || filters.pid.contains(&r.pid()))
-                    && (!filters.ring_filter || ring_filter_ids.contains(&ev.ring));
+                    && (!rings.is_active() || rings.selects(ev.ring));
             }
             Line::event(&r, ev)
         } else {
             render.names.learn(&r);
-            if rt == rtype::NOTE_RING && !filters.ring_names.is_empty() {
-                if let Body::Ring(n) = r.body() {
-                    let name = String::from_utf8_lossy(n.name);
-                    if filters.ring_names.iter().any(|x| *x == name) {
-                        ring_filter_ids.push(n.ring);
-                    }
-                }
-            }
+            rings.learn(&r);
             let lost = rt == rtype::NOTE_LOST;
             pass = lost
                 || (filters.show[slot]
@@ -590,6 +666,19 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     } else {
         trace.for_each_card(|card, i| handle(Input::Item(card, i)))
     };
+    progress.finish(done_bytes);
+    // Only a run that read everything can tell that a stream had no end.
+    let output_failed =
+        text.as_ref().is_some_and(|o| o.failed()) || dump.as_ref().is_some_and(|d| d.out.failed());
+    let unended = if output_failed {
+        0
+    } else {
+        streams
+            .iter()
+            .filter(|s| !stats.ended_cleanly(&s.header))
+            .count() as u64
+    };
+    stats.set_unended(unended);
 
     let mut status = 0;
     // Output errors.
@@ -607,7 +696,11 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
             if is_broken_pipe(&e) {
                 broken_pipe = true;
             } else {
-                let _ = writeln!(err, "grtparse: {}: {e}", cli.dump.as_deref().unwrap_or("-"));
+                let _ = say!(
+                    err,
+                    "grtparse: {}",
+                    grtrace_cli::write_error(&dump_name, &e)
+                );
                 status = 1;
             }
         }
@@ -618,10 +711,10 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
                 if is_broken_pipe(&e) {
                     broken_pipe = true;
                 } else {
-                    let _ = writeln!(
+                    let _ = say!(
                         err,
-                        "grtparse: {}: {e}",
-                        cli.output.as_deref().unwrap_or("-")
+                        "grtparse: {}",
+                        grtrace_cli::write_error(&text_path, &e)
                     );
                     return Ok(1);
                 }
@@ -644,39 +737,45 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     if let Some(o) = text.as_mut() {
         if let Err(e) = o.finish() {
             if !is_broken_pipe(&e) {
-                let _ = writeln!(
+                let _ = say!(
                     err,
-                    "grtparse: {}: {e}",
-                    cli.output.as_deref().unwrap_or("-")
+                    "grtparse: {}",
+                    grtrace_cli::write_error(&text_path, &e)
                 );
                 status = 1;
             }
         }
     }
     for e in &summary.errors {
-        let _ = writeln!(err, "grtparse: {e}");
+        let _ = say!(err, "grtparse: {e}");
         problems += 1;
     }
     for w in &summary.warnings {
-        let _ = writeln!(err, "grtparse: warning: {w}");
+        let _ = say!(err, "grtparse: warning: {w}");
     }
     if summary.warnings_dropped > 0 {
-        let _ = writeln!(
+        let _ = say!(
             err,
             "grtparse: warning: {} more warnings not shown",
             summary.warnings_dropped
         );
     }
     if summary.reordered > 0 {
-        let _ = writeln!(
+        let _ = say!(
             err,
             "grtparse: warning: {} record(s) printed out of time order (input not time-sorted, or a pipe whose CPUs arrived too far apart)",
             summary.reordered
         );
     }
+    if unended > 0 {
+        let _ = say!(
+            err,
+            "grtparse: warning: {unended} stream(s) did not end cleanly: no STREAM_INFO record at the end (the recorder was killed, or the file was cut short)"
+        );
+    }
     let lost = stats.total_lost();
     if lost > 0 {
-        let _ = writeln!(
+        let _ = say!(
             err,
             "grtparse: warning: {lost} record(s) lost (see LOST lines and the summary)"
         );
@@ -684,5 +783,8 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, RunError> {
     if problems > 0 {
         status = 1;
     }
+    // Only the input knows its ring names, so this is found at the end, and is still a
+    // usage error: the option named nothing.
+    rings.check_names().map_err(RunError::Usage)?;
     Ok(status)
 }

@@ -2,7 +2,7 @@
 //! split into kernel drops, recorder losses and sequence gaps, unknown records, and the
 //! device's dropped counter when the streams carry it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use grtrace_format::abi::{lost_source, rtype};
 use grtrace_format::view::{Body, Lost, RecordView};
@@ -13,6 +13,11 @@ use crate::out::Out;
 
 /// CPUs at or above this are counted together as `CPU?`.
 const CPU_LIMIT: usize = 1024;
+/// Most pids `-s` counts one by one; the others are counted together as `other`, so a
+/// trace with millions of pids costs a bounded table (about 2.4 KiB per pid).
+pub const PID_LIMIT: usize = 4096;
+/// Most stream CPUs remembered as having ended with NOTE_STREAM_INFO.
+const INFO_CPU_LIMIT: usize = 1 << 16;
 
 #[derive(Default)]
 pub struct Stats {
@@ -23,7 +28,13 @@ pub struct Stats {
     /// Largest device-wide `kernel_dropped` from NOTE_STREAM_INFO.
     dropped: Option<u64>,
     unclean_streams: u64,
+    /// CPUs stamped on NOTE_STREAM_INFO records (a per-CPU stream ends with its own).
+    info_cpus: HashSet<u32>,
+    /// Streams that had no NOTE_STREAM_INFO (set before the summary).
+    unended: u64,
     per_proc: Option<HashMap<u32, [u64; NSLOTS]>>,
+    /// Counts of the pids past [`PID_LIMIT`], together.
+    other_procs: Vec<u64>,
 }
 
 #[inline(always)]
@@ -54,7 +65,16 @@ impl Stats {
     pub fn count(&mut self, l: &Line<'_>, r: &RecordView<'_>) {
         self.count_event(l.cpu, l.slot);
         if let Some(p) = self.per_proc.as_mut() {
-            p.entry(l.pid).or_insert([0; NSLOTS])[l.slot] += 1;
+            if let Some(c) = p.get_mut(&l.pid) {
+                c[l.slot] += 1;
+            } else if p.len() < PID_LIMIT {
+                let mut c = [0; NSLOTS];
+                c[l.slot] = 1;
+                p.insert(l.pid, c);
+            } else {
+                self.other_procs.resize(NSLOTS, 0);
+                self.other_procs[l.slot] += 1;
+            }
         }
         if l.slot >= SLOT_NOTE_BASE {
             self.note_facts(r);
@@ -89,6 +109,9 @@ impl Stats {
                 *slot = slot.saturating_add(l.count);
             }
             Body::StreamInfo(s) => {
+                if self.info_cpus.len() < INFO_CPU_LIMIT {
+                    self.info_cpus.insert(r.cpu());
+                }
                 self.dropped = Some(self.dropped.unwrap_or(0).max(s.kernel_dropped));
                 if s.flags & grtrace_format::abi::INFO_STOPPED_CLEANLY == 0 {
                     self.unclean_streams += 1;
@@ -96,6 +119,21 @@ impl Stats {
             }
             _ => {}
         }
+    }
+
+    /// Whether the stream with this header ended with a NOTE_STREAM_INFO: a per-CPU stream
+    /// with one stamped with its CPU, a merged stream with any.
+    pub fn ended_cleanly(&self, h: &grtrace_format::StreamHeader) -> bool {
+        if h.is_merged() {
+            !self.info_cpus.is_empty()
+        } else {
+            self.info_cpus.contains(&h.cpu)
+        }
+    }
+
+    /// Streams that had no NOTE_STREAM_INFO (a recorder killed with SIGKILL writes none).
+    pub fn set_unended(&mut self, n: u64) {
+        self.unended = n;
     }
 
     /// A reader-detected sequence gap.
@@ -210,6 +248,11 @@ impl Stats {
         let unknown_codes: u64 = total[0] + total[26..SLOT_NOTE_BASE].iter().sum::<u64>();
         o.u64(unknown_codes);
         o.byte(b'\n');
+        if self.unended > 0 {
+            o.bytes(b"Streams not ended: ");
+            o.u64(self.unended);
+            o.bytes(b" (no STREAM_INFO record: the recording did not end cleanly)\n");
+        }
         if self.unclean_streams > 0 {
             o.bytes(b"Streams not stopped cleanly: ");
             o.u64(self.unclean_streams);
@@ -236,18 +279,30 @@ impl Stats {
                 o.bytes(&name(*pid));
                 o.bytes(b" (");
                 o.u64(*pid as u64);
-                o.bytes(b"): events=");
-                o.u64(counts[..SLOT_NOTE_BASE].iter().sum());
-                for (s, &n) in counts.iter().enumerate() {
-                    if n > 0 {
-                        o.byte(b' ');
-                        o.bytes(slot_name(s).as_bytes());
-                        o.byte(b'=');
-                        o.u64(n);
-                    }
-                }
-                o.byte(b'\n');
+                o.bytes(b"): ");
+                write_counts(o, counts);
+            }
+            if self.other_procs.iter().any(|&n| n > 0) {
+                o.bytes(b"other (pids past the first ");
+                o.u64(PID_LIMIT as u64);
+                o.bytes(b"): ");
+                write_counts(o, &self.other_procs);
             }
         }
     }
+}
+
+/// `events=N NAME=N ...\n`: the events total, then every non-zero count by name.
+fn write_counts(o: &mut Out, counts: &[u64]) {
+    o.bytes(b"events=");
+    o.u64(counts[..SLOT_NOTE_BASE].iter().sum());
+    for (s, &n) in counts.iter().enumerate() {
+        if n > 0 {
+            o.byte(b' ');
+            o.bytes(slot_name(s).as_bytes());
+            o.byte(b'=');
+            o.u64(n);
+        }
+    }
+    o.byte(b'\n');
 }

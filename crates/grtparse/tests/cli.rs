@@ -237,10 +237,15 @@ fn filters_select_what_a_user_asks_for() {
         let t: f64 = l.split_whitespace().nth(3).unwrap().parse().unwrap();
         assert!((0.0002..=0.0004).contains(&t), "{l}");
     }
-    // -A excludes.
+    // --exclude excludes (it was -A before -A became blkparse's hex mask).
     let o = grtparse(
         &f,
-        &["multi/run", "-q", "-A", "PROCESS,RING,STREAM_INFO,QUEUE"],
+        &[
+            "multi/run",
+            "-q",
+            "--exclude",
+            "PROCESS,RING,STREAM_INFO,QUEUE",
+        ],
     );
     let out = text(&o.stdout);
     assert!(!out.contains(" PROCESS ") && !out.contains(" QUEUE ") && out.contains(" SUBMIT "));
@@ -411,4 +416,269 @@ fn a_full_disk_is_an_error_for_text_and_dump() {
         assert_eq!(e.lines().count(), 1, "{e}");
     }
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Writes one CPU-0 stream of `events` SUBMIT events, event `i` by pid `pid(i)`, ending with a
+/// NOTE_STREAM_INFO when `ended` (a recorder killed with SIGKILL writes none).
+fn write_stream(path: &Path, events: u64, pid: impl Fn(u64) -> u32, ended: bool) {
+    use grtrace_format::{Body, EventBody, Stamp, StreamHeader, StreamInfo, StreamWriter};
+    let h = StreamHeader::new(0, 0, "test");
+    let f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut w = StreamWriter::new(f, &h).unwrap();
+    for i in 0..events {
+        let st = Stamp {
+            cpu: 0,
+            pid: pid(i),
+            time_ns: 1000 + i,
+            seq: i,
+        };
+        let ev = EventBody {
+            code: 3,
+            seqno: i,
+            ..Default::default()
+        };
+        w.write(&st, &Body::Event(ev)).unwrap();
+    }
+    if ended {
+        let st = Stamp {
+            cpu: 0,
+            time_ns: 1000 + events,
+            seq: events,
+            ..Default::default()
+        };
+        let info = StreamInfo {
+            kernel_dropped: 0,
+            records: events,
+            bytes: 0,
+            flags: grtrace_format::abi::INFO_STOPPED_CLEANLY,
+        };
+        w.write(&st, &Body::StreamInfo(info)).unwrap();
+    }
+    w.get_mut().flush().unwrap();
+}
+
+#[test]
+fn an_empty_event_name_in_a_format_spec_is_a_usage_error_not_a_panic() {
+    let f = fixtures();
+    for spec in [",%a", " ,%a\\n", ",", "SUBMIT,%", "NOPE,%a", "SUBMIT,%9"] {
+        let o = grtparse(&f, &["multi/run", "-q", "-F", spec]);
+        let e = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "-F {spec:?}: {e}");
+        assert!(!e.contains("panicked"), "{e}");
+        assert_eq!(
+            e.lines().next().map(|l| l.starts_with("grtparse: -F")),
+            Some(true),
+            "{e}"
+        );
+    }
+    let o = grtparse(&f, &["multi/run", "-q", "-F", ",%a"]);
+    assert!(text(&o.stderr).contains("no event name"));
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
+    let d = temp_dir("same");
+    let files = copy_run("multi", &d);
+    let f0 = files[0].file_name().unwrap().to_str().unwrap().to_string();
+    let size = std::fs::metadata(&files[0]).unwrap().len();
+    std::fs::hard_link(&files[0], d.join("alias")).unwrap();
+    for args in [
+        vec![f0.as_str(), "-o", f0.as_str()],
+        vec![f0.as_str(), "-q", "-O", "-d", f0.as_str()],
+        vec!["run", "-o", f0.as_str()],
+        vec!["run", "-d", "alias", "-O"],
+        vec!["-i", "run", "-o", "./alias"],
+    ] {
+        let o = grtparse(&d, &args);
+        let e = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(e.contains("refusing to overwrite"), "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert_eq!(
+            std::fs::metadata(&files[0]).unwrap().len(),
+            size,
+            "{args:?}"
+        );
+    }
+    // Another file is fine.
+    let o = grtparse(&d, &["run", "-q", "-o", "out.txt"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn outputs_that_cannot_be_created_are_named() {
+    let f = fixtures();
+    let o = grtparse(&f, &["multi/run", "-o", "/nonexistent-dir/out.txt"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    assert_eq!(
+        e.trim_end(),
+        "grtparse: /nonexistent-dir/out.txt: cannot create: No such file or directory (os error 2)"
+    );
+    for (opt, empty) in [("-o", ""), ("-d", "")] {
+        let o = grtparse(&f, &["multi/run", opt, empty]);
+        assert_eq!(o.status.code(), Some(2), "{opt} ''");
+    }
+}
+
+#[test]
+fn a_directory_input_says_it_is_a_directory_and_d_reads_from_one() {
+    let f = fixtures();
+    let o = grtparse(&f, &["multi"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains("multi: is a directory") && e.contains("-D multi run"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1);
+    // blkparse -D: relative inputs are looked up in DIR.
+    let want = grtparse(&f, &["multi/run"]);
+    let got = grtparse(&f, &["-D", "multi", "run"]);
+    assert_eq!(got.status.code(), Some(0), "{}", text(&got.stderr));
+    assert_eq!(got.stdout, want.stdout);
+    let got = grtparse(
+        Path::new("/"),
+        &["-D", f.join("multi").to_str().unwrap(), "run"],
+    );
+    assert_eq!(got.stdout, want.stdout);
+    let o = grtparse(&f, &["-D", "nosuchdir", "run"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn rings_are_taken_by_name_or_number_and_an_unknown_name_is_an_error() {
+    let f = fixtures();
+    let by_name = grtparse(&f, &["multi/run", "-q", "-a", "SUBMIT", "--ring", "gfx"]);
+    assert_eq!(by_name.status.code(), Some(0), "{}", text(&by_name.stderr));
+    let lines = text(&by_name.stdout);
+    assert!(
+        lines.lines().count() > 0 && lines.lines().all(|l| l.contains(" gfx ")),
+        "{lines}"
+    );
+    let o = grtparse(&f, &["multi/run", "-q", "--ring", "nosuch"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains("--ring nosuch: no ring of that name") && e.contains("gfx"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_recording_without_stream_info_did_not_end_cleanly() {
+    let d = temp_dir("unended");
+    write_stream(&d.join("ok.grtrace.0"), 10, |_| 7, true);
+    write_stream(&d.join("killed.grtrace.0"), 10, |_| 7, false);
+    let o = grtparse(&d, &["ok"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(!text(&o.stdout).contains("not end") && o.stderr.is_empty());
+    let o = grtparse(&d, &["killed"]);
+    let (out, e) = (text(&o.stdout), text(&o.stderr));
+    assert!(
+        out.contains("Streams not ended: 1 (no STREAM_INFO record"),
+        "{out}"
+    );
+    assert!(e.contains("1 stream(s) did not end cleanly"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn set_mask_is_a_hex_event_mask_like_blkparse() {
+    let f = fixtures();
+    // SUBMIT is code 3, END code 7.
+    let o = grtparse(&f, &["multi/run", "-q", "-A", "0x88"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let mut kinds: Vec<String> = text(&o.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().nth(5).unwrap().to_string())
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    assert!(kinds.contains(&"SUBMIT".into()) && kinds.contains(&"END".into()));
+    assert!(!kinds.contains(&"START".into()) && !kinds.contains(&"COMMIT".into()));
+    assert!(kinds.contains(&"PROCESS".into()), "notes stay: {kinds:?}");
+    for bad in ["SUBMIT", "0", "zz"] {
+        let o = grtparse(&f, &["multi/run", "-A", bad]);
+        assert_eq!(o.status.code(), Some(2), "-A {bad}");
+        assert!(
+            text(&o.stderr).contains("hex event mask")
+                || text(&o.stderr).contains("selects nothing")
+        );
+    }
+}
+
+#[test]
+fn per_process_stats_are_bounded_with_many_pids() {
+    let d = temp_dir("pids");
+    let n = grtparse::stats::PID_LIMIT as u64 + 1000;
+    write_stream(&d.join("run.grtrace.0"), n, |i| i as u32 + 1, true);
+    let o = grtparse(&d, &["run", "-s", "-O"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let per = out.split("Per process:\n").nth(1).unwrap();
+    assert_eq!(per.lines().count(), grtparse::stats::PID_LIMIT + 1);
+    assert!(
+        per.contains("other (pids past the first 4096): events=1000 SUBMIT=1000"),
+        "{}",
+        per.lines().last().unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn file_names_that_are_not_utf8_or_hold_newlines_work_and_errors_stay_on_one_line() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = temp_dir("names");
+    let files = copy_run("multi", &d);
+    let odd = std::ffi::OsStr::from_bytes(b"r\xffn\nx");
+    let mut base = odd.to_os_string();
+    base.push(".grtrace.0");
+    std::fs::copy(&files[0], d.join(&base)).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_grtparse"))
+        .current_dir(&d)
+        .arg(odd)
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(!o.stdout.is_empty());
+    // Damage it: the error names the file on one line, escaped.
+    let p = d.join(&base);
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes.truncate(bytes.len() - 5);
+    std::fs::write(&p, &bytes).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_grtparse"))
+        .current_dir(&d)
+        .arg(&base)
+        .args(["-q", "-o"])
+        .arg(d.join(odd))
+        .output()
+        .unwrap();
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.lines().all(|l| l.starts_with("grtparse: ")), "{e}");
+    assert!(e.contains("\\n"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn progress_is_off_when_stderr_is_not_a_terminal_and_can_be_forced() {
+    let f = fixtures();
+    let o = grtparse(&f, &["multi/run", "-q", "-O"]);
+    assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
+    let o = grtparse(&f, &["multi/run", "-q", "-O", "--progress"]);
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(e.starts_with("grtparse:   0% (0 of 0 MiB)\n"), "{e}");
+    assert!(e.ends_with("grtparse: 100% (0 of 0 MiB)\n"), "{e}");
+    assert!(
+        e.lines()
+            .all(|l| l.starts_with("grtparse: ") && l.contains("% (")),
+        "{e}"
+    );
+    let o = grtparse(&f, &["multi/run", "--progress", "--no-progress"]);
+    assert_eq!(o.status.code(), Some(2));
 }

@@ -199,30 +199,34 @@ pub fn parse_window(w: &str) -> Result<(u64, u64), String> {
 /// * Anything else is a base name: every `<base>.grtrace.<cpu>` in its directory, sorted by CPU.
 ///   Holes in the CPU numbers and empty files are reported as warnings (empty files are left
 ///   out); a base name with no files at all is an error.
-pub fn resolve_inputs(args: &[String]) -> Result<(Vec<InputSource>, Vec<String>), TraceError> {
+pub fn resolve_inputs<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+) -> Result<(Vec<InputSource>, Vec<String>), TraceError> {
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     for arg in args {
-        if arg == "-" {
+        // Any path, UTF-8 or not (names in messages are shown lossily).
+        let path = Path::new(arg.as_ref());
+        let name = || path.display().to_string();
+        if path.as_os_str() == "-" {
             out.push(InputSource::stdin());
             continue;
         }
-        let path = Path::new(arg);
         match std::fs::metadata(path) {
             Ok(m) if m.is_file() => out.push(InputSource::File(path.to_path_buf())),
             Ok(m) if !m.is_dir() => {
                 let f = File::open(path).map_err(|e| TraceError {
-                    file: arg.clone(),
+                    file: name(),
                     error: ErrorKind::Input(e.to_string()),
                 })?;
                 out.push(InputSource::Stream {
-                    name: arg.clone(),
+                    name: name(),
                     reader: Box::new(f),
                 });
             }
             _ => {
                 let (found, mut w) = find_cpu_files(path).map_err(|m| TraceError {
-                    file: arg.clone(),
+                    file: name(),
                     error: ErrorKind::Input(m),
                 })?;
                 warnings.append(&mut w);
@@ -287,6 +291,7 @@ pub fn base_files(base: &Path) -> Vec<PathBuf> {
 type BaseFile = (String, u32, PathBuf, u64);
 
 fn scan_base(base: &Path) -> Result<Vec<BaseFile>, String> {
+    use std::os::unix::ffi::OsStrExt;
     // Keep names as the user wrote them: `run` finds `run.grtrace.0`, not `./run.grtrace.0`.
     let (dir, prefix_dir) = match base.parent() {
         Some(d) if !d.as_os_str().is_empty() => (d.to_path_buf(), d.to_path_buf()),
@@ -294,15 +299,19 @@ fn scan_base(base: &Path) -> Result<Vec<BaseFile>, String> {
     };
     let stem = base
         .file_name()
-        .and_then(|s| s.to_str())
         .ok_or_else(|| "not a file name".to_string())?;
-    let prefix = format!("{stem}.");
+    // Matched as bytes: a base name need not be UTF-8; the rest of a name must be.
+    let mut prefix = stem.to_os_string();
+    prefix.push(".");
     let entries = std::fs::read_dir(&dir).map_err(|e| format!("no such file ({e})"))?;
     let mut cpus: Vec<BaseFile> = Vec::new();
     for ent in entries.flatten() {
         let name = ent.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let Some(rest) = name.strip_prefix(&prefix) else {
+        let Some(rest) = name
+            .as_bytes()
+            .strip_prefix(prefix.as_bytes())
+            .and_then(|n| std::str::from_utf8(n).ok())
+        else {
             continue;
         };
         let Some((dev, num)) = rest.rsplit_once("grtrace.") else {
@@ -331,12 +340,8 @@ fn scan_base(base: &Path) -> Result<Vec<BaseFile>, String> {
 /// CPU, with warnings for holes (per device) and empty files.
 fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
     let mut cpus = scan_base(base)?;
-    let prefix = format!(
-        "{}.",
-        base.file_name()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default()
-    );
+    let mut prefix = base.file_name().unwrap_or_default().to_os_string();
+    prefix.push(".");
     if cpus.is_empty() {
         return Err(format!(
             "no such file, and no {}grtrace.<cpu> or {}card<N>.grtrace.<cpu> files",

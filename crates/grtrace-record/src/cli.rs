@@ -2,6 +2,7 @@
 //! signals, and the run with its summary; `main.rs` only wires them together. Also the
 //! parsing of values that need more than clap: sizes and event masks.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,7 +45,7 @@ pub struct Args {
     pub relay: PathBuf,
     /// Output base name: BASE.grtrace.<cpu>; `-` writes one merged stream to stdout
     #[arg(short = 'o', long = "output", value_name = "BASE")]
-    pub output: Option<String>,
+    pub output: Option<OsString>,
     /// Directory for the output files (created if missing)
     #[arg(short = 'D', long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
@@ -54,7 +55,7 @@ pub struct Args {
     /// Trace only this event (name, case-insensitive; repeat to add more). Default: all
     #[arg(short = 'a', long = "act-mask", value_name = "EVENT")]
     pub act: Vec<String>,
-    /// Whole event mask in hex (bit N = event code N)
+    /// Whole event mask in hex (bit N = event code N), as blktrace and grtparse -A
     #[arg(short = 'A', long = "set-mask", value_name = "HEX")]
     pub mask: Option<String>,
     /// Sub-buffer size: bytes with K/M suffix, or a plain number of KiB (like blktrace)
@@ -88,6 +89,8 @@ pub struct Args {
     /// Also print drain throughput per CPU and the recorder's CPU time
     #[arg(short = 'v', long)]
     pub verbose: bool,
+    #[command(flatten)]
+    pub completions: grtrace_cli::CompletionArgs,
 }
 
 impl Args {
@@ -97,6 +100,25 @@ impl Args {
         devices.extend(self.more_dev.iter().cloned());
         if devices.is_empty() {
             return Err("no device: give one with -d, e.g. `grtrace -d card0 -o run`".into());
+        }
+        for (i, d) in devices.iter().enumerate() {
+            let name = crate::device::normalize_name(d);
+            if let Some(first) = devices[..i]
+                .iter()
+                .find(|e| crate::device::normalize_name(e) == name)
+            {
+                return Err(format!(
+                    "device {} given twice (as `{}` and `{}`)",
+                    name,
+                    grtrace_cli::one_line(first),
+                    grtrace_cli::one_line(d)
+                ));
+            }
+        }
+        if self.output.as_ref().is_some_and(|o| o.is_empty()) {
+            return Err(
+                "-o: the base name is empty (it would write hidden .grtrace.<cpu> files)".into(),
+            );
         }
         let mut opts = Options::new(devices);
         opts.root = self.relay.clone();
@@ -145,6 +167,8 @@ impl Args {
     }
 }
 
+const PROG: &str = "grtrace";
+
 /// Set by SIGINT, SIGTERM and SIGHUP: the recording stops cleanly.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -175,23 +199,23 @@ pub fn install_signal_handlers() {
 /// Runs `grtrace` as the arguments ask (`-k`, or a recording until `stop`) and prints the
 /// summary: per-CPU stats on stdout (stderr with `-o -`), drop warnings on stderr.
 pub fn run(args: &Args, stop: &AtomicBool) -> ExitCode {
+    if args.completions.print_if_asked::<Args>() {
+        return ExitCode::SUCCESS;
+    }
     let opts = match args.options() {
         Ok(o) => o,
-        Err(msg) => {
-            eprintln!("grtrace: {msg}\nTry 'grtrace --help' for more information.");
-            return ExitCode::from(2);
-        }
+        Err(msg) => return ExitCode::from(grtrace_cli::usage(PROG, msg) as u8),
     };
     if args.kill {
         return match crate::kill(&opts) {
             Ok(lines) => {
                 for l in lines {
-                    eprintln!("grtrace: {l}");
+                    grtrace_cli::error(PROG, l);
                 }
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("grtrace: {e}");
+                grtrace_cli::error(PROG, e);
                 ExitCode::from(1)
             }
         };
@@ -199,7 +223,7 @@ pub fn run(args: &Args, stop: &AtomicBool) -> ExitCode {
     let report = match crate::record(&opts, stop) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("grtrace: {e}");
+            grtrace_cli::error(PROG, e);
             return ExitCode::from(1);
         }
     };
@@ -215,7 +239,7 @@ pub fn run(args: &Args, stop: &AtomicBool) -> ExitCode {
     }
     match &report.failure {
         Some(e) => {
-            eprintln!("grtrace: {e}");
+            grtrace_cli::error(PROG, e);
             ExitCode::from(1)
         }
         None => ExitCode::SUCCESS,
@@ -238,10 +262,7 @@ pub fn parse_size(s: &str) -> Option<usize> {
 /// `None` = no filter.
 pub fn event_mask(hex: Option<&str>, names: &[String]) -> Result<Option<u64>, String> {
     let mut mask = match hex {
-        Some(h) => Some(
-            u64::from_str_radix(h.trim_start_matches("0x"), 16)
-                .map_err(|_| format!("-A wants a hex mask, not `{h}`"))?,
-        ),
+        Some(h) => Some(grtrace_cli::parse_hex_mask("-A", h)?),
         None => None,
     };
     for name in names {
@@ -282,7 +303,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(o.devices, ["card1"]);
-        assert_eq!(o.output.as_deref(), Some("run"));
+        assert_eq!(o.output.as_deref(), Some(std::ffi::OsStr::new("run")));
         assert_eq!(o.stopwatch, Some(Duration::from_millis(2500)));
         assert_eq!((o.subbuf_size, o.n_subbufs), (4 << 20, 16));
         let o = options(&["card0", "--pid", "7", "-a", "end"]).unwrap();

@@ -78,6 +78,14 @@ impl Device {
         Ok(Device { name, dir })
     }
 
+    /// The debugfs root (or grtsim root) the device was found under.
+    pub fn root(&self) -> PathBuf {
+        self.dir
+            .parent()
+            .and_then(Path::parent)
+            .map_or_else(|| PathBuf::from(DEFAULT_ROOT), Path::to_path_buf)
+    }
+
     pub fn path(&self, file: &str) -> PathBuf {
         self.dir.join(file)
     }
@@ -118,6 +126,7 @@ impl Device {
             if e.raw_os_error() == Some(nix::libc::EBUSY) {
                 RecordError::Busy {
                     dev: self.name.clone(),
+                    root: self.root(),
                 }
             } else if e.raw_os_error() == Some(nix::libc::EINVAL) {
                 RecordError::Protocol {
@@ -149,6 +158,7 @@ impl Device {
             if t0.elapsed() > STATE_TIMEOUT {
                 return Err(RecordError::Timeout {
                     dev: self.name.clone(),
+                    root: self.root(),
                     want: want.name(),
                 });
             }

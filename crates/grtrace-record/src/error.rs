@@ -30,6 +30,8 @@ pub enum RecordError {
     },
     Busy {
         dev: String,
+        /// The root given with -r, so the hint repeats it.
+        root: PathBuf,
     },
     /// `ctl` is a FIFO nobody reads: a simulator tree whose grtsim is gone.
     NoServer {
@@ -41,6 +43,7 @@ pub enum RecordError {
     /// The device did not reach a state after a command.
     Timeout {
         dev: String,
+        root: PathBuf,
         want: &'static str,
     },
     Protocol {
@@ -59,6 +62,16 @@ impl RecordError {
             what: what.into(),
             err,
         }
+    }
+}
+
+/// `grtrace -k -d DEV` with every option that matters to reach the same device (`-r ROOT`
+/// when it is not the default), ready to paste.
+pub fn kill_command(dev: &str, root: &std::path::Path) -> String {
+    if root == std::path::Path::new(crate::DEFAULT_ROOT) {
+        format!("grtrace -k -d {dev}")
+    } else {
+        format!("grtrace -k -r {} -d {dev}", grtrace_cli::shell_word(root))
     }
 }
 
@@ -99,9 +112,10 @@ impl fmt::Display for RecordError {
                 "{}: refused by kernel lockdown ({mode}): debugfs control and relay files are off-limits; boot with lockdown=none (or without Secure Boot) to trace",
                 path.display()
             ),
-            RecordError::Busy { dev } => write!(
+            RecordError::Busy { dev, root } => write!(
                 f,
-                "{dev}: busy: another grtrace is recording (or a crashed one left it set up: run `grtrace -k -d {dev}` to tear it down)"
+                "{dev}: busy: another grtrace is recording (or a crashed one left it set up: run `{}` to tear it down)",
+                kill_command(dev, root)
             ),
             RecordError::NoServer { path } => write!(
                 f,
@@ -113,9 +127,10 @@ impl fmt::Display for RecordError {
                 "{}: disk full: recording stopped; the files hold every whole record written so far, free space and record again",
                 path.display()
             ),
-            RecordError::Timeout { dev, want } => write!(
+            RecordError::Timeout { dev, root, want } => write!(
                 f,
-                "{dev}: the device did not become `{want}`: check `dmesg`, then `grtrace -k -d {dev}`"
+                "{dev}: the device did not become `{want}`: check `dmesg`, then `{}`",
+                kill_command(dev, root)
             ),
             RecordError::Protocol { dev, msg } => write!(
                 f,

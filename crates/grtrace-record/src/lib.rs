@@ -21,7 +21,7 @@ pub mod error;
 pub mod summary;
 pub mod writer;
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -50,8 +50,8 @@ pub struct Options {
     pub devices: Vec<String>,
     /// debugfs mount point (or a grtsim root).
     pub root: PathBuf,
-    /// Output base name; `-` = one merged stream on stdout; None = the device name.
-    pub output: Option<String>,
+    /// Output base name (any bytes); `-` = one merged stream on stdout; None = the device name.
+    pub output: Option<std::ffi::OsString>,
     pub dir: Option<PathBuf>,
     /// Stop after this long.
     pub stopwatch: Option<Duration>,
@@ -75,15 +75,19 @@ impl Options {
     }
 
     pub fn is_pipe(&self) -> bool {
-        self.output.as_deref() == Some("-")
+        self.output.as_deref() == Some(std::ffi::OsStr::new("-"))
     }
 
     /// The files of a device: `[DIR/]BASE.grtrace.<cpu>`.
     pub fn file_base(&self, dev: &str) -> PathBuf {
         let base = match (&self.output, self.devices.len()) {
             (Some(b), 1) => b.clone(),
-            (Some(b), _) => format!("{b}.{dev}"),
-            (None, _) => dev.to_string(),
+            (Some(b), _) => {
+                let mut b = b.clone();
+                b.push(format!(".{dev}"));
+                b
+            }
+            (None, _) => dev.into(),
         };
         match &self.dir {
             Some(d) => d.join(base),
@@ -196,7 +200,11 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
         let dev = Device::find(&opts.root, d)?;
         let info = dev.info()?;
         if info.state != DevState::Idle {
-            return Err(RecordError::Busy { dev: dev.name });
+            let root = dev.root();
+            return Err(RecordError::Busy {
+                dev: dev.name,
+                root,
+            });
         }
         dev.ctl(&CtlCommand::Setup {
             subbuf_size: opts.subbuf_size,
@@ -268,12 +276,7 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
                 let mut p = opts.file_base(&s.dev.name).into_os_string();
                 p.push(format!(".grtrace.{cpu}"));
                 let p = PathBuf::from(p);
-                let f = OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .open(&p)
-                    .map_err(|e| writer::write_error(&p, e))?;
+                let f = writer::open_output(&p, stop)?;
                 outputs.push(Output::new(
                     p,
                     f,

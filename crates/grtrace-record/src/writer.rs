@@ -86,6 +86,55 @@ pub fn write_error(path: &std::path::Path, e: io::Error) -> RecordError {
     }
 }
 
+/// Creates (or truncates) an output file. A FIFO is opened without blocking, retried until
+/// a reader comes or `stop` is set (Ctrl-C, SIGTERM): a blocking open would ignore both,
+/// since the standard library retries an open interrupted by a signal.
+pub fn open_output(p: &std::path::Path, stop: &AtomicBool) -> Result<File, RecordError> {
+    use std::fs::OpenOptions;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let fifo = std::fs::metadata(p).is_ok_and(|m| m.file_type().is_fifo());
+    if !fifo {
+        return OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(p)
+            .map_err(|e| write_error(p, e));
+    }
+    loop {
+        match OpenOptions::new()
+            .write(true)
+            .custom_flags(nix::libc::O_NONBLOCK)
+            .open(p)
+        {
+            Ok(f) => {
+                // Back to blocking writes: the writer thread waits for the reader.
+                let flags = nix::fcntl::OFlag::from_bits_truncate(
+                    nix::fcntl::fcntl(f.as_raw_fd(), nix::fcntl::FcntlArg::F_GETFL)
+                        .map_err(|e| write_error(p, e.into()))?,
+                );
+                nix::fcntl::fcntl(
+                    f.as_raw_fd(),
+                    nix::fcntl::FcntlArg::F_SETFL(flags - nix::fcntl::OFlag::O_NONBLOCK),
+                )
+                .map_err(|e| write_error(p, e.into()))?;
+                return Ok(f);
+            }
+            Err(e) if e.raw_os_error() == Some(nix::libc::ENXIO) => {
+                if stop.load(Ordering::Acquire) {
+                    return Err(RecordError::io(
+                        format!("{}", p.display()),
+                        io::Error::other("stopped while waiting for a reader of this FIFO"),
+                    ));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => return Err(write_error(p, e)),
+        }
+    }
+}
+
 /// Runs until every sender is gone; returns the output's path, records and bytes.
 pub fn run(
     mut o: Output,

@@ -145,7 +145,7 @@ fn wait_produced(sim: &Sim, card: usize) {
 fn opts(root: &Path, out: &Path, devs: &[&str]) -> Options {
     let mut o = Options::new(devs.iter().map(|s| s.to_string()).collect());
     o.root = root.to_path_buf();
-    o.output = Some(out.join("run").to_string_lossy().into_owned());
+    o.output = Some(out.join("run").into_os_string());
     o.subbuf_size = 1 << 20;
     o.n_subbufs = 16;
     o
@@ -266,10 +266,14 @@ fn busy_device_is_refused_and_kill_frees_it() {
     let out = TempDir::new("out");
     let err = grtrace_record::record(&opts(&root.0, &out.0, &["card0"]), &AtomicBool::new(true))
         .unwrap_err();
+    // The hint repeats -r ROOT: without it `grtrace -k` would look in /sys/kernel/debug.
     assert_eq!(
         err.to_string(),
-        "card0: busy: another grtrace is recording (or a crashed one left it set up: run \
-         `grtrace -k -d card0` to tear it down)"
+        format!(
+            "card0: busy: another grtrace is recording (or a crashed one left it set up: run \
+             `grtrace -k -r {} -d card0` to tear it down)",
+            root.0.display()
+        )
     );
     let mut o = Options::new(vec!["card0".into()]);
     o.root = root.0.clone();
@@ -650,4 +654,189 @@ fn a_new_recording_removes_stale_files_of_its_name() {
     let mut seen = Seen::default();
     read_files(&out.0.join("run"), 2, &mut seen);
     assert_eq!(seen.events, 5_000);
+}
+
+/// `info`'s state of card0 under `root`.
+fn state(root: &Path) -> DevState {
+    Device::find(root, "card0").unwrap().info().unwrap().state
+}
+
+fn signal(child: &std::process::Child, sig: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+}
+
+#[test]
+fn the_busy_hint_names_the_root_and_works_when_pasted() {
+    let root = TempDir::new("root with space");
+    let _sim = Sim::start(&sim_cfg(&root.0, 10)).unwrap();
+    grtrace_sim::device::write_ctl(
+        &root.0.join("grtrace/card0/ctl"),
+        "setup subbuf_size=4096 n_subbufs=2\n",
+    )
+    .unwrap();
+    Device::find(&root.0, "card0")
+        .unwrap()
+        .wait_state(DevState::Setup)
+        .unwrap();
+    let out = TempDir::new("out");
+    let o = grtrace_bin()
+        .arg("-r")
+        .arg(&root.0)
+        .args(["-d", "card0", "-w", "1", "-o"])
+        .arg(out.0.join("run"))
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let hint = e.split('`').nth(1).expect("a command in backticks");
+    assert!(hint.starts_with("grtrace -k -r '"), "{hint}");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_grtrace")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new("sh")
+        .args(["-c", hint])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{hint}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("torn down (was setup)"));
+    assert_eq!(state(&root.0), DevState::Idle);
+}
+
+#[test]
+fn a_fifo_output_without_reader_still_stops_and_kill_9_is_recoverable_with_k() {
+    let root = TempDir::new("root");
+    let _sim = Sim::start(&sim_cfg(&root.0, 10)).unwrap();
+    let out = TempDir::new("out");
+    for cpu in 0..2 {
+        nix::unistd::mkfifo(
+            &out.0.join(format!("run.grtrace.{cpu}")),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+    }
+    let start = || {
+        grtrace_bin()
+            .arg("-r")
+            .arg(&root.0)
+            .args(["-d", "card0", "-o"])
+            .arg(out.0.join("run"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let wait_setup = || {
+        let t0 = Instant::now();
+        while state(&root.0) != DevState::Setup {
+            assert!(t0.elapsed() < Duration::from_secs(20));
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Now blocked on the FIFO with no reader.
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    for sig in [nix::sys::signal::SIGTERM, nix::sys::signal::SIGINT] {
+        let child = start();
+        wait_setup();
+        let t0 = Instant::now();
+        signal(&child, sig);
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "{sig}: {:?}",
+            t0.elapsed()
+        );
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{sig}: {e}");
+        assert!(
+            e.contains("run.grtrace.0") && e.contains("waiting for a reader"),
+            "{e}"
+        );
+        assert_eq!(
+            state(&root.0),
+            DevState::Idle,
+            "{sig}: torn down on the way out"
+        );
+    }
+    // kill -9 leaves the device set up; the documented -k frees it.
+    let mut child = start();
+    wait_setup();
+    signal(&child, nix::sys::signal::SIGKILL);
+    let _ = child.wait();
+    assert_eq!(state(&root.0), DevState::Setup);
+    let o = grtrace_bin()
+        .arg("-k")
+        .arg("-r")
+        .arg(&root.0)
+        .args(["-d", "card0"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("card0: torn down (was setup)"));
+    assert_eq!(state(&root.0), DevState::Idle);
+}
+
+#[test]
+fn an_empty_base_name_and_a_device_given_twice_are_usage_errors() {
+    for (args, says) in [
+        (&["-d", "card0", "-o", ""][..], "-o: the base name is empty"),
+        (&["-d", "card0", "-d", "0"][..], "device card0 given twice"),
+        (
+            &["card1", "-d", "/dev/dri/card1"][..],
+            "device card1 given twice",
+        ),
+        (&["-d", "card0", "-A", "SUBMIT"][..], "hex event mask"),
+    ] {
+        let o = grtrace_bin().args(args).output().unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn user_messages_keep_per_cpu_time_order_at_full_speed() {
+    let (root, out) = (TempDir::new("root"), TempDir::new("out"));
+    let mut cfg = sim_cfg(&root.0, 2_000_000);
+    cfg.cpus = 1;
+    let sim = Sim::start(&cfg).unwrap();
+    let msg_path = root.0.join("grtrace/card0/msg");
+    let report = record_until(opts(&root.0, &out.0, &["card0"]), || {
+        let t0 = Instant::now();
+        while sim.stats(0).running_events().0 == 0 {
+            assert!(t0.elapsed() < Duration::from_secs(30));
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for i in 0..20 {
+            grtrace_sim::device::write_ctl(&msg_path, &format!("note {i}\n")).unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        wait_produced(&sim, 0);
+        std::thread::sleep(Duration::from_millis(100));
+    })
+    .unwrap();
+    assert!(report.failure.is_none());
+    let data = std::fs::read(out.0.join("run.grtrace.0")).unwrap();
+    let h = StreamHeader::parse(&data).unwrap();
+    let (mut last, mut msgs, mut backwards) = (0u64, 0, 0);
+    for r in Records::new(&data, &h) {
+        let r = r.unwrap();
+        if r.seq() == 0 {
+            continue; // notes the recorder adds
+        }
+        if r.time_ns() < last {
+            backwards += 1;
+        }
+        last = last.max(r.time_ns());
+        msgs += usize::from(r.rtype() == rtype::NOTE_MSG);
+    }
+    assert_eq!(backwards, 0, "records out of time order on cpu 0");
+    assert_eq!(msgs, 20);
 }

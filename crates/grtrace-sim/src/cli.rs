@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::{scenarios, Sim, SimConfig};
+use crate::{scenarios, Sim, SimConfig, MAX_CARDS, MAX_CPUS};
 
 /// Simulate grtrace GPU devices: builds <ROOT>/grtrace/card<N>/ exactly like the kernel's
 /// debugfs tree (per-CPU relay buffers, info, state, dropped, ctl, consumed, msg) and fills
@@ -21,13 +21,19 @@ use crate::{scenarios, Sim, SimConfig};
 #[command(name = "grtsim", version, verbatim_doc_comment)]
 pub struct Args {
     /// Directory that stands for the debugfs mount (give the same to `grtrace -r`)
-    #[arg(long, value_name = "DIR", required_unless_present = "list_scenarios")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present_any = ["list_scenarios", "completions"]
+    )]
     pub root: Option<PathBuf>,
-    /// Number of simulated cards (card0, card1, ...)
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    /// Number of simulated cards (card0, card1, ...), 1 to 16
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=MAX_CARDS as i64))]
     pub cards: u32,
-    /// Simulated CPUs per card (one relay buffer and producer thread each)
-    #[arg(long, default_value_t = 2, value_name = "N")]
+    /// Simulated CPUs per card (one relay buffer and producer thread each), 1 to 256
+    #[arg(long, default_value_t = 2, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=MAX_CPUS as i64))]
     pub cpus: u32,
     /// Events per second per card while a recorder is tracing, or `max` for full speed
     #[arg(long, default_value = "100000", value_name = "EVENTS_PER_S|max")]
@@ -59,6 +65,8 @@ pub struct Args {
     /// Log every ctl command and session totals on stderr
     #[arg(short, long)]
     pub verbose: bool,
+    #[command(flatten)]
+    pub completions: grtrace_cli::CompletionArgs,
 }
 
 impl Args {
@@ -120,6 +128,9 @@ pub fn install_signal_handlers() {
 
 /// Lists the scenarios, or writes the ground truth and serves the devices until `quit`.
 pub fn run(args: &Args, quit: &AtomicBool) -> ExitCode {
+    if args.completions.print_if_asked::<Args>() {
+        return ExitCode::SUCCESS;
+    }
     if args.list_scenarios {
         for n in scenarios::names() {
             println!("{n}");
@@ -128,10 +139,7 @@ pub fn run(args: &Args, quit: &AtomicBool) -> ExitCode {
     }
     let cfg = match args.config() {
         Ok(c) => c,
-        Err(msg) => {
-            eprintln!("grtsim: {msg}\nTry 'grtsim --help' for more information.");
-            return ExitCode::from(2);
-        }
+        Err(msg) => return ExitCode::from(grtrace_cli::usage("grtsim", msg) as u8),
     };
     // config() checked the name; the scenario is built once, for its truth and to play.
     let scenario = cfg
@@ -142,7 +150,7 @@ pub fn run(args: &Args, quit: &AtomicBool) -> ExitCode {
         Some(sc) => {
             if let Some(path) = &args.truth {
                 if let Err(e) = std::fs::write(path, scenarios::truth_csv(&sc.truth)) {
-                    eprintln!("grtsim: {}: {e}", path.display());
+                    grtrace_cli::error("grtsim", format_args!("{}: {e}", grtrace_cli::show(path)));
                     return ExitCode::from(1);
                 }
             }
@@ -150,11 +158,11 @@ pub fn run(args: &Args, quit: &AtomicBool) -> ExitCode {
         }
         None => Sim::start(&cfg),
     };
-    let root = cfg.root.display();
+    let root = grtrace_cli::show(&cfg.root);
     let sim = match started {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("grtsim: cannot build {root}/grtrace: {e}");
+            grtrace_cli::error("grtsim", format_args!("cannot serve {root}/grtrace: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -168,7 +176,7 @@ pub fn run(args: &Args, quit: &AtomicBool) -> ExitCode {
     match sim.stop() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("grtsim: {e}");
+            grtrace_cli::error("grtsim", e);
             ExitCode::from(1)
         }
     }

@@ -85,7 +85,42 @@ struct Session {
     msgs: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
-/// Serves one card until `quit`; removes its directory at the end.
+/// The files a simulated card directory holds (besides `trace<cpu>`), and their temporary
+/// names while being replaced.
+const CARD_FILES: [&str; 6] = [
+    files::CTL,
+    files::CONSUMED,
+    files::MSG,
+    files::INFO,
+    files::STATE,
+    files::DROPPED,
+];
+
+/// Whether `name` is a file a simulated card directory holds.
+fn is_card_file(name: &str) -> bool {
+    let plain = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(".tmp"))
+        .unwrap_or(name);
+    CARD_FILES.contains(&plain)
+        || plain
+            .strip_prefix(files::TRACE_PREFIX)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The first entry of a card directory that a simulator does not make, if any.
+pub fn foreign_entry(dir: &Path) -> io::Result<Option<PathBuf>> {
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        if !e.file_name().to_str().is_some_and(is_card_file) {
+            return Ok(Some(e.path()));
+        }
+    }
+    Ok(None)
+}
+
+/// Serves one card until `quit`; removes its files (and its directory, if then empty) at
+/// the end.
 pub fn serve(cfg: CardCfg, quit: Arc<AtomicBool>, stats: Arc<CardStats>) -> io::Result<()> {
     let mut card = Card::create(cfg, stats)?;
     let r = card.run(&quit);
@@ -477,7 +512,16 @@ impl Card {
             let _ = self.stop();
         }
         let _ = self.teardown();
-        let _ = fs::remove_dir_all(&self.cfg.dir);
+        // Only what the simulator makes: anything else someone put there stays, and so does
+        // the directory then.
+        if let Ok(rd) = fs::read_dir(&self.cfg.dir) {
+            for e in rd.flatten() {
+                if e.file_name().to_str().is_some_and(is_card_file) {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
+        }
+        let _ = fs::remove_dir(&self.cfg.dir);
     }
 }
 

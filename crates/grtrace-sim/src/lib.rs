@@ -38,6 +38,13 @@ use std::time::{Duration, Instant};
 
 pub use device::{CardStats, Workload};
 
+/// Most simulated cards (each has a serving thread).
+pub const MAX_CARDS: u32 = 16;
+/// Most simulated CPUs per card (each has a producer thread and a relay buffer file).
+pub const MAX_CPUS: u32 = 256;
+/// The lock a serving simulator holds in `<root>/grtrace/`, with its pid inside.
+pub const LOCK_FILE: &str = ".grtsim.lock";
+
 /// Everything `grtsim` can be told.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
@@ -76,11 +83,95 @@ impl SimConfig {
     }
 }
 
-/// A running simulator. Dropping it stops the cards and removes their directories.
+/// A running simulator. Dropping it stops the cards and removes what it created, and only
+/// that: its files, then its directories if they are empty.
 pub struct Sim {
     quit: Arc<AtomicBool>,
     cards: Vec<(JoinHandle<io::Result<()>>, Arc<CardStats>)>,
     root: PathBuf,
+    /// The root lock (released when dropped) and the directories this simulator created,
+    /// outermost first.
+    claim: Option<Claim>,
+}
+
+/// A root this simulator serves: the lock that keeps a second simulator out.
+struct Claim {
+    lock: nix::fcntl::Flock<std::fs::File>,
+    lock_path: PathBuf,
+    made: Vec<PathBuf>,
+}
+
+/// Takes `<root>/grtrace` for this simulator: creates what is missing (remembering it),
+/// refuses a root another live simulator serves (an flock, released even by SIGKILL) and a
+/// tree that holds entries a simulator does not make.
+fn claim_root(root: &Path) -> io::Result<Claim> {
+    let top = root.join(grtrace_format::abi::files::DIR);
+    let mut made = Vec::new();
+    for d in [root, top.as_path()] {
+        if !d.is_dir() {
+            std::fs::create_dir_all(d)?;
+            made.push(d.to_path_buf());
+        }
+    }
+    let lock_path = top.join(LOCK_FILE);
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)?;
+    let mut lock = match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(l) => l,
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
+            let pid = std::fs::read_to_string(&lock_path).unwrap_or_default();
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                format!(
+                    "{}: busy: another grtsim (pid {}) serves this root; stop it or give another --root",
+                    grtrace_cli::show(&top),
+                    pid.trim()
+                ),
+            ));
+        }
+        Err((_, e)) => return Err(e.into()),
+    };
+    for e in std::fs::read_dir(&top)? {
+        let e = e?;
+        let name = e.file_name();
+        let ours = name == LOCK_FILE
+            || (e.path().is_dir() && name.to_str().is_some_and(|n| card_number(n).is_some()));
+        if !ours {
+            return Err(foreign(&e.path()));
+        }
+        if e.path().is_dir() {
+            if let Some(f) = device::foreign_entry(&e.path())? {
+                return Err(foreign(&f));
+            }
+        }
+    }
+    use std::io::Write;
+    lock.set_len(0)?;
+    writeln!(&mut *lock, "{}", std::process::id())?;
+    Ok(Claim {
+        lock,
+        lock_path,
+        made,
+    })
+}
+
+fn foreign(p: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!(
+            "{}: not made by grtsim: refusing to serve a root that holds other files (give an empty or new --root)",
+            grtrace_cli::show(p)
+        ),
+    )
+}
+
+/// `card<N>` -> N.
+fn card_number(name: &str) -> Option<u32> {
+    name.strip_prefix("card")?.parse().ok()
 }
 
 impl Sim {
@@ -123,8 +214,21 @@ impl Sim {
     }
 
     fn serve(cfg: &SimConfig, workload: Workload) -> io::Result<Sim> {
-        let quit = Arc::new(AtomicBool::new(false));
-        let mut cards = Vec::new();
+        if !(1..=MAX_CARDS).contains(&cfg.cards) || !(1..=MAX_CPUS).contains(&cfg.cpus) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("cards must be 1 to {MAX_CARDS} and CPUs 1 to {MAX_CPUS}"),
+            ));
+        }
+        let claim = claim_root(&cfg.root)?;
+        let mut sim = Sim {
+            quit: Arc::new(AtomicBool::new(false)),
+            cards: Vec::new(),
+            root: cfg.root.clone(),
+            claim: Some(claim),
+        };
+        // On an error below, dropping `sim` stops the cards already started and cleans up.
+        let (quit, cards) = (sim.quit.clone(), &mut sim.cards);
         for card in 0..cfg.cards {
             let dir = card_dir(&cfg.root, card);
             let stats = Arc::new(CardStats::default());
@@ -160,11 +264,7 @@ impl Sim {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
-        Ok(Sim {
-            quit,
-            cards,
-            root: cfg.root.clone(),
-        })
+        Ok(sim)
     }
 
     pub fn stats(&self, card: usize) -> &Arc<CardStats> {
@@ -191,7 +291,14 @@ impl Sim {
                 first = r;
             }
         }
-        let _ = std::fs::remove_dir(self.root.join(grtrace_format::abi::files::DIR));
+        if let Some(c) = self.claim.take() {
+            let _ = std::fs::remove_file(&c.lock_path);
+            // Only directories this simulator created, and only if nothing else is left.
+            for d in c.made.iter().rev() {
+                let _ = std::fs::remove_dir(d);
+            }
+            drop(c.lock);
+        }
         first
     }
 }

@@ -147,6 +147,8 @@ pub struct Producer<'a> {
     uncommitted: u32,
     totals: ProducerTotals,
     scratch: Vec<u8>,
+    /// Latest session time of a record put (messages never go before it).
+    last_ns: u64,
 }
 
 impl<'a> Producer<'a> {
@@ -158,6 +160,7 @@ impl<'a> Producer<'a> {
             uncommitted: 0,
             totals: ProducerTotals::default(),
             scratch: Vec::new(),
+            last_ns: 0,
         }
     }
 
@@ -178,6 +181,7 @@ impl<'a> Producer<'a> {
         if is_event {
             self.totals.events += 1;
         }
+        self.last_ns = self.last_ns.max(stamp.time_ns);
         let len = encoded_size(body);
         match self.relay.reserve(len) {
             Some(slot) => {
@@ -225,7 +229,6 @@ impl<'a> Producer<'a> {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            self.take_messages(msgs);
             let mut idle = true;
             match &source {
                 Source::Live(t) => {
@@ -278,13 +281,22 @@ impl<'a> Producer<'a> {
             progress
                 .events_written
                 .store(self.totals.events_written, Ordering::Release);
+            // Messages keep this CPU's time order: records already due may be older than the
+            // clock, so a message goes at the last record's time unless nothing is due (then
+            // every later record is newer than the clock).
+            let at = if idle {
+                self.clock_ns().max(self.last_ns)
+            } else {
+                self.last_ns
+            };
+            self.take_messages(msgs, at);
             if idle {
                 // Publish everything before sleeping: the kernel commits every record.
                 self.commit();
                 std::thread::sleep(Duration::from_micros(500));
             }
         }
-        self.take_messages(msgs);
+        self.take_messages(msgs, self.clock_ns().max(self.last_ns));
         self.commit();
         self.relay.flush();
         progress.events.store(self.totals.events, Ordering::Release);
@@ -292,7 +304,13 @@ impl<'a> Producer<'a> {
         self.totals
     }
 
-    fn take_messages(&mut self, msgs: &Mutex<Vec<Vec<u8>>>) {
+    /// Session time now (the clock of the record stamps before `base_ns` is added).
+    fn clock_ns(&self) -> u64 {
+        monotonic_ns().saturating_sub(self.cfg.base_ns)
+    }
+
+    /// Writes the queued user messages as NOTE_MSG records at session time `now`.
+    fn take_messages(&mut self, msgs: &Mutex<Vec<Vec<u8>>>, now: u64) {
         let taken = {
             let mut g = msgs.lock().unwrap_or_else(|e| e.into_inner());
             if g.is_empty() {
@@ -300,7 +318,6 @@ impl<'a> Producer<'a> {
             }
             std::mem::take(&mut *g)
         };
-        let now = monotonic_ns() - self.cfg.base_ns.min(monotonic_ns());
         for m in taken {
             self.scratch.clear();
             self.scratch.extend_from_slice(&m);

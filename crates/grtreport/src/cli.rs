@@ -1,5 +1,6 @@
 //! The `grtreport` command line (main.rs only calls [`main`]).
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -39,7 +40,8 @@ With no input, grtreport reads stdin, so it works live:
   grtreport run --top 10                      # worst offenders first
   grtreport run --jobs -q | awk '$14 != \"-\"'  # every tagged job
   grtreport run --csv jobs.csv -q             # jobs.csv and jobs.rings.csv for pandas
-  grtreport run --rule queue-min-us=200 --ring 0 -w 1.5:3
+  grtreport run --csv - -q | head             # the job rows on stdout
+  grtreport run --rule queue-min-us=200 --ring gfx -w 1.5:3
   grtreport --list-rules > my.rules           # edit, then --rules my.rules
 
 Times in job lines are seconds since the first record, as grtparse prints them; phases are
@@ -50,11 +52,11 @@ milliseconds. Exit status: 0 ok, 1 damaged or unreadable input / write error, 2 
 pub struct Args {
     /// Base name, stream files, or - (stdin, the default)
     #[arg(value_name = "INPUT")]
-    pub inputs: Vec<String>,
+    pub inputs: Vec<OsString>,
 
     /// Input, like a positional INPUT (repeatable; `-i -` is stdin), as in grtparse
     #[arg(short = 'i', long = "input", value_name = "INPUT")]
-    pub input: Vec<String>,
+    pub input: Vec<OsString>,
 
     /// Add the N blocking classes (tag on a ctx and ring) that lost the most time, with samples
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -68,7 +70,8 @@ pub struct Args {
     #[arg(short = 'j', long)]
     pub jobs: bool,
 
-    /// Write per-job rows to FILE and per-ring rows to FILE.rings.csv (FILE minus .csv)
+    /// Write per-job rows to FILE and per-ring rows to FILE.rings.csv (FILE minus .csv);
+    /// `-` writes the job rows to stdout (no ring rows; use with -q)
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
 
@@ -76,7 +79,7 @@ pub struct Args {
     #[arg(short, long)]
     pub quiet: bool,
 
-    /// Write the report to FILE instead of stdout
+    /// Write the report to FILE instead of stdout (`-` = stdout)
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -93,7 +96,7 @@ pub struct Args {
     #[arg(long, value_name = "LIST")]
     pub ctx: Option<String>,
 
-    /// Only these rings (comma-separated ids)
+    /// Only these rings (comma-separated ids or names from the ring notes)
     #[arg(long, value_name = "LIST")]
     pub ring: Option<String>,
 
@@ -129,6 +132,12 @@ pub struct Args {
     /// Merge files of different recording sessions of one card (refused by default)
     #[arg(long)]
     pub force: bool,
+
+    #[command(flatten)]
+    pub progress: grtrace_cli::ProgressArgs,
+
+    #[command(flatten)]
+    pub completions: grtrace_cli::CompletionArgs,
 }
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -189,14 +198,18 @@ fn stream_file(src: InputSource) -> InputSource {
     }
 }
 
+const PROG: &str = "grtreport";
+
 fn usage(msg: &str) -> i32 {
-    eprintln!("grtreport: {msg}");
-    eprintln!("Try 'grtreport --help' for more information.");
-    2
+    grtrace_cli::usage(PROG, msg)
 }
 
-fn is_pipe(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::BrokenPipe
+use grtrace_cli::is_broken_pipe as is_pipe;
+
+/// Prints a runtime error on one line; returns exit status 1.
+fn fail(msg: impl std::fmt::Display) -> i32 {
+    grtrace_cli::error(PROG, msg);
+    grtrace_cli::exit::RUNTIME
 }
 
 /// Runs grtreport; returns the exit status.
@@ -209,6 +222,9 @@ pub fn main() -> i32 {
             return code;
         }
     };
+    if args.completions.print_if_asked::<Args>() {
+        return 0;
+    }
     run(args)
 }
 
@@ -235,7 +251,7 @@ pub fn run(args: Args) -> i32 {
     let filter = match (|| -> Result<Filter, String> {
         Ok(Filter {
             ctx: parse_list("ctx", &args.ctx)?,
-            ring: parse_list("ring", &args.ring)?,
+            ring: grtrace_cli::RingSelect::parse(args.ring.as_slice()),
             pid: parse_list("pid", &args.pid)?,
             window: args
                 .window
@@ -261,21 +277,56 @@ pub fn run(args: Args) -> i32 {
         if io::stdin().is_terminal() {
             return usage("no input: give a trace (base name or files) or pipe one in");
         }
-        words.push("-".to_string());
+        words.push("-".into());
     }
-    let reads_stdin = words.iter().any(|w| w == "-");
-    if words.iter().filter(|w| *w == "-").count() > 1 {
+    if words.iter().filter(|w| grtrace_cli::is_dash(w)).count() > 1 {
         return usage("stdin (-) is given more than once: it can be read only once");
     }
+    let csv_to_stdout = args.csv.as_deref().is_some_and(grtrace_cli::is_dash);
+    let report_to_stdout = !args.quiet && args.output.as_deref().is_none_or(grtrace_cli::is_dash);
+    if csv_to_stdout && (report_to_stdout || args.jobs) {
+        return usage("--csv - writes the job rows to stdout: add -q (or -o FILE), without --jobs");
+    }
+    for (opt, p) in [("-o", &args.output), ("--csv", &args.csv)] {
+        if p.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+            return usage(&format!("{opt}: the file name is empty"));
+        }
+    }
+    let reads_stdin = words.iter().any(grtrace_cli::is_dash);
     let (sources, mut warnings) = match resolve_inputs(&words) {
         Ok(x) => x,
-        Err(e) => {
-            eprintln!("grtreport: {e}");
-            return 1;
-        }
+        Err(e) => return fail(grtrace_cli::input_error(&e.file, &e.to_string())),
     };
     for w in &warnings {
-        eprintln!("grtreport: warning: {w}");
+        grtrace_cli::warning(PROG, w);
+    }
+    // No output may be one of the inputs: checked before any output is opened.
+    let mut read = grtrace_cli::Inputs::new();
+    let mut files = Vec::new();
+    for w in &words {
+        read.add(w);
+    }
+    for s in &sources {
+        if let InputSource::File(p) = s {
+            read.add(p);
+            files.push(p.clone());
+        }
+    }
+    let rings_csv = args
+        .csv
+        .as_deref()
+        .filter(|p| !grtrace_cli::is_dash(p))
+        .map(rings_csv_path);
+    for (opt, p) in [
+        ("-o", args.output.as_deref()),
+        ("--csv", args.csv.as_deref()),
+        ("--csv", rings_csv.as_deref()),
+    ] {
+        if let Some(p) = p {
+            if let Err(e) = read.check_output(opt, p) {
+                return fail(e);
+            }
+        }
     }
     // Files are mapped and read in place; the reader hands passed pages back to the kernel,
     // so the resident set stays flat whatever the trace length. --read streams them instead.
@@ -286,10 +337,7 @@ pub fn run(args: Args) -> i32 {
     };
     let mut trace = match Trace::open(sources) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("grtreport: {e}");
-            return 1;
-        }
+        Err(e) => return fail(e),
     };
     if let Err(e) = trace.check_sessions() {
         if !args.force {
@@ -308,33 +356,40 @@ pub fn run(args: Args) -> i32 {
         ))));
     }
     if let Some(p) = &args.csv {
-        match File::create(p) {
-            Ok(f) => match JobCsv::new(BufWriter::new(f)) {
-                Ok(s) => engine.add_sink(Box::new(s)),
-                Err(e) => {
-                    eprintln!("grtreport: {}: {e}", p.display());
-                    return 1;
-                }
-            },
-            Err(e) => {
-                eprintln!("grtreport: {}: {e}", p.display());
-                return 1;
-            }
+        let out = match grtrace_cli::open_output("--csv", p, &read) {
+            Ok(o) => o,
+            Err(e) => return fail(e),
+        };
+        match JobCsv::new(BufWriter::new(out.into_writer())) {
+            Ok(s) => engine.add_sink(Box::new(s)),
+            Err(e) if is_pipe(&e) => return 0,
+            Err(e) => return fail(grtrace_cli::write_error(p, &e)),
         }
     }
+    // Where a failed write during the run went (--jobs on stdout, or --csv).
+    let sink_name = match (&args.csv, args.jobs) {
+        (Some(p), false) => p.clone(),
+        _ => PathBuf::from("-"),
+    };
 
     install_sigint();
+    let mut progress =
+        grtrace_cli::Progress::new(PROG, grtrace_cli::total_size(&files), args.progress.mode());
     // From a pipe, Ctrl-C also stops the producer, which then closes the pipe: keep reading
     // to its end so the report covers everything (a second Ctrl-C leaves at once).
-    let (sum, out, stopped) =
-        crate::input::run(&mut trace, &mut engine, &INTERRUPTED, !reads_stdin);
+    let (sum, out, stopped) = crate::input::run_with_progress(
+        &mut trace,
+        &mut engine,
+        &INTERRUPTED,
+        !reads_stdin,
+        &mut progress,
+    );
     let out = out.and_then(|_| engine.finish());
     if let Err(e) = out {
         if is_pipe(&e) {
             return 0;
         }
-        eprintln!("grtreport: write error: {e}");
-        return 1;
+        return fail(grtrace_cli::write_error(&sink_name, &e));
     }
     if stopped {
         warnings.push("interrupted: the report covers the records read so far".into());
@@ -361,38 +416,39 @@ pub fn run(args: Args) -> i32 {
         warnings.push(format!("{e} (records before it were used)"));
     }
 
-    if let Some(p) = &args.csv {
-        let rp = rings_csv_path(p);
-        let res = File::create(&rp).and_then(|f| engine.write_ring_csv(BufWriter::new(f)));
+    // Only the input knows its ring names: a name that matched none is found here.
+    if let Err(e) = engine.filter.ring.check_names() {
+        return usage(&e);
+    }
+    if let Some(rp) = &rings_csv {
+        let res = grtrace_cli::open_output("--csv", rp, &read).and_then(|out| {
+            engine
+                .write_ring_csv(BufWriter::new(out.into_writer()))
+                .map_err(|e| grtrace_cli::write_error(rp, &e))
+        });
         if let Err(e) = res {
-            eprintln!("grtreport: {}: {e}", rp.display());
-            return 1;
+            return fail(e);
         }
     }
     if !args.quiet {
-        let res = match &args.output {
-            Some(p) => File::create(p).and_then(|f| {
-                let mut w = BufWriter::new(f);
-                engine.write_report(&mut w, args.top, &warnings)?;
-                w.flush()
-            }),
-            None => {
-                let mut w = BufWriter::new(stdout.lock());
-                engine
-                    .write_report(&mut w, args.top, &warnings)
-                    .and_then(|_| w.flush())
-            }
+        let name = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+        let out = match grtrace_cli::open_output("-o", &name, &read) {
+            Ok(o) => o,
+            Err(e) => return fail(e),
         };
+        let mut w = BufWriter::new(out.into_writer());
+        let res = engine
+            .write_report(&mut w, args.top, &warnings)
+            .and_then(|_| w.flush());
         if let Err(e) = res {
             if is_pipe(&e) {
                 return 0;
             }
-            eprintln!("grtreport: write error: {e}");
-            return 1;
+            return fail(grtrace_cli::write_error(&name, &e));
         }
     }
     for e in &sum.errors {
-        eprintln!("grtreport: {e}");
+        grtrace_cli::error(PROG, e);
     }
     if sum.errors.is_empty() {
         0

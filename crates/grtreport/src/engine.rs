@@ -17,7 +17,8 @@ use crate::summary::Summary;
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
     pub ctx: Vec<u32>,
-    pub ring: Vec<u32>,
+    /// Ring ids and names (names resolved from the ring notes as they arrive).
+    pub ring: grtrace_cli::RingSelect,
     pub pid: Vec<u32>,
     /// [start, end] in ns relative to the first record (as grtparse's `-w`); a job is in if
     /// it began inside.
@@ -29,7 +30,7 @@ impl Filter {
         if !self.ctx.is_empty() && !self.ctx.contains(&j.key.ctx) {
             return false;
         }
-        if !self.ring.is_empty() && !self.ring.contains(&j.key.ring) {
+        if self.ring.is_active() && !self.ring.selects(j.key.ring) {
             return false;
         }
         if !self.pid.is_empty() && !self.pid.contains(&j.pid) {
@@ -155,6 +156,7 @@ impl Engine {
 
     #[inline]
     pub fn feed(&mut self, rec: &RecordView<'_>) -> io::Result<()> {
+        self.filter.ring.learn(rec);
         self.joiner.feed(rec);
         if self.joiner.has_finished() {
             self.pump(false)?;

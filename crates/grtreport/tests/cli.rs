@@ -180,7 +180,7 @@ fn usage_errors_exit_2() {
         vec!["--rule", "bogus=1"],
         vec!["--rule", "queue-share=x"],
         vec!["-w", "3:1"],
-        vec!["--ring", "gfx"],
+        vec!["--ring", "nosuch"],
         vec!["--no-such-flag"],
     ] {
         let o = bin().arg(fixture()).args(&args).output().unwrap();
@@ -211,4 +211,173 @@ fn rules_round_trip_through_a_file() {
         .unwrap();
     let text = String::from_utf8(r.stdout).unwrap();
     assert!(text.lines().nth(1).unwrap().contains(" - -"), "{text}");
+}
+
+/// A private copy of the fixture in its own directory (tests run in parallel).
+fn fixture_copy(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let d = std::env::temp_dir().join(format!("grtreport-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let f = d.join("run.grtrace");
+    std::fs::copy(fixture(), &f).unwrap();
+    (d, f)
+}
+
+#[test]
+fn csv_dash_writes_the_job_rows_to_stdout() {
+    let (d, f) = fixture_copy("csvdash");
+    let o = bin()
+        .current_dir(&d)
+        .arg(&f)
+        .args(["--csv", "-", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.starts_with("time_s,commit_ns,ctx,ring,seqno"), "{out}");
+    assert!(out.lines().count() > 1);
+    assert!(!d.join("-").exists() && !d.join("-.rings.csv").exists());
+    // The report would share stdout with the rows: a usage error.
+    for extra in [&[][..], &["-q", "--jobs"][..]] {
+        let o = bin()
+            .current_dir(&d)
+            .arg(&f)
+            .args(["--csv", "-"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
+    let (d, f) = fixture_copy("same");
+    let size = std::fs::metadata(&f).unwrap().len();
+    std::fs::copy(&f, d.join("x.rings.csv")).unwrap();
+    for args in [
+        vec!["run.grtrace", "-o", "run.grtrace"],
+        vec!["run.grtrace", "-q", "--csv", "./run.grtrace"],
+        vec!["x.rings.csv", "-q", "--csv", "x.csv"],
+    ] {
+        let o = bin().current_dir(&d).args(&args).output().unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(
+            e.contains("refusing to overwrite") && e.lines().count() == 1,
+            "{e}"
+        );
+        assert_eq!(std::fs::metadata(&f).unwrap().len(), size, "{args:?}");
+    }
+    assert!(!d.join("x.csv").exists(), "nothing opened before the check");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn write_errors_name_the_file() {
+    let o = bin()
+        .arg(fixture())
+        .args(["-o", "/nonexistent-dir/r.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr).trim_end(),
+        "grtreport: /nonexistent-dir/r.txt: cannot create: No such file or directory (os error 2)"
+    );
+    for args in [&["-o", "/dev/full"][..], &["-q", "--csv", "/dev/full"][..]] {
+        let o = bin().arg(mixed_file()).args(args).output().unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(
+            e.starts_with("grtreport: /dev/full: No space left on device"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn rings_are_taken_by_name_or_number_and_an_unknown_name_is_an_error() {
+    let jobs = |ring: &str| {
+        bin()
+            .arg(fixture())
+            .args(["--ring", ring, "--jobs", "-q"])
+            .output()
+            .unwrap()
+    };
+    let by_id = jobs("0");
+    let by_name = jobs("gfx");
+    assert_eq!(
+        by_name.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&by_name.stderr)
+    );
+    assert_eq!(by_id.stdout, by_name.stdout);
+    assert!(String::from_utf8_lossy(&by_name.stdout).lines().count() > 1);
+    let o = jobs("gfx.0");
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("--ring gfx.0: no ring of that name in the input (rings: gfx"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_directory_input_says_it_is_a_directory() {
+    let (d, _) = fixture_copy("dir");
+    let o = bin().arg(&d).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(": is a directory"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn progress_is_off_off_a_terminal_unless_forced() {
+    let o = bin().arg(mixed_file()).arg("-q").output().unwrap();
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = bin()
+        .arg(mixed_file())
+        .args(["-q", "--progress"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.starts_with("grtreport:   0% (") && e.contains("grtreport: 100% ("),
+        "{e}"
+    );
+}
+
+#[test]
+fn file_names_that_are_not_utf8_work_and_errors_stay_on_one_line() {
+    use std::os::unix::ffi::OsStrExt;
+    let (d, f) = fixture_copy("names");
+    let odd = d.join(std::ffi::OsStr::from_bytes(b"r\xff\nx.grtrace"));
+    std::fs::copy(&f, &odd).unwrap();
+    let report = d.join(std::ffi::OsStr::from_bytes(b"rep\xfe"));
+    let o = bin().arg(&odd).arg("-o").arg(&report).output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(std::fs::metadata(&report).unwrap().len() > 0);
+    let o = bin().arg(&odd).arg("-o").arg(&odd).output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("r\\xff\\nx.grtrace"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
 }
