@@ -302,6 +302,8 @@ pub struct MapStats {
     pub jobs_started: u64,
     pub inferred_starts: u64,
     pub unknown_ids: u64,
+    /// Tracepoint events read per CPU (index = CPU).
+    pub events_by_cpu: Vec<u64>,
 }
 
 /// Heuristic engine class from a ring name (`gfx_0.0.0`, `comp_1.0.0`, `sdma0`, `vcn_dec`,
@@ -803,6 +805,11 @@ impl Mapper {
         data: &[u8],
     ) -> Result<io::Result<()>, MapError> {
         self.stats.events_in += 1;
+        let c = cpu as usize;
+        if self.stats.events_by_cpu.len() <= c {
+            self.stats.events_by_cpu.resize(c + 1, 0);
+        }
+        self.stats.events_by_cpu[c] += 1;
         if data.len() < 8 {
             return Err(MapError(format!(
                 "event record of {} bytes has no common header",
