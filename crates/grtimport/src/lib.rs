@@ -155,6 +155,11 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(s) => s,
         Err(e) => return out_error(e),
     };
+    for c in &dat.cpus {
+        if let Err(e) = sink.open_cpu(c.cpu) {
+            return out_error(e);
+        }
+    }
     for (pid, comm) in &dat.cmdlines {
         sink.set_comm(*pid, comm);
     }

@@ -103,6 +103,11 @@ impl Streams {
         PathBuf::from(s)
     }
 
+    /// Creates CPU `cpu`'s stream now (so a CPU without events still has its file).
+    pub fn open_cpu(&mut self, cpu: u32) -> io::Result<()> {
+        self.writer(cpu).map(|_| ())
+    }
+
     fn writer(&mut self, cpu: u32) -> io::Result<&mut dyn StreamOut> {
         match &mut self.outs {
             Outs::Merged(s) => Ok(s.as_mut().expect("merged stream open until finish")),

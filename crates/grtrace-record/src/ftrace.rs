@@ -178,10 +178,19 @@ fn setup(o: &FtraceOptions, err: &mut dyn Write) -> Result<(Instance, Vec<EventF
     Ok((inst, formats, found, clock.to_string()))
 }
 
+/// Reads a tracefs file in one `read()`: `events/header_page` answers only a read at
+/// offset 0 (a second read returns 0), so the usual read-to-end loop would cut it short.
+fn read_once(path: &Path) -> io::Result<String> {
+    let mut buf = vec![0u8; 64 << 10];
+    let n = File::open(path)?.read(&mut buf)?;
+    buf.truncate(n);
+    String::from_utf8(buf).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
 fn page_layout(inst: &Instance, root: &Path) -> Result<PageLayout, RecordError> {
     let p = inst.dir.join("events/header_page");
-    let text = fs::read_to_string(&p)
-        .or_else(|_| fs::read_to_string(root.join("events/header_page")))
+    let text = read_once(&p)
+        .or_else(|_| read_once(&root.join("events/header_page")))
         .map_err(ioe(format!("reading {}", p.display())))?;
     PageLayout::parse(&text, grtrace_format::Endian::NATIVE, 0).map_err(|e| RecordError::Protocol {
         dev: "ftrace".into(),
@@ -274,6 +283,7 @@ pub fn record(o: &FtraceOptions, stop: &AtomicBool, err: &mut dyn Write) -> Resu
     let mut sink = Streams::new(target, &mapper.drivers(), clock_id, note).map_err(ioe("creating the output"))?;
     let mut pipes = Vec::new();
     for cpu in cpus_of(&inst.dir)? {
+        sink.open_cpu(cpu).map_err(ioe("creating the output"))?;
         let path = inst.dir.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
         let file = OpenOptions::new()
             .read(true)
@@ -377,12 +387,15 @@ pub fn record(o: &FtraceOptions, stop: &AtomicBool, err: &mut dyn Write) -> Resu
             Vec::new()
         }
     };
+    // Close the pipes before the instance goes: tracefs refuses to remove an instance
+    // whose files are open.
+    let reports: Vec<CpuReport> = pipes.into_iter().map(|p| p.report).collect();
     drop(inst);
     let cpu_end = crate::summary::cpu_time();
     Ok(RunReport {
         devices: vec![DeviceReport {
             name: format!("ftrace {}", mapper.drivers()),
-            cpus: pipes.into_iter().map(|p| p.report).collect(),
+            cpus: reports,
             dropped,
         }],
         outputs: outputs.into_iter().map(|(p, r, b)| (PathBuf::from(p), r, b)).collect(),
