@@ -76,15 +76,24 @@ impl Instance {
 
 impl Drop for Instance {
     fn drop(&mut self) {
-        let _ = fs::write(self.file("tracing_on"), "0");
+        let _ = put(&self.file("tracing_on"), "0");
         for e in &self.enabled {
-            let _ = fs::write(e, "0");
+            let _ = put(&e, "0");
         }
         if self.created {
             // The kernel removes an instance with everything in it on rmdir.
             let _ = fs::remove_dir(&self.dir);
         }
     }
+}
+
+/// Writes a tracefs control file that must already exist (never creates one).
+fn put(path: &Path, value: &str) -> io::Result<()> {
+    OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)?
+        .write_all(value.as_bytes())
 }
 
 fn ioe(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
@@ -157,10 +166,10 @@ fn setup(
         created: o.create,
         enabled: Vec::new(),
     };
-    let _ = fs::write(inst.file("tracing_on"), "0");
-    let _ = fs::write(inst.file("buffer_size_kb"), o.buffer_kb.to_string());
+    let _ = put(&inst.file("tracing_on"), "0");
+    let _ = put(&inst.file("buffer_size_kb"), &o.buffer_kb.to_string());
     // CLOCK_MONOTONIC, as the grtrace series uses; older kernels without `mono` keep local.
-    let clock = if fs::write(inst.file("trace_clock"), "mono").is_ok() {
+    let clock = if put(&inst.file("trace_clock"), "mono").is_ok() {
         "mono"
     } else {
         "local"
@@ -186,7 +195,7 @@ fn setup(
             }
         }
         let en = ev.join("enable");
-        fs::write(&en, "1").map_err(ioe(format!("enabling {name}")))?;
+        put(&en, "1").map_err(ioe(format!("enabling {name}")))?;
         inst.enabled.push(en);
         found.found.push(name);
     }
@@ -356,7 +365,7 @@ pub fn record(
             done: false,
         });
     }
-    fs::write(inst.file("tracing_on"), "1").map_err(ioe("starting tracing (tracing_on)"))?;
+    put(&inst.file("tracing_on"), "1").map_err(ioe("starting tracing (tracing_on)"))?;
     let ps = layout.page_size;
     let mut failure = None;
     let mut pipe_closed = false;
@@ -367,7 +376,7 @@ pub fn record(
             && (stop.load(Ordering::Acquire) || deadline.is_some_and(|d| Instant::now() >= d))
         {
             // Stop writing, then drain what the buffers still hold.
-            let _ = fs::write(inst.file("tracing_on"), "0");
+            let _ = put(&inst.file("tracing_on"), "0");
             stopping = true;
         }
         let mut got = 0;
