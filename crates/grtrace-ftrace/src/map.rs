@@ -607,6 +607,7 @@ impl Mapper {
 
     /// A job was handed to the driver at `t`: COMMIT and SUBMIT now; START now if the ring
     /// is idle, else when the job ahead is done.
+    #[allow(clippy::too_many_arguments)]
     fn run<S: Sink>(
         &mut self,
         sink: &mut S,
@@ -704,6 +705,7 @@ impl Mapper {
         Ok(())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn sync_enter<S: Sink>(
         &mut self,
         sink: &mut S,

@@ -23,9 +23,12 @@ enum V {
     Pair(&'static str, &'static str),
 }
 
+/// Printed key -> field of one tracepoint.
+type Keys = &'static [(&'static str, V)];
+
 /// Per tracepoint: (kernel formats, printed key -> field). Keys are the text before `=` or
 /// `:` in TP_printk (with `job count` etc. written with spaces as printed).
-const TEXT: &[(&str, &str, &[(&str, V)])] = &[
+const TEXT: &[(&str, &str, Keys)] = &[
     ("drm_sched_job", "6.12", SCHED612),
     ("drm_run_job", "6.12", SCHED612),
     (

@@ -572,7 +572,10 @@ impl<'a> TraceDat<'a> {
         // trace-cmd 3.2 added the sub-buffer size before the CPU count: tell by the length
         // (each CPU entry is 20 bytes).
         let rest = body.len() - c.pos;
-        let page_size = if rest >= 8 && (rest - 8) % 20 == 0 && (rest < 4 || (rest - 4) % 20 != 0) {
+        let page_size = if rest >= 8
+            && (rest - 8).is_multiple_of(20)
+            && (rest < 4 || !(rest - 4).is_multiple_of(20))
+        {
             Some(c.u32("the BUFFER page size")?)
         } else {
             None
@@ -808,7 +811,7 @@ impl<'a> CpuStream<'a> {
                             self.released = self.chunk_at & !4095;
                         }
                     }
-                    if usize_ % ps != 0 {
+                    if !usize_.is_multiple_of(ps) {
                         return err(
                             self.chunk_at,
                             format!("chunk of {usize_} bytes is not whole pages"),

@@ -2,6 +2,8 @@
 //! (fixtures/import/<kernel>), written as trace.dat, imported, and the grtrace records
 //! checked.
 
+#![allow(clippy::too_many_arguments)] // event builders take the tracepoints' fields
+
 mod common;
 
 use common::{run, Out, Trace};
