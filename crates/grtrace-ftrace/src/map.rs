@@ -630,19 +630,26 @@ impl Mapper {
         });
         self.stats.jobs_started += 1;
         if idle {
-            self.emit(
-                sink,
-                cpu,
-                pid,
-                t,
-                EventCode::Start,
-                flags | eflag::INFERRED,
-                k,
-                (a0, a1, 0, 0),
-            )?;
-            self.stats.inferred_starts += 1;
+            self.start(sink, cpu, pid, t, k, flags, (a0, a1))?;
         }
         Ok(())
+    }
+
+    /// An inferred START (§3 of IMPORT.md), counted.
+    #[allow(clippy::too_many_arguments)]
+    fn start<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        k: Key,
+        flags: u16,
+        a: (u64, u64),
+    ) -> io::Result<()> {
+        self.stats.inferred_starts += 1;
+        let f = flags | eflag::INFERRED;
+        self.emit(sink, cpu, pid, t, EventCode::Start, f, k, (a.0, a.1, 0, 0))
     }
 
     /// A job is done at `t`: its START if still owed, END, then START of the next in line.
@@ -675,32 +682,12 @@ impl Mapper {
             _ => None,
         };
         if let Some(st) = owed {
-            self.emit(
-                sink,
-                cpu,
-                0,
-                st,
-                EventCode::Start,
-                eflag::INFERRED,
-                k,
-                (a.0, a.1, 0, 0),
-            )?;
-            self.stats.inferred_starts += 1;
+            self.start(sink, cpu, 0, st, k, 0, a)?;
         }
         let ef = flags | if err != 0 { eflag::ERROR } else { 0 };
         self.emit(sink, cpu, pid, t, EventCode::End, ef, k, (a.0, a.1, err, 0))?;
         if let Some(nk) = next {
-            self.emit(
-                sink,
-                cpu,
-                0,
-                t,
-                EventCode::Start,
-                eflag::INFERRED,
-                nk,
-                (0, 0, 0, 0),
-            )?;
-            self.stats.inferred_starts += 1;
+            self.start(sink, cpu, 0, t, nk, 0, (0, 0))?;
         }
         Ok(())
     }

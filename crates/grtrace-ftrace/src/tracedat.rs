@@ -673,11 +673,28 @@ impl<'a> CpuStream<'a> {
     fn new(t: &TraceDat<'a>, c: &CpuData) -> CpuStream<'a> {
         let start = usize::try_from(c.offset).unwrap_or(usize::MAX);
         let end = start.saturating_add(usize::try_from(c.size).unwrap_or(usize::MAX));
+        let codec = if t.data_compressed { t.codec } else { None };
+        Self::over(c.cpu, t.data, start, end, t.layout, codec)
+    }
+
+    /// A stream over raw pages in memory (tests, `trace_pipe_raw` reads).
+    pub fn from_pages(cpu: u32, pages: &'a [u8], layout: PageLayout) -> CpuStream<'a> {
+        Self::over(cpu, pages, 0, pages.len(), layout, None)
+    }
+
+    fn over(
+        cpu: u32,
+        file: &'a [u8],
+        start: usize,
+        end: usize,
+        layout: PageLayout,
+        codec: Option<Codec>,
+    ) -> CpuStream<'a> {
         CpuStream {
-            cpu: c.cpu,
-            file: t.data,
-            layout: t.layout,
-            codec: if t.data_compressed { t.codec } else { None },
+            cpu,
+            file,
+            layout,
+            codec,
             pos: start,
             end,
             chunks_left: 0,
@@ -690,28 +707,6 @@ impl<'a> CpuStream<'a> {
             started: false,
             release: None,
             released: start,
-        }
-    }
-
-    /// A stream over raw pages in memory (tests, `trace_pipe_raw` reads).
-    pub fn from_pages(cpu: u32, pages: &'a [u8], layout: PageLayout) -> CpuStream<'a> {
-        CpuStream {
-            cpu,
-            file: pages,
-            layout,
-            codec: None,
-            pos: 0,
-            end: pages.len(),
-            chunks_left: 0,
-            chunk_at: 0,
-            buf: Vec::new(),
-            buf_pos: 0,
-            page: None,
-            ev: (0, 0),
-            last_ts: 0,
-            started: false,
-            release: None,
-            released: 0,
         }
     }
 
