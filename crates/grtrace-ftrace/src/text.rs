@@ -122,8 +122,16 @@ const TEXT: &[(&str, &str, Keys)] = &[
             ("pasid", V::Int("pasid")),
         ],
     ),
+    ("lima_task_submit", "6.12", LIMA),
+    ("lima_task_run", "6.12", LIMA),
 ];
 
+const LIMA: &[(&str, V)] = &[
+    ("task", V::Int("task_id")),
+    ("context", V::Int("context")),
+    ("seqno", V::Int("seqno")),
+    ("pipe", V::Str("pipe")),
+];
 const SCHED612: &[(&str, V)] = &[
     ("entity", V::Ptr("entity")),
     ("id", V::Int("id")),
