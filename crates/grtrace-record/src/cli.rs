@@ -91,6 +91,12 @@ pub struct Args {
     pub verbose: bool,
     #[command(flatten)]
     pub completions: grtrace_cli::CompletionArgs,
+    /// Record the GPU tracepoints a stock kernel has, through tracefs (no grtrace series)
+    #[arg(long)]
+    pub ftrace: bool,
+    /// tracefs mount point for --ftrace
+    #[arg(long, value_name = "PATH", default_value = crate::ftrace::DEFAULT_TRACEFS)]
+    pub tracefs: PathBuf,
 }
 
 impl Args {
@@ -201,6 +207,9 @@ pub fn install_signal_handlers() {
 pub fn run(args: &Args, stop: &AtomicBool) -> ExitCode {
     if args.completions.print_if_asked::<Args>() {
         return ExitCode::SUCCESS;
+    }
+    if args.ftrace {
+        return crate::ftrace::run_cli(args, stop);
     }
     let opts = match args.options() {
         Ok(o) => o,
