@@ -237,7 +237,8 @@ impl Job {
         }
     }
 
-    /// First known time of the job (for windows and sorting).
+    /// The job's time in job lines, windows and sorting: its COMMIT, else the first of
+    /// SUBMIT, START, END that was recorded.
     pub fn first_time(&self) -> u64 {
         [self.commit, self.submit, self.start, self.end]
             .into_iter()
