@@ -11,7 +11,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use grtrace_format::abi::{eflag, rtype, EventCode};
 use grtrace_format::{EventView, Lost, RecordView};
 
-use crate::job::{Flags, Job, JobKey, Phases, NONE};
+use crate::job::{BlockKind, Blocker, Flags, Job, JobKey, Phases, NONE};
 
 /// A small fast hasher for integer keys (FxHash); the joiner does one lookup per event.
 #[derive(Default, Clone, Copy)]
@@ -88,6 +88,77 @@ pub struct RingState {
     /// Events on the ring that touch every job running on it (ctx 0 VM faults, resets),
     /// as running totals: a job reads them at START and at END instead of being visited.
     wide: Touch,
+    /// The last [`RECENT`] jobs that ended on the ring, oldest first: who ran while a job
+    /// was queued.
+    recent: VecDeque<Ran>,
+}
+
+/// A job that ran on a ring, for queue attribution.
+#[derive(Clone, Copy, Debug)]
+struct Ran {
+    key: JobKey,
+    submit: u64,
+    start: u64,
+    end: u64,
+}
+
+/// Jobs remembered per ring for queue attribution: a job queued behind more than this many
+/// names the worst of the last `RECENT` (bounded work per START, whatever the queue depth).
+const RECENT: usize = 64;
+
+/// Finished jobs whose fence is remembered for waiters that finish later. A waiter whose
+/// blocker finished more than this many fences earlier still names it (the owner is found
+/// at SYNC time), only without the blocker's phases.
+const DONE_FENCES: usize = 1 << 16;
+
+/// What a finished fence owner leaves behind for its waiters.
+#[derive(Clone, Copy, Debug)]
+struct Done {
+    key: JobKey,
+    queue: u64,
+    exec: u64,
+    /// Its own dependency chain: links beyond it (0 = it waited on no recorded job) and the
+    /// job at the end (itself when 0).
+    depth: u32,
+    root: JobKey,
+}
+
+/// `b - a`, or NONE when either is unknown.
+fn span(a: u64, b: u64) -> u64 {
+    if a == NONE || b == NONE {
+        NONE
+    } else {
+        b.saturating_sub(a)
+    }
+}
+
+/// The job ahead on the ring that executed longest while a job submitted at `submit` and
+/// started at `start` was queued, and how many executed meanwhile.
+fn queue_blocker(recent: &VecDeque<Ran>, submit: u64, start: u64, ops: &mut u64) -> Blocker {
+    let mut b = Blocker::default();
+    for e in recent.iter().rev() {
+        *ops += 1;
+        if e.end <= submit {
+            break;
+        }
+        let (lo, hi) = (e.start.max(submit), e.end.min(start));
+        if hi > lo {
+            b.ahead += 1;
+            if hi - lo > b.lost {
+                b = Blocker {
+                    kind: BlockKind::Queue,
+                    owned: true,
+                    key: e.key,
+                    lost: hi - lo,
+                    queue: span(e.submit, e.start),
+                    exec: span(e.start, e.end),
+                    ahead: b.ahead,
+                    ..Blocker::default()
+                };
+            }
+        }
+    }
+    b
 }
 
 impl RingState {
@@ -104,6 +175,7 @@ impl RingState {
             faults: 0,
             resets: 0,
             wide: Touch::default(),
+            recent: VecDeque::with_capacity(RECENT),
         }
     }
 }
@@ -230,6 +302,15 @@ struct Slot {
     batch: u32,
     sync_open: u64,
     sync_open_host: bool,
+    /// The fence the open SYNC window waits for.
+    sync_fence: (u64, u64),
+    /// Its own fence (fence context, seqno), once an event named the context; (0, 0) before.
+    fence: (u64, u64),
+    /// The fence of its longest SYNC window, and that window (dep_seen: there was one).
+    dep_fence: (u64, u64),
+    dep_lost: u64,
+    dep_seen: bool,
+    queued_behind: Blocker,
     gpu_wait: u64,
     host_wait: u64,
     sync_segments: u32,
@@ -256,6 +337,21 @@ struct Slot {
 }
 
 impl Slot {
+    /// A SYNC window of `d` ns on `sync_fence` closed.
+    fn close_sync(&mut self, d: u64) {
+        self.gpu_wait += d;
+        if self.sync_open_host {
+            self.host_wait += d;
+        }
+        self.sync_segments += 1;
+        self.sync_open = NONE;
+        if !self.dep_seen || d > self.dep_lost {
+            self.dep_seen = true;
+            self.dep_lost = d;
+            self.dep_fence = self.sync_fence;
+        }
+    }
+
     /// The job stops running at `t`: what touched its ring and context since START is its.
     fn settle(&mut self, ring: &Touch, ctx: &Touch, t: u64) {
         self.in_active = false;
@@ -284,6 +380,12 @@ impl Slot {
             batch: 0,
             sync_open: NONE,
             sync_open_host: false,
+            sync_fence: (0, 0),
+            fence: (0, 0),
+            dep_fence: (0, 0),
+            dep_lost: 0,
+            dep_seen: false,
+            queued_behind: Blocker::default(),
             gpu_wait: 0,
             host_wait: 0,
             sync_segments: 0,
@@ -361,6 +463,10 @@ pub struct Joiner {
     /// skipped when met), and the same jobs by (ring, seqno) for IRQs that carry no ctx.
     awaiting: VecDeque<(u64, JobKey)>,
     irq_wait: FxMap<(u32, u64), JobKey>,
+    /// Fences of open jobs, and of finished ones (bounded, oldest dropped first).
+    fences: FxMap<(u64, u64), JobKey>,
+    done: FxMap<(u64, u64), Done>,
+    done_order: VecDeque<(u64, u64)>,
     /// Next time to look for ended jobs whose IRQ grace period is over.
     next_grace: u64,
     now: u64,
@@ -368,6 +474,34 @@ pub struct Joiner {
     scratch: Vec<JobKey>,
     out: Vec<Job>,
     pub stats: JoinStats,
+    /// Process names from NOTE_PROCESS, by pid.
+    pub comms: Comms,
+}
+
+/// Process names by pid (NOTE_PROCESS), bounded: a trace with more distinct pids than
+/// [`Comms::MAX`] keeps the first ones named and leaves the rest unnamed.
+#[derive(Default)]
+pub struct Comms(FxMap<u32, [u8; 16]>);
+
+impl Comms {
+    pub const MAX: usize = 1 << 16;
+
+    fn note(&mut self, pid: u32, comm: &[u8]) {
+        if self.0.len() >= Self::MAX && !self.0.contains_key(&pid) {
+            return;
+        }
+        let mut c = [0u8; 16];
+        let n = comm.len().min(16);
+        c[..n].copy_from_slice(&comm[..n]);
+        self.0.insert(pid, c);
+    }
+
+    /// The process name of `pid`, if a NOTE_PROCESS named it.
+    pub fn get(&self, pid: u32) -> Option<String> {
+        let c = self.0.get(&pid)?;
+        let n = c.iter().position(|&b| b == 0).unwrap_or(16);
+        Some(String::from_utf8_lossy(&c[..n]).into_owned())
+    }
 }
 
 impl Joiner {
@@ -380,11 +514,15 @@ impl Joiner {
             losses: 0,
             awaiting: VecDeque::new(),
             irq_wait: FxMap::default(),
+            fences: FxMap::default(),
+            done: FxMap::default(),
+            done_order: VecDeque::new(),
             next_grace: 0,
             now: 0,
             next_sweep: 0,
             scratch: Vec::new(),
             out: Vec::new(),
+            comms: Comms::default(),
             stats: JoinStats {
                 first_ns: NONE,
                 ..Default::default()
@@ -395,6 +533,12 @@ impl Joiner {
     /// Finished jobs since the last call, in the order they finished.
     pub fn drain(&mut self) -> std::vec::Drain<'_, Job> {
         self.out.drain(..)
+    }
+
+    /// Swaps the finished jobs into `buf` (empty), so they can be handed on while the
+    /// joiner's names stay readable.
+    pub fn take_finished(&mut self, buf: &mut Vec<Job>) {
+        std::mem::swap(&mut self.out, buf);
     }
 
     pub fn has_finished(&self) -> bool {
@@ -427,6 +571,11 @@ impl Joiner {
                     let rs = self.rings.entry(r.ring);
                     rs.size = r.size;
                     rs.name = String::from_utf8_lossy(r.name).into_owned();
+                }
+            }
+            rtype::NOTE_PROCESS => {
+                if let grtrace_format::Body::Process { comm } = rec.body() {
+                    self.comms.note(rec.pid(), comm);
                 }
             }
             rtype::NOTE_LOST => {
@@ -547,6 +696,10 @@ impl Joiner {
             self.stats.unknown_codes += 1;
             return;
         };
+        if matches!(code, EventCode::Queue | EventCode::End | EventCode::Signal) {
+            // Before END, which may finish the job.
+            self.learn_fence(key, ev.arg0());
+        }
         match code {
             EventCode::Commit => {
                 let n = self.jobs.len();
@@ -572,6 +725,10 @@ impl Joiner {
                 if s.start == NONE || (s.flags.has(Flags::INFERRED) && t <= s.end) {
                     if s.start == NONE {
                         s.switches_at_start = r.switches;
+                        if s.submit != NONE {
+                            s.queued_behind =
+                                queue_blocker(&r.recent, s.submit, t, &mut self.stats.ops);
+                        }
                     }
                     s.start = t;
                     s.flags.0 &= !Flags::INFERRED;
@@ -604,6 +761,7 @@ impl Joiner {
                 if s.sync_open == NONE {
                     s.sync_open = t;
                     s.sync_open_host = flags & eflag::HOST != 0;
+                    s.sync_fence = (ev.arg0(), ev.arg1());
                 }
             }
             EventCode::SyncExit => {
@@ -611,12 +769,7 @@ impl Joiner {
                     s.last_seen = t;
                     if s.sync_open != NONE {
                         let d = t.saturating_sub(s.sync_open);
-                        s.gpu_wait += d;
-                        if s.sync_open_host {
-                            s.host_wait += d;
-                        }
-                        s.sync_segments += 1;
-                        s.sync_open = NONE;
+                        s.close_sync(d);
                     }
                 }
             }
@@ -656,6 +809,88 @@ impl Joiner {
                 r.wide.resets += 1;
             }
             _ => {}
+        }
+        if code == EventCode::Start {
+            self.learn_fence(key, ev.arg0());
+        }
+    }
+
+    /// The job's own fence, from the fence context QUEUE, START, END or SIGNAL name.
+    #[inline]
+    fn learn_fence(&mut self, key: JobKey, fence_ctx: u64) {
+        if fence_ctx == 0 {
+            return;
+        }
+        if let Some(s) = self.jobs.get_mut(&key) {
+            if s.fence == (0, 0) {
+                s.fence = (fence_ctx, key.seqno);
+                self.fences.insert(s.fence, key);
+            }
+        }
+    }
+
+    /// The job owning `fence` (open, or finished and remembered) as the blocker of a job
+    /// that waited `lost` ns for it, with the chain behind it. `hops` bounds the walk
+    /// through open owners (a cycle in a damaged trace must not loop).
+    fn resolve(&self, fence: (u64, u64), lost: u64, hops: u32) -> Blocker {
+        let mut b = Blocker {
+            kind: BlockKind::Dep,
+            fence,
+            lost,
+            ..Blocker::default()
+        };
+        if let Some(o) = self
+            .fences
+            .get(&fence)
+            .and_then(|k| Some((*k, self.jobs.get(k)?)))
+        {
+            let (k, s) = o;
+            b.owned = true;
+            b.key = k;
+            b.queue = span(s.submit, s.start);
+            b.exec = span(s.start, s.end);
+            let behind = if s.dep_seen && hops < 8 {
+                self.resolve(s.dep_fence, s.dep_lost, hops + 1)
+            } else {
+                Blocker::default()
+            };
+            (b.depth, b.root) = if behind.owned {
+                (1 + behind.depth, behind.root)
+            } else {
+                (1, k)
+            };
+        } else if let Some(d) = self.done.get(&fence) {
+            b.owned = true;
+            b.key = d.key;
+            b.queue = d.queue;
+            b.exec = d.exec;
+            b.depth = 1 + d.depth;
+            b.root = d.root;
+        }
+        b
+    }
+
+    /// Keeps a finished job's fence for the waiters that finish after it.
+    fn remember(&mut self, fence: (u64, u64), key: JobKey, s: &Slot, dep: &Blocker) {
+        let (depth, root) = if dep.owned {
+            (dep.depth, dep.root)
+        } else {
+            (0, key)
+        };
+        let d = Done {
+            key,
+            queue: span(s.submit, s.start),
+            exec: span(s.start, s.end),
+            depth,
+            root,
+        };
+        if self.done.insert(fence, d).is_none() {
+            self.done_order.push_back(fence);
+        }
+        while self.done_order.len() > DONE_FENCES {
+            if let Some(f) = self.done_order.pop_front() {
+                self.done.remove(&f);
+            }
         }
     }
 
@@ -752,6 +987,15 @@ impl Joiner {
             s.switches = r.switches.saturating_sub(s.switches_at_start) as u32;
         }
         r.last_end = t;
+        if r.recent.len() == RECENT {
+            r.recent.pop_front();
+        }
+        r.recent.push_back(Ran {
+            key,
+            submit: s.submit,
+            start: s.start,
+            end: t,
+        });
         if s.in_active {
             let c = self.ctx_touch.get(&(key.ring, key.ctx)).copied();
             s.settle(&r.wide, &c.unwrap_or_default(), t);
@@ -843,12 +1087,18 @@ impl Joiner {
         if s.sync_open != NONE {
             // A dependency wait that never closed: count it up to the job's end, if known.
             let stop = if s.end != NONE { s.end } else { s.last_seen };
-            let d = stop.saturating_sub(s.sync_open);
-            s.gpu_wait += d;
-            if s.sync_open_host {
-                s.host_wait += d;
-            }
-            s.sync_segments += 1;
+            s.close_sync(stop.saturating_sub(s.sync_open));
+        }
+        if s.fence != (0, 0) && self.fences.get(&s.fence) == Some(&key) {
+            self.fences.remove(&s.fence);
+        }
+        let dep = if s.dep_seen {
+            self.resolve(s.dep_fence, s.dep_lost, 0)
+        } else {
+            Blocker::default()
+        };
+        if s.fence != (0, 0) {
+            self.remember(s.fence, key, &s, &dep);
         }
         let mut f = s.flags;
         if s.commit == NONE {
@@ -915,6 +1165,8 @@ impl Joiner {
             class_ref: 0,
             tags: Default::default(),
             flags: f,
+            dep,
+            queued_behind: s.queued_behind,
         });
     }
 
