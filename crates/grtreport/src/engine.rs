@@ -333,6 +333,29 @@ impl Engine {
         self.joiner.ring(id).map(RingInfo::from)
     }
 
+    /// Everything a report needs, handed to `f` (after [`finish`](Self::finish)).
+    fn with_report<R>(
+        &self,
+        top: usize,
+        warnings: &[String],
+        f: impl FnOnce(&output::ReportInput<'_>) -> R,
+    ) -> R {
+        let rings = |id: u32| self.ring_info(id);
+        let util = self.util_rows();
+        let measurable = self.measurable();
+        f(&output::ReportInput {
+            util: &util,
+            measurable: &measurable,
+            summary: &self.summary,
+            stats: &self.joiner.stats,
+            rules: self.rules(),
+            rings: &rings,
+            top,
+            genesis: self.genesis(),
+            warnings,
+        })
+    }
+
     /// The text report (after [`finish`](Self::finish)).
     pub fn write_report<W: Write>(
         &self,
@@ -340,23 +363,7 @@ impl Engine {
         top: usize,
         warnings: &[String],
     ) -> io::Result<()> {
-        let rings = |id: u32| self.ring_info(id);
-        let util = self.util_rows();
-        let measurable = self.measurable();
-        output::write_report(
-            w,
-            &output::ReportInput {
-                util: &util,
-                measurable: &measurable,
-                summary: &self.summary,
-                stats: &self.joiner.stats,
-                rules: self.rules(),
-                rings: &rings,
-                top,
-                genesis: self.genesis(),
-                warnings,
-            },
-        )
+        self.with_report(top, warnings, |r| output::write_report(w, r))
     }
 
     /// What the recording's event codes can measure, and its source.
@@ -375,21 +382,9 @@ impl Engine {
         top: usize,
         warnings: &[String],
     ) -> io::Result<()> {
-        let rings = |id: u32| self.ring_info(id);
-        let util = self.util_rows();
-        let measurable = self.measurable();
-        let input = output::ReportInput {
-            util: &util,
-            measurable: &measurable,
-            summary: &self.summary,
-            stats: &self.joiner.stats,
-            rules: self.rules(),
-            rings: &rings,
-            top,
-            genesis: self.genesis(),
-            warnings,
-        };
-        let v = crate::json::report(&input, &self.kept_intervals);
+        let v = self.with_report(top, warnings, |r| {
+            crate::json::report(r, &self.kept_intervals)
+        });
         serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::other)?;
         writeln!(w)
     }
