@@ -314,6 +314,18 @@ pub fn run(args: Args) -> i32 {
         let simulated = h.flags & grtrace_format::abi::STREAM_SIMULATED != 0;
         engine.source = (format!("driver {}, card{}", h.driver, h.card), simulated);
     }
+    let mut cards: Vec<u32> = trace.streams().iter().map(|s| s.header.card).collect();
+    cards.sort_unstable();
+    cards.dedup();
+    if cards.len() > 1 {
+        // The reader does not say which input (card) a record came from yet, so jobs cannot
+        // be keyed by card: say so rather than report joined jobs silently.
+        warnings.push(format!(
+            "inputs come from {} cards ({}): jobs with the same <ctx, ring, seqno> on different cards are joined; report one card at a time",
+            cards.len(),
+            cards.iter().map(|c| format!("card{c}")).collect::<Vec<_>>().join(", ")
+        ));
+    }
     let stdout = io::stdout();
     if let Some(secs) = interval_ns {
         if args.json {
