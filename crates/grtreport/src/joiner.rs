@@ -799,10 +799,6 @@ impl Joiner {
             return;
         };
         self.stats.seen_codes |= 1 << (ev.code() & 63);
-        if matches!(code, EventCode::Queue | EventCode::End | EventCode::Signal) {
-            // Before END, which may finish the job.
-            self.learn_fence(key, ev.arg0());
-        }
         match code {
             EventCode::Commit => {
                 let n = self.jobs.len();
@@ -854,6 +850,7 @@ impl Joiner {
                     u.busy.start(t);
                     self.ctx_util.entry(key.ctx).or_default().busy.start(t);
                 }
+                Self::learn_fence(&mut self.fences, s, key, ev.arg0());
                 if s.in_pending {
                     // Started without a SUBMIT we saw: no queue time can be measured.
                     s.in_pending = false;
@@ -923,22 +920,15 @@ impl Joiner {
             }
             _ => {}
         }
-        if code == EventCode::Start {
-            self.learn_fence(key, ev.arg0());
-        }
     }
 
-    /// The job's own fence, from the fence context QUEUE, START, END or SIGNAL name.
+    /// The job's own fence, from the fence context its START or END names (arg0), learnt
+    /// where the job's slot is at hand anyway: no lookup of its own.
     #[inline]
-    fn learn_fence(&mut self, key: JobKey, fence_ctx: u64) {
-        if fence_ctx == 0 {
-            return;
-        }
-        if let Some(s) = self.jobs.get_mut(&key) {
-            if s.fence == (0, 0) {
-                s.fence = (fence_ctx, key.seqno);
-                self.fences.insert(s.fence, key);
-            }
+    fn learn_fence(fences: &mut FxMap<(u64, u64), JobKey>, s: &mut Slot, key: JobKey, fctx: u64) {
+        if fctx != 0 && s.fence == (0, 0) {
+            s.fence = (fctx, key.seqno);
+            fences.insert(s.fence, key);
         }
     }
 
@@ -1077,6 +1067,7 @@ impl Joiner {
     fn end(&mut self, key: JobKey, ev: &EventView<'_>, flags: u16, t: u64) {
         let r = Self::ring_mut(&mut self.rings, key.ring, t);
         let s = Self::slot(&mut self.jobs, key, t, self.losses);
+        Self::learn_fence(&mut self.fences, s, key, ev.arg0());
         if flags & eflag::PREEMPT != 0 {
             // Taken off the GPU, not finished: it will START again.
             s.preempts_end += 1;
