@@ -122,7 +122,7 @@ pub struct RecentTags {
 }
 
 /// Jobs whose tags are remembered for the jobs they blocked.
-const RECENT_TAGS: usize = 1 << 15;
+const RECENT_TAGS: usize = 1 << 12;
 
 impl RecentTags {
     /// Fills in the tags of `job`'s blockers, then remembers `job`'s own.

@@ -112,7 +112,7 @@ const RECENT: usize = 64;
 /// Finished jobs whose fence is remembered for waiters that finish later. A waiter whose
 /// blocker finished more than this many fences earlier still names it (the owner is found
 /// at SYNC time), only without the blocker's phases.
-const DONE_FENCES: usize = 1 << 16;
+const DONE_FENCES: usize = 1 << 12;
 
 /// What a finished fence owner leaves behind for its waiters.
 #[derive(Clone, Copy, Debug)]
