@@ -29,7 +29,10 @@ named <ctx, ring, seqno>, splits every job's life into phases and tags what bloc
 
 The report gives per ring and per context count and min/avg/p50/p90/p99/max of every phase,
 each phase's share of job time, tag shares and hints; --top N adds the N blocking classes
-(per ctx and ring) that lost the most time, with sample jobs to look up in grtparse output.";
+(per ctx and ring) that lost the most time, with sample jobs to look up in grtparse output
+and who blocked them (the owner of the awaited fence on any ring, or the job ahead on the
+ring), then utilisation per ring and context (busy %, jobs/s, outstanding, idle causes) and a
+GPU-, host- or dependency-bound verdict per ring.";
 
 const AFTER_HELP: &str = "\
 Inputs are what grtparse takes: a base name (run -> run.grtrace.<cpu>), files, or - for stdin.
@@ -41,6 +44,8 @@ With no input, grtreport reads stdin, so it works live:
   grtreport run --jobs -q | awk '$14 != \"-\"'  # every tagged job
   grtreport run --csv jobs.csv -q             # jobs.csv and jobs.rings.csv for pandas
   grtreport run --csv - -q | head             # the job rows on stdout
+  grtreport run --json --top 10 > r.json      # everything, blockers and verdicts included
+  grtrace -d card0 -o - | grtreport --interval 1 -q   # busy/idle per ring, every second
   grtreport run --rule queue-min-us=200 --ring gfx -w 1.5:3
   grtreport --list-rules > my.rules           # edit, then --rules my.rules
 
@@ -74,6 +79,15 @@ pub struct Args {
     /// `-` writes the job rows to stdout (no ring rows; use with -q)
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+
+    /// Print busy %, jobs/s, outstanding, ring fill and idle causes per ring every SECS of
+    /// trace time, as each interval completes (at once when reading a live pipe)
+    #[arg(long, value_name = "SECS")]
+    pub interval: Option<f64>,
+
+    /// Write the report as JSON (schema in grtreport(1), JSON OUTPUT) instead of text
+    #[arg(long, conflicts_with = "jobs")]
+    pub json: bool,
 
     /// Do not print the report (use with --jobs or --csv)
     #[arg(short, long)]
@@ -266,6 +280,15 @@ pub fn run(args: Args) -> i32 {
     if !(args.grace >= 0.0 && args.horizon > 0.0) {
         return usage("--grace must be >= 0 and --horizon > 0");
     }
+    let interval_ns = match args.interval {
+        None => None,
+        Some(s) if (1e-6..=1e6).contains(&s) => Some((s * 1e9) as u64),
+        Some(s) => {
+            return usage(&format!(
+                "--interval {s}: give seconds between 0.000001 and 1000000"
+            ))
+        }
+    };
     let join = JoinConfig {
         grace_ns: (args.grace * 1e6) as u64,
         horizon_ns: (args.horizon * 1e9) as u64,
@@ -348,7 +371,33 @@ pub fn run(args: Args) -> i32 {
     }
 
     let mut engine = Engine::new(rules, join, filter, args.samples);
+    if let Some(h) = trace.streams().first() {
+        let h = &h.header;
+        let simulated = h.flags & grtrace_format::abi::STREAM_SIMULATED != 0;
+        engine.source = (format!("driver {}, card{}", h.driver, h.card), simulated);
+    }
+    let mut cards: Vec<u32> = trace.streams().iter().map(|s| s.header.card).collect();
+    cards.sort_unstable();
+    cards.dedup();
+    if cards.len() > 1 {
+        // The reader does not say which input (card) a record came from yet, so jobs cannot
+        // be keyed by card: say so rather than report joined jobs silently.
+        warnings.push(format!(
+            "inputs come from {} cards ({}): jobs with the same <ctx, ring, seqno> on different cards are joined; report one card at a time",
+            cards.len(),
+            cards.iter().map(|c| format!("card{c}")).collect::<Vec<_>>().join(", ")
+        ));
+    }
     let stdout = io::stdout();
+    if let Some(secs) = interval_ns {
+        if args.json {
+            // The rows go into the JSON document.
+            engine.joiner.set_interval(secs);
+        } else {
+            let out = BufWriter::with_capacity(1 << 16, io::stdout());
+            engine.set_interval(secs, Box::new(out), reads_stdin);
+        }
+    }
     if args.jobs {
         engine.add_sink(Box::new(JobLines::new(BufWriter::with_capacity(
             1 << 16,
@@ -437,9 +486,12 @@ pub fn run(args: Args) -> i32 {
             Err(e) => return fail(e),
         };
         let mut w = BufWriter::new(out.into_writer());
-        let res = engine
-            .write_report(&mut w, args.top, &warnings)
-            .and_then(|_| w.flush());
+        let res = if args.json {
+            engine.write_json(&mut w, args.top, &warnings)
+        } else {
+            engine.write_report(&mut w, args.top, &warnings)
+        }
+        .and_then(|_| w.flush());
         if let Err(e) = res {
             if is_pipe(&e) {
                 return 0;

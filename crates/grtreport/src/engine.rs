@@ -6,8 +6,10 @@ use std::io::{self, Write};
 use grtrace_format::{Lost, RecordView};
 
 use crate::classify::Classifier;
-use crate::job::{Job, NONE};
-use crate::joiner::{JoinConfig, Joiner};
+use std::collections::VecDeque;
+
+use crate::job::{Job, JobKey, Tags, NONE};
+use crate::joiner::{FxMap, JoinConfig, Joiner};
 use crate::output::{self, RingInfo};
 use crate::rules::Rules;
 use crate::summary::Summary;
@@ -52,7 +54,7 @@ impl Filter {
 
 /// Where finished, tagged jobs go besides the summary.
 pub trait JobSink {
-    fn job(&mut self, job: &Job, genesis: u64) -> io::Result<()>;
+    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()>;
     fn finish(&mut self) -> io::Result<()> {
         Ok(())
     }
@@ -71,12 +73,12 @@ impl<W: Write> JobLines<W> {
 }
 
 impl<W: Write> JobSink for JobLines<W> {
-    fn job(&mut self, job: &Job, genesis: u64) -> io::Result<()> {
+    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
         if !self.header {
             self.header = true;
             writeln!(self.out, "{}", output::JOB_HEADER)?;
         }
-        writeln!(self.out, "{}", output::job_line(job, genesis))
+        writeln!(self.out, "{}", output::job_line(job, names.genesis))
     }
     fn finish(&mut self) -> io::Result<()> {
         if !self.header {
@@ -101,9 +103,9 @@ impl<W: Write> JobCsv<W> {
 }
 
 impl<W: Write> JobSink for JobCsv<W> {
-    fn job(&mut self, job: &Job, genesis: u64) -> io::Result<()> {
+    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
         self.out
-            .write_record(output::job_csv_row(job, genesis))
+            .write_record(output::job_csv_row(job, names))
             .map_err(io::Error::from)
     }
     fn finish(&mut self) -> io::Result<()> {
@@ -111,12 +113,69 @@ impl<W: Write> JobSink for JobCsv<W> {
     }
 }
 
+/// Tags of the jobs that left the classifier most recently, so a job can show its
+/// blocker's tags: blockers finish (and are classified) before the jobs that waited for them.
+/// Bounded: the oldest are forgotten first.
+#[derive(Default)]
+pub struct RecentTags {
+    map: FxMap<JobKey, Tags>,
+    order: VecDeque<JobKey>,
+}
+
+/// Jobs whose tags are remembered for the jobs they blocked.
+const RECENT_TAGS: usize = 1 << 12;
+
+impl RecentTags {
+    /// Fills in the tags of `job`'s blockers, then remembers `job`'s own.
+    pub fn resolve(&mut self, job: &mut Job) {
+        for b in [&mut job.dep, &mut job.queued_behind] {
+            if b.owned {
+                b.tags = self.map.get(&b.key).copied();
+            }
+        }
+        if self.map.insert(job.key, job.tags).is_none() {
+            self.order.push_back(job.key);
+            if self.order.len() > RECENT_TAGS {
+                if let Some(k) = self.order.pop_front() {
+                    self.map.remove(&k);
+                }
+            }
+        }
+    }
+}
+
+/// What a per-job sink may look up besides the job: the trace's first time, ring and
+/// process names.
+pub struct Names<'a> {
+    pub genesis: u64,
+    pub joiner: &'a Joiner,
+}
+
+impl Names<'_> {
+    pub fn ring(&self, id: u32) -> &str {
+        self.joiner.ring(id).map_or("", |r| r.name.as_str())
+    }
+    pub fn comm(&self, pid: u32) -> Option<String> {
+        self.joiner.comms.get(pid)
+    }
+}
+
 pub struct Engine {
     pub joiner: Joiner,
+    /// Finished jobs between the joiner and the classifier (reused buffer).
+    finished: Vec<Job>,
+    recent_tags: RecentTags,
     classifier: Classifier,
     pub filter: Filter,
     pub summary: Summary,
     sinks: Vec<Box<dyn JobSink>>,
+    /// `--interval` rows go here as each interval closes; flushed at once when live.
+    interval_out: Option<(Box<dyn Write>, bool)>,
+    interval_header: bool,
+    /// Interval rows kept for `--json` (no text stream for them).
+    pub kept_intervals: Vec<crate::util::IntervalRow>,
+    /// Driver and SIMULATED flag of the input's stream header, for the report.
+    pub source: (String, bool),
     /// Every tagged job, when a test asks for them ([`Engine::keep_jobs`]).
     kept: Option<Vec<Job>>,
 }
@@ -125,12 +184,47 @@ impl Engine {
     pub fn new(rules: Rules, join: JoinConfig, filter: Filter, samples: usize) -> Engine {
         Engine {
             joiner: Joiner::new(join),
+            recent_tags: RecentTags::default(),
+            finished: Vec::new(),
             classifier: Classifier::new(rules),
             filter,
             summary: Summary::new(samples),
             sinks: Vec::new(),
+            interval_out: None,
+            interval_header: false,
+            kept_intervals: Vec::new(),
+            source: (String::new(), false),
             kept: None,
         }
+    }
+
+    /// Prints a row per ring every `ns` of trace time to `out` as each interval closes
+    /// (`live`: flushed at once, for a pipe being watched).
+    pub fn set_interval(&mut self, ns: u64, out: Box<dyn Write>, live: bool) {
+        self.joiner.set_interval(ns);
+        self.interval_out = Some((out, live));
+    }
+
+    fn write_intervals(&mut self) -> io::Result<()> {
+        let rows = std::mem::take(&mut self.joiner.intervals);
+        let Some((out, live)) = &mut self.interval_out else {
+            self.kept_intervals.extend(rows);
+            return Ok(());
+        };
+        if !self.interval_header {
+            self.interval_header = true;
+            writeln!(out, "{}", output::INTERVAL_HEADER)?;
+        }
+        let genesis = self.joiner.stats.first_ns;
+        let joiner = &self.joiner;
+        let rings = |id: u32| joiner.ring(id).map(RingInfo::from);
+        for row in &rows {
+            writeln!(out, "{}", output::interval_line(row, genesis, &rings))?;
+        }
+        if *live {
+            out.flush()?;
+        }
+        Ok(())
     }
 
     pub fn add_sink(&mut self, s: Box<dyn JobSink>) {
@@ -161,6 +255,9 @@ impl Engine {
         if self.joiner.has_finished() {
             self.pump(false)?;
         }
+        if !self.joiner.intervals.is_empty() {
+            self.write_intervals()?;
+        }
         Ok(())
     }
 
@@ -173,6 +270,10 @@ impl Engine {
     pub fn finish(&mut self) -> io::Result<()> {
         self.joiner.flush();
         self.pump(true)?;
+        self.write_intervals()?;
+        if let Some((out, _)) = &mut self.interval_out {
+            out.flush()?;
+        }
         self.summary.finalize();
         for s in &mut self.sinks {
             s.finish()?;
@@ -184,21 +285,31 @@ impl Engine {
         let genesis = self.joiner.stats.first_ns;
         let Engine {
             joiner,
+            finished,
+            recent_tags,
             classifier,
             filter,
             summary,
             sinks,
             kept,
+            ..
         } = self;
+        joiner.take_finished(finished);
+        let names = Names {
+            genesis,
+            joiner: &*joiner,
+        };
         let mut err = None;
-        let mut emit = |job: Job| {
+        let mut emit = |mut job: Job| {
+            // Before the filter: a blocker outside the filter still names its tags.
+            recent_tags.resolve(&mut job);
             if !filter.accepts(&job, genesis) {
                 return;
             }
             summary.add(&job);
             if err.is_none() {
                 for s in sinks.iter_mut() {
-                    if let Err(e) = s.job(&job, genesis) {
+                    if let Err(e) = s.job(&job, &names) {
                         err = Some(e);
                         break;
                     }
@@ -208,7 +319,7 @@ impl Engine {
                 k.push(job);
             }
         };
-        for job in joiner.drain() {
+        for job in finished.drain(..) {
             classifier.push(job, &mut emit);
         }
         if last {
@@ -224,6 +335,29 @@ impl Engine {
         self.joiner.ring(id).map(RingInfo::from)
     }
 
+    /// Everything a report needs, handed to `f` (after [`finish`](Self::finish)).
+    fn with_report<R>(
+        &self,
+        top: usize,
+        warnings: &[String],
+        f: impl FnOnce(&output::ReportInput<'_>) -> R,
+    ) -> R {
+        let rings = |id: u32| self.ring_info(id);
+        let util = self.util_rows();
+        let measurable = self.measurable();
+        f(&output::ReportInput {
+            util: &util,
+            measurable: &measurable,
+            summary: &self.summary,
+            stats: &self.joiner.stats,
+            rules: self.rules(),
+            rings: &rings,
+            top,
+            genesis: self.genesis(),
+            warnings,
+        })
+    }
+
     /// The text report (after [`finish`](Self::finish)).
     pub fn write_report<W: Write>(
         &self,
@@ -231,19 +365,36 @@ impl Engine {
         top: usize,
         warnings: &[String],
     ) -> io::Result<()> {
-        let rings = |id: u32| self.ring_info(id);
-        output::write_report(
-            w,
-            &output::ReportInput {
-                summary: &self.summary,
-                stats: &self.joiner.stats,
-                rules: self.rules(),
-                rings: &rings,
-                top,
-                genesis: self.genesis(),
-                warnings,
-            },
+        self.with_report(top, warnings, |r| output::write_report(w, r))
+    }
+
+    /// What the recording's event codes can measure, and its source.
+    pub fn measurable(&self) -> crate::measurable::Measurable {
+        crate::measurable::Measurable::new(
+            self.joiner.stats.seen_codes,
+            self.source.0.clone(),
+            self.source.1,
         )
+    }
+
+    /// The report as JSON (after [`finish`](Self::finish)).
+    pub fn write_json<W: Write>(
+        &self,
+        w: &mut W,
+        top: usize,
+        warnings: &[String],
+    ) -> io::Result<()> {
+        let v = self.with_report(top, warnings, |r| {
+            crate::json::report(r, &self.kept_intervals)
+        });
+        serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::other)?;
+        writeln!(w)
+    }
+
+    /// Utilisation of every ring and context (after [`finish`](Self::finish)).
+    pub fn util_rows(&self) -> Vec<output::UtilRow> {
+        let rings = |id: u32| self.ring_info(id);
+        output::util_rows(&self.joiner, &self.summary, &rings)
     }
 
     pub fn write_ring_csv<W: Write>(&self, w: W) -> io::Result<()> {

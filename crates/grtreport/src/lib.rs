@@ -18,9 +18,12 @@ pub mod engine;
 pub mod input;
 pub mod job;
 pub mod joiner;
+pub mod json;
+pub mod measurable;
 pub mod output;
 pub mod rules;
 pub mod summary;
+pub mod util;
 
 pub use engine::{Engine, Filter};
 pub use job::{Flags, Job, JobKey, Phases, Tags};

@@ -4,7 +4,8 @@ use std::io::{self, Write};
 
 use tabwriter::{Alignment, TabWriter};
 
-use crate::job::{Flags, Job, Tags, NONE, N_PHASES, PHASE_NAMES};
+use crate::engine::Names;
+use crate::job::{BlockKind, Blocker, Flags, Job, Tags, NONE, N_PHASES, PHASE_NAMES};
 use crate::joiner::{JoinStats, RingState};
 use crate::rules::Rules;
 use crate::summary::{Group, Summary};
@@ -36,40 +37,122 @@ fn fill_str(f: f32) -> String {
 }
 
 /// Header of `--jobs` lines.
-pub const JOB_HEADER: &str = "#         time     ctx   ring      seqno submit_ms   queue_ms    exec_ms complete_ms gpuwait_ms vmfault_ms   total_ms fill out tags flags";
+pub const JOB_HEADER: &str = "#         time     ctx   ring      seqno submit_ms   queue_ms    exec_ms complete_ms gpuwait_ms vmfault_ms   total_ms fill out tags flags blocked_by";
+
+/// A blocker in one word for job lines: `ctx/ring/seqno`, `fence:CTX:SEQNO` when no recorded
+/// job owns the awaited fence, `-` for none.
+pub fn blocker_word(b: &Blocker) -> String {
+    match (b.kind, b.owned) {
+        (BlockKind::None, _) => "-".into(),
+        (_, true) => format!("{}/{}/{}", b.key.ctx, b.key.ring, b.key.seqno),
+        (BlockKind::Dep, false) => format!("fence:{}:{}", b.fence.0, b.fence.1),
+        (BlockKind::Queue, false) => "-".into(),
+    }
+}
+
+/// `2.300000` or `-` for an unknown span.
+fn ms_or_dash(ns: u64) -> String {
+    if ns == NONE {
+        "-".into()
+    } else {
+        ms(ns)
+    }
+}
+
+/// The attribution of a job in words, e.g. "queued 2.300000 ms behind ctx 3 ring 0 seqno 812
+/// (queue 0.010000 ms, exec 2.100000 ms, exec-tail), 2 job(s) ran meanwhile".
+pub fn describe_blocker(j: &Job) -> Option<String> {
+    let b = j.blocker();
+    let tags = |b: &Blocker| b.tags.map_or("tags unknown".to_string(), |t| t.to_string());
+    let phases = |b: &Blocker| {
+        format!(
+            "queue {} ms, exec {} ms, {}",
+            ms_or_dash(b.queue),
+            ms_or_dash(b.exec),
+            tags(b)
+        )
+    };
+    match b.kind {
+        BlockKind::None if j.tags.has(Tags::QUEUE_WAIT) => Some(format!(
+            "queued {} ms; no job ran ahead of it on the ring in the recording",
+            ms(j.phases.queue)
+        )),
+        BlockKind::None => None,
+        BlockKind::Queue => Some(format!(
+            "queued {} ms behind {} ({}), {} job(s) ran meanwhile",
+            ms(b.lost),
+            b.who(),
+            phases(b),
+            b.ahead
+        )),
+        BlockKind::Dep if !b.owned => Some(format!(
+            "waited {} ms on {}, which no recorded job owns (a CPU-side or foreign fence)",
+            ms(b.lost),
+            b.who()
+        )),
+        BlockKind::Dep => {
+            let mut s = format!("waited {} ms on {} ({})", ms(b.lost), b.who(), phases(b));
+            if b.depth > 1 {
+                s.push_str(&format!(
+                    ", which waited itself: chain of {} ending at ctx {} ring {} seqno {}",
+                    b.depth, b.root.ctx, b.root.ring, b.root.seqno
+                ));
+            }
+            Some(s)
+        }
+    }
+}
+
+/// A job's phases formatted by `f`, `-` for the unmeasured ones.
+fn phase_cells(j: &Job, f: impl Fn(u64) -> String) -> [String; N_PHASES] {
+    let v = j.phases.as_array();
+    std::array::from_fn(|i| if j.measured(i) { f(v[i]) } else { "-".into() })
+}
 
 /// One `--jobs` line (no newline).
 pub fn job_line(j: &Job, genesis: u64) -> String {
-    let p = &j.phases;
+    let p = phase_cells(j, ms);
     format!(
-        "{:>14} {:>7} {:>6} {:>10} {:>9} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10} {:>4} {:>3} {} {}",
+        "{:>14} {:>7} {:>6} {:>10} {:>9} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10} {:>4} {:>3} {} {} {}",
         secs(j.first_time(), genesis),
         j.key.ctx,
         j.key.ring,
         j.key.seqno,
-        ms(p.submit_host),
-        ms(p.queue),
-        ms(p.exec),
-        ms(p.complete),
-        ms(p.gpu_wait),
-        ms(p.vm_fault),
-        ms(p.total),
+        p[0],
+        p[1],
+        p[2],
+        p[3],
+        p[4],
+        p[5],
+        p[6],
         fill_str(j.fill),
         j.outstanding,
         j.tags,
-        j.flags
+        j.flags,
+        blocker_word(j.blocker())
     )
 }
 
-/// Per-job CSV header.
-pub fn job_csv_header() -> Vec<&'static str> {
-    let mut h = vec![
+/// A tag or flag name as a CSV column: snake_case (`queue-wait` -> `queue_wait`).
+fn snake(name: &str) -> String {
+    name.replace('-', "_")
+}
+
+/// Per-job CSV header: every column snake_case.
+pub fn job_csv_header() -> Vec<String> {
+    let mut h: Vec<String> = [
         "time_s",
         "commit_ns",
+        "submit_ns",
+        "start_ns",
+        "end_ns",
+        "done_ns",
         "ctx",
         "ring",
+        "ring_name",
         "seqno",
         "pid",
+        "comm",
         "submit_host_ns",
         "queue_ns",
         "exec_ns",
@@ -88,35 +171,58 @@ pub fn job_csv_header() -> Vec<&'static str> {
         "switches",
         "tags",
         "flags",
-    ];
-    h.extend(Tags::NAMES);
-    h.extend(["inferred", "incomplete"]);
+        "blocker_kind",
+        "blocker_ctx",
+        "blocker_ring",
+        "blocker_seqno",
+        "blocker_fence",
+        "blocker_lost_ns",
+        "blocker_queue_ns",
+        "blocker_exec_ns",
+        "blocker_tags",
+        "blocker_chain",
+        "blocker_root",
+        "blocker_ahead",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    h.extend(Tags::NAMES.iter().map(|n| snake(n)));
+    h.extend(["inferred".to_string(), "incomplete".to_string()]);
     h
 }
 
-pub fn job_csv_row(j: &Job, genesis: u64) -> Vec<String> {
-    let p = &j.phases;
-    let t = |v: u64| {
-        if v == NONE {
-            String::new()
-        } else {
-            v.to_string()
-        }
-    };
+/// An absolute time in the trace clock, or empty when not recorded.
+fn abs(v: u64) -> String {
+    if v == NONE {
+        String::new()
+    } else {
+        v.to_string()
+    }
+}
+
+pub fn job_csv_row(j: &Job, names: &Names<'_>) -> Vec<String> {
+    let b = j.blocker();
+    let owned = b.is_some() && b.owned;
+    let if_owned = |v: String| if owned { v } else { String::new() };
+    // Unmeasured phases are empty cells, never 0.
+    let ph = phase_cells(j, |v| v.to_string()).map(|c| if c == "-" { String::new() } else { c });
     let mut r = vec![
-        secs(j.first_time(), genesis),
-        t(j.commit),
+        secs(j.first_time(), names.genesis),
+        abs(j.commit),
+        abs(j.submit),
+        abs(j.start),
+        abs(j.end),
+        abs(j.done),
         j.key.ctx.to_string(),
         j.key.ring.to_string(),
+        names.ring(j.key.ring).to_string(),
         j.key.seqno.to_string(),
         j.pid.to_string(),
-        p.submit_host.to_string(),
-        p.queue.to_string(),
-        p.exec.to_string(),
-        p.complete.to_string(),
-        p.gpu_wait.to_string(),
-        p.vm_fault.to_string(),
-        p.total.to_string(),
+        names.comm(j.pid).unwrap_or_default(),
+    ];
+    r.extend(ph);
+    r.extend([
         j.exec_own().to_string(),
         j.class_ref.to_string(),
         if j.fill.is_finite() {
@@ -132,7 +238,35 @@ pub fn job_csv_row(j: &Job, genesis: u64) -> Vec<String> {
         j.switches.to_string(),
         j.tags.to_string(),
         j.flags.to_string(),
-    ];
+        match b.kind {
+            BlockKind::None => String::new(),
+            BlockKind::Dep => "dep".into(),
+            BlockKind::Queue => "queue".into(),
+        },
+        if_owned(b.key.ctx.to_string()),
+        if_owned(b.key.ring.to_string()),
+        if_owned(b.key.seqno.to_string()),
+        if b.kind == BlockKind::Dep {
+            format!("{}:{}", b.fence.0, b.fence.1)
+        } else {
+            String::new()
+        },
+        if b.is_some() {
+            b.lost.to_string()
+        } else {
+            String::new()
+        },
+        if_owned(abs(b.queue)),
+        if_owned(abs(b.exec)),
+        if_owned(b.tags.map(|t| t.to_string()).unwrap_or_default()),
+        if_owned(b.depth.to_string()),
+        if_owned(format!("{}/{}/{}", b.root.ctx, b.root.ring, b.root.seqno)),
+        if b.kind == BlockKind::Queue {
+            b.ahead.to_string()
+        } else {
+            String::new()
+        },
+    ]);
     for i in 0..Tags::COUNT {
         r.push(u8::from(j.tags.has(1 << i)).to_string());
     }
@@ -175,8 +309,8 @@ pub fn write_ring_csv<W: Write>(
         }
     }
     for t in Tags::NAMES {
-        h.push(format!("{t}_jobs"));
-        h.push(format!("{t}_lost_ns"));
+        h.push(format!("{}_jobs", snake(t)));
+        h.push(format!("{}_lost_ns", snake(t)));
     }
     c.write_record(&h)?;
     for (id, g) in &summary.rings {
@@ -305,10 +439,14 @@ fn labelled<'a>(r: &ReportInput<'a>) -> (Rows<'a>, Rows<'a>) {
     (rings, ctxs)
 }
 
-fn phase_table<W: Write>(w: &mut W, g: &Group) -> io::Result<()> {
+fn phase_table<W: Write>(w: &mut W, g: &Group, m: &[bool; N_PHASES]) -> io::Result<()> {
     let mut tw = table();
     writeln!(tw, "PHASE (ms)\tN\tMIN\tAVG\tP50\tP90\tP99\tMAX\t")?;
     for (i, name) in PHASE_NAMES.iter().enumerate() {
+        if !m[i] {
+            writeln!(tw, "{name}\t-\t-\t-\t-\t-\t-\t-\t")?;
+            continue;
+        }
         if g.n[i] == 0 {
             continue;
         }
@@ -351,6 +489,8 @@ fn group_line(g: &Group) -> String {
 
 /// Everything the text report prints.
 pub struct ReportInput<'a> {
+    pub util: &'a [UtilRow],
+    pub measurable: &'a crate::measurable::Measurable,
     pub summary: &'a Summary,
     pub stats: &'a JoinStats,
     pub rules: &'a Rules,
@@ -383,18 +523,30 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
             st.lost_records, st.loss_notes
         )?;
     }
+    if !r.measurable.driver.is_empty() {
+        let sim = if r.measurable.simulated {
+            " (simulated)"
+        } else {
+            ""
+        };
+        writeln!(w, "grtreport: source: {}{sim}", r.measurable.driver)?;
+    }
+    if let Some(l) = r.measurable.line() {
+        writeln!(w, "grtreport: {l}")?;
+    }
     for warn in r.warnings {
         writeln!(w, "grtreport: warning: {warn}")?;
     }
 
     section(w, "All Rings")?;
-    phase_table(w, &s.all)?;
+    let m = &r.measurable.phases;
+    phase_table(w, &s.all, m)?;
     let (rings, ctxs) = labelled(r);
     for (title, groups) in [("Per Ring", &rings), ("Per Context", &ctxs)] {
         section(w, title)?;
         for (label, g) in groups {
             writeln!(w, "{label}: {}", group_line(g))?;
-            phase_table(w, g)?;
+            phase_table(w, g, m)?;
             writeln!(w)?;
         }
     }
@@ -412,7 +564,13 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
         "\tsubmit_host\tqueue\texec\tcomplete\t|\tgpu_wait\tvm_fault\t"
     )?;
     for (label, g) in rows() {
-        let p = |i| pct(g.share(i));
+        let p = |i: usize| {
+            if m[i] && m[6] {
+                pct(g.share(i))
+            } else {
+                "-".into()
+            }
+        };
         writeln!(
             tw,
             "{label}\t{}\t{}\t{}\t{}\t|\t{}\t{}\t",
@@ -454,6 +612,8 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
     }
     put_table(w, tw)?;
 
+    write_util(w, r.util)?;
+
     section(w, "Hints")?;
     let hints = hints(r);
     if hints.is_empty() {
@@ -470,7 +630,7 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
 }
 
 /// Structural hints: patterns over the whole window, per ring.
-fn hints(r: &ReportInput<'_>) -> Vec<String> {
+pub fn hints(r: &ReportInput<'_>) -> Vec<String> {
     let rules = r.rules;
     let mut out = Vec::new();
     for (id, g) in &r.summary.rings {
@@ -576,7 +736,228 @@ fn write_top<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
         )?;
         for j in e.samples {
             writeln!(w, "    {}", job_line(j, r.genesis))?;
+            if let Some(d) = describe_blocker(j) {
+                writeln!(w, "      -> {d}")?;
+            }
         }
     }
     Ok(())
+}
+
+/// Utilisation of one ring or context over the whole trace.
+#[derive(Clone, Debug)]
+pub struct UtilRow {
+    /// `ring 0 (gfx)` or `ctx 3`.
+    pub label: String,
+    pub is_ring: bool,
+    pub id: u32,
+    pub busy: f64,
+    pub jobs_per_s: f64,
+    /// Time-weighted jobs outstanding (rings); at-SUBMIT figures for contexts.
+    pub out_avg: f64,
+    pub out_max: u32,
+    /// Ring fill at SUBMIT (NaN when the ring size is unknown or for contexts).
+    pub fill_avg: f64,
+    pub fill_max: f64,
+    /// Shares of the span: idle because the host was late, waiting on a dependency, or with
+    /// nothing queued (rings only; NaN for contexts).
+    pub idle_host: f64,
+    pub idle_dep: f64,
+    pub idle_sched: f64,
+    pub idle_none: f64,
+    /// GPU-side dependency waits of its jobs while they ran, share of the span.
+    pub gpu_wait: f64,
+    pub verdict: Option<crate::util::Bound>,
+}
+
+/// Utilisation rows of every ring, then every context, over the trace's span.
+pub fn util_rows(
+    joiner: &crate::joiner::Joiner,
+    summary: &Summary,
+    rings: &dyn Fn(u32) -> Option<RingInfo>,
+) -> Vec<UtilRow> {
+    let st = &joiner.stats;
+    let span = if st.first_ns == NONE {
+        0
+    } else {
+        st.last_ns.saturating_sub(st.first_ns)
+    };
+    let share = |v: u64| {
+        if span == 0 {
+            0.0
+        } else {
+            v as f64 / span as f64
+        }
+    };
+    let per_s = |n: u64| {
+        if span == 0 {
+            0.0
+        } else {
+            n as f64 * 1e9 / span as f64
+        }
+    };
+    let mut out = Vec::new();
+    let mut ids: Vec<u32> = summary.rings.keys().copied().collect();
+    ids.sort_unstable();
+    for id in ids {
+        let Some(r) = joiner.ring(id) else { continue };
+        let u = &r.util;
+        let g = &summary.rings[&id];
+        let busy = u.busy.total_at(st.last_ns).min(span);
+        let idle_total = span - busy;
+        let explained = u.idle.sum().min(idle_total);
+        let none = u.idle.none + (idle_total - explained);
+        out.push(UtilRow {
+            label: format!("ring {}", ring_label(id, &rings(id))),
+            is_ring: true,
+            id,
+            busy: share(busy),
+            jobs_per_s: per_s(u.ended),
+            out_avg: u.out_avg(span),
+            out_max: u.out_max,
+            fill_avg: if g.fill_n > 0 {
+                g.fill_sum / g.fill_n as f64
+            } else {
+                f64::NAN
+            },
+            fill_max: if g.fill_n > 0 {
+                g.fill_max as f64
+            } else {
+                f64::NAN
+            },
+            idle_host: share(u.idle.host.min(idle_total)),
+            idle_dep: share(u.idle.dep.min(idle_total)),
+            idle_sched: share(u.idle.sched.min(idle_total)),
+            idle_none: share(none.min(idle_total)),
+            gpu_wait: share(u.gpu_wait.min(busy)),
+            verdict: Some(crate::util::verdict(busy, u.gpu_wait, &u.idle, span)),
+        });
+    }
+    let mut ids: Vec<u32> = summary.ctxs.keys().copied().collect();
+    ids.sort_unstable();
+    for id in ids {
+        let g = &summary.ctxs[&id];
+        let c = joiner.ctx_util.get(&id).copied().unwrap_or_default();
+        out.push(UtilRow {
+            label: format!("ctx {id}"),
+            is_ring: false,
+            id,
+            busy: share(c.busy.total_at(st.last_ns).min(span)),
+            jobs_per_s: per_s(c.ended),
+            out_avg: if g.complete > 0 {
+                g.outstanding_sum as f64 / g.complete as f64
+            } else {
+                0.0
+            },
+            out_max: g.outstanding_max,
+            fill_avg: f64::NAN,
+            fill_max: f64::NAN,
+            idle_host: f64::NAN,
+            idle_dep: f64::NAN,
+            idle_sched: f64::NAN,
+            idle_none: f64::NAN,
+            gpu_wait: f64::NAN,
+            verdict: None,
+        });
+    }
+    out
+}
+
+fn pct_or_dash(x: f64) -> String {
+    if x.is_finite() {
+        pct(x)
+    } else {
+        "-".into()
+    }
+}
+
+/// The utilisation table and one verdict line per ring.
+pub fn write_util<W: Write>(w: &mut W, rows: &[UtilRow]) -> io::Result<()> {
+    section(w, "Utilisation (share of the trace's span)")?;
+    let mut tw = table();
+    writeln!(
+        tw,
+        "\tbusy\tjobs/s\tout_avg\tout_max\tfill_avg\tfill_max\tidle_host\tidle_dep\tidle_sched\tidle_none\t"
+    )?;
+    for u in rows {
+        writeln!(
+            tw,
+            "{}\t{}\t{:.1}\t{:.2}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t",
+            u.label,
+            pct(u.busy),
+            u.jobs_per_s,
+            u.out_avg,
+            u.out_max,
+            pct_or_dash(u.fill_avg),
+            pct_or_dash(u.fill_max),
+            pct_or_dash(u.idle_host),
+            pct_or_dash(u.idle_dep),
+            pct_or_dash(u.idle_sched),
+            pct_or_dash(u.idle_none)
+        )?;
+    }
+    put_table(w, tw)?;
+    writeln!(
+        w,
+        "(rings: out_avg is time-weighted; contexts: outstanding at SUBMIT. idle_host: next job committed, not submitted;\n idle_dep: it waited host-side on a dependency; idle_sched: submitted, not started; idle_none: nothing committed)"
+    )?;
+    for u in rows.iter().filter(|u| u.verdict.is_some()) {
+        writeln!(w, "{}", verdict_line(u))?;
+    }
+    Ok(())
+}
+
+/// `ring 0 (gfx): GPU-bound: busy 92.10% (own work 90.30%, GPU-side dependency waits
+/// 1.80%); idle 7.90%: host late 5.00%, dependency 0.40%, nothing queued 2.50%`.
+pub fn verdict_line(u: &UtilRow) -> String {
+    let v = u.verdict.map_or("-", |b| b.name());
+    format!(
+        "{}: {v}: busy {} (own work {}, GPU-side dependency waits {}); idle {}: host late {}, dependency {}, submitted not started {}, nothing queued {}",
+        u.label,
+        pct(u.busy),
+        pct((u.busy - u.gpu_wait).max(0.0)),
+        pct(u.gpu_wait),
+        pct((1.0 - u.busy).max(0.0)),
+        pct(u.idle_host),
+        pct(u.idle_dep),
+        pct(u.idle_sched),
+        pct(u.idle_none)
+    )
+}
+
+/// Header of `--interval` rows.
+pub const INTERVAL_HEADER: &str = "#  start_s       end_s  ring          busy    jobs/s  out_avg  out_max  fill_max  idle_host  idle_dep idle_sched  idle_none";
+
+/// One `--interval` row (no newline).
+pub fn interval_line(
+    row: &crate::util::IntervalRow,
+    genesis: u64,
+    rings: &dyn Fn(u32) -> Option<RingInfo>,
+) -> String {
+    let f = &row.figures;
+    let len = row.end.saturating_sub(row.start).max(1) as f64;
+    let sh = |v: u64| pct(v as f64 / len);
+    let t = |v: u64| {
+        let d = v.saturating_sub(genesis);
+        format!("{}.{:06}", d / 1_000_000_000, (d % 1_000_000_000) / 1000)
+    };
+    format!(
+        "{:>10} {:>11}  {:<10} {:>8} {:>9.1} {:>8.2} {:>8} {:>9} {:>10} {:>9} {:>10} {:>10}",
+        t(row.start),
+        t(row.end),
+        ring_label(row.ring, &rings(row.ring)),
+        sh(f.busy),
+        f.ended as f64 * 1e9 / len,
+        f.out_area as f64 / len,
+        f.out_max,
+        if f.fill_max > 0.0 {
+            fill_str(f.fill_max)
+        } else {
+            "-".into()
+        },
+        sh(f.idle.host),
+        sh(f.idle.dep),
+        sh(f.idle.sched),
+        sh(f.idle_none(row.end.saturating_sub(row.start)))
+    )
 }
