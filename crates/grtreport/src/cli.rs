@@ -125,6 +125,18 @@ pub struct Args {
     /// Seconds without events after which an unfinished job is given up (incomplete)
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     pub horizon: f64,
+
+    /// Write the jobs as a Perfetto / chrome://tracing timeline (JSON Trace Event Format)
+    #[arg(long, value_name = "FILE")]
+    pub perfetto: Option<String>,
+
+    /// Write a self-contained HTML report with timeline, plots and job details
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<String>,
+
+    /// Jobs the HTML page carries at most (the earliest window that fits; plots cover all)
+    #[arg(long, value_name = "N", default_value_t = crate::html::DEFAULT_MAX_JOBS)]
+    pub html_jobs: usize,
 }
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -246,6 +258,14 @@ pub fn run(args: Args) -> i32 {
     if !(args.grace >= 0.0 && args.horizon > 0.0) {
         return usage("--grace must be >= 0 and --horizon > 0");
     }
+    let exports = crate::export::Exports {
+        perfetto: args.perfetto.clone(),
+        html: args.html.clone(),
+        html_max_jobs: args.html_jobs,
+    };
+    if let Err(e) = exports.check(args.jobs) {
+        return usage(&e);
+    }
     let join = JoinConfig {
         grace_ns: (args.grace * 1e6) as u64,
         horizon_ns: (args.horizon * 1e9) as u64,
@@ -286,6 +306,10 @@ pub fn run(args: Args) -> i32 {
     };
 
     let mut engine = Engine::new(rules, join, filter, args.samples);
+    if let Err(e) = exports.attach(&mut engine, trace.streams(), &words.join(" ")) {
+        eprintln!("grtreport: {e}");
+        return 1;
+    }
     let stdout = io::stdout();
     if args.jobs {
         engine.add_sink(Box::new(JobLines::new(BufWriter::with_capacity(
@@ -355,7 +379,16 @@ pub fn run(args: Args) -> i32 {
             return 1;
         }
     }
-    if !args.quiet {
+    if let Err(e) = engine.finish_timelines(&warnings) {
+        if is_pipe(&e) {
+            return 0;
+        }
+        eprintln!("grtreport: write error: {e}");
+        return 1;
+    }
+    // An export on stdout leaves the text report to -o FILE.
+    let quiet = args.quiet || (exports.uses_stdout() && args.output.is_none());
+    if !quiet {
         let res = match &args.output {
             Some(p) => File::create(p).and_then(|f| {
                 let mut w = BufWriter::new(f);

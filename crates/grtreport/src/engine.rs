@@ -110,6 +110,28 @@ impl<W: Write> JobSink for JobCsv<W> {
     }
 }
 
+/// A consumer of the record stream as well as of finished jobs: the timeline exports
+/// (`--perfetto`, `--html`) draw events that are not jobs (faults, messages, counters).
+pub trait Timeline {
+    /// Every record, after the joiner saw it. `watermark` is set now and then: no job
+    /// handed over later has an event before it.
+    fn record(
+        &mut self,
+        rec: &RecordView<'_>,
+        joiner: &Joiner,
+        watermark: Option<u64>,
+    ) -> io::Result<()>;
+    /// A sequence gap the reader found (NOTE_LOST records come through `record`).
+    fn lost(&mut self, l: &Lost, joiner: &Joiner) -> io::Result<()>;
+    /// A finished, tagged job that passed the filter.
+    fn job(&mut self, job: &Job, genesis: u64) -> io::Result<()>;
+    /// End of input (all jobs were handed over): writes what is left.
+    fn finish(&mut self, engine: &Engine, warnings: &[String]) -> io::Result<()>;
+}
+
+/// Records between two watermark computations (each is O(jobs in flight + tail window)).
+const WATERMARK_EVERY: u32 = 1 << 14;
+
 pub struct Engine {
     pub joiner: Joiner,
     classifier: Classifier,
@@ -118,6 +140,8 @@ pub struct Engine {
     sinks: Vec<Box<dyn JobSink>>,
     /// Every tagged job, when a test asks for them ([`Engine::keep_jobs`]).
     kept: Option<Vec<Job>>,
+    timelines: Vec<Box<dyn Timeline>>,
+    since_watermark: u32,
 }
 
 impl Engine {
@@ -129,7 +153,32 @@ impl Engine {
             summary: Summary::new(samples),
             sinks: Vec::new(),
             kept: None,
+            timelines: Vec::new(),
+            since_watermark: 0,
         }
+    }
+
+    /// Adds a timeline export; it sees every record and every accepted job.
+    pub fn add_timeline(&mut self, t: Box<dyn Timeline>) {
+        self.timelines.push(t);
+    }
+
+    /// No job emitted from now on has an event before this time: the oldest of the jobs
+    /// still open in the joiner and of those held back by the classifier.
+    pub fn watermark(&self) -> u64 {
+        let now = self.joiner.stats.last_ns;
+        self.joiner
+            .oldest_open()
+            .min(self.classifier.oldest())
+            .min(now)
+    }
+
+    /// Writes the timeline exports' last parts (after [`finish`](Self::finish)).
+    pub fn finish_timelines(&mut self, warnings: &[String]) -> io::Result<()> {
+        let mut t = std::mem::take(&mut self.timelines);
+        let res = t.iter_mut().try_for_each(|t| t.finish(self, warnings));
+        self.timelines = t;
+        res
     }
 
     pub fn add_sink(&mut self, s: Box<dyn JobSink>) {
@@ -159,12 +208,28 @@ impl Engine {
         if self.joiner.has_finished() {
             self.pump(false)?;
         }
+        if !self.timelines.is_empty() {
+            self.since_watermark += 1;
+            let w = if self.since_watermark >= WATERMARK_EVERY {
+                self.since_watermark = 0;
+                Some(self.watermark())
+            } else {
+                None
+            };
+            for t in &mut self.timelines {
+                t.record(rec, &self.joiner, w)?;
+            }
+        }
         Ok(())
     }
 
     /// A loss the reader found (sequence gap).
     pub fn gap(&mut self, l: &Lost) {
         self.joiner.lost(l);
+        for t in &mut self.timelines {
+            // A write error here shows again at the next record or at finish.
+            let _ = t.lost(l, &self.joiner);
+        }
     }
 
     /// End of input: flushes open jobs and the classifier window, then the sinks.
@@ -187,6 +252,8 @@ impl Engine {
             summary,
             sinks,
             kept,
+            timelines,
+            ..
         } = self;
         let mut err = None;
         let mut emit = |job: Job| {
@@ -197,6 +264,12 @@ impl Engine {
             if err.is_none() {
                 for s in sinks.iter_mut() {
                     if let Err(e) = s.job(&job, genesis) {
+                        err = Some(e);
+                        break;
+                    }
+                }
+                for t in timelines.iter_mut() {
+                    if let Err(e) = t.job(&job, genesis) {
                         err = Some(e);
                         break;
                     }

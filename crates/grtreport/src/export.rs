@@ -1,0 +1,98 @@
+//! The command line's side of the timeline exports: checks `--perfetto` and `--html`
+//! against the other options, opens their outputs (`-` is stdout) and registers them with
+//! the [`Engine`].
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+
+use grtrace_format::StreamInfoView;
+
+use crate::engine::Engine;
+use crate::html::{Html, HtmlConfig};
+use crate::perfetto::{Perfetto, PerfettoConfig, DEFAULT_INTERVAL_NS};
+
+/// The export options of the command line.
+#[derive(Clone, Debug, Default)]
+pub struct Exports {
+    pub perfetto: Option<String>,
+    pub html: Option<String>,
+    pub html_max_jobs: usize,
+}
+
+type Out = BufWriter<Box<dyn Write>>;
+
+fn open(path: &str) -> io::Result<Out> {
+    let w: Box<dyn Write> = if path == "-" {
+        Box::new(io::stdout())
+    } else {
+        Box::new(File::create(path)?)
+    };
+    Ok(BufWriter::with_capacity(1 << 20, w))
+}
+
+impl Exports {
+    /// An export writes to stdout: the text report then goes only to `-o FILE`.
+    pub fn uses_stdout(&self) -> bool {
+        self.perfetto.as_deref() == Some("-") || self.html.as_deref() == Some("-")
+    }
+
+    /// Usage errors: two outputs on stdout.
+    pub fn check(&self, jobs_on_stdout: bool) -> Result<(), String> {
+        let on_stdout = [self.perfetto.as_deref(), self.html.as_deref()]
+            .iter()
+            .filter(|p| **p == Some("-"))
+            .count()
+            + usize::from(jobs_on_stdout);
+        if on_stdout > 1 && self.uses_stdout() {
+            return Err("only one of --perfetto -, --html - and --jobs can write to stdout".into());
+        }
+        if self.html.is_some() && self.html_max_jobs == 0 {
+            return Err("--html-jobs must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// Opens the outputs and adds the exporters to `engine`. `streams` are the opened inputs
+    /// (card and driver come from the first), `input` the inputs as given.
+    pub fn attach(
+        &self,
+        engine: &mut Engine,
+        streams: &[StreamInfoView],
+        input: &str,
+    ) -> Result<(), String> {
+        let Some(first) = streams.first() else {
+            return Ok(());
+        };
+        let card = first.header.card;
+        if let Some(other) = streams.iter().find(|s| s.header.card != card) {
+            // The joiner names jobs by <ctx, ring, seqno> only: two cards' jobs would mix.
+            return Err(format!(
+                "{}: card {} differs from card {} of {}: export one card per run",
+                other.name, other.header.card, card, first.name
+            ));
+        }
+        let driver = first.header.driver.clone();
+        if let Some(p) = &self.perfetto {
+            let out = open(p).map_err(|e| format!("{p}: {e}"))?;
+            let cfg = PerfettoConfig {
+                card,
+                driver: driver.clone(),
+                input: input.to_string(),
+                interval_ns: DEFAULT_INTERVAL_NS,
+            };
+            let exp = Perfetto::new(out, cfg).map_err(|e| format!("{p}: {e}"))?;
+            engine.add_timeline(Box::new(exp));
+        }
+        if let Some(p) = &self.html {
+            let out = open(p).map_err(|e| format!("{p}: {e}"))?;
+            let cfg = HtmlConfig {
+                card,
+                driver,
+                input: input.to_string(),
+                max_jobs: self.html_max_jobs,
+            };
+            engine.add_timeline(Box::new(Html::new(out, cfg)));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,95 @@
+//! What the two timeline exports (`--perfetto`, `--html`) share: names of rings and
+//! processes learnt from notes, the blocker of a job, and spreading a job's execution over
+//! fixed time buckets (busy %).
+
+use grtrace_format::abi::rtype;
+use grtrace_format::{Body, RecordView};
+
+use crate::job::{Job, JobKey, NONE};
+use crate::joiner::FxMap;
+
+/// The job `job` waited for, when the report attributed one.
+///
+/// grtreport does not attribute blockers yet; the exports already carry the field (slice
+/// args, arrows, the blocker chain of the HTML page) so that they show it as soon as the
+/// joiner fills it in.
+pub fn blocker(_job: &Job) -> Option<JobKey> {
+    None
+}
+
+/// `ctx/seqno`: how a job is named on a ring's track.
+pub fn job_name(k: &JobKey) -> String {
+    format!("{}/{}", k.ctx, k.seqno)
+}
+
+/// Ring names and sizes (NOTE_RING) and process names (NOTE_PROCESS) seen so far.
+#[derive(Default)]
+pub struct Names {
+    pub rings: FxMap<u32, (String, u64)>,
+    pub procs: FxMap<u32, String>,
+}
+
+impl Names {
+    /// Learns from a note; returns true if the record was a ring or process note.
+    pub fn observe(&mut self, rec: &RecordView<'_>) -> bool {
+        match rec.rtype() {
+            rtype::NOTE_RING | rtype::NOTE_PROCESS => {}
+            _ => return false,
+        }
+        match rec.body() {
+            Body::Ring(r) => {
+                let name = String::from_utf8_lossy(r.name).into_owned();
+                self.rings.insert(r.ring, (name, r.size));
+            }
+            Body::Process { comm } => {
+                self.procs
+                    .insert(rec.pid(), String::from_utf8_lossy(comm).into_owned());
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// `ring 0 gfx`, or `ring 7` when the ring has no name.
+    pub fn ring_label(&self, ring: u32) -> String {
+        match self.rings.get(&ring) {
+            Some((n, _)) if !n.is_empty() => format!("ring {ring} {n}"),
+            _ => format!("ring {ring}"),
+        }
+    }
+
+    /// The ring's size in units (0 = unknown).
+    pub fn ring_size(&self, ring: u32) -> u64 {
+        self.rings.get(&ring).map_or(0, |r| r.1)
+    }
+}
+
+/// Calls `f(bucket, ns)` for every bucket of width `width` that `[start, end)` overlaps,
+/// with the overlap in ns (times relative to the same origin as the buckets).
+pub fn spread(start: u64, end: u64, width: u64, mut f: impl FnMut(u64, u64)) {
+    if start == NONE || end == NONE || end <= start || width == 0 {
+        return;
+    }
+    let mut t = start;
+    while t < end {
+        let b = t / width;
+        let stop = ((b + 1) * width).min(end);
+        f(b, stop - t);
+        t = stop;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_splits_at_bucket_edges() {
+        let mut v = Vec::new();
+        spread(150, 420, 100, |b, ns| v.push((b, ns)));
+        assert_eq!(v, [(1, 50), (2, 100), (3, 100), (4, 20)]);
+        v.clear();
+        spread(5, 5, 100, |b, ns| v.push((b, ns)));
+        assert!(v.is_empty());
+    }
+}
