@@ -26,6 +26,10 @@ pub struct TruthJob {
     pub ring: u32,
     pub seqno: u64,
     pub tags: Vec<&'static str>,
+    /// The job that blocked it, (ctx, ring, seqno), where the scenario knows one: the
+    /// owner of the fence it waited for, or the job ahead on its ring that executed longest
+    /// while it queued (for queue-wait jobs). `None` also for waits on foreign fences.
+    pub blocker: Option<(u32, u32, u64)>,
 }
 
 type Builder = fn(u64, usize) -> Scenario;
@@ -40,6 +44,7 @@ const SCENARIOS: &[(&str, Builder)] = &[
     ("vm-fault", vm_fault),
     ("preempt-thrash", preempt_thrash),
     ("report-mixed", report_mixed),
+    ("dep-chain", dep_chain),
 ];
 
 /// Names of every scenario, for `--help` and errors (in `SCENARIOS` order).
@@ -69,6 +74,7 @@ fn clean(seed: u64, jobs: usize) -> Scenario {
                 ring,
                 seqno,
                 tags: Vec::new(),
+                blocker: None,
             })
             .collect(),
     }
@@ -394,6 +400,7 @@ impl ReportGen {
                     ring,
                     seqno: seq,
                     tags,
+                    blocker: None,
                 });
             }
             made += burst;
@@ -508,6 +515,323 @@ fn report_mixed(seed: u64, jobs: usize) -> Scenario {
     })
 }
 
+// ---------------------------------------------------------------------------------------------
+// Who blocked whom (owned by grtreport's attribution). Groups of jobs, one group at a time on
+// idle rings, each with an exact timeline and its true blocker:
+// * cross-ring dependency: a long job of a "long-runner" context (7 or 8) on one ring, and a job
+//   of another context on another ring that waits (SYNC_ENTER..SYNC_EXIT on the long job's
+//   fence) until the long job's fence signals;
+// * chain: C runs long on ring 2; B on ring 1 waits for C; W on ring 0 waits for B (W and B
+//   share a context half of the time: a same-context, cross-ring dependency);
+// * long job ahead: a long job, then a burst of three jobs made visible by one SUBMIT that
+//   queue behind it: each one's true blocker is the long job (it executed longest while they
+//   waited);
+// * foreign fence: a wait on a fence no job of the trace owns (a CPU-side fence);
+// * a lone healthy job.
+// Long runners have their own contexts so their class (ctx, ring) is uniformly long and no
+// exec-tail is called on them. Fences are (100 + ring, seqno), named by START/END/SIGNAL.
+
+/// One job of a dependency group, before its events are written.
+struct Planned {
+    ctx: u32,
+    ring: u32,
+    seq: u64,
+    commit: u64,
+    submit: u64,
+    /// Jobs made visible by its SUBMIT (0: no SUBMIT of its own, part of a later burst).
+    visible: u32,
+    start: u64,
+    /// SYNC window and the awaited fence.
+    wait: Option<(u64, u64, (u64, u64))>,
+    end: u64,
+}
+
+impl Planned {
+    fn irq(&self) -> u64 {
+        self.end + 8 * US
+    }
+    fn signal(&self) -> u64 {
+        self.irq() + 2 * US
+    }
+    fn fence(&self) -> (u64, u64) {
+        (fence_ctx(self.ring), self.seq)
+    }
+}
+
+fn fence_ctx(ring: u32) -> u64 {
+    100 + ring as u64
+}
+
+impl ReportGen {
+    fn write(&mut self, j: &Planned) {
+        let (cpu, pid) = (j.ctx % 2, 2000 + j.ctx);
+        let f = fence_ctx(j.ring);
+        let (ctx, ring, seq) = (j.ctx, j.ring, j.seq);
+        let fenced = eflag::FENCED;
+        self.ev(
+            cpu,
+            pid,
+            j.commit,
+            EventCode::Commit,
+            fenced,
+            ctx,
+            ring,
+            seq,
+            0,
+            4096,
+        );
+        if j.visible > 0 {
+            let e = EventBody {
+                code: EventCode::Submit as u16,
+                flags: fenced,
+                ctx,
+                ring,
+                seqno: seq,
+                arg0: 0,
+                arg1: 256,
+                arg2: 4096 * j.visible,
+                arg3: j.visible,
+            };
+            self.put(cpu, pid, j.submit, Body::Event(e));
+        }
+        self.ev(
+            cpu,
+            SCHED_PID,
+            j.start,
+            EventCode::Start,
+            fenced,
+            ctx,
+            ring,
+            seq,
+            f,
+            0,
+        );
+        if let Some((enter, exit, fence)) = j.wait {
+            for (t, code) in [(enter, EventCode::SyncEnter), (exit, EventCode::SyncExit)] {
+                let e = EventBody {
+                    code: code as u16,
+                    flags: 0,
+                    ctx,
+                    ring,
+                    seqno: seq,
+                    arg0: fence.0,
+                    arg1: fence.1,
+                    arg2: 0,
+                    arg3: 0,
+                };
+                self.put(IRQ_CPU, 0, t, Body::Event(e));
+            }
+        }
+        self.ev(
+            IRQ_CPU,
+            0,
+            j.end,
+            EventCode::End,
+            fenced,
+            ctx,
+            ring,
+            seq,
+            f,
+            0,
+        );
+        self.ev(
+            IRQ_CPU,
+            0,
+            j.irq(),
+            EventCode::Irq,
+            0,
+            ctx,
+            ring,
+            seq,
+            seq,
+            0,
+        );
+        let sig = EventBody {
+            code: EventCode::Signal as u16,
+            flags: fenced,
+            ctx,
+            ring,
+            seqno: seq,
+            arg0: f,
+            arg1: seq,
+            arg2: 0,
+            arg3: 0,
+        };
+        self.put(IRQ_CPU, 0, j.signal(), Body::Event(sig));
+    }
+
+    /// A job of context `ctx` on `ring` committed at `t`, submitted alone, started 15 µs
+    /// later, running `own` ns after an optional wait until `wait_until` on `fence`.
+    fn plan(
+        &mut self,
+        seqno: &mut [u64; 3],
+        ctx: u32,
+        ring: u32,
+        t: u64,
+        own: u64,
+        wait: Option<(u64, (u64, u64))>,
+    ) -> Planned {
+        let seq = seqno[ring as usize];
+        seqno[ring as usize] += 1;
+        let start = t + 25 * US;
+        let (wait, run_from) = match wait {
+            Some((until, fence)) => {
+                let enter = start + 5 * US;
+                (
+                    Some((enter, until.max(enter + US), fence)),
+                    until.max(enter + US),
+                )
+            }
+            None => (None, start),
+        };
+        Planned {
+            ctx,
+            ring,
+            seq,
+            commit: t,
+            submit: t + 10 * US,
+            visible: 1,
+            start,
+            wait,
+            end: run_from + own,
+        }
+    }
+}
+
+fn dep_chain(seed: u64, jobs: usize) -> Scenario {
+    let mut g = ReportGen::new(seed);
+    for c in [7, 8] {
+        g.put(
+            c % 2,
+            2000 + c,
+            0,
+            Body::Process {
+                comm: b"long-runner",
+            },
+        );
+        g.ev(c % 2, 2000 + c, 0, EventCode::CtxCreate, 0, c, 0, 0, 0, 0);
+    }
+    let mut seqno = [1u64; 3];
+    let mut t = 1_000 * US;
+    let mut made = 0usize;
+    let client = |g: &mut ReportGen| 1 + g.rng.below(REPORT_CTXS as u64) as u32;
+    while made < jobs {
+        let left = jobs - made;
+        let mut group: Vec<(Planned, Vec<&'static str>, Option<(u32, u32, u64)>)> = Vec::new();
+        let kind = g.rng.below(10);
+        let name = |p: &Planned| Some((p.ctx, p.ring, p.seq));
+        if kind < 3 && left >= 2 {
+            // Cross-ring, cross-context dependency.
+            let rb = g.rng.below(3) as u32;
+            let rw = (rb + 1 + g.rng.below(2) as u32) % 3;
+            let long = g.between(500 * US, 900 * US);
+            let b = g.plan(&mut seqno, 7 + rb % 2, rb, t, long, None);
+            let own = g.between(150 * US, 250 * US);
+            let (ctx, wt) = (client(&mut g), t + g.between(20 * US, 60 * US));
+            let w = g.plan(
+                &mut seqno,
+                ctx,
+                rw,
+                wt,
+                own,
+                Some((b.signal() + 3 * US, b.fence())),
+            );
+            let bn = name(&b);
+            group.push((b, vec![], None));
+            group.push((w, vec!["dep-wait"], bn));
+        } else if kind < 5 && left >= 3 {
+            // Chain W -> B -> C across the three rings.
+            let c = g.between(600 * US, 900 * US);
+            let c = g.plan(&mut seqno, 8, 2, t, c, None);
+            let (bctx, own) = (client(&mut g), g.between(150 * US, 250 * US));
+            let b = g.plan(
+                &mut seqno,
+                bctx,
+                1,
+                t + 30 * US,
+                own,
+                Some((c.signal() + 3 * US, c.fence())),
+            );
+            let wctx = if g.rng.below(2) == 0 {
+                bctx
+            } else {
+                client(&mut g)
+            };
+            let own = g.between(150 * US, 250 * US);
+            let w = g.plan(
+                &mut seqno,
+                wctx,
+                0,
+                t + 60 * US,
+                own,
+                Some((b.signal() + 3 * US, b.fence())),
+            );
+            let (cn, bn) = (name(&c), name(&b));
+            group.push((c, vec![], None));
+            group.push((b, vec!["dep-wait"], cn));
+            group.push((w, vec!["dep-wait"], bn));
+        } else if kind < 7 && left >= 4 {
+            // A long job ahead, then a burst that queues behind it.
+            let r = g.rng.below(3) as u32;
+            let long = g.between(1_200 * US, 2_000 * US);
+            let l = g.plan(&mut seqno, 7 + r % 2, r, t, long, None);
+            let mut free = l.end;
+            let submit = t + 150 * US;
+            let ln = name(&l);
+            group.push((l, vec![], None));
+            for i in 0..3u32 {
+                let (own, ctx) = (g.between(150 * US, 250 * US), client(&mut g));
+                let mut j = g.plan(
+                    &mut seqno,
+                    ctx,
+                    r,
+                    t + 100 * US + i as u64 * 10 * US,
+                    own,
+                    None,
+                );
+                j.submit = submit;
+                j.visible = if i == 2 { 3 } else { 0 };
+                j.start = free + 5 * US;
+                j.end = j.start + own;
+                free = j.end;
+                group.push((j, vec!["queue-wait"], ln));
+            }
+        } else if kind < 8 {
+            // Waits on a CPU-side fence no job owns.
+            let own = g.between(150 * US, 250 * US);
+            let until = t + g.between(400 * US, 700 * US);
+            let fence = (999, g.rng.below(1 << 20));
+            let (ctx, ring) = (client(&mut g), g.rng.below(3) as u32);
+            let w = g.plan(&mut seqno, ctx, ring, t, own, Some((until, fence)));
+            group.push((w, vec!["dep-wait"], None));
+        } else {
+            let own = g.between(150 * US, 250 * US);
+            let (ctx, ring) = (client(&mut g), g.rng.below(3) as u32);
+            let j = g.plan(&mut seqno, ctx, ring, t, own, None);
+            group.push((j, vec![], None));
+        }
+        let mut last = t;
+        for (p, tags, blocker) in group {
+            g.write(&p);
+            last = last.max(p.signal());
+            g.truth.push(TruthJob {
+                ctx: p.ctx,
+                ring: p.ring,
+                seqno: p.seq,
+                tags,
+                blocker,
+            });
+            made += 1;
+        }
+        t = last + g.between(100 * US, 300 * US);
+    }
+    g.records.sort_by_key(|(s, _)| s.time_ns);
+    Scenario {
+        records: g.records,
+        truth: g.truth,
+    }
+}
+
 /// The truth as CSV: `ctx,ring,seqno,tags` with tags joined by `+`.
 pub fn truth_csv(truth: &[TruthJob]) -> String {
     let mut s = String::from("ctx,ring,seqno,tags\n");
@@ -552,6 +876,7 @@ mod tests {
             ring: 2,
             seqno: 3,
             tags: vec!["stall", "late"],
+            blocker: None,
         }];
         assert_eq!(truth_csv(&t), "ctx,ring,seqno,tags\n1,2,3,stall+late\n");
     }

@@ -6,8 +6,10 @@ use std::io::{self, Write};
 use grtrace_format::{Lost, RecordView};
 
 use crate::classify::Classifier;
-use crate::job::{Job, NONE};
-use crate::joiner::{JoinConfig, Joiner};
+use std::collections::VecDeque;
+
+use crate::job::{Job, JobKey, Tags, NONE};
+use crate::joiner::{FxMap, JoinConfig, Joiner};
 use crate::output::{self, RingInfo};
 use crate::rules::Rules;
 use crate::summary::Summary;
@@ -51,7 +53,7 @@ impl Filter {
 
 /// Where finished, tagged jobs go besides the summary.
 pub trait JobSink {
-    fn job(&mut self, job: &Job, genesis: u64) -> io::Result<()>;
+    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()>;
     fn finish(&mut self) -> io::Result<()> {
         Ok(())
     }
@@ -70,12 +72,12 @@ impl<W: Write> JobLines<W> {
 }
 
 impl<W: Write> JobSink for JobLines<W> {
-    fn job(&mut self, job: &Job, genesis: u64) -> io::Result<()> {
+    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
         if !self.header {
             self.header = true;
             writeln!(self.out, "{}", output::JOB_HEADER)?;
         }
-        writeln!(self.out, "{}", output::job_line(job, genesis))
+        writeln!(self.out, "{}", output::job_line(job, names.genesis))
     }
     fn finish(&mut self) -> io::Result<()> {
         if !self.header {
@@ -100,9 +102,9 @@ impl<W: Write> JobCsv<W> {
 }
 
 impl<W: Write> JobSink for JobCsv<W> {
-    fn job(&mut self, job: &Job, genesis: u64) -> io::Result<()> {
+    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
         self.out
-            .write_record(output::job_csv_row(job, genesis))
+            .write_record(output::job_csv_row(job, names))
             .map_err(io::Error::from)
     }
     fn finish(&mut self) -> io::Result<()> {
@@ -132,8 +134,58 @@ pub trait Timeline {
 /// Records between two watermark computations (each is O(jobs in flight + tail window)).
 const WATERMARK_EVERY: u32 = 1 << 14;
 
+/// Tags of the jobs that left the classifier most recently, so a job can show its
+/// blocker's tags: blockers finish (and are classified) before the jobs that waited for them.
+/// Bounded: the oldest are forgotten first.
+#[derive(Default)]
+pub struct RecentTags {
+    map: FxMap<JobKey, Tags>,
+    order: VecDeque<JobKey>,
+}
+
+/// Jobs whose tags are remembered for the jobs they blocked.
+const RECENT_TAGS: usize = 1 << 15;
+
+impl RecentTags {
+    /// Fills in the tags of `job`'s blockers, then remembers `job`'s own.
+    pub fn resolve(&mut self, job: &mut Job) {
+        for b in [&mut job.dep, &mut job.queued_behind] {
+            if b.owned {
+                b.tags = self.map.get(&b.key).copied();
+            }
+        }
+        if self.map.insert(job.key, job.tags).is_none() {
+            self.order.push_back(job.key);
+            if self.order.len() > RECENT_TAGS {
+                if let Some(k) = self.order.pop_front() {
+                    self.map.remove(&k);
+                }
+            }
+        }
+    }
+}
+
+/// What a per-job sink may look up besides the job: the trace's first time, ring and
+/// process names.
+pub struct Names<'a> {
+    pub genesis: u64,
+    pub joiner: &'a Joiner,
+}
+
+impl Names<'_> {
+    pub fn ring(&self, id: u32) -> &str {
+        self.joiner.ring(id).map_or("", |r| r.name.as_str())
+    }
+    pub fn comm(&self, pid: u32) -> Option<String> {
+        self.joiner.comms.get(pid)
+    }
+}
+
 pub struct Engine {
     pub joiner: Joiner,
+    /// Finished jobs between the joiner and the classifier (reused buffer).
+    finished: Vec<Job>,
+    recent_tags: RecentTags,
     classifier: Classifier,
     pub filter: Filter,
     pub summary: Summary,
@@ -148,6 +200,8 @@ impl Engine {
     pub fn new(rules: Rules, join: JoinConfig, filter: Filter, samples: usize) -> Engine {
         Engine {
             joiner: Joiner::new(join),
+            recent_tags: RecentTags::default(),
+            finished: Vec::new(),
             classifier: Classifier::new(rules),
             filter,
             summary: Summary::new(samples),
@@ -247,6 +301,8 @@ impl Engine {
         let genesis = self.joiner.stats.first_ns;
         let Engine {
             joiner,
+            finished,
+            recent_tags,
             classifier,
             filter,
             summary,
@@ -255,15 +311,22 @@ impl Engine {
             timelines,
             ..
         } = self;
+        joiner.take_finished(finished);
+        let names = Names {
+            genesis,
+            joiner: &*joiner,
+        };
         let mut err = None;
-        let mut emit = |job: Job| {
+        let mut emit = |mut job: Job| {
+            // Before the filter: a blocker outside the filter still names its tags.
+            recent_tags.resolve(&mut job);
             if !filter.accepts(&job, genesis) {
                 return;
             }
             summary.add(&job);
             if err.is_none() {
                 for s in sinks.iter_mut() {
-                    if let Err(e) = s.job(&job, genesis) {
+                    if let Err(e) = s.job(&job, &names) {
                         err = Some(e);
                         break;
                     }
@@ -279,7 +342,7 @@ impl Engine {
                 k.push(job);
             }
         };
-        for job in joiner.drain() {
+        for job in finished.drain(..) {
             classifier.push(job, &mut emit);
         }
         if last {

@@ -302,7 +302,8 @@ impl<W: Write> Html<W> {
         }
         // Jobs: [ctx, ring, seqno, pid, commit, submit, start, end, done (ns since the first
         // record, -1 = not seen), tags bits, flags bits, flags text, phases..., fill,
-        // outstanding, blocker "ctx/ring/seqno" or null]
+        // outstanding, blocker "ctx/ring/seqno" (a recorded job) or null,
+        // [kind, who, ns lost, chain depth] or null]
         o.write_all(b"],\n\"jobs\":[")?;
         let t = |v: u64| -> i64 {
             if v == NONE {
@@ -338,8 +339,16 @@ impl<W: Write> Html<W> {
             jsonw::num(o, j.fill as f64)?;
             write!(o, ",{},", j.outstanding)?;
             match timeline::blocker(j) {
-                Some(b) => write!(o, "\"{}/{}/{}\"]", b.ctx, b.ring, b.seqno)?,
-                None => o.write_all(b"null]")?,
+                Some(b) => write!(o, "\"{}/{}/{}\"", b.ctx, b.ring, b.seqno)?,
+                None => o.write_all(b"null")?,
+            }
+            match timeline::blocker_info(j) {
+                Some((kind, who, lost)) => {
+                    write!(o, ",[\"{kind}\",")?;
+                    jsonw::string(o, who.as_bytes())?;
+                    write!(o, ",{lost},{}]]", j.blocker().depth)?;
+                }
+                None => o.write_all(b",null]")?,
             }
         }
         o.write_all(b"],\n\"msgs\":[")?;

@@ -32,7 +32,7 @@ pub fn run(
             Item::Gap(l) => engine.gap(&l),
         }
         n = n.wrapping_add(1);
-        if n & 0xffff == 0 && stop_on_signal && stop.load(Ordering::Relaxed) {
+        if n & 0xfff == 0 && stop_on_signal && stop.load(Ordering::Relaxed) {
             stopped = true;
             return ControlFlow::Break(());
         }

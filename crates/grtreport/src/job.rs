@@ -174,6 +174,62 @@ impl fmt::Display for Flags {
     }
 }
 
+/// What a blocker is: why the job waited for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BlockKind {
+    #[default]
+    None,
+    /// The job waited (SYNC_ENTER..SYNC_EXIT) for the fence `Blocker::fence`.
+    Dep,
+    /// The job queued on its ring while `Blocker::key` executed ahead of it.
+    Queue,
+}
+
+/// Who a job waited for, and what that cost it (see [`Job::blocker`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Blocker {
+    pub kind: BlockKind,
+    /// Dep: the awaited fence (fence context, fence seqno) as SYNC_ENTER named it.
+    pub fence: (u64, u64),
+    /// Whether a recorded job owns the fence (Dep) / was found (Queue). When false, `key`
+    /// and the phases below mean nothing: the fence is CPU-side or foreign.
+    pub owned: bool,
+    /// The blocking job.
+    pub key: JobKey,
+    /// Time the job lost to it: Dep, its longest SYNC window on that fence; Queue, the part
+    /// of its queue time the blocker spent executing.
+    pub lost: u64,
+    /// The blocker's own queue and exec phases (ns; [`NONE`] if not recorded).
+    pub queue: u64,
+    pub exec: u64,
+    /// The blocker's tags, if it was classified before this job left the report.
+    pub tags: Option<Tags>,
+    /// Dep: links from this job to the end of the chain (1 = the blocker did not wait
+    /// itself), and the job at the end of it.
+    pub depth: u32,
+    pub root: JobKey,
+    /// Queue: jobs that executed on the ring while this one was queued.
+    pub ahead: u32,
+}
+
+impl Blocker {
+    pub fn is_some(&self) -> bool {
+        self.kind != BlockKind::None
+    }
+
+    /// `ctx 3 ring 1 seqno 812`, or the fence when no recorded job owns it.
+    pub fn who(&self) -> String {
+        if self.owned {
+            format!(
+                "ctx {} ring {} seqno {}",
+                self.key.ctx, self.key.ring, self.key.seqno
+            )
+        } else {
+            format!("fence {}:{}", self.fence.0, self.fence.1)
+        }
+    }
+}
+
 /// A job whose life is over (or that was given up on), as the joiner hands it out.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Job {
@@ -211,6 +267,11 @@ pub struct Job {
     pub class_ref: u64,
     pub tags: Tags,
     pub flags: Flags,
+    /// The dependency it waited for longest (kind Dep), if it waited on a named fence.
+    pub dep: Blocker,
+    /// The job ahead on its ring that cost it most queue time (kind Queue), if any ran
+    /// while it was queued.
+    pub queued_behind: Blocker,
 }
 
 impl Job {
@@ -237,7 +298,42 @@ impl Job {
         }
     }
 
-    /// First known time of the job (for windows and sorting).
+    /// The blocker the report names: the dependency for a dep-wait job (or any job that
+    /// waited on a fence and is not queue-wait), the job ahead for a queue-wait job.
+    pub fn blocker(&self) -> &Blocker {
+        static NO: Blocker = Blocker {
+            kind: BlockKind::None,
+            fence: (0, 0),
+            owned: false,
+            key: JobKey {
+                ctx: 0,
+                ring: 0,
+                seqno: 0,
+            },
+            lost: 0,
+            queue: 0,
+            exec: 0,
+            tags: None,
+            depth: 0,
+            root: JobKey {
+                ctx: 0,
+                ring: 0,
+                seqno: 0,
+            },
+            ahead: 0,
+        };
+        let queued = self.tags.has(Tags::QUEUE_WAIT) && self.queued_behind.is_some();
+        if self.dep.is_some() && (self.tags.has(Tags::DEP_WAIT) || !queued) {
+            &self.dep
+        } else if queued {
+            &self.queued_behind
+        } else {
+            &NO
+        }
+    }
+
+    /// The job's time in job lines, windows and sorting: its COMMIT, else the first of
+    /// SUBMIT, START, END that was recorded.
     pub fn first_time(&self) -> u64 {
         [self.commit, self.submit, self.start, self.end]
             .into_iter()

@@ -5,13 +5,13 @@
 //! `grace` after its END when no IRQ names it (it then completes at its fence SIGNAL or its
 //! END), or `horizon` after its last event when it never ends (incomplete).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use grtrace_format::abi::{eflag, rtype, EventCode};
 use grtrace_format::{EventView, Lost, RecordView};
 
-use crate::job::{Flags, Job, JobKey, Phases, NONE};
+use crate::job::{BlockKind, Blocker, Flags, Job, JobKey, Phases, NONE};
 
 /// A small fast hasher for integer keys (FxHash); the joiner does one lookup per event.
 #[derive(Default, Clone, Copy)]
@@ -50,6 +50,24 @@ pub fn seq_le(a: u64, b: u64) -> bool {
     }
 }
 
+/// The seqnos `a` with `seq_le(a, b)`, as at most two inclusive ranges (the half of the
+/// sequence space up to `b`, which may wrap), so a ring's pending jobs up to a doorbell are
+/// found by range instead of by visiting them all.
+fn seq_le_ranges(b: u64) -> impl Iterator<Item = (u64, u64)> {
+    let (span, max) = if b <= u32::MAX as u64 {
+        ((1u64 << 31) - 1, u32::MAX as u64)
+    } else {
+        ((1u64 << 63) - 1, u64::MAX)
+    };
+    let (first, second) = if b >= span {
+        ((b - span, b), None)
+    } else {
+        // Wraps: [0, b] and the top of the space.
+        ((0, b), Some((max - (span - b - 1), max)))
+    };
+    std::iter::once(first).chain(second)
+}
+
 /// Per-ring state over time.
 #[derive(Debug)]
 pub struct RingState {
@@ -57,12 +75,9 @@ pub struct RingState {
     /// Size in units from NOTE_RING (0 = unknown).
     pub size: u64,
     pub name: String,
-    /// Committed, not yet submitted, in commit order.
-    pending: VecDeque<JobKey>,
-    /// Started (first START seen) and not finally ended.
-    active: Vec<JobKey>,
-    /// Ended, waiting for an IRQ.
-    awaiting_irq: Vec<JobKey>,
+    /// Committed, not yet submitted, ordered by (seqno, ctx): a SUBMIT takes the range of
+    /// seqnos up to its own without visiting the rest.
+    pending: BTreeSet<(u64, u32)>,
     /// Submitted and not yet ended.
     pub outstanding: u32,
     last_end: u64,
@@ -70,6 +85,80 @@ pub struct RingState {
     pub stalls: u64,
     pub faults: u64,
     pub resets: u64,
+    /// Events on the ring that touch every job running on it (ctx 0 VM faults, resets),
+    /// as running totals: a job reads them at START and at END instead of being visited.
+    wide: Touch,
+    /// The last [`RECENT`] jobs that ended on the ring, oldest first: who ran while a job
+    /// was queued.
+    recent: VecDeque<Ran>,
+}
+
+/// A job that ran on a ring, for queue attribution.
+#[derive(Clone, Copy, Debug)]
+struct Ran {
+    key: JobKey,
+    submit: u64,
+    start: u64,
+    end: u64,
+}
+
+/// Jobs remembered per ring for queue attribution: a job queued behind more than this many
+/// names the worst of the last `RECENT` (bounded work per START, whatever the queue depth).
+const RECENT: usize = 64;
+
+/// Finished jobs whose fence is remembered for waiters that finish later. A waiter whose
+/// blocker finished more than this many fences earlier still names it (the owner is found
+/// at SYNC time), only without the blocker's phases.
+const DONE_FENCES: usize = 1 << 16;
+
+/// What a finished fence owner leaves behind for its waiters.
+#[derive(Clone, Copy, Debug)]
+struct Done {
+    key: JobKey,
+    queue: u64,
+    exec: u64,
+    /// Its own dependency chain: links beyond it (0 = it waited on no recorded job) and the
+    /// job at the end (itself when 0).
+    depth: u32,
+    root: JobKey,
+}
+
+/// `b - a`, or NONE when either is unknown.
+fn span(a: u64, b: u64) -> u64 {
+    if a == NONE || b == NONE {
+        NONE
+    } else {
+        b.saturating_sub(a)
+    }
+}
+
+/// The job ahead on the ring that executed longest while a job submitted at `submit` and
+/// started at `start` was queued, and how many executed meanwhile.
+fn queue_blocker(recent: &VecDeque<Ran>, submit: u64, start: u64, ops: &mut u64) -> Blocker {
+    let mut b = Blocker::default();
+    for e in recent.iter().rev() {
+        *ops += 1;
+        if e.end <= submit {
+            break;
+        }
+        let (lo, hi) = (e.start.max(submit), e.end.min(start));
+        if hi > lo {
+            b.ahead += 1;
+            if hi - lo > b.lost {
+                b = Blocker {
+                    kind: BlockKind::Queue,
+                    owned: true,
+                    key: e.key,
+                    lost: hi - lo,
+                    queue: span(e.submit, e.start),
+                    exec: span(e.start, e.end),
+                    ahead: b.ahead,
+                    ..Blocker::default()
+                };
+            }
+        }
+    }
+    b
 }
 
 impl RingState {
@@ -78,14 +167,72 @@ impl RingState {
             id,
             size: 0,
             name: String::new(),
-            pending: VecDeque::new(),
-            active: Vec::new(),
-            awaiting_irq: Vec::new(),
+            pending: BTreeSet::new(),
             outstanding: 0,
             last_end: NONE,
             switches: 0,
             stalls: 0,
             faults: 0,
+            resets: 0,
+            wide: Touch::default(),
+            recent: VecDeque::with_capacity(RECENT),
+        }
+    }
+}
+
+/// Running totals of the events that touch every running job of a ring, or of one context
+/// on a ring. A job keeps the totals it saw at START; what changed by its END happened while
+/// it ran. This replaces walking the running jobs on every such event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Touch {
+    /// Preempting CTX_SWITCHes away from the context.
+    preempts: u64,
+    /// VM_FAULT and VM_RETRY events.
+    faults: u64,
+    /// Closed VM fault windows, ns, and the start of the open one (NONE if none).
+    fault_ns: u64,
+    fault_open: u64,
+    resets: u64,
+}
+
+impl Touch {
+    /// Fault time up to `t`, the open window included.
+    fn fault_at(&self, t: u64) -> u64 {
+        if self.fault_open == NONE {
+            self.fault_ns
+        } else {
+            self.fault_ns + t.saturating_sub(self.fault_open)
+        }
+    }
+    fn fault(&mut self, fault: bool, t: u64) {
+        self.faults += 1;
+        if fault {
+            if self.fault_open == NONE {
+                self.fault_open = t;
+            }
+        } else if self.fault_open != NONE {
+            self.fault_ns += t.saturating_sub(self.fault_open);
+            self.fault_open = NONE;
+        }
+    }
+    /// (fault windows ns, faults, preempts, resets) between `self` at `t0` and `now` at `t1`.
+    fn since(&self, t0: u64, now: &Touch, t1: u64) -> (u64, u64, u64, u64) {
+        (
+            now.fault_at(t1).saturating_sub(self.fault_at(t0)),
+            now.faults - self.faults,
+            now.preempts - self.preempts,
+            now.resets - self.resets,
+        )
+    }
+}
+
+impl Default for Touch {
+    fn default() -> Self {
+        Touch {
+            preempts: 0,
+            faults: 0,
+            fault_ns: 0,
+            fault_open: NONE,
             resets: 0,
         }
     }
@@ -137,9 +284,6 @@ impl Rings {
         }
         &mut self.list[i as usize]
     }
-    fn values(&self) -> impl Iterator<Item = &RingState> {
-        self.list.iter()
-    }
 }
 
 /// An open job.
@@ -158,26 +302,69 @@ struct Slot {
     batch: u32,
     sync_open: u64,
     sync_open_host: bool,
+    /// The fence the open SYNC window waits for.
+    sync_fence: (u64, u64),
+    /// Its own fence (fence context, seqno), once an event named the context; (0, 0) before.
+    fence: (u64, u64),
+    /// The fence of its longest SYNC window, and that window (dep_seen: there was one).
+    dep_fence: (u64, u64),
+    dep_lost: u64,
+    dep_seen: bool,
+    queued_behind: Blocker,
     gpu_wait: u64,
     host_wait: u64,
     sync_segments: u32,
-    fault_open: u64,
     vm_fault: u64,
     faults: u32,
     preempts_end: u32,
     preempts_switch: u32,
+    /// Ring-wide and own-context totals seen at START (see [`Touch`]).
+    touch_ring: Touch,
+    touch_ctx: Touch,
+    /// `Joiner::losses` when the job was first seen: a loss since then means it was in
+    /// flight across lost records.
+    born_loss: u64,
     preempt_at: u64,
     preempted: u64,
     switches_at_start: u64,
     switches: u32,
     flags: Flags,
     in_pending: bool,
+    /// Started and not finally ended: `touch_*` are live.
     in_active: bool,
     in_awaiting: bool,
     counted: bool,
 }
 
 impl Slot {
+    /// A SYNC window of `d` ns on `sync_fence` closed.
+    fn close_sync(&mut self, d: u64) {
+        self.gpu_wait += d;
+        if self.sync_open_host {
+            self.host_wait += d;
+        }
+        self.sync_segments += 1;
+        self.sync_open = NONE;
+        if !self.dep_seen || d > self.dep_lost {
+            self.dep_seen = true;
+            self.dep_lost = d;
+            self.dep_fence = self.sync_fence;
+        }
+    }
+
+    /// The job stops running at `t`: what touched its ring and context since START is its.
+    fn settle(&mut self, ring: &Touch, ctx: &Touch, t: u64) {
+        self.in_active = false;
+        let (rf, rn, _, resets) = self.touch_ring.since(self.start, ring, t);
+        let (cf, cn, preempts, _) = self.touch_ctx.since(self.start, ctx, t);
+        self.vm_fault += rf + cf;
+        self.faults += (rn + cn) as u32;
+        self.preempts_switch += preempts as u32;
+        if resets > 0 {
+            self.flags.set(Flags::ERROR);
+        }
+    }
+
     fn new(t: u64) -> Slot {
         Slot {
             pid: 0,
@@ -193,14 +380,22 @@ impl Slot {
             batch: 0,
             sync_open: NONE,
             sync_open_host: false,
+            sync_fence: (0, 0),
+            fence: (0, 0),
+            dep_fence: (0, 0),
+            dep_lost: 0,
+            dep_seen: false,
+            queued_behind: Blocker::default(),
             gpu_wait: 0,
             host_wait: 0,
             sync_segments: 0,
-            fault_open: NONE,
             vm_fault: 0,
             faults: 0,
             preempts_end: 0,
             preempts_switch: 0,
+            touch_ring: Touch::default(),
+            touch_ctx: Touch::default(),
+            born_loss: 0,
             preempt_at: NONE,
             preempted: 0,
             switches_at_start: 0,
@@ -233,6 +428,9 @@ pub struct JoinStats {
     pub jobs: u64,
     pub evicted: u64,
     pub max_in_flight: u64,
+    /// Units of work done: one per event plus one per element any lookup visits. Tests
+    /// bound its growth to prove the joiner's cost is linear in the input.
+    pub ops: u64,
 }
 
 /// Tunables of the joiner.
@@ -257,6 +455,18 @@ pub struct Joiner {
     cfg: JoinConfig,
     jobs: FxMap<JobKey, Slot>,
     rings: Rings,
+    /// Per (ring, ctx): the running totals of [`Touch`] for one context's jobs.
+    ctx_touch: FxMap<(u32, u32), Touch>,
+    /// Losses (NOTE_LOST or reader gaps) so far; see `Slot::born_loss`.
+    losses: u64,
+    /// Ended jobs waiting for an IRQ, in END order (entries of jobs finished meanwhile are
+    /// skipped when met), and the same jobs by (ring, seqno) for IRQs that carry no ctx.
+    awaiting: VecDeque<(u64, JobKey)>,
+    irq_wait: FxMap<(u32, u64), JobKey>,
+    /// Fences of open jobs, and of finished ones (bounded, oldest dropped first).
+    fences: FxMap<(u64, u64), JobKey>,
+    done: FxMap<(u64, u64), Done>,
+    done_order: VecDeque<(u64, u64)>,
     /// Next time to look for ended jobs whose IRQ grace period is over.
     next_grace: u64,
     now: u64,
@@ -264,6 +474,34 @@ pub struct Joiner {
     scratch: Vec<JobKey>,
     out: Vec<Job>,
     pub stats: JoinStats,
+    /// Process names from NOTE_PROCESS, by pid.
+    pub comms: Comms,
+}
+
+/// Process names by pid (NOTE_PROCESS), bounded: a trace with more distinct pids than
+/// [`Comms::MAX`] keeps the first ones named and leaves the rest unnamed.
+#[derive(Default)]
+pub struct Comms(FxMap<u32, [u8; 16]>);
+
+impl Comms {
+    pub const MAX: usize = 1 << 16;
+
+    fn note(&mut self, pid: u32, comm: &[u8]) {
+        if self.0.len() >= Self::MAX && !self.0.contains_key(&pid) {
+            return;
+        }
+        let mut c = [0u8; 16];
+        let n = comm.len().min(16);
+        c[..n].copy_from_slice(&comm[..n]);
+        self.0.insert(pid, c);
+    }
+
+    /// The process name of `pid`, if a NOTE_PROCESS named it.
+    pub fn get(&self, pid: u32) -> Option<String> {
+        let c = self.0.get(&pid)?;
+        let n = c.iter().position(|&b| b == 0).unwrap_or(16);
+        Some(String::from_utf8_lossy(&c[..n]).into_owned())
+    }
 }
 
 impl Joiner {
@@ -272,11 +510,19 @@ impl Joiner {
             cfg,
             jobs: FxMap::default(),
             rings: Rings::default(),
+            ctx_touch: FxMap::default(),
+            losses: 0,
+            awaiting: VecDeque::new(),
+            irq_wait: FxMap::default(),
+            fences: FxMap::default(),
+            done: FxMap::default(),
+            done_order: VecDeque::new(),
             next_grace: 0,
             now: 0,
             next_sweep: 0,
             scratch: Vec::new(),
             out: Vec::new(),
+            comms: Comms::default(),
             stats: JoinStats {
                 first_ns: NONE,
                 ..Default::default()
@@ -287,6 +533,12 @@ impl Joiner {
     /// Finished jobs since the last call, in the order they finished.
     pub fn drain(&mut self) -> std::vec::Drain<'_, Job> {
         self.out.drain(..)
+    }
+
+    /// Swaps the finished jobs into `buf` (empty), so they can be handed on while the
+    /// joiner's names stay readable.
+    pub fn take_finished(&mut self, buf: &mut Vec<Job>) {
+        std::mem::swap(&mut self.out, buf);
     }
 
     pub fn has_finished(&self) -> bool {
@@ -336,6 +588,11 @@ impl Joiner {
                     rs.name = String::from_utf8_lossy(r.name).into_owned();
                 }
             }
+            rtype::NOTE_PROCESS => {
+                if let grtrace_format::Body::Process { comm } = rec.body() {
+                    self.comms.note(rec.pid(), comm);
+                }
+            }
             rtype::NOTE_LOST => {
                 if let grtrace_format::Body::Lost(l) = rec.body() {
                     self.lost(&l);
@@ -350,9 +607,8 @@ impl Joiner {
     pub fn lost(&mut self, l: &Lost) {
         self.stats.loss_notes += 1;
         self.stats.lost_records += l.count;
-        for s in self.jobs.values_mut() {
-            s.flags.set(Flags::LOST | Flags::INCOMPLETE);
-        }
+        // Every job now open is marked when it finishes (born_loss differs): O(1) here.
+        self.losses += 1;
     }
 
     #[inline]
@@ -386,11 +642,18 @@ impl Joiner {
         self.next_grace = t.saturating_add(self.cfg.grace_ns / 4 + 1);
         let limit = t.saturating_sub(self.cfg.grace_ns);
         self.scratch.clear();
-        for r in self.rings.values() {
-            for k in &r.awaiting_irq {
-                if self.jobs.get(k).is_some_and(|s| s.end <= limit) {
-                    self.scratch.push(*k);
-                }
+        while let Some(&(end, k)) = self.awaiting.front() {
+            if end > limit {
+                break;
+            }
+            self.awaiting.pop_front();
+            self.stats.ops += 1;
+            if self
+                .jobs
+                .get(&k)
+                .is_some_and(|s| s.in_awaiting && s.end == end)
+            {
+                self.scratch.push(k);
             }
         }
         let mut due = std::mem::take(&mut self.scratch);
@@ -406,6 +669,7 @@ impl Joiner {
         self.next_sweep = t.saturating_add(self.cfg.horizon_ns / 4 + 1);
         let limit = t.saturating_sub(self.cfg.horizon_ns);
         self.scratch.clear();
+        self.stats.ops += self.jobs.len() as u64;
         self.scratch.extend(
             self.jobs
                 .iter()
@@ -427,8 +691,11 @@ impl Joiner {
     }
 
     #[inline]
-    fn slot(jobs: &mut FxMap<JobKey, Slot>, key: JobKey, t: u64) -> &mut Slot {
-        let s = jobs.entry(key).or_insert_with(|| Slot::new(t));
+    fn slot(jobs: &mut FxMap<JobKey, Slot>, key: JobKey, t: u64, losses: u64) -> &mut Slot {
+        let s = jobs.entry(key).or_insert_with(|| Slot {
+            born_loss: losses,
+            ..Slot::new(t)
+        });
         s.last_seen = t;
         s
     }
@@ -439,14 +706,19 @@ impl Joiner {
             ring: ev.ring(),
             seqno: ev.seqno(),
         };
+        self.stats.ops += 1;
         let Some(code) = EventCode::from_u16(ev.code()) else {
             self.stats.unknown_codes += 1;
             return;
         };
+        if matches!(code, EventCode::Queue | EventCode::End | EventCode::Signal) {
+            // Before END, which may finish the job.
+            self.learn_fence(key, ev.arg0());
+        }
         match code {
             EventCode::Commit => {
                 let n = self.jobs.len();
-                let s = Self::slot(&mut self.jobs, key, t);
+                let s = Self::slot(&mut self.jobs, key, t, self.losses);
                 if s.commit == NONE {
                     s.commit = t;
                     s.pid = pid;
@@ -454,7 +726,7 @@ impl Joiner {
                         s.in_pending = true;
                         Self::ring_mut(&mut self.rings, key.ring)
                             .pending
-                            .push_back(key);
+                            .insert((key.seqno, key.ctx));
                     }
                 }
                 if n as u64 >= self.stats.max_in_flight {
@@ -464,16 +736,21 @@ impl Joiner {
             EventCode::Submit => self.submit(key, ev, t),
             EventCode::Start => {
                 let r = Self::ring_mut(&mut self.rings, key.ring);
-                let s = Self::slot(&mut self.jobs, key, t);
+                let s = Self::slot(&mut self.jobs, key, t, self.losses);
                 if s.start == NONE || (s.flags.has(Flags::INFERRED) && t <= s.end) {
                     if s.start == NONE {
                         s.switches_at_start = r.switches;
+                        if s.submit != NONE {
+                            s.queued_behind =
+                                queue_blocker(&r.recent, s.submit, t, &mut self.stats.ops);
+                        }
                     }
                     s.start = t;
                     s.flags.0 &= !Flags::INFERRED;
                     if s.end == NONE && !s.in_active {
                         s.in_active = true;
-                        r.active.push(key);
+                        s.touch_ring = r.wide;
+                        s.touch_ctx = *self.ctx_touch.entry((key.ring, key.ctx)).or_default();
                     }
                 } else if s.preempt_at != NONE {
                     s.preempted += t.saturating_sub(s.preempt_at);
@@ -482,9 +759,7 @@ impl Joiner {
                 if s.in_pending {
                     // Started without a SUBMIT we saw: no queue time can be measured.
                     s.in_pending = false;
-                    if let Some(i) = r.pending.iter().position(|k| *k == key) {
-                        r.pending.remove(i);
-                    }
+                    r.pending.remove(&(key.seqno, key.ctx));
                 }
             }
             EventCode::End => self.end(key, ev, flags, t),
@@ -497,10 +772,11 @@ impl Joiner {
                 }
             }
             EventCode::SyncEnter => {
-                let s = Self::slot(&mut self.jobs, key, t);
+                let s = Self::slot(&mut self.jobs, key, t, self.losses);
                 if s.sync_open == NONE {
                     s.sync_open = t;
                     s.sync_open_host = flags & eflag::HOST != 0;
+                    s.sync_fence = (ev.arg0(), ev.arg1());
                 }
             }
             EventCode::SyncExit => {
@@ -508,12 +784,7 @@ impl Joiner {
                     s.last_seen = t;
                     if s.sync_open != NONE {
                         let d = t.saturating_sub(s.sync_open);
-                        s.gpu_wait += d;
-                        if s.sync_open_host {
-                            s.host_wait += d;
-                        }
-                        s.sync_segments += 1;
-                        s.sync_open = NONE;
+                        s.close_sync(d);
                     }
                 }
             }
@@ -522,13 +793,7 @@ impl Joiner {
                 r.switches += 1;
                 if flags & eflag::PREEMPT != 0 {
                     let prev = ev.arg0() as u32;
-                    for k in &r.active {
-                        if k.ctx == prev {
-                            if let Some(s) = self.jobs.get_mut(k) {
-                                s.preempts_switch += 1;
-                            }
-                        }
-                    }
+                    self.ctx_touch.entry((key.ring, prev)).or_default().preempts += 1;
                 }
             }
             EventCode::VmFault | EventCode::VmRetry => {
@@ -537,21 +802,12 @@ impl Joiner {
                 if fault {
                     r.faults += 1;
                 }
-                for k in &r.active {
-                    if key.ctx != 0 && k.ctx != key.ctx {
-                        continue;
-                    }
-                    if let Some(s) = self.jobs.get_mut(k) {
-                        s.faults += 1;
-                        if fault {
-                            if s.fault_open == NONE {
-                                s.fault_open = t;
-                            }
-                        } else if s.fault_open != NONE {
-                            s.vm_fault += t.saturating_sub(s.fault_open);
-                            s.fault_open = NONE;
-                        }
-                    }
+                // ctx 0: the fault is the ring's (every running job); else one context's.
+                if key.ctx == 0 {
+                    r.wide.fault(fault, t);
+                } else {
+                    let c = self.ctx_touch.entry((key.ring, key.ctx)).or_default();
+                    c.fault(fault, t);
                 }
             }
             EventCode::Stall => {
@@ -565,13 +821,91 @@ impl Joiner {
             EventCode::Reset => {
                 let r = Self::ring_mut(&mut self.rings, key.ring);
                 r.resets += 1;
-                for k in &r.active {
-                    if let Some(s) = self.jobs.get_mut(k) {
-                        s.flags.set(Flags::ERROR);
-                    }
-                }
+                r.wide.resets += 1;
             }
             _ => {}
+        }
+        if code == EventCode::Start {
+            self.learn_fence(key, ev.arg0());
+        }
+    }
+
+    /// The job's own fence, from the fence context QUEUE, START, END or SIGNAL name.
+    #[inline]
+    fn learn_fence(&mut self, key: JobKey, fence_ctx: u64) {
+        if fence_ctx == 0 {
+            return;
+        }
+        if let Some(s) = self.jobs.get_mut(&key) {
+            if s.fence == (0, 0) {
+                s.fence = (fence_ctx, key.seqno);
+                self.fences.insert(s.fence, key);
+            }
+        }
+    }
+
+    /// The job owning `fence` (open, or finished and remembered) as the blocker of a job
+    /// that waited `lost` ns for it, with the chain behind it. `hops` bounds the walk
+    /// through open owners (a cycle in a damaged trace must not loop).
+    fn resolve(&self, fence: (u64, u64), lost: u64, hops: u32) -> Blocker {
+        let mut b = Blocker {
+            kind: BlockKind::Dep,
+            fence,
+            lost,
+            ..Blocker::default()
+        };
+        if let Some(o) = self
+            .fences
+            .get(&fence)
+            .and_then(|k| Some((*k, self.jobs.get(k)?)))
+        {
+            let (k, s) = o;
+            b.owned = true;
+            b.key = k;
+            b.queue = span(s.submit, s.start);
+            b.exec = span(s.start, s.end);
+            let behind = if s.dep_seen && hops < 8 {
+                self.resolve(s.dep_fence, s.dep_lost, hops + 1)
+            } else {
+                Blocker::default()
+            };
+            (b.depth, b.root) = if behind.owned {
+                (1 + behind.depth, behind.root)
+            } else {
+                (1, k)
+            };
+        } else if let Some(d) = self.done.get(&fence) {
+            b.owned = true;
+            b.key = d.key;
+            b.queue = d.queue;
+            b.exec = d.exec;
+            b.depth = 1 + d.depth;
+            b.root = d.root;
+        }
+        b
+    }
+
+    /// Keeps a finished job's fence for the waiters that finish after it.
+    fn remember(&mut self, fence: (u64, u64), key: JobKey, s: &Slot, dep: &Blocker) {
+        let (depth, root) = if dep.owned {
+            (dep.depth, dep.root)
+        } else {
+            (0, key)
+        };
+        let d = Done {
+            key,
+            queue: span(s.submit, s.start),
+            exec: span(s.start, s.end),
+            depth,
+            root,
+        };
+        if self.done.insert(fence, d).is_none() {
+            self.done_order.push_back(fence);
+        }
+        while self.done_order.len() > DONE_FENCES {
+            if let Some(f) = self.done_order.pop_front() {
+                self.done.remove(&f);
+            }
         }
     }
 
@@ -581,15 +915,19 @@ impl Joiner {
         self.scratch.clear();
         // Everything committed up to the doorbell's seqno, wherever it sits in commit order:
         // two submitters may commit out of seqno order by a few ns on different CPUs.
-        let scratch = &mut self.scratch;
-        r.pending.retain(|k| {
-            if seq_le(k.seqno, key.seqno) {
-                scratch.push(*k);
-                false
-            } else {
-                true
+        for range in seq_le_ranges(key.seqno) {
+            for &(seqno, ctx) in r.pending.range((range.0, 0)..=(range.1, u32::MAX)) {
+                self.scratch.push(JobKey {
+                    ctx,
+                    ring: key.ring,
+                    seqno,
+                });
             }
-        });
+        }
+        self.stats.ops += self.scratch.len() as u64 + 1;
+        for k in &self.scratch {
+            r.pending.remove(&(k.seqno, k.ctx));
+        }
         let named = self.scratch.iter().any(|k| k.seqno == key.seqno);
         // arg3 counts the jobs this doorbell made visible. Only when that is more than the
         // COMMITs seen pending was a COMMIT missed (trace started later, or lost). An empty
@@ -635,7 +973,7 @@ impl Joiner {
 
     fn end(&mut self, key: JobKey, ev: &EventView<'_>, flags: u16, t: u64) {
         let r = Self::ring_mut(&mut self.rings, key.ring);
-        let s = Self::slot(&mut self.jobs, key, t);
+        let s = Self::slot(&mut self.jobs, key, t, self.losses);
         if flags & eflag::PREEMPT != 0 {
             // Taken off the GPU, not finished: it will START again.
             s.preempts_end += 1;
@@ -664,19 +1002,22 @@ impl Joiner {
             s.switches = r.switches.saturating_sub(s.switches_at_start) as u32;
         }
         r.last_end = t;
+        if r.recent.len() == RECENT {
+            r.recent.pop_front();
+        }
+        r.recent.push_back(Ran {
+            key,
+            submit: s.submit,
+            start: s.start,
+            end: t,
+        });
         if s.in_active {
-            s.in_active = false;
-            if let Some(i) = r.active.iter().position(|k| *k == key) {
-                r.active.swap_remove(i);
-            }
+            let c = self.ctx_touch.get(&(key.ring, key.ctx)).copied();
+            s.settle(&r.wide, &c.unwrap_or_default(), t);
         }
         if s.counted {
             s.counted = false;
             r.outstanding = r.outstanding.saturating_sub(1);
-        }
-        if s.fault_open != NONE {
-            s.vm_fault += t.saturating_sub(s.fault_open);
-            s.fault_open = NONE;
         }
         if s.preempt_at != NONE {
             s.preempted += t.saturating_sub(s.preempt_at);
@@ -686,7 +1027,8 @@ impl Joiner {
             self.finish(key);
         } else {
             s.in_awaiting = true;
-            r.awaiting_irq.push(key);
+            self.awaiting.push_back((t, key));
+            self.irq_wait.entry((key.ring, key.seqno)).or_insert(key);
         }
     }
 
@@ -695,7 +1037,9 @@ impl Joiner {
         if seqno == 0 {
             seqno = ev.arg0();
         }
-        if seqno == 0 {
+        // Seqno 0 usually means "no job named", but a 32-bit seqno that wrapped through 0
+        // names a real job 0: only an IRQ that no ended job 0 on the ring can take is unnamed.
+        if seqno == 0 && !self.irq_wait.contains_key(&(key.ring, 0)) {
             // Unnamed interrupt: the job completes at its fence SIGNAL or its END.
             self.stats.irq_unnamed += 1;
             return;
@@ -714,12 +1058,9 @@ impl Joiner {
             }
         }
         // IRQ context often has no ctx: find the ended job with that seqno on the ring.
-        let found = self.rings.get(&key.ring).and_then(|r| {
-            r.awaiting_irq
-                .iter()
-                .find(|k| k.seqno == seqno && (key.ctx == 0 || k.ctx == key.ctx))
-                .copied()
-        });
+        let found = (self.irq_wait.get(&(key.ring, seqno)))
+            .filter(|k| key.ctx == 0 || k.ctx == key.ctx)
+            .copied();
         match found {
             Some(k) => {
                 if let Some(s) = self.jobs.get_mut(&k) {
@@ -736,21 +1077,22 @@ impl Joiner {
         let Some(mut s) = self.jobs.remove(&key) else {
             return;
         };
+        if s.in_awaiting {
+            // Its entry in `awaiting` is skipped when met; the index must not name it.
+            if self.irq_wait.get(&(key.ring, key.seqno)) == Some(&key) {
+                self.irq_wait.remove(&(key.ring, key.seqno));
+            }
+        }
+        if s.born_loss != self.losses {
+            s.flags.set(Flags::LOST | Flags::INCOMPLETE);
+        }
         if let Some(r) = self.rings.get_mut(&key.ring) {
             if s.in_pending {
-                if let Some(i) = r.pending.iter().position(|k| *k == key) {
-                    r.pending.remove(i);
-                }
+                r.pending.remove(&(key.seqno, key.ctx));
             }
             if s.in_active {
-                if let Some(i) = r.active.iter().position(|k| *k == key) {
-                    r.active.swap_remove(i);
-                }
-            }
-            if s.in_awaiting {
-                if let Some(i) = r.awaiting_irq.iter().position(|k| *k == key) {
-                    r.awaiting_irq.swap_remove(i);
-                }
+                let c = self.ctx_touch.get(&(key.ring, key.ctx)).copied();
+                s.settle(&r.wide, &c.unwrap_or_default(), self.now);
             }
             if s.counted {
                 r.outstanding = r.outstanding.saturating_sub(1);
@@ -760,12 +1102,18 @@ impl Joiner {
         if s.sync_open != NONE {
             // A dependency wait that never closed: count it up to the job's end, if known.
             let stop = if s.end != NONE { s.end } else { s.last_seen };
-            let d = stop.saturating_sub(s.sync_open);
-            s.gpu_wait += d;
-            if s.sync_open_host {
-                s.host_wait += d;
-            }
-            s.sync_segments += 1;
+            s.close_sync(stop.saturating_sub(s.sync_open));
+        }
+        if s.fence != (0, 0) && self.fences.get(&s.fence) == Some(&key) {
+            self.fences.remove(&s.fence);
+        }
+        let dep = if s.dep_seen {
+            self.resolve(s.dep_fence, s.dep_lost, 0)
+        } else {
+            Blocker::default()
+        };
+        if s.fence != (0, 0) {
+            self.remember(s.fence, key, &s, &dep);
         }
         let mut f = s.flags;
         if s.commit == NONE {
@@ -832,6 +1180,8 @@ impl Joiner {
             class_ref: 0,
             tags: Default::default(),
             flags: f,
+            dep,
+            queued_behind: s.queued_behind,
         });
     }
 

@@ -4,7 +4,8 @@ use std::io::{self, Write};
 
 use tabwriter::{Alignment, TabWriter};
 
-use crate::job::{Flags, Job, Tags, NONE, N_PHASES, PHASE_NAMES};
+use crate::engine::Names;
+use crate::job::{BlockKind, Blocker, Flags, Job, Tags, NONE, N_PHASES, PHASE_NAMES};
 use crate::joiner::{JoinStats, RingState};
 use crate::rules::Rules;
 use crate::summary::{Group, Summary};
@@ -36,13 +37,77 @@ fn fill_str(f: f32) -> String {
 }
 
 /// Header of `--jobs` lines.
-pub const JOB_HEADER: &str = "#         time     ctx   ring      seqno submit_ms   queue_ms    exec_ms complete_ms gpuwait_ms vmfault_ms   total_ms fill out tags flags";
+pub const JOB_HEADER: &str = "#         time     ctx   ring      seqno submit_ms   queue_ms    exec_ms complete_ms gpuwait_ms vmfault_ms   total_ms fill out tags flags blocked_by";
+
+/// A blocker in one word for job lines: `ctx/ring/seqno`, `fence:CTX:SEQNO` when no recorded
+/// job owns the awaited fence, `-` for none.
+pub fn blocker_word(b: &Blocker) -> String {
+    match (b.kind, b.owned) {
+        (BlockKind::None, _) => "-".into(),
+        (_, true) => format!("{}/{}/{}", b.key.ctx, b.key.ring, b.key.seqno),
+        (BlockKind::Dep, false) => format!("fence:{}:{}", b.fence.0, b.fence.1),
+        (BlockKind::Queue, false) => "-".into(),
+    }
+}
+
+/// `2.300000` or `-` for an unknown span.
+fn ms_or_dash(ns: u64) -> String {
+    if ns == NONE {
+        "-".into()
+    } else {
+        ms(ns)
+    }
+}
+
+/// The attribution of a job in words, e.g. "queued 2.300000 ms behind ctx 3 ring 0 seqno 812
+/// (queue 0.010000 ms, exec 2.100000 ms, exec-tail), 2 job(s) ran meanwhile".
+pub fn describe_blocker(j: &Job) -> Option<String> {
+    let b = j.blocker();
+    let tags = |b: &Blocker| b.tags.map_or("tags unknown".to_string(), |t| t.to_string());
+    let phases = |b: &Blocker| {
+        format!(
+            "queue {} ms, exec {} ms, {}",
+            ms_or_dash(b.queue),
+            ms_or_dash(b.exec),
+            tags(b)
+        )
+    };
+    match b.kind {
+        BlockKind::None if j.tags.has(Tags::QUEUE_WAIT) => Some(format!(
+            "queued {} ms; no job ran ahead of it on the ring in the recording",
+            ms(j.phases.queue)
+        )),
+        BlockKind::None => None,
+        BlockKind::Queue => Some(format!(
+            "queued {} ms behind {} ({}), {} job(s) ran meanwhile",
+            ms(b.lost),
+            b.who(),
+            phases(b),
+            b.ahead
+        )),
+        BlockKind::Dep if !b.owned => Some(format!(
+            "waited {} ms on {}, which no recorded job owns (a CPU-side or foreign fence)",
+            ms(b.lost),
+            b.who()
+        )),
+        BlockKind::Dep => {
+            let mut s = format!("waited {} ms on {} ({})", ms(b.lost), b.who(), phases(b));
+            if b.depth > 1 {
+                s.push_str(&format!(
+                    ", which waited itself: chain of {} ending at ctx {} ring {} seqno {}",
+                    b.depth, b.root.ctx, b.root.ring, b.root.seqno
+                ));
+            }
+            Some(s)
+        }
+    }
+}
 
 /// One `--jobs` line (no newline).
 pub fn job_line(j: &Job, genesis: u64) -> String {
     let p = &j.phases;
     format!(
-        "{:>14} {:>7} {:>6} {:>10} {:>9} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10} {:>4} {:>3} {} {}",
+        "{:>14} {:>7} {:>6} {:>10} {:>9} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10} {:>4} {:>3} {} {} {}",
         secs(j.first_time(), genesis),
         j.key.ctx,
         j.key.ring,
@@ -57,19 +122,31 @@ pub fn job_line(j: &Job, genesis: u64) -> String {
         fill_str(j.fill),
         j.outstanding,
         j.tags,
-        j.flags
+        j.flags,
+        blocker_word(j.blocker())
     )
 }
 
-/// Per-job CSV header.
-pub fn job_csv_header() -> Vec<&'static str> {
-    let mut h = vec![
+/// A tag or flag name as a CSV column: snake_case (`queue-wait` -> `queue_wait`).
+fn snake(name: &str) -> String {
+    name.replace('-', "_")
+}
+
+/// Per-job CSV header: every column snake_case.
+pub fn job_csv_header() -> Vec<String> {
+    let mut h: Vec<String> = [
         "time_s",
         "commit_ns",
+        "submit_ns",
+        "start_ns",
+        "end_ns",
+        "done_ns",
         "ctx",
         "ring",
+        "ring_name",
         "seqno",
         "pid",
+        "comm",
         "submit_host_ns",
         "queue_ns",
         "exec_ns",
@@ -88,28 +165,54 @@ pub fn job_csv_header() -> Vec<&'static str> {
         "switches",
         "tags",
         "flags",
-    ];
-    h.extend(Tags::NAMES);
-    h.extend(["inferred", "incomplete"]);
+        "blocker_kind",
+        "blocker_ctx",
+        "blocker_ring",
+        "blocker_seqno",
+        "blocker_fence",
+        "blocker_lost_ns",
+        "blocker_queue_ns",
+        "blocker_exec_ns",
+        "blocker_tags",
+        "blocker_chain",
+        "blocker_root",
+        "blocker_ahead",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    h.extend(Tags::NAMES.iter().map(|n| snake(n)));
+    h.extend(["inferred".to_string(), "incomplete".to_string()]);
     h
 }
 
-pub fn job_csv_row(j: &Job, genesis: u64) -> Vec<String> {
+/// An absolute time in the trace clock, or empty when not recorded.
+fn abs(v: u64) -> String {
+    if v == NONE {
+        String::new()
+    } else {
+        v.to_string()
+    }
+}
+
+pub fn job_csv_row(j: &Job, names: &Names<'_>) -> Vec<String> {
     let p = &j.phases;
-    let t = |v: u64| {
-        if v == NONE {
-            String::new()
-        } else {
-            v.to_string()
-        }
-    };
+    let b = j.blocker();
+    let owned = b.is_some() && b.owned;
+    let if_owned = |v: String| if owned { v } else { String::new() };
     let mut r = vec![
-        secs(j.first_time(), genesis),
-        t(j.commit),
+        secs(j.first_time(), names.genesis),
+        abs(j.commit),
+        abs(j.submit),
+        abs(j.start),
+        abs(j.end),
+        abs(j.done),
         j.key.ctx.to_string(),
         j.key.ring.to_string(),
+        names.ring(j.key.ring).to_string(),
         j.key.seqno.to_string(),
         j.pid.to_string(),
+        names.comm(j.pid).unwrap_or_default(),
         p.submit_host.to_string(),
         p.queue.to_string(),
         p.exec.to_string(),
@@ -132,6 +235,34 @@ pub fn job_csv_row(j: &Job, genesis: u64) -> Vec<String> {
         j.switches.to_string(),
         j.tags.to_string(),
         j.flags.to_string(),
+        match b.kind {
+            BlockKind::None => String::new(),
+            BlockKind::Dep => "dep".into(),
+            BlockKind::Queue => "queue".into(),
+        },
+        if_owned(b.key.ctx.to_string()),
+        if_owned(b.key.ring.to_string()),
+        if_owned(b.key.seqno.to_string()),
+        if b.kind == BlockKind::Dep {
+            format!("{}:{}", b.fence.0, b.fence.1)
+        } else {
+            String::new()
+        },
+        if b.is_some() {
+            b.lost.to_string()
+        } else {
+            String::new()
+        },
+        if_owned(abs(b.queue)),
+        if_owned(abs(b.exec)),
+        if_owned(b.tags.map(|t| t.to_string()).unwrap_or_default()),
+        if_owned(b.depth.to_string()),
+        if_owned(format!("{}/{}/{}", b.root.ctx, b.root.ring, b.root.seqno)),
+        if b.kind == BlockKind::Queue {
+            b.ahead.to_string()
+        } else {
+            String::new()
+        },
     ];
     for i in 0..Tags::COUNT {
         r.push(u8::from(j.tags.has(1 << i)).to_string());
@@ -175,8 +306,8 @@ pub fn write_ring_csv<W: Write>(
         }
     }
     for t in Tags::NAMES {
-        h.push(format!("{t}_jobs"));
-        h.push(format!("{t}_lost_ns"));
+        h.push(format!("{}_jobs", snake(t)));
+        h.push(format!("{}_lost_ns", snake(t)));
     }
     c.write_record(&h)?;
     for (id, g) in &summary.rings {
@@ -576,6 +707,9 @@ fn write_top<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
         )?;
         for j in e.samples {
             writeln!(w, "    {}", job_line(j, r.genesis))?;
+            if let Some(d) = describe_blocker(j) {
+                writeln!(w, "      -> {d}")?;
+            }
         }
     }
     Ok(())

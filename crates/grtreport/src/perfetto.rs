@@ -435,8 +435,12 @@ impl<W: Write> Perfetto<W> {
             ",\"outstanding\":{},\"batch\":{},\"faults\":{},\"preempts\":{},\"blocker\":",
             j.outstanding, j.batch, j.faults, j.preempts
         )?;
-        match timeline::blocker(j) {
-            Some(b) => write!(o, "\"{}/{}/{}\"", b.ctx, b.ring, b.seqno)?,
+        match timeline::blocker_info(j) {
+            Some((kind, who, lost)) => {
+                jsonw::string(o, who.as_bytes())?;
+                write!(o, ",\"blocker_kind\":\"{kind}\",\"blocker_lost_ms\":")?;
+                jsonw::ms(o, lost)?;
+            }
             None => o.write_all(b"null")?,
         }
         Ok(())

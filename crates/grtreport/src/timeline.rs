@@ -5,16 +5,27 @@
 use grtrace_format::abi::rtype;
 use grtrace_format::{Body, RecordView};
 
-use crate::job::{Job, JobKey, NONE};
+use crate::job::{BlockKind, Job, JobKey, NONE};
 use crate::joiner::FxMap;
 
-/// The job `job` waited for, when the report attributed one.
-///
-/// grtreport does not attribute blockers yet; the exports already carry the field (slice
-/// args, arrows, the blocker chain of the HTML page) so that they show it as soon as the
-/// joiner fills it in.
-pub fn blocker(_job: &Job) -> Option<JobKey> {
-    None
+/// The recorded job that `job` waited for, as the report names it ([`Job::blocker`]): the
+/// dependency it waited for longest, or the job ahead of it on its ring. None when it
+/// waited for nothing, or for a fence no recorded job owns.
+pub fn blocker(job: &Job) -> Option<JobKey> {
+    let b = job.blocker();
+    (b.is_some() && b.owned).then_some(b.key)
+}
+
+/// How the exports describe the blocker: `dep`/`queue`, who (a job or a fence), and the time
+/// the job lost to it in ns. None when the job waited for nothing.
+pub fn blocker_info(job: &Job) -> Option<(&'static str, String, u64)> {
+    let b = job.blocker();
+    let kind = match b.kind {
+        BlockKind::None => return None,
+        BlockKind::Dep => "dep",
+        BlockKind::Queue => "queue",
+    };
+    Some((kind, b.who(), b.lost))
 }
 
 /// `ctx/seqno`: how a job is named on a ring's track.

@@ -96,11 +96,42 @@ fn csv_has_job_and_ring_tables_with_headers() {
     let jobs = std::fs::read_to_string(&csv).unwrap();
     let mut lines = jobs.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    assert_eq!(header[..5], ["time_s", "commit_ns", "ctx", "ring", "seqno"]);
-    assert!(header.contains(&"queue-wait") && header.contains(&"incomplete"));
+    assert_eq!(
+        header[..10],
+        [
+            "time_s",
+            "commit_ns",
+            "submit_ns",
+            "start_ns",
+            "end_ns",
+            "done_ns",
+            "ctx",
+            "ring",
+            "ring_name",
+            "seqno"
+        ]
+    );
+    // Every column is snake_case, so pandas and SQL take them as they are.
+    for h in &header {
+        assert!(
+            h.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+            "{h}"
+        );
+    }
+    for want in [
+        "queue_wait",
+        "incomplete",
+        "comm",
+        "blocker_kind",
+        "blocker_ctx",
+        "blocker_lost_ns",
+    ] {
+        assert!(header.contains(&want), "{want}");
+    }
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 3000);
-    let qi = header.iter().position(|h| *h == "queue-wait").unwrap();
+    let qi = header.iter().position(|h| *h == "queue_wait").unwrap();
     let tagged = rows
         .iter()
         .filter(|r| !r.contains('"') && r.split(',').nth(qi) == Some("1"))

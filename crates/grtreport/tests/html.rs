@@ -217,3 +217,45 @@ fn html_jobs_zero_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn jobs_carry_their_blocker_for_arrows_and_the_chain() {
+    let p = tmp("dep-chain.grtrace");
+    let sc = grtrace_sim::scenarios::by_name("dep-chain", 3, 1500).unwrap();
+    std::fs::write(&p, scenario_stream(&sc.records)).unwrap();
+    let (_, d) = page(&p, &[]);
+    let jobs = d["jobs"].as_array().unwrap();
+    let key = |j: &Value| format!("{}/{}/{}", j[0], j[1], j[2]);
+    let keys: std::collections::HashSet<String> = jobs.iter().map(key).collect();
+    let truth: std::collections::HashMap<String, String> = sc
+        .truth
+        .iter()
+        .filter_map(|t| {
+            let (c, r, s) = t.blocker?;
+            Some((
+                format!("{}/{}/{}", t.ctx, t.ring, t.seqno),
+                format!("{c}/{r}/{s}"),
+            ))
+        })
+        .collect();
+    let (mut named, mut right) = (0, 0);
+    for j in jobs {
+        if let Some(b) = j[21].as_str() {
+            named += 1;
+            assert!(
+                keys.contains(b),
+                "blocker {b} of {} not in the page",
+                key(j)
+            );
+            let info = j[22].as_array().unwrap();
+            assert!(info[0] == "dep" || info[0] == "queue");
+            if truth.get(&key(j)).map(String::as_str) == Some(b) {
+                right += 1;
+            }
+        }
+    }
+    assert!(named > 50);
+    assert!(right as f64 >= 0.95 * named as f64, "{right} of {named}");
+    // Some chains are longer than one link: the page can walk them.
+    assert!(jobs.iter().any(|j| j[22][3].as_u64().unwrap_or(0) > 1));
+}

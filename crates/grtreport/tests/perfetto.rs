@@ -351,3 +351,42 @@ fn export_to_a_file_keeps_the_report_on_stdout_and_refuses_two_cards() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("card 1 differs from card 0"));
 }
+
+#[test]
+fn blockers_become_args_and_arrows_from_the_blocker_to_the_job_that_waited() {
+    let sc = grtrace_sim::scenarios::by_name("dep-chain", 2, 2000).unwrap();
+    let (c, jobs, _) = export_bytes(scenario_stream(&sc.records));
+    let named: Vec<&Job> = jobs
+        .iter()
+        .filter(|j| grtreport::timeline::blocker(j).is_some())
+        .collect();
+    assert!(
+        named.len() > 50,
+        "{} jobs with a recorded blocker",
+        named.len()
+    );
+    // Every job the report names a recorded blocker for gets an arrow (its blocker ran
+    // within the last second, so the exporter still knows where it was drawn).
+    assert_eq!(c.flows.get("blocker").copied(), Some(named.len()));
+    // The arrow leaves the blocker's slice and ends at the waiter's execution.
+    let slice_of = |ctx: u32, seqno: u64, ring: u32| {
+        ring_slices(&c)
+            .into_iter()
+            .find(|e| arg(e, "ctx") == ctx && arg(e, "seqno") == seqno && arg(e, "ring") == ring)
+    };
+    for j in named.iter().take(20) {
+        let b = grtreport::timeline::blocker(j).unwrap();
+        let s = slice_of(j.key.ctx, j.key.seqno, j.key.ring).unwrap();
+        assert_eq!(arg(s, "blocker"), j.blocker().who().as_str());
+        let kind = arg(s, "blocker_kind").as_str().unwrap();
+        assert!(kind == "dep" || kind == "queue");
+        assert!(
+            slice_of(b.ctx, b.seqno, b.ring).is_some(),
+            "blocker {b:?} drawn"
+        );
+    }
+    // Jobs that waited for a fence no recorded job owns name the fence, without an arrow.
+    assert!(ring_slices(&c).iter().any(|e| arg(e, "blocker")
+        .as_str()
+        .is_some_and(|b| b.starts_with("fence "))));
+}

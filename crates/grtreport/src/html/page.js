@@ -6,7 +6,7 @@
   const D = JSON.parse(document.getElementById("grt-data").textContent);
   // Job fields (see html.rs): times in ns since the first record, -1 = not seen.
   const CTX = 0, RING = 1, SEQ = 2, PID = 3, COMMIT = 4, SUBMIT = 5, START = 6, END = 7,
-    DONE = 8, TAGS = 9, FLAGS = 10, FLAGTXT = 11, PH = 12, FILL = 19, OUT = 20, BLOCKER = 21;
+    DONE = 8, TAGS = 9, FLAGS = 10, FLAGTXT = 11, PH = 12, FILL = 19, OUT = 20, BLOCKER = 21, BINFO = 22;
   const INFERRED = 1, INCOMPLETE = 2;
   const TAG_COLORS = ["#d95f02", "#e7298a", "#7570b3", "#1b9e77", "#e41a1c", "#a6761d"];
   const UNTAGGED = "#6baed6";
@@ -96,7 +96,7 @@
     el("i", { style: "background:" + c }, s);
     s.appendChild(document.createTextNode(t));
   });
-  el("span", {}, legend, "dashed outline: START inferred · purple lines: messages · red: faults, resets, timeouts · arrows: blockers · wheel: zoom, drag: pan");
+  el("span", {}, legend, "dashed outline: START inferred · purple lines: messages · red marks: faults, resets, timeouts, stalls · arrows: blocker → job (red: dependency, orange: ring queue) · wheel: zoom, drag: pan");
 
   // Greedy lanes: an item goes to the first lane whose last item ended before it starts.
   function lanes(items) {
@@ -233,8 +233,9 @@
       const x0 = px(US(jobs[b][END])), y0 = rowY(jobRingRow[b]) + ROW / 2;
       const x1 = px(US(j[START])), y1 = rowY(jobRingRow[i]) + ROW / 2;
       if (Math.max(x0, x1) < LABEL || Math.min(x0, x1) > LABEL + plotW) return;
-      const a = el("svg:path", { class: "dep", d: `M${x0},${y0}C${x0 + 20},${y0} ${x1 - 20},${y1} ${x1},${y1}m-5,-3l5,3l-5,3` }, overlay);
-      el("svg:title", {}, a, j[CTX] + "/" + j[SEQ] + " waited for " + j[BLOCKER]);
+      const a = el("svg:path", { class: "dep " + j[BINFO][0], d: `M${x0},${y0}C${x0 + 20},${y0} ${x1 - 20},${y1} ${x1},${y1}m-5,-3l5,3l-5,3` }, overlay);
+      el("svg:title", {}, a, j[CTX] + "/" + j[SEQ] + (j[BINFO][0] === "dep" ? " waited for " : " queued behind ") +
+        j[BINFO][1] + " (" + ms(j[BINFO][2]) + " ms)");
     });
   }
   const viewListeners = [];
@@ -299,8 +300,12 @@
     info.textContent = "tags: " + tagNames(j[TAGS]) + " · flags: " + j[FLAGTXT] +
       " · ring fill at SUBMIT: " + (j[FILL] === null ? "unknown" : (j[FILL] * 100).toFixed(0) + "%") +
       " · outstanding: " + j[OUT];
+    const bl = el("p", { class: "blocker" }, det);
+    bl.textContent = "blocker: " + (j[BINFO] ? (j[BINFO][0] === "dep" ? "waited for " : "queued behind ") +
+      j[BINFO][1] + ", " + ms(j[BINFO][2]) + " ms lost" +
+      (j[BINFO][0] === "dep" ? ", chain depth " + j[BINFO][3] : "") : "none");
     const chain = el("p", { class: "blockers" }, det, "blocker chain: ");
-    if (!j[BLOCKER]) chain.appendChild(document.createTextNode("none attributed"));
+    if (!j[BLOCKER]) chain.appendChild(document.createTextNode(j[BINFO] ? "(not a recorded job)" : "none attributed"));
     const seen = new Set();
     for (let b = j[BLOCKER]; b && !seen.has(b); ) {
       seen.add(b);

@@ -1,0 +1,114 @@
+//! Hostile sizes: the joiner's work must grow linearly with the input, whatever the input
+//! holds, and a 32-bit seqno that wraps through 0 must not invent an unnamed IRQ.
+
+mod common;
+
+use common::*;
+use grtrace_format::abi::lost_source;
+use grtrace_format::{Body, EventCode, Lost};
+use grtreport::{Flags, Rules};
+
+/// `n` rounds of everything that used to make one event visit every open job: COMMITs that
+/// are never submitted with doorbells that name none of them, STARTed jobs that never end
+/// with a preempting CTX_SWITCH and a ring-wide VM fault each, jobs that end without an
+/// IRQ with IRQs that name no job, and a NOTE_LOST every tenth round.
+fn hostile(n: u64) -> Vec<u8> {
+    let mut r = Rec::default();
+    r.ring(T0, 0, 1 << 20, b"gfx");
+    r.ring(T0, 1, 1 << 20, b"comp");
+    r.ring(T0, 2, 1 << 20, b"copy");
+    for i in 0..n {
+        let t = T0 + 1_000 + i * 4 * US;
+        // Pending forever: seqnos far above the doorbell's.
+        r.ev(0, 7, t, EventCode::Commit, 1, 1, 0, 1_000 + i, 0, 0, 0);
+        r.ev(0, 7, t + 1, EventCode::Submit, 1, 1, 0, 1, 0, 0, 0);
+        // Running forever on ring 1.
+        r.ev(0, 0, t + 2, EventCode::Start, 1, 2, 1, i + 1, 0, 0, 0);
+        r.ev(0, 0, t + 3, EventCode::CtxSwitch, 2, 3, 1, 0, 2, 0, 0);
+        r.ev(1, 0, t + 4, EventCode::VmFault, 0, 0, 1, 0, 0x1000, 0, 0);
+        r.ev(1, 0, t + 5, EventCode::VmRetry, 0, 0, 1, 0, 0x1000, 0, 0);
+        // Ended on ring 2 and never interrupted; an IRQ names a seqno nobody has.
+        r.ev(1, 0, t + 6, EventCode::End, 1, 4, 2, i + 1, 0, 0, 0);
+        r.ev(
+            1,
+            0,
+            t + 7,
+            EventCode::Irq,
+            0,
+            0,
+            2,
+            0,
+            u32::MAX as u64,
+            0,
+            0,
+        );
+        if i % 10 == 9 {
+            r.push(
+                1,
+                0,
+                t + 8,
+                Body::Lost(Lost {
+                    cpu: 1,
+                    source: lost_source::KERNEL,
+                    count: 1,
+                    first_ns: t,
+                    last_ns: t + 8,
+                }),
+            );
+        }
+    }
+    merged_stream(&r.recs)
+}
+
+#[test]
+fn doubling_a_hostile_input_doubles_the_work() {
+    let work = |n: u64| {
+        let (e, jobs) = run_bytes(hostile(n), Rules::default());
+        // Every job still comes out, the unfinished ones incomplete.
+        assert_eq!(jobs.len() as u64, 3 * n);
+        assert!(e.joiner.stats.ops > 0);
+        e.joiner.stats.ops
+    };
+    let (a, b) = (work(5_000), work(10_000));
+    // Quadratic lookups would make this ~4x; allow a little for constant terms.
+    let growth = b as f64 / a as f64;
+    assert!(growth < 2.2, "work {a} -> {b}: x{growth:.2}");
+}
+
+#[test]
+fn a_seqno_that_wraps_through_zero_names_job_zero() {
+    for irq_ctx in [0, 2] {
+        let mut r = Rec::default();
+        r.ring(T0, 0, 1 << 20, b"gfx");
+        let seqs = [0xffff_fffe_u64, 0xffff_ffff, 0, 1];
+        for (i, s) in seqs.iter().enumerate() {
+            let t = T0 + i as u64 * 100 * US;
+            r.ev(0, 5, t, EventCode::Commit, 1, 2, 0, *s, 0, 0, 0);
+            r.ev(0, 5, t + US, EventCode::Submit, 1, 2, 0, *s, 0, 0, 1);
+            r.ev(0, 0, t + 2 * US, EventCode::Start, 1, 2, 0, *s, 0, 0, 0);
+            r.ev(1, 0, t + 40 * US, EventCode::End, 1, 2, 0, *s, 0, 0, 0);
+            // The IRQ names the job by the hardware seqno it read: 0 for job 0.
+            r.ev(
+                1,
+                0,
+                t + 45 * US,
+                EventCode::Irq,
+                0,
+                irq_ctx,
+                0,
+                *s,
+                *s,
+                0,
+                0,
+            );
+        }
+        let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+        assert_eq!(jobs.len(), 4);
+        for j in &jobs {
+            assert!(!j.flags.has(Flags::NO_IRQ), "irq ctx {irq_ctx}: {j:?}");
+            assert_eq!(j.phases.complete, 5 * US, "{j:?}");
+        }
+        assert_eq!(e.joiner.stats.irq_unnamed, 0, "no IRQ went unnamed");
+        assert_eq!(e.joiner.stats.irq_orphan, 0);
+    }
+}
