@@ -5,6 +5,7 @@
 # nodejs, npm and playwright-core when missing (fresh Debian 12, as root). The page and the
 # screenshot are kept under target/browser/ (gitignored).
 #   scripts/browser/run.sh [SCENARIO [JOBS]]        default: report-mixed 400
+#   SHOTS=docs/img scripts/browser/run.sh          also the README's screenshots (shots.mjs)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 scenario=${1:-report-mixed}
@@ -43,3 +44,7 @@ echo "browser test: $out/$scenario.html, $bars job bars expected"
 PATH="$bin:$PATH" PAGE="$out/$scenario.html" BARS="$bars" SHOT="$out/$scenario.png" \
     NODE_PATH="$PWD/$mods" node --test scripts/browser/html.test.mjs
 echo "screenshot: $out/$scenario.png"
+if [ -n "${SHOTS:-}" ]; then
+    "$bin/grtreport" "$out/run" --perfetto "$out/$scenario.json" -q
+    node scripts/browser/shots.mjs "$out/$scenario.html" "$SHOTS"
+fi
