@@ -85,10 +85,7 @@ impl Bucket {
     fn merge(&mut self, o: &Bucket) {
         self.busy += o.busy;
         self.outstanding = self.outstanding.max(o.outstanding);
-        self.fill = match (self.fill, o.fill) {
-            (u32::MAX, f) | (f, u32::MAX) => f,
-            (a, b) => a.max(b),
-        };
+        self.fill = timeline::max_fill(self.fill, o.fill);
         for i in 0..BINS {
             self.queue[i] += o.queue[i];
             self.exec[i] += o.exec[i];
@@ -528,10 +525,8 @@ impl<W: Write> Timeline for Html<W> {
                         let rel = self.rel(t);
                         let b = self.bucket(ring, rel);
                         b.outstanding = b.outstanding.max(out);
-                        if size > 0 {
-                            let f = ((ev.arg2() as u64 * 1000) / size).min(1000) as u32;
-                            b.fill = if b.fill == u32::MAX { f } else { b.fill.max(f) };
-                        }
+                        b.fill =
+                            timeline::max_fill(b.fill, timeline::fill_permille(ev.arg2(), size));
                     }
                     Some(EventCode::Start | EventCode::End) => {
                         let out = joiner.ring(ring).map_or(0, |r| r.outstanding);

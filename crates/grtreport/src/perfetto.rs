@@ -733,10 +733,8 @@ impl<W: Write> Timeline for Perfetto<W> {
                         let out = joiner.ring(ring).map_or(0, |r| r.outstanding);
                         let b = self.ring_counters(ring, t);
                         b.outstanding = b.outstanding.max(out);
-                        if size > 0 {
-                            let f = ((ev.arg2() as u64 * 1000) / size).min(1000) as u32;
-                            b.fill = if b.fill == u32::MAX { f } else { b.fill.max(f) };
-                        }
+                        b.fill =
+                            timeline::max_fill(b.fill, timeline::fill_permille(ev.arg2(), size));
                         let (o, f) = (out, b.fill);
                         let rc = self.counters.get_mut(&ring).expect("ring");
                         rc.carry.outstanding = o;

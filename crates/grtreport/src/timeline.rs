@@ -75,6 +75,24 @@ impl Names {
     }
 }
 
+/// A ring fill in 1/1000 of the ring that is not known (the ring's size is not).
+pub const FILL_UNKNOWN: u32 = u32::MAX;
+
+/// `units` in use as 1/1000 of a ring of `size` units ([`FILL_UNKNOWN`] if the size is 0).
+pub fn fill_permille(units: u32, size: u64) -> u32 {
+    (units as u64 * 1000)
+        .checked_div(size)
+        .map_or(FILL_UNKNOWN, |f| f.min(1000) as u32)
+}
+
+/// The higher of two fills, either of which may be unknown.
+pub fn max_fill(a: u32, b: u32) -> u32 {
+    match (a, b) {
+        (FILL_UNKNOWN, f) | (f, FILL_UNKNOWN) => f,
+        (a, b) => a.max(b),
+    }
+}
+
 /// Calls `f(bucket, ns)` for every bucket of width `width` that `[start, end)` overlaps,
 /// with the overlap in ns (times relative to the same origin as the buckets).
 pub fn spread(start: u64, end: u64, width: u64, mut f: impl FnMut(u64, u64)) {
@@ -93,6 +111,16 @@ pub fn spread(start: u64, end: u64, width: u64, mut f: impl FnMut(u64, u64)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fill_is_unknown_without_a_ring_size() {
+        assert_eq!(fill_permille(192, 256), 750);
+        assert_eq!(fill_permille(300, 256), 1000);
+        assert_eq!(fill_permille(5, 0), FILL_UNKNOWN);
+        assert_eq!(max_fill(FILL_UNKNOWN, 3), 3);
+        assert_eq!(max_fill(4, FILL_UNKNOWN), 4);
+        assert_eq!(max_fill(4, 7), 7);
+    }
 
     #[test]
     fn spread_splits_at_bucket_edges() {
