@@ -11,15 +11,15 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{self, Write};
 
-use grtrace_format::abi::{rtype, EventCode};
-use grtrace_format::{Body, Lost, RecordView};
+use grtrace_format::abi::EventCode;
+use grtrace_format::{Lost, RecordView};
 
 use crate::engine::{Engine, Timeline};
 use crate::job::{Job, Tags, NONE, N_PHASES, PHASE_NAMES};
 use crate::joiner::Joiner;
 use crate::jsonw;
 use crate::output;
-use crate::timeline::{self, Names};
+use crate::timeline::{self, Names, Seen};
 
 const PAGE_CSS: &str = include_str!("html/page.css");
 const PAGE_JS: &str = include_str!("html/page.js");
@@ -499,62 +499,35 @@ impl<W: Write> Timeline for Html<W> {
         if self.genesis == NONE {
             self.genesis = joiner.stats.first_ns;
         }
-        match rec.rtype() {
-            rtype::EVENT => {
-                let Some(ev) = rec.event() else {
-                    return Ok(());
-                };
-                let ring = ev.ring();
-                match EventCode::from_u16(ev.code()) {
-                    Some(
-                        EventCode::VmFault
-                        | EventCode::Reset
-                        | EventCode::Timeout
-                        | EventCode::Hang
-                        | EventCode::Stall,
-                    ) => {
-                        if self.marks.len() < MAX_MARKS && t < self.cutoff {
-                            self.marks.push((t, ring, ev.code(), ev.ctx(), ev.seqno()));
-                        } else {
-                            self.marks_left_out += 1;
-                        }
-                    }
-                    Some(EventCode::Alloc | EventCode::Commit | EventCode::Submit) => {
-                        let size = self.names.ring_size(ring);
-                        let out = joiner.ring(ring).map_or(0, |r| r.outstanding);
-                        let rel = self.rel(t);
-                        let b = self.bucket(ring, rel);
-                        b.outstanding = b.outstanding.max(out);
-                        b.fill =
-                            timeline::max_fill(b.fill, timeline::fill_permille(ev.arg2(), size));
-                    }
-                    Some(EventCode::Start | EventCode::End) => {
-                        let out = joiner.ring(ring).map_or(0, |r| r.outstanding);
-                        let rel = self.rel(t);
-                        let b = self.bucket(ring, rel);
-                        b.outstanding = b.outstanding.max(out);
-                    }
-                    _ => {}
+        match self.names.see(rec, joiner) {
+            Seen::Mark(ev) => {
+                if self.marks.len() < MAX_MARKS && t < self.cutoff {
+                    self.marks
+                        .push((t, ev.ring(), ev.code(), ev.ctx(), ev.seqno()));
+                } else {
+                    self.marks_left_out += 1;
                 }
             }
-            rtype::NOTE_MSG => {
-                if let Body::Msg { text } = rec.body() {
-                    if self.msgs.len() < MAX_MARKS && t < self.cutoff {
-                        let text = String::from_utf8_lossy(text).into_owned();
-                        self.msgs.push((t, rec.pid(), text));
-                    } else {
-                        self.marks_left_out += 1;
-                    }
+            Seen::Ring {
+                ring,
+                outstanding,
+                fill,
+            } => {
+                let rel = self.rel(t);
+                let b = self.bucket(ring, rel);
+                b.outstanding = b.outstanding.max(outstanding);
+                b.fill = timeline::max_fill(b.fill, fill);
+            }
+            Seen::Msg { pid, text } => {
+                if self.msgs.len() < MAX_MARKS && t < self.cutoff {
+                    let text = String::from_utf8_lossy(text).into_owned();
+                    self.msgs.push((t, pid, text));
+                } else {
+                    self.marks_left_out += 1;
                 }
             }
-            rtype::NOTE_LOST => {
-                if let Body::Lost(l) = rec.body() {
-                    self.lost(&l, joiner)?;
-                }
-            }
-            _ => {
-                self.names.observe(rec);
-            }
+            Seen::Lost(l) => self.lost(&l, joiner)?,
+            Seen::Nothing => {}
         }
         Ok(())
     }

@@ -25,14 +25,14 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Write};
 
-use grtrace_format::abi::{rtype, EventCode};
-use grtrace_format::{Body, Lost, RecordView};
+use grtrace_format::abi::EventCode;
+use grtrace_format::{Lost, RecordView};
 
 use crate::engine::{Engine, Timeline};
 use crate::job::{Flags, Job, JobKey, NONE, PHASE_NAMES};
 use crate::joiner::{FxMap, Joiner};
 use crate::jsonw;
-use crate::timeline::{self, Names};
+use crate::timeline::{self, Names, Seen};
 
 /// Perfetto process id of card N: far above any Linux pid (pid_max <= 2^22).
 pub const CARD_PID_BASE: u32 = 0x7f00_0000;
@@ -701,85 +701,50 @@ impl<W: Write> Timeline for Perfetto<W> {
         if self.genesis == NONE {
             self.genesis = joiner.stats.first_ns;
         }
-        match rec.rtype() {
-            rtype::EVENT => {
-                let Some(ev) = rec.event() else {
-                    return Ok(());
-                };
-                let ring = ev.ring();
-                let code = EventCode::from_u16(ev.code());
-                match code {
-                    Some(
-                        EventCode::VmFault
-                        | EventCode::VmRetry
-                        | EventCode::Reset
-                        | EventCode::Timeout
-                        | EventCode::Hang,
-                    ) => self.push(
-                        t,
-                        What::RingEvent {
-                            code: ev.code(),
-                            ring,
-                            ctx: ev.ctx(),
-                            seqno: ev.seqno(),
-                            arg0: ev.arg0(),
-                            arg2: ev.arg2(),
-                        },
-                    ),
-                    Some(
-                        EventCode::Alloc | EventCode::Commit | EventCode::Submit | EventCode::Stall,
-                    ) => {
-                        let size = self.names.ring_size(ring);
-                        let out = joiner.ring(ring).map_or(0, |r| r.outstanding);
-                        let b = self.ring_counters(ring, t);
-                        b.outstanding = b.outstanding.max(out);
-                        b.fill =
-                            timeline::max_fill(b.fill, timeline::fill_permille(ev.arg2(), size));
-                        let (o, f) = (out, b.fill);
-                        let rc = self.counters.get_mut(&ring).expect("ring");
-                        rc.carry.outstanding = o;
-                        rc.carry.fill = f;
-                    }
-                    Some(EventCode::End | EventCode::Start) => {
-                        let out = joiner.ring(ring).map_or(0, |r| r.outstanding);
-                        let b = self.ring_counters(ring, t);
-                        b.outstanding = b.outstanding.max(out);
-                        self.counters
-                            .get_mut(&ring)
-                            .expect("ring")
-                            .carry
-                            .outstanding = out;
-                    }
-                    _ => {}
+        match self.names.see(rec, joiner) {
+            Seen::Mark(ev) => self.push(
+                t,
+                What::RingEvent {
+                    code: ev.code(),
+                    ring: ev.ring(),
+                    ctx: ev.ctx(),
+                    seqno: ev.seqno(),
+                    arg0: ev.arg0(),
+                    arg2: ev.arg2(),
+                },
+            ),
+            Seen::Ring {
+                ring,
+                outstanding,
+                fill,
+            } => {
+                let b = self.ring_counters(ring, t);
+                b.outstanding = b.outstanding.max(outstanding);
+                b.fill = timeline::max_fill(b.fill, fill);
+                // A new bucket starts from the state as last seen.
+                let carry = &mut self.counters.get_mut(&ring).expect("ring").carry;
+                carry.outstanding = outstanding;
+                if fill != timeline::FILL_UNKNOWN {
+                    carry.fill = fill;
                 }
             }
-            rtype::NOTE_MSG => {
-                if let Body::Msg { text } = rec.body() {
-                    self.push(
-                        t,
-                        What::Msg {
-                            pid: rec.pid(),
-                            text: text.into(),
-                        },
-                    );
-                }
-            }
-            rtype::NOTE_LOST => {
-                if let Body::Lost(l) = rec.body() {
-                    self.push(
-                        t,
-                        What::Lost {
-                            cpu: l.cpu,
-                            source: l.source,
-                            count: l.count,
-                            gap: false,
-                        },
-                    );
-                }
-            }
-            _ => {
-                self.names.observe(rec);
-            }
+            Seen::Msg { pid, text } => self.push(
+                t,
+                What::Msg {
+                    pid,
+                    text: text.into(),
+                },
+            ),
+            Seen::Lost(l) => self.push(
+                t,
+                What::Lost {
+                    cpu: l.cpu,
+                    source: l.source,
+                    count: l.count,
+                    gap: false,
+                },
+            ),
+            Seen::Nothing => {}
         }
         if let Some(w) = watermark {
             self.advance(w.saturating_sub(SLACK_NS))?;

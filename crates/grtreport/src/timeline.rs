@@ -2,11 +2,11 @@
 //! processes learnt from notes, the blocker of a job, and spreading a job's execution over
 //! fixed time buckets (busy %).
 
-use grtrace_format::abi::rtype;
-use grtrace_format::{Body, RecordView};
+use grtrace_format::abi::{rtype, EventCode};
+use grtrace_format::{Body, EventView, Lost, RecordView};
 
 use crate::job::{BlockKind, Job, JobKey, NONE};
-use crate::joiner::FxMap;
+use crate::joiner::{FxMap, Joiner};
 
 /// The recorded job that `job` waited for, as the report names it ([`Job::blocker`]): the
 /// dependency it waited for longest, or the job ahead of it on its ring. None when it
@@ -31,6 +31,25 @@ pub fn blocker_info(job: &Job) -> Option<(&'static str, String, u64)> {
 /// `ctx/seqno`: how a job is named on a ring's track.
 pub fn job_name(k: &JobKey) -> String {
     format!("{}/{}", k.ctx, k.seqno)
+}
+
+/// What the exports draw from one record (see [`Names::see`]).
+pub enum Seen<'a> {
+    /// A ring event shown as a marker: VM_FAULT, VM_RETRY, RESET, TIMEOUT, HANG, STALL.
+    Mark(EventView<'a>),
+    /// A ring's counters after ALLOC, COMMIT, SUBMIT, START or END: jobs outstanding (from
+    /// the joiner) and, but for START and END, the fill in 1/1000 ([`FILL_UNKNOWN`] if not).
+    Ring {
+        ring: u32,
+        outstanding: u32,
+        fill: u32,
+    },
+    /// A user message (NOTE_MSG) of thread `pid`.
+    Msg { pid: u32, text: &'a [u8] },
+    /// A NOTE_LOST record.
+    Lost(Lost),
+    /// Nothing to draw (ring and process notes are learnt).
+    Nothing,
 }
 
 /// Ring names and sizes (NOTE_RING) and process names (NOTE_PROCESS) seen so far.
@@ -59,6 +78,52 @@ impl Names {
             _ => return false,
         }
         true
+    }
+
+    /// Classifies a record for drawing, learning names from notes on the way. `joiner` has
+    /// already seen the record.
+    pub fn see<'a>(&mut self, rec: &RecordView<'a>, joiner: &Joiner) -> Seen<'a> {
+        match rec.rtype() {
+            rtype::EVENT => {
+                let Some(ev) = rec.event() else {
+                    return Seen::Nothing;
+                };
+                let ring = ev.ring();
+                let outstanding = || joiner.ring(ring).map_or(0, |r| r.outstanding);
+                match EventCode::from_u16(ev.code()) {
+                    Some(
+                        EventCode::VmFault
+                        | EventCode::VmRetry
+                        | EventCode::Reset
+                        | EventCode::Timeout
+                        | EventCode::Hang
+                        | EventCode::Stall,
+                    ) => Seen::Mark(ev),
+                    Some(EventCode::Alloc | EventCode::Commit | EventCode::Submit) => Seen::Ring {
+                        ring,
+                        outstanding: outstanding(),
+                        fill: fill_permille(ev.arg2(), self.ring_size(ring)),
+                    },
+                    Some(EventCode::Start | EventCode::End) => Seen::Ring {
+                        ring,
+                        outstanding: outstanding(),
+                        fill: FILL_UNKNOWN,
+                    },
+                    _ => Seen::Nothing,
+                }
+            }
+            _ => match rec.body() {
+                Body::Msg { text } => Seen::Msg {
+                    pid: rec.pid(),
+                    text,
+                },
+                Body::Lost(l) => Seen::Lost(l),
+                _ => {
+                    self.observe(rec);
+                    Seen::Nothing
+                }
+            },
+        }
     }
 
     /// `ring 0 gfx`, or `ring 7` when the ring has no name.

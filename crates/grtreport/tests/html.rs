@@ -18,12 +18,6 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("grtreport-html-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
-
 /// The page for `input` (with extra arguments), and its data element parsed.
 fn page(input: &Path, extra: &[&str]) -> (String, Value) {
     let out = bin()
@@ -57,14 +51,7 @@ fn job_lines(input: &Path) -> Vec<String> {
 }
 
 fn mixed_file() -> PathBuf {
-    static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    FILE.get_or_init(|| {
-        let p = tmp("mixed.grtrace");
-        let sc = grtrace_sim::scenarios::by_name("report-mixed", 4, 3000).unwrap();
-        std::fs::write(&p, scenario_stream(&sc.records)).unwrap();
-        p
-    })
-    .clone()
+    scenario_file("report-mixed", 4, 3000)
 }
 
 #[test]
@@ -220,9 +207,8 @@ fn html_jobs_zero_is_a_usage_error() {
 
 #[test]
 fn jobs_carry_their_blocker_for_arrows_and_the_chain() {
-    let p = tmp("dep-chain.grtrace");
+    let p = scenario_file("dep-chain", 3, 1500);
     let sc = grtrace_sim::scenarios::by_name("dep-chain", 3, 1500).unwrap();
-    std::fs::write(&p, scenario_stream(&sc.records)).unwrap();
     let (_, d) = page(&p, &[]);
     let jobs = d["jobs"].as_array().unwrap();
     let key = |j: &Value| format!("{}/{}/{}", j[0], j[1], j[2]);
