@@ -37,14 +37,42 @@ pub fn string<W: Write + ?Sized>(w: &mut W, s: &[u8]) -> io::Result<()> {
     w.write_all(b"\"")
 }
 
+/// An unsigned integer in decimal (without `fmt`'s machinery: the exports write tens of
+/// millions of numbers).
+pub fn uint<W: Write + ?Sized>(w: &mut W, mut v: u64) -> io::Result<()> {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    w.write_all(&buf[i..])
+}
+
+/// `whole.frac` with `digits` fraction digits (zero-padded).
+fn fixed<W: Write + ?Sized>(w: &mut W, whole: u64, frac: u64, digits: usize) -> io::Result<()> {
+    uint(w, whole)?;
+    let mut buf = [b'.', b'0', b'0', b'0', b'0', b'0', b'0'];
+    let mut f = frac;
+    for k in (1..=digits).rev() {
+        buf[k] = b'0' + (f % 10) as u8;
+        f /= 10;
+    }
+    w.write_all(&buf[..=digits])
+}
+
 /// `ns` as microseconds with three decimals: 1234567 -> `1234.567`.
 pub fn us<W: Write + ?Sized>(w: &mut W, ns: u64) -> io::Result<()> {
-    write!(w, "{}.{:03}", ns / 1_000, ns % 1_000)
+    fixed(w, ns / 1_000, ns % 1_000, 3)
 }
 
 /// `ns` as milliseconds with six decimals: 1234567 -> `1.234567`.
 pub fn ms<W: Write + ?Sized>(w: &mut W, ns: u64) -> io::Result<()> {
-    write!(w, "{}.{:06}", ns / 1_000_000, ns % 1_000_000)
+    fixed(w, ns / 1_000_000, ns % 1_000_000, 6)
 }
 
 /// A finite float, or `null` (JSON has no NaN).
@@ -82,6 +110,15 @@ mod tests {
         ms(&mut v, 1_234_567).unwrap();
         v.push(b' ');
         us(&mut v, 7).unwrap();
-        assert_eq!(String::from_utf8(v).unwrap(), "1234.567 1.234567 0.007");
+        v.push(b' ');
+        uint(&mut v, 0).unwrap();
+        v.push(b' ');
+        uint(&mut v, u64::MAX).unwrap();
+        v.push(b' ');
+        ms(&mut v, 5_000_000_000).unwrap();
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            "1234.567 1.234567 0.007 0 18446744073709551615 5000.000000"
+        );
     }
 }

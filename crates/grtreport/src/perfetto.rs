@@ -346,14 +346,20 @@ impl<W: Write> Perfetto<W> {
         dur: u64,
     ) -> io::Result<()> {
         self.sep()?;
-        write!(
-            self.out,
-            "{{\"ph\":\"X\",\"name\":\"{prefix}{}/{}{}\",\"cat\":\"{}\",\"pid\":{pid},\"tid\":{tid},\"ts\":",
-            j.key.ctx,
-            j.key.seqno,
-            Self::mark(j),
-            Self::cat(j)
-        )?;
+        let o = &mut self.out;
+        o.write_all(b"{\"ph\":\"X\",\"name\":\"")?;
+        o.write_all(prefix.as_bytes())?;
+        jsonw::uint(o, j.key.ctx as u64)?;
+        o.write_all(b"/")?;
+        jsonw::uint(o, j.key.seqno)?;
+        o.write_all(Self::mark(j).as_bytes())?;
+        o.write_all(b"\",\"cat\":\"")?;
+        o.write_all(Self::cat(j).as_bytes())?;
+        o.write_all(b"\",\"pid\":")?;
+        jsonw::uint(o, pid as u64)?;
+        o.write_all(b",\"tid\":")?;
+        jsonw::uint(o, tid as u64)?;
+        o.write_all(b",\"ts\":")?;
         let rel = self.rel(ts);
         jsonw::us(&mut self.out, rel)?;
         self.out.write_all(b",\"dur\":")?;
@@ -363,11 +369,20 @@ impl<W: Write> Perfetto<W> {
 
     fn flow(&mut self, ph: u8, cat: &str, id: u64, pid: u32, tid: u32, ts: u64) -> io::Result<()> {
         self.sep()?;
-        write!(
-            self.out,
-            "{{\"ph\":\"{}\",\"name\":\"{cat}\",\"cat\":\"{cat}\",\"id\":{id},\"pid\":{pid},\"tid\":{tid},\"ts\":",
-            ph as char
-        )?;
+        let o = &mut self.out;
+        o.write_all(b"{\"ph\":\"")?;
+        o.write_all(&[ph])?;
+        o.write_all(b"\",\"name\":\"")?;
+        o.write_all(cat.as_bytes())?;
+        o.write_all(b"\",\"cat\":\"")?;
+        o.write_all(cat.as_bytes())?;
+        o.write_all(b"\",\"id\":")?;
+        jsonw::uint(o, id)?;
+        o.write_all(b",\"pid\":")?;
+        jsonw::uint(o, pid as u64)?;
+        o.write_all(b",\"tid\":")?;
+        jsonw::uint(o, tid as u64)?;
+        o.write_all(b",\"ts\":")?;
         let rel = self.rel(ts);
         jsonw::us(&mut self.out, rel)?;
         if ph == b'f' {
@@ -415,13 +430,19 @@ impl<W: Write> Perfetto<W> {
 
     fn job_args(&mut self, j: &Job) -> io::Result<()> {
         let o = &mut self.out;
-        write!(
-            o,
-            "\"ctx\":{},\"ring\":{},\"seqno\":{},\"pid\":{}",
-            j.key.ctx, j.key.ring, j.key.seqno, j.pid
-        )?;
+        for (name, v) in [
+            (&b"\"ctx\":"[..], j.key.ctx as u64),
+            (b",\"ring\":", j.key.ring as u64),
+            (b",\"seqno\":", j.key.seqno),
+            (b",\"pid\":", j.pid as u64),
+        ] {
+            o.write_all(name)?;
+            jsonw::uint(o, v)?;
+        }
         for (name, v) in PHASE_NAMES.iter().zip(j.phases.as_array()) {
-            write!(o, ",\"{name}_ms\":")?;
+            o.write_all(b",\"")?;
+            o.write_all(name.as_bytes())?;
+            o.write_all(b"_ms\":")?;
             jsonw::ms(o, v)?;
         }
         write!(
