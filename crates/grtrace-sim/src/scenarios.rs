@@ -9,7 +9,7 @@
 use grtrace_format::abi::eflag;
 use grtrace_format::{Body, EventBody, EventCode, RingNote, Stamp};
 
-use crate::model::{Model, ModelCfg, Rng};
+use crate::model::{JobName, Model, ModelCfg, Rng};
 
 /// A workload and what a report should say about each of its jobs.
 #[derive(Clone, Debug)]
@@ -717,7 +717,7 @@ fn dep_chain(seed: u64, jobs: usize) -> Scenario {
     let client = |g: &mut ReportGen| 1 + g.rng.below(REPORT_CTXS as u64) as u32;
     while made < jobs {
         let left = jobs - made;
-        let mut group: Vec<(Planned, Vec<&'static str>, Option<(u32, u32, u64)>)> = Vec::new();
+        let mut group: Vec<(Planned, Vec<&'static str>, Option<JobName>)> = Vec::new();
         let kind = g.rng.below(10);
         let name = |p: &Planned| Some((p.ctx, p.ring, p.seq));
         if kind < 3 && left >= 2 {

@@ -103,7 +103,12 @@ impl Classifier {
         }
         let r = &self.rules;
         let p = &job.phases;
-        let total = p.total as f64;
+        // Without COMMIT in the recording, the job's life is measured from SUBMIT.
+        let total = if job.measured(6) {
+            p.total
+        } else {
+            p.queue + p.exec + p.complete
+        } as f64;
         let us = |v: f64| v * 1000.0;
         let mut tags = 0u8;
         if p.submit_host as f64 > r.host_share * total && p.submit_host as f64 > us(r.host_min_us) {

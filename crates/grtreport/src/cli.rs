@@ -72,6 +72,15 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
 
+    /// Print busy %, jobs/s, outstanding, ring fill and idle causes per ring every SECS of
+    /// trace time, as each interval completes (at once when reading a live pipe)
+    #[arg(long, value_name = "SECS")]
+    pub interval: Option<f64>,
+
+    /// Write the report as JSON (schema in grtreport(1), JSON OUTPUT) instead of text
+    #[arg(long, conflicts_with = "jobs")]
+    pub json: bool,
+
     /// Do not print the report (use with --jobs or --csv)
     #[arg(short, long)]
     pub quiet: bool,
@@ -263,9 +272,21 @@ pub fn run(args: Args) -> i32 {
         html: args.html.clone(),
         html_max_jobs: args.html_jobs,
     };
-    if let Err(e) = exports.check(args.jobs) {
+    // Other writers of stdout: job lines, a --json report not sent to -o, interval rows.
+    let json_on_stdout = args.json && args.output.is_none() && !args.quiet;
+    let others = args.jobs || json_on_stdout || (args.interval.is_some() && !args.json);
+    if let Err(e) = exports.check(others) {
         return usage(&e);
     }
+    let interval_ns = match args.interval {
+        None => None,
+        Some(s) if (1e-6..=1e6).contains(&s) => Some((s * 1e9) as u64),
+        Some(s) => {
+            return usage(&format!(
+                "--interval {s}: give seconds between 0.000001 and 1000000"
+            ))
+        }
+    };
     let join = JoinConfig {
         grace_ns: (args.grace * 1e6) as u64,
         horizon_ns: (args.horizon * 1e9) as u64,
@@ -310,7 +331,21 @@ pub fn run(args: Args) -> i32 {
         eprintln!("grtreport: {e}");
         return 1;
     }
+    if let Some(h) = trace.streams().first() {
+        let h = &h.header;
+        let simulated = h.flags & grtrace_format::abi::STREAM_SIMULATED != 0;
+        engine.source = (format!("driver {}, card{}", h.driver, h.card), simulated);
+    }
     let stdout = io::stdout();
+    if let Some(secs) = interval_ns {
+        if args.json {
+            // The rows go into the JSON document.
+            engine.joiner.set_interval(secs);
+        } else {
+            let out = BufWriter::with_capacity(1 << 16, io::stdout());
+            engine.set_interval(secs, Box::new(out), reads_stdin);
+        }
+    }
     if args.jobs {
         engine.add_sink(Box::new(JobLines::new(BufWriter::with_capacity(
             1 << 16,
@@ -392,14 +427,21 @@ pub fn run(args: Args) -> i32 {
         let res = match &args.output {
             Some(p) => File::create(p).and_then(|f| {
                 let mut w = BufWriter::new(f);
-                engine.write_report(&mut w, args.top, &warnings)?;
+                if args.json {
+                    engine.write_json(&mut w, args.top, &warnings)?;
+                } else {
+                    engine.write_report(&mut w, args.top, &warnings)?;
+                }
                 w.flush()
             }),
             None => {
                 let mut w = BufWriter::new(stdout.lock());
-                engine
-                    .write_report(&mut w, args.top, &warnings)
-                    .and_then(|_| w.flush())
+                if args.json {
+                    engine.write_json(&mut w, args.top, &warnings)
+                } else {
+                    engine.write_report(&mut w, args.top, &warnings)
+                }
+                .and_then(|_| w.flush())
             }
         };
         if let Err(e) = res {

@@ -190,6 +190,13 @@ pub struct Engine {
     pub filter: Filter,
     pub summary: Summary,
     sinks: Vec<Box<dyn JobSink>>,
+    /// `--interval` rows go here as each interval closes; flushed at once when live.
+    interval_out: Option<(Box<dyn Write>, bool)>,
+    interval_header: bool,
+    /// Interval rows kept for `--json` (no text stream for them).
+    pub kept_intervals: Vec<crate::util::IntervalRow>,
+    /// Driver and SIMULATED flag of the input's stream header, for the report.
+    pub source: (String, bool),
     /// Every tagged job, when a test asks for them ([`Engine::keep_jobs`]).
     kept: Option<Vec<Job>>,
     timelines: Vec<Box<dyn Timeline>>,
@@ -206,6 +213,10 @@ impl Engine {
             filter,
             summary: Summary::new(samples),
             sinks: Vec::new(),
+            interval_out: None,
+            interval_header: false,
+            kept_intervals: Vec::new(),
+            source: (String::new(), false),
             kept: None,
             timelines: Vec::new(),
             since_watermark: 0,
@@ -233,6 +244,35 @@ impl Engine {
         let res = t.iter_mut().try_for_each(|t| t.finish(self, warnings));
         self.timelines = t;
         res
+    }
+
+    /// Prints a row per ring every `ns` of trace time to `out` as each interval closes
+    /// (`live`: flushed at once, for a pipe being watched).
+    pub fn set_interval(&mut self, ns: u64, out: Box<dyn Write>, live: bool) {
+        self.joiner.set_interval(ns);
+        self.interval_out = Some((out, live));
+    }
+
+    fn write_intervals(&mut self) -> io::Result<()> {
+        let rows = std::mem::take(&mut self.joiner.intervals);
+        let Some((out, live)) = &mut self.interval_out else {
+            self.kept_intervals.extend(rows);
+            return Ok(());
+        };
+        if !self.interval_header {
+            self.interval_header = true;
+            writeln!(out, "{}", output::INTERVAL_HEADER)?;
+        }
+        let genesis = self.joiner.stats.first_ns;
+        let joiner = &self.joiner;
+        let rings = |id: u32| joiner.ring(id).map(RingInfo::from);
+        for row in &rows {
+            writeln!(out, "{}", output::interval_line(row, genesis, &rings))?;
+        }
+        if *live {
+            out.flush()?;
+        }
+        Ok(())
     }
 
     pub fn add_sink(&mut self, s: Box<dyn JobSink>) {
@@ -274,6 +314,9 @@ impl Engine {
                 t.record(rec, &self.joiner, w)?;
             }
         }
+        if !self.joiner.intervals.is_empty() {
+            self.write_intervals()?;
+        }
         Ok(())
     }
 
@@ -290,6 +333,10 @@ impl Engine {
     pub fn finish(&mut self) -> io::Result<()> {
         self.joiner.flush();
         self.pump(true)?;
+        self.write_intervals()?;
+        if let Some((out, _)) = &mut self.interval_out {
+            out.flush()?;
+        }
         self.summary.finalize();
         for s in &mut self.sinks {
             s.finish()?;
@@ -366,9 +413,13 @@ impl Engine {
         warnings: &[String],
     ) -> io::Result<()> {
         let rings = |id: u32| self.ring_info(id);
+        let util = self.util_rows();
+        let measurable = self.measurable();
         output::write_report(
             w,
             &output::ReportInput {
+                util: &util,
+                measurable: &measurable,
                 summary: &self.summary,
                 stats: &self.joiner.stats,
                 rules: self.rules(),
@@ -378,6 +429,47 @@ impl Engine {
                 warnings,
             },
         )
+    }
+
+    /// What the recording's event codes can measure, and its source.
+    pub fn measurable(&self) -> crate::measurable::Measurable {
+        crate::measurable::Measurable::new(
+            self.joiner.stats.seen_codes,
+            self.source.0.clone(),
+            self.source.1,
+        )
+    }
+
+    /// The report as JSON (after [`finish`](Self::finish)).
+    pub fn write_json<W: Write>(
+        &self,
+        w: &mut W,
+        top: usize,
+        warnings: &[String],
+    ) -> io::Result<()> {
+        let rings = |id: u32| self.ring_info(id);
+        let util = self.util_rows();
+        let measurable = self.measurable();
+        let input = output::ReportInput {
+            util: &util,
+            measurable: &measurable,
+            summary: &self.summary,
+            stats: &self.joiner.stats,
+            rules: self.rules(),
+            rings: &rings,
+            top,
+            genesis: self.genesis(),
+            warnings,
+        };
+        let v = crate::json::report(&input, &self.kept_intervals);
+        serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::other)?;
+        writeln!(w)
+    }
+
+    /// Utilisation of every ring and context (after [`finish`](Self::finish)).
+    pub fn util_rows(&self) -> Vec<output::UtilRow> {
+        let rings = |id: u32| self.ring_info(id);
+        output::util_rows(&self.joiner, &self.summary, &rings)
     }
 
     pub fn write_ring_csv<W: Write>(&self, w: W) -> io::Result<()> {

@@ -36,15 +36,16 @@ impl Exports {
         self.perfetto.as_deref() == Some("-") || self.html.as_deref() == Some("-")
     }
 
-    /// Usage errors: two outputs on stdout.
-    pub fn check(&self, jobs_on_stdout: bool) -> Result<(), String> {
+    /// Usage errors: two outputs on stdout. `others`: something else writes there too (job
+    /// lines, a --json report, interval rows).
+    pub fn check(&self, others: bool) -> Result<(), String> {
         let on_stdout = [self.perfetto.as_deref(), self.html.as_deref()]
             .iter()
             .filter(|p| **p == Some("-"))
             .count()
-            + usize::from(jobs_on_stdout);
+            + usize::from(others);
         if on_stdout > 1 && self.uses_stdout() {
-            return Err("only one of --perfetto -, --html - and --jobs can write to stdout".into());
+            return Err("only one of --perfetto -, --html -, --jobs, --interval and --json (without -o) can write to stdout".into());
         }
         if self.html.is_some() && self.html_max_jobs == 0 {
             return Err("--html-jobs must be at least 1".into());

@@ -447,7 +447,11 @@ impl<W: Write> Html<W> {
         }
         o.write_all(b"],\n\"hints\":[")?;
         let ring_info = |id: u32| engine.ring_info(id);
+        let util = engine.util_rows();
+        let measurable = engine.measurable();
         let input = output::ReportInput {
+            util: &util,
+            measurable: &measurable,
             summary: &engine.summary,
             stats: &engine.joiner.stats,
             rules: engine.rules(),

@@ -267,6 +267,9 @@ pub struct Job {
     pub class_ref: u64,
     pub tags: Tags,
     pub flags: Flags,
+    /// Bit i: phase i (PHASE_NAMES order) was measured, both its events recorded (START
+    /// may be inferred). Unmeasured phases hold 0 and are shown as `-`.
+    pub measured: u8,
     /// The dependency it waited for longest (kind Dep), if it waited on a named fence.
     pub dep: Blocker,
     /// The job ahead on its ring that cost it most queue time (kind Queue), if any ran
@@ -296,6 +299,11 @@ impl Job {
             4 => self.phases.vm_fault,
             _ => self.preempted,
         }
+    }
+
+    /// Whether phase `i` (PHASE_NAMES order) was measured for this job.
+    pub fn measured(&self, i: usize) -> bool {
+        self.measured & (1 << i) != 0
     }
 
     /// The blocker the report names: the dependency for a dep-wait job (or any job that

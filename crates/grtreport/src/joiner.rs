@@ -12,6 +12,7 @@ use grtrace_format::abi::{eflag, rtype, EventCode};
 use grtrace_format::{EventView, Lost, RecordView};
 
 use crate::job::{BlockKind, Blocker, Flags, Job, JobKey, Phases, NONE};
+use crate::util::{split_gap, Busy, IntervalRow, RingUtil};
 
 /// A small fast hasher for integer keys (FxHash); the joiner does one lookup per event.
 #[derive(Default, Clone, Copy)]
@@ -91,6 +92,8 @@ pub struct RingState {
     /// The last [`RECENT`] jobs that ended on the ring, oldest first: who ran while a job
     /// was queued.
     recent: VecDeque<Ran>,
+    /// Busy time, idle causes, jobs outstanding over time.
+    pub util: RingUtil,
 }
 
 /// A job that ran on a ring, for queue attribution.
@@ -121,6 +124,28 @@ struct Done {
     /// job at the end (itself when 0).
     depth: u32,
     root: JobKey,
+}
+
+/// The job stops executing at `t` (END, preempting END, or given up): its ring and context
+/// lose a running job, and a ring left with none starts an idle gap.
+fn stop_running(
+    r: &mut RingState,
+    ctx_util: &mut FxMap<u32, CtxUtil>,
+    s: &mut Slot,
+    ctx: u32,
+    t: u64,
+    iv_start: u64,
+) {
+    if !s.running {
+        return;
+    }
+    s.running = false;
+    if r.util.busy.stop(t, iv_start) {
+        r.util.idle_since = t;
+    }
+    if let Some(c) = ctx_util.get_mut(&ctx) {
+        c.busy.stop(t, iv_start);
+    }
 }
 
 /// `b - a`, or NONE when either is unknown.
@@ -176,6 +201,7 @@ impl RingState {
             resets: 0,
             wide: Touch::default(),
             recent: VecDeque::with_capacity(RECENT),
+            util: RingUtil::new(),
         }
     }
 }
@@ -267,13 +293,16 @@ impl Rings {
     fn get_mut(&mut self, id: &u32) -> Option<&mut RingState> {
         self.index(*id).map(|i| &mut self.list[i])
     }
+    /// The ring's state, created at `t` (its idle time counts from there) if new.
     #[inline]
-    fn entry(&mut self, id: u32) -> &mut RingState {
+    fn entry(&mut self, id: u32, t: u64) -> &mut RingState {
         if let Some(i) = self.index(id) {
             return &mut self.list[i];
         }
         let i = self.list.len() as u32;
-        self.list.push(RingState::new(id));
+        let mut r = RingState::new(id);
+        r.util.idle_since = t;
+        self.list.push(r);
         if id < SMALL_RINGS {
             if self.small.len() <= id as usize {
                 self.small.resize(id as usize + 1, u32::MAX);
@@ -311,6 +340,8 @@ struct Slot {
     dep_lost: u64,
     dep_seen: bool,
     queued_behind: Blocker,
+    /// Executing now (counted in its ring's and context's busy time).
+    running: bool,
     gpu_wait: u64,
     host_wait: u64,
     sync_segments: u32,
@@ -386,6 +417,7 @@ impl Slot {
             dep_lost: 0,
             dep_seen: false,
             queued_behind: Blocker::default(),
+            running: false,
             gpu_wait: 0,
             host_wait: 0,
             sync_segments: 0,
@@ -431,6 +463,8 @@ pub struct JoinStats {
     /// Units of work done: one per event plus one per element any lookup visits. Tests
     /// bound its growth to prove the joiner's cost is linear in the input.
     pub ops: u64,
+    /// Bit N: event code N was seen (what the recording can measure).
+    pub seen_codes: u64,
 }
 
 /// Tunables of the joiner.
@@ -476,7 +510,24 @@ pub struct Joiner {
     pub stats: JoinStats,
     /// Process names from NOTE_PROCESS, by pid.
     pub comms: Comms,
+    /// Busy time and jobs ended per context (union over its rings).
+    pub ctx_util: FxMap<u32, CtxUtil>,
+    /// `--interval`: its length (0 = off), the current one, and the rows closed so far.
+    iv_ns: u64,
+    iv_start: u64,
+    iv_end: u64,
+    pub intervals: Vec<IntervalRow>,
 }
+
+/// A context's busy time and jobs ended.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CtxUtil {
+    pub busy: Busy,
+    pub ended: u64,
+}
+
+/// Intervals closed in one go at most; a longer silence skips ahead without rows.
+const MAX_EMPTY_INTERVALS: u32 = 1000;
 
 /// Process names by pid (NOTE_PROCESS), bounded: a trace with more distinct pids than
 /// [`Comms::MAX`] keeps the first ones named and leaves the rest unnamed.
@@ -523,6 +574,11 @@ impl Joiner {
             scratch: Vec::new(),
             out: Vec::new(),
             comms: Comms::default(),
+            ctx_util: FxMap::default(),
+            iv_ns: 0,
+            iv_start: NONE,
+            iv_end: NONE,
+            intervals: Vec::new(),
             stats: JoinStats {
                 first_ns: NONE,
                 ..Default::default()
@@ -533,6 +589,45 @@ impl Joiner {
     /// Finished jobs since the last call, in the order they finished.
     pub fn drain(&mut self) -> std::vec::Drain<'_, Job> {
         self.out.drain(..)
+    }
+
+    /// Closes an `--interval` row per ring every `ns` of trace time.
+    pub fn set_interval(&mut self, ns: u64) {
+        self.iv_ns = ns;
+    }
+
+    /// Closes every interval that ends at or before `t` (and, with `last`, the partial one
+    /// up to `t`), one row per ring that has run.
+    fn close_intervals(&mut self, t: u64, last: bool) {
+        let mut n = 0;
+        while self.iv_end <= t || (last && self.iv_start < t) {
+            let end = if self.iv_end <= t { self.iv_end } else { t };
+            for r in self.rings.list.iter_mut() {
+                if r.util.idle_since == NONE && !r.util.busy.running() {
+                    continue;
+                }
+                let figures = r.util.close(self.iv_start, end);
+                self.intervals.push(IntervalRow {
+                    start: self.iv_start,
+                    end,
+                    ring: r.id,
+                    figures,
+                });
+            }
+            self.iv_start = end;
+            self.iv_end = end.saturating_add(self.iv_ns);
+            if end == t && last {
+                break;
+            }
+            n += 1;
+            if n >= MAX_EMPTY_INTERVALS && self.iv_end <= t {
+                // A long silence: jump to the interval holding `t` (no rows for the gap).
+                let skip = (t - self.iv_start) / self.iv_ns;
+                self.iv_start += skip * self.iv_ns;
+                self.iv_end = self.iv_start.saturating_add(self.iv_ns);
+                n = 0;
+            }
+        }
     }
 
     /// Swaps the finished jobs into `buf` (empty), so they can be handed on while the
@@ -583,7 +678,7 @@ impl Joiner {
             }
             rtype::NOTE_RING => {
                 if let grtrace_format::Body::Ring(r) = rec.body() {
-                    let rs = self.rings.entry(r.ring);
+                    let rs = self.rings.entry(r.ring, t);
                     rs.size = r.size;
                     rs.name = String::from_utf8_lossy(r.name).into_owned();
                 }
@@ -616,6 +711,10 @@ impl Joiner {
         if self.stats.first_ns == NONE {
             self.stats.first_ns = t;
             self.next_sweep = t.saturating_add(self.cfg.horizon_ns);
+            if self.iv_ns > 0 {
+                self.iv_start = t;
+                self.iv_end = t.saturating_add(self.iv_ns);
+            }
         }
         if t < self.now {
             // Merged input is time ordered; small inversions across CPUs are tolerated (the
@@ -627,6 +726,9 @@ impl Joiner {
         }
         self.now = t;
         self.stats.last_ns = t;
+        if t >= self.iv_end {
+            self.close_intervals(t, false);
+        }
         if t >= self.next_grace {
             self.expire_grace(t);
         }
@@ -686,8 +788,8 @@ impl Joiner {
     }
 
     #[inline]
-    fn ring_mut(rings: &mut Rings, id: u32) -> &mut RingState {
-        rings.entry(id)
+    fn ring_mut(rings: &mut Rings, id: u32, t: u64) -> &mut RingState {
+        rings.entry(id, t)
     }
 
     #[inline]
@@ -711,6 +813,7 @@ impl Joiner {
             self.stats.unknown_codes += 1;
             return;
         };
+        self.stats.seen_codes |= 1 << (ev.code() & 63);
         if matches!(code, EventCode::Queue | EventCode::End | EventCode::Signal) {
             // Before END, which may finish the job.
             self.learn_fence(key, ev.arg0());
@@ -724,7 +827,7 @@ impl Joiner {
                     s.pid = pid;
                     if s.submit == NONE && !s.in_pending {
                         s.in_pending = true;
-                        Self::ring_mut(&mut self.rings, key.ring)
+                        Self::ring_mut(&mut self.rings, key.ring, t)
                             .pending
                             .insert((key.seqno, key.ctx));
                     }
@@ -735,7 +838,7 @@ impl Joiner {
             }
             EventCode::Submit => self.submit(key, ev, t),
             EventCode::Start => {
-                let r = Self::ring_mut(&mut self.rings, key.ring);
+                let r = Self::ring_mut(&mut self.rings, key.ring, t);
                 let s = Self::slot(&mut self.jobs, key, t, self.losses);
                 if s.start == NONE || (s.flags.has(Flags::INFERRED) && t <= s.end) {
                     if s.start == NONE {
@@ -755,6 +858,16 @@ impl Joiner {
                 } else if s.preempt_at != NONE {
                     s.preempted += t.saturating_sub(s.preempt_at);
                     s.preempt_at = NONE;
+                }
+                if s.end == NONE && !s.running {
+                    s.running = true;
+                    let u = &mut r.util;
+                    if !u.busy.running() && u.idle_since != NONE {
+                        let waited = s.host_wait > 0 || (s.sync_open != NONE && s.sync_open_host);
+                        u.gap(&split_gap(u.idle_since, t, s.commit, s.submit, waited));
+                    }
+                    u.busy.start(t);
+                    self.ctx_util.entry(key.ctx).or_default().busy.start(t);
                 }
                 if s.in_pending {
                     // Started without a SUBMIT we saw: no queue time can be measured.
@@ -789,7 +902,7 @@ impl Joiner {
                 }
             }
             EventCode::CtxSwitch => {
-                let r = Self::ring_mut(&mut self.rings, key.ring);
+                let r = Self::ring_mut(&mut self.rings, key.ring, t);
                 r.switches += 1;
                 if flags & eflag::PREEMPT != 0 {
                     let prev = ev.arg0() as u32;
@@ -797,7 +910,7 @@ impl Joiner {
                 }
             }
             EventCode::VmFault | EventCode::VmRetry => {
-                let r = Self::ring_mut(&mut self.rings, key.ring);
+                let r = Self::ring_mut(&mut self.rings, key.ring, t);
                 let fault = code == EventCode::VmFault;
                 if fault {
                     r.faults += 1;
@@ -811,7 +924,7 @@ impl Joiner {
                 }
             }
             EventCode::Stall => {
-                Self::ring_mut(&mut self.rings, key.ring).stalls += 1;
+                Self::ring_mut(&mut self.rings, key.ring, t).stalls += 1;
             }
             EventCode::Timeout | EventCode::Hang => {
                 if let Some(s) = self.jobs.get_mut(&key) {
@@ -819,7 +932,7 @@ impl Joiner {
                 }
             }
             EventCode::Reset => {
-                let r = Self::ring_mut(&mut self.rings, key.ring);
+                let r = Self::ring_mut(&mut self.rings, key.ring, t);
                 r.resets += 1;
                 r.wide.resets += 1;
             }
@@ -911,7 +1024,7 @@ impl Joiner {
 
     /// SUBMIT makes every committed job on the ring up to `seqno` visible at once.
     fn submit(&mut self, key: JobKey, ev: &EventView<'_>, t: u64) {
-        let r = Self::ring_mut(&mut self.rings, key.ring);
+        let r = Self::ring_mut(&mut self.rings, key.ring, t);
         self.scratch.clear();
         // Everything committed up to the doorbell's seqno, wherever it sits in commit order:
         // two submitters may commit out of seqno order by a few ns on different CPUs.
@@ -960,6 +1073,11 @@ impl Joiner {
         }
         r.outstanding += made;
         let out = r.outstanding;
+        r.util.outstanding(out, t);
+        if r.size > 0 {
+            let f = (fill as f64 / r.size as f64) as f32;
+            r.util.fill_max_iv = r.util.fill_max_iv.max(f);
+        }
         if batch > 1 {
             for k in &self.scratch {
                 if let Some(s) = self.jobs.get_mut(k) {
@@ -972,17 +1090,22 @@ impl Joiner {
     }
 
     fn end(&mut self, key: JobKey, ev: &EventView<'_>, flags: u16, t: u64) {
-        let r = Self::ring_mut(&mut self.rings, key.ring);
+        let r = Self::ring_mut(&mut self.rings, key.ring, t);
         let s = Self::slot(&mut self.jobs, key, t, self.losses);
         if flags & eflag::PREEMPT != 0 {
             // Taken off the GPU, not finished: it will START again.
             s.preempts_end += 1;
             s.preempt_at = t;
+            stop_running(r, &mut self.ctx_util, s, key.ctx, t, self.iv_start);
             return;
         }
         if s.end != NONE {
             return;
         }
+        stop_running(r, &mut self.ctx_util, s, key.ctx, t, self.iv_start);
+        r.util.ended += 1;
+        r.util.ended_iv += 1;
+        self.ctx_util.entry(key.ctx).or_default().ended += 1;
         if flags & eflag::ERROR != 0 || ev.arg2() != 0 {
             s.flags.set(Flags::ERROR);
         }
@@ -1018,6 +1141,7 @@ impl Joiner {
         if s.counted {
             s.counted = false;
             r.outstanding = r.outstanding.saturating_sub(1);
+            r.util.outstanding(r.outstanding, t);
         }
         if s.preempt_at != NONE {
             s.preempted += t.saturating_sub(s.preempt_at);
@@ -1096,7 +1220,17 @@ impl Joiner {
             }
             if s.counted {
                 r.outstanding = r.outstanding.saturating_sub(1);
+                r.util.outstanding(r.outstanding, self.now);
             }
+            stop_running(
+                r,
+                &mut self.ctx_util,
+                &mut s,
+                key.ctx,
+                self.now,
+                self.iv_start,
+            );
+            r.util.gpu_wait += s.gpu_wait.saturating_sub(s.host_wait);
         }
         let ring_size = self.rings.get(&key.ring).map_or(0, |r| r.size);
         if s.sync_open != NONE {
@@ -1116,10 +1250,13 @@ impl Joiner {
             self.remember(s.fence, key, &s, &dep);
         }
         let mut f = s.flags;
-        if s.commit == NONE {
+        // A job misses an event only if the recording has that event at all: a filtered
+        // recording (grtrace -a) gives complete jobs with unmeasured phases instead.
+        let recorded = |c: EventCode| self.stats.seen_codes & (1 << (c as u16 & 63)) != 0;
+        if s.commit == NONE && recorded(EventCode::Commit) {
             f.set(Flags::NO_COMMIT | Flags::INCOMPLETE);
         }
-        if s.submit == NONE {
+        if s.submit == NONE && recorded(EventCode::Submit) {
             f.set(Flags::NO_SUBMIT | Flags::INCOMPLETE);
         }
         if s.end == NONE || s.start == NONE {
@@ -1144,6 +1281,19 @@ impl Joiner {
                 b.saturating_sub(a)
             }
         };
+        let known = |a: u64, b: u64| a != NONE && b != NONE;
+        let measured = [
+            known(s.commit, s.submit),
+            known(s.submit, s.start),
+            known(s.start, s.end),
+            s.end != NONE && (s.irq != NONE || s.signal != NONE),
+            true,
+            true,
+            known(s.commit, done),
+        ]
+        .iter()
+        .enumerate()
+        .fold(0u8, |m, (i, &k)| m | (u8::from(k) << i));
         let phases = Phases {
             submit_host: d(s.commit, s.submit),
             queue: d(s.submit, s.start),
@@ -1180,6 +1330,7 @@ impl Joiner {
             class_ref: 0,
             tags: Default::default(),
             flags: f,
+            measured,
             dep,
             queued_behind: s.queued_behind,
         });
@@ -1202,6 +1353,10 @@ impl Joiner {
         keys.sort_unstable();
         for (_, k) in keys {
             self.finish(k);
+        }
+        if self.iv_ns > 0 && self.iv_start != NONE {
+            let last = self.stats.last_ns;
+            self.close_intervals(last, true);
         }
     }
 }

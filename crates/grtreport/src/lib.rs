@@ -22,12 +22,15 @@ pub mod html;
 pub mod input;
 pub mod job;
 pub mod joiner;
+pub mod json;
 pub mod jsonw;
+pub mod measurable;
 pub mod output;
 pub mod perfetto;
 pub mod rules;
 pub mod summary;
 pub mod timeline;
+pub mod util;
 
 pub use engine::{Engine, Filter};
 pub use job::{Flags, Job, JobKey, Phases, Tags};

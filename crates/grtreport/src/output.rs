@@ -106,19 +106,20 @@ pub fn describe_blocker(j: &Job) -> Option<String> {
 /// One `--jobs` line (no newline).
 pub fn job_line(j: &Job, genesis: u64) -> String {
     let p = &j.phases;
+    let ms = |i: usize, v: u64| if j.measured(i) { ms(v) } else { "-".into() };
     format!(
         "{:>14} {:>7} {:>6} {:>10} {:>9} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10} {:>4} {:>3} {} {} {}",
         secs(j.first_time(), genesis),
         j.key.ctx,
         j.key.ring,
         j.key.seqno,
-        ms(p.submit_host),
-        ms(p.queue),
-        ms(p.exec),
-        ms(p.complete),
-        ms(p.gpu_wait),
-        ms(p.vm_fault),
-        ms(p.total),
+        ms(0, p.submit_host),
+        ms(1, p.queue),
+        ms(2, p.exec),
+        ms(3, p.complete),
+        ms(4, p.gpu_wait),
+        ms(5, p.vm_fault),
+        ms(6, p.total),
         fill_str(j.fill),
         j.outstanding,
         j.tags,
@@ -200,6 +201,14 @@ pub fn job_csv_row(j: &Job, names: &Names<'_>) -> Vec<String> {
     let b = j.blocker();
     let owned = b.is_some() && b.owned;
     let if_owned = |v: String| if owned { v } else { String::new() };
+    // Unmeasured phases are empty cells, never 0.
+    let ph = |i: usize, v: u64| {
+        if j.measured(i) {
+            v.to_string()
+        } else {
+            String::new()
+        }
+    };
     let mut r = vec![
         secs(j.first_time(), names.genesis),
         abs(j.commit),
@@ -213,13 +222,13 @@ pub fn job_csv_row(j: &Job, names: &Names<'_>) -> Vec<String> {
         j.key.seqno.to_string(),
         j.pid.to_string(),
         names.comm(j.pid).unwrap_or_default(),
-        p.submit_host.to_string(),
-        p.queue.to_string(),
-        p.exec.to_string(),
-        p.complete.to_string(),
-        p.gpu_wait.to_string(),
-        p.vm_fault.to_string(),
-        p.total.to_string(),
+        ph(0, p.submit_host),
+        ph(1, p.queue),
+        ph(2, p.exec),
+        ph(3, p.complete),
+        ph(4, p.gpu_wait),
+        ph(5, p.vm_fault),
+        ph(6, p.total),
         j.exec_own().to_string(),
         j.class_ref.to_string(),
         if j.fill.is_finite() {
@@ -436,10 +445,14 @@ fn labelled<'a>(r: &ReportInput<'a>) -> (Rows<'a>, Rows<'a>) {
     (rings, ctxs)
 }
 
-fn phase_table<W: Write>(w: &mut W, g: &Group) -> io::Result<()> {
+fn phase_table<W: Write>(w: &mut W, g: &Group, m: &[bool; N_PHASES]) -> io::Result<()> {
     let mut tw = table();
     writeln!(tw, "PHASE (ms)\tN\tMIN\tAVG\tP50\tP90\tP99\tMAX\t")?;
     for (i, name) in PHASE_NAMES.iter().enumerate() {
+        if !m[i] {
+            writeln!(tw, "{name}\t-\t-\t-\t-\t-\t-\t-\t")?;
+            continue;
+        }
         if g.n[i] == 0 {
             continue;
         }
@@ -482,6 +495,8 @@ fn group_line(g: &Group) -> String {
 
 /// Everything the text report prints.
 pub struct ReportInput<'a> {
+    pub util: &'a [UtilRow],
+    pub measurable: &'a crate::measurable::Measurable,
     pub summary: &'a Summary,
     pub stats: &'a JoinStats,
     pub rules: &'a Rules,
@@ -514,18 +529,30 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
             st.lost_records, st.loss_notes
         )?;
     }
+    if !r.measurable.driver.is_empty() {
+        let sim = if r.measurable.simulated {
+            " (simulated)"
+        } else {
+            ""
+        };
+        writeln!(w, "grtreport: source: {}{sim}", r.measurable.driver)?;
+    }
+    if let Some(l) = r.measurable.line() {
+        writeln!(w, "grtreport: {l}")?;
+    }
     for warn in r.warnings {
         writeln!(w, "grtreport: warning: {warn}")?;
     }
 
     section(w, "All Rings")?;
-    phase_table(w, &s.all)?;
+    let m = &r.measurable.phases;
+    phase_table(w, &s.all, m)?;
     let (rings, ctxs) = labelled(r);
     for (title, groups) in [("Per Ring", &rings), ("Per Context", &ctxs)] {
         section(w, title)?;
         for (label, g) in groups {
             writeln!(w, "{label}: {}", group_line(g))?;
-            phase_table(w, g)?;
+            phase_table(w, g, m)?;
             writeln!(w)?;
         }
     }
@@ -543,7 +570,13 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
         "\tsubmit_host\tqueue\texec\tcomplete\t|\tgpu_wait\tvm_fault\t"
     )?;
     for (label, g) in rows() {
-        let p = |i| pct(g.share(i));
+        let p = |i: usize| {
+            if m[i] && m[6] {
+                pct(g.share(i))
+            } else {
+                "-".into()
+            }
+        };
         writeln!(
             tw,
             "{label}\t{}\t{}\t{}\t{}\t|\t{}\t{}\t",
@@ -584,6 +617,8 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
         writeln!(tw, "{} ({})\t", un, pct(share(un)))?;
     }
     put_table(w, tw)?;
+
+    write_util(w, r.util)?;
 
     section(w, "Hints")?;
     let hints = hints(r);
@@ -713,4 +748,222 @@ fn write_top<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Utilisation of one ring or context over the whole trace.
+#[derive(Clone, Debug)]
+pub struct UtilRow {
+    /// `ring 0 (gfx)` or `ctx 3`.
+    pub label: String,
+    pub is_ring: bool,
+    pub id: u32,
+    pub busy: f64,
+    pub jobs_per_s: f64,
+    /// Time-weighted jobs outstanding (rings); at-SUBMIT figures for contexts.
+    pub out_avg: f64,
+    pub out_max: u32,
+    /// Ring fill at SUBMIT (NaN when the ring size is unknown or for contexts).
+    pub fill_avg: f64,
+    pub fill_max: f64,
+    /// Shares of the span: idle because the host was late, waiting on a dependency, or with
+    /// nothing queued (rings only; NaN for contexts).
+    pub idle_host: f64,
+    pub idle_dep: f64,
+    pub idle_sched: f64,
+    pub idle_none: f64,
+    /// GPU-side dependency waits of its jobs while they ran, share of the span.
+    pub gpu_wait: f64,
+    pub verdict: Option<crate::util::Bound>,
+}
+
+/// Utilisation rows of every ring, then every context, over the trace's span.
+pub fn util_rows(
+    joiner: &crate::joiner::Joiner,
+    summary: &Summary,
+    rings: &dyn Fn(u32) -> Option<RingInfo>,
+) -> Vec<UtilRow> {
+    let st = &joiner.stats;
+    let span = if st.first_ns == NONE {
+        0
+    } else {
+        st.last_ns.saturating_sub(st.first_ns)
+    };
+    let share = |v: u64| {
+        if span == 0 {
+            0.0
+        } else {
+            v as f64 / span as f64
+        }
+    };
+    let per_s = |n: u64| {
+        if span == 0 {
+            0.0
+        } else {
+            n as f64 * 1e9 / span as f64
+        }
+    };
+    let mut out = Vec::new();
+    let mut ids: Vec<u32> = summary.rings.keys().copied().collect();
+    ids.sort_unstable();
+    for id in ids {
+        let Some(r) = joiner.ring(id) else { continue };
+        let u = &r.util;
+        let g = &summary.rings[&id];
+        let busy = u.busy.total_at(st.last_ns).min(span);
+        let idle_total = span - busy;
+        let explained = u.idle.sum().min(idle_total);
+        let none = u.idle.none + (idle_total - explained);
+        out.push(UtilRow {
+            label: format!("ring {}", ring_label(id, &rings(id))),
+            is_ring: true,
+            id,
+            busy: share(busy),
+            jobs_per_s: per_s(u.ended),
+            out_avg: u.out_avg(span),
+            out_max: u.out_max,
+            fill_avg: if g.fill_n > 0 {
+                g.fill_sum / g.fill_n as f64
+            } else {
+                f64::NAN
+            },
+            fill_max: if g.fill_n > 0 {
+                g.fill_max as f64
+            } else {
+                f64::NAN
+            },
+            idle_host: share(u.idle.host.min(idle_total)),
+            idle_dep: share(u.idle.dep.min(idle_total)),
+            idle_sched: share(u.idle.sched.min(idle_total)),
+            idle_none: share(none.min(idle_total)),
+            gpu_wait: share(u.gpu_wait.min(busy)),
+            verdict: Some(crate::util::verdict(busy, u.gpu_wait, &u.idle, span)),
+        });
+    }
+    let mut ids: Vec<u32> = summary.ctxs.keys().copied().collect();
+    ids.sort_unstable();
+    for id in ids {
+        let g = &summary.ctxs[&id];
+        let c = joiner.ctx_util.get(&id).copied().unwrap_or_default();
+        out.push(UtilRow {
+            label: format!("ctx {id}"),
+            is_ring: false,
+            id,
+            busy: share(c.busy.total_at(st.last_ns).min(span)),
+            jobs_per_s: per_s(c.ended),
+            out_avg: if g.complete > 0 {
+                g.outstanding_sum as f64 / g.complete as f64
+            } else {
+                0.0
+            },
+            out_max: g.outstanding_max,
+            fill_avg: f64::NAN,
+            fill_max: f64::NAN,
+            idle_host: f64::NAN,
+            idle_dep: f64::NAN,
+            idle_sched: f64::NAN,
+            idle_none: f64::NAN,
+            gpu_wait: f64::NAN,
+            verdict: None,
+        });
+    }
+    out
+}
+
+fn pct_or_dash(x: f64) -> String {
+    if x.is_finite() {
+        pct(x)
+    } else {
+        "-".into()
+    }
+}
+
+/// The utilisation table and one verdict line per ring.
+pub fn write_util<W: Write>(w: &mut W, rows: &[UtilRow]) -> io::Result<()> {
+    section(w, "Utilisation (share of the trace's span)")?;
+    let mut tw = table();
+    writeln!(
+        tw,
+        "\tbusy\tjobs/s\tout_avg\tout_max\tfill_avg\tfill_max\tidle_host\tidle_dep\tidle_sched\tidle_none\t"
+    )?;
+    for u in rows {
+        writeln!(
+            tw,
+            "{}\t{}\t{:.1}\t{:.2}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t",
+            u.label,
+            pct(u.busy),
+            u.jobs_per_s,
+            u.out_avg,
+            u.out_max,
+            pct_or_dash(u.fill_avg),
+            pct_or_dash(u.fill_max),
+            pct_or_dash(u.idle_host),
+            pct_or_dash(u.idle_dep),
+            pct_or_dash(u.idle_sched),
+            pct_or_dash(u.idle_none)
+        )?;
+    }
+    put_table(w, tw)?;
+    writeln!(
+        w,
+        "(rings: out_avg is time-weighted; contexts: outstanding at SUBMIT. idle_host: next job committed, not submitted;\n idle_dep: it waited host-side on a dependency; idle_sched: submitted, not started; idle_none: nothing committed)"
+    )?;
+    for u in rows.iter().filter(|u| u.verdict.is_some()) {
+        writeln!(w, "{}", verdict_line(u))?;
+    }
+    Ok(())
+}
+
+/// `ring 0 (gfx): GPU-bound: busy 92.10% (own work 90.30%, GPU-side dependency waits
+/// 1.80%); idle 7.90%: host late 5.00%, dependency 0.40%, nothing queued 2.50%`.
+pub fn verdict_line(u: &UtilRow) -> String {
+    let v = u.verdict.map_or("-", |b| b.name());
+    format!(
+        "{}: {v}: busy {} (own work {}, GPU-side dependency waits {}); idle {}: host late {}, dependency {}, submitted not started {}, nothing queued {}",
+        u.label,
+        pct(u.busy),
+        pct((u.busy - u.gpu_wait).max(0.0)),
+        pct(u.gpu_wait),
+        pct((1.0 - u.busy).max(0.0)),
+        pct(u.idle_host),
+        pct(u.idle_dep),
+        pct(u.idle_sched),
+        pct(u.idle_none)
+    )
+}
+
+/// Header of `--interval` rows.
+pub const INTERVAL_HEADER: &str = "#  start_s       end_s  ring          busy    jobs/s  out_avg  out_max  fill_max  idle_host  idle_dep idle_sched  idle_none";
+
+/// One `--interval` row (no newline).
+pub fn interval_line(
+    row: &crate::util::IntervalRow,
+    genesis: u64,
+    rings: &dyn Fn(u32) -> Option<RingInfo>,
+) -> String {
+    let f = &row.figures;
+    let len = row.end.saturating_sub(row.start).max(1) as f64;
+    let sh = |v: u64| pct(v as f64 / len);
+    let t = |v: u64| {
+        let d = v.saturating_sub(genesis);
+        format!("{}.{:06}", d / 1_000_000_000, (d % 1_000_000_000) / 1000)
+    };
+    format!(
+        "{:>10} {:>11}  {:<10} {:>8} {:>9.1} {:>8.2} {:>8} {:>9} {:>10} {:>9} {:>10} {:>10}",
+        t(row.start),
+        t(row.end),
+        ring_label(row.ring, &rings(row.ring)),
+        sh(f.busy),
+        f.ended as f64 * 1e9 / len,
+        f.out_area as f64 / len,
+        f.out_max,
+        if f.fill_max > 0.0 {
+            fill_str(f.fill_max)
+        } else {
+            "-".into()
+        },
+        sh(f.idle.host),
+        sh(f.idle.dep),
+        sh(f.idle.sched),
+        sh(f.idle_none(row.end.saturating_sub(row.start)))
+    )
 }

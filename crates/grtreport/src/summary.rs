@@ -91,7 +91,8 @@ impl Group {
         }
         let v = job.phases.as_array();
         for i in 0..N_PHASES {
-            let have = ALWAYS[i] || v[i] > 0 || (i == 3 && !job.flags.has(Flags::NO_IRQ));
+            let have = job.measured(i)
+                && (ALWAYS[i] || v[i] > 0 || (i == 3 && !job.flags.has(Flags::NO_IRQ)));
             if !have {
                 continue;
             }

@@ -324,12 +324,32 @@ fn export_to_a_file_keeps_the_report_on_stdout_and_refuses_two_cards() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("All Rings"));
     checked(&std::fs::read_to_string(&p).unwrap());
     // Two stdout writers: usage error.
+    for other in [
+        &["--jobs"][..],
+        &["--json"],
+        &["--interval", "0.001"],
+        &["--html", "-"],
+    ] {
+        let out = bin()
+            .arg(root().join("fixtures/report/worked-example.grtrace"))
+            .args(["--perfetto", "-"])
+            .args(other)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{other:?}");
+    }
+    // The --json report goes to -o while the export takes stdout.
+    let j = tmp("report.json");
     let out = bin()
         .arg(root().join("fixtures/report/worked-example.grtrace"))
-        .args(["--perfetto", "-", "--jobs"])
+        .args(["--perfetto", "-", "--json", "-o"])
+        .arg(&j)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert!(out.status.success());
+    checked(&String::from_utf8(out.stdout).unwrap());
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert!(report.is_object());
     // A second card's stream: the jobs would mix, so the export refuses.
     let mut h = grtrace_format::StreamHeader::new(0, 1, "amdgpu");
     h.flags = 0;

@@ -1,0 +1,265 @@
+//! `--json`: the whole report (every table, the attributions, the verdicts, the intervals)
+//! as one JSON document. The schema is documented in grtreport(1), section JSON OUTPUT;
+//! `schema` names its version. Times are integer nanoseconds (`*_ns`), shares are fractions
+//! of 1, and a figure the recording cannot measure is `null`, never 0.
+
+use serde_json::{json, Map, Value};
+
+use crate::job::{BlockKind, Job, NONE, N_PHASES, PHASE_NAMES};
+use crate::output::{describe_blocker, ReportInput, UtilRow};
+use crate::summary::Group;
+use crate::util::IntervalRow;
+use crate::Tags;
+
+/// Version of the document's layout; bumped when a field changes meaning or goes away.
+pub const SCHEMA: &str = "grtreport/1";
+
+fn ns(v: u64) -> Value {
+    if v == NONE {
+        Value::Null
+    } else {
+        json!(v)
+    }
+}
+
+fn num(v: f64) -> Value {
+    if v.is_finite() {
+        json!(v)
+    } else {
+        Value::Null
+    }
+}
+
+fn group(g: &Group, measurable: &[bool; N_PHASES]) -> Value {
+    let mut phases = Map::new();
+    for (i, name) in PHASE_NAMES.iter().enumerate() {
+        let v = if !measurable[i] {
+            Value::Null
+        } else if g.n[i] == 0 {
+            json!({ "n": 0 })
+        } else {
+            json!({
+                "n": g.n[i],
+                "min_ns": g.min[i],
+                "avg_ns": g.avg(i),
+                "p50_ns": g.quantile(i, 0.5),
+                "p90_ns": g.quantile(i, 0.9),
+                "p99_ns": g.quantile(i, 0.99),
+                "max_ns": g.max[i],
+                "share": g.share(i),
+            })
+        };
+        phases.insert(name.to_string(), v);
+    }
+    let mut tags = Map::new();
+    for (t, name) in Tags::NAMES.iter().enumerate() {
+        tags.insert(
+            name.to_string(),
+            json!({ "jobs": g.tag_jobs[t], "lost_ns": g.tag_lost[t] }),
+        );
+    }
+    json!({
+        "jobs": g.jobs,
+        "complete": g.complete,
+        "incomplete": g.incomplete,
+        "inferred": g.inferred,
+        "no_irq": g.no_irq,
+        "errors": g.errors,
+        "tagged": g.tagged,
+        "untagged": g.complete - g.tagged,
+        "fill_avg": if g.fill_n > 0 { num(g.fill_sum / g.fill_n as f64) } else { Value::Null },
+        "fill_max": if g.fill_n > 0 { num(g.fill_max as f64) } else { Value::Null },
+        "outstanding_avg": if g.complete > 0 { num(g.outstanding_sum as f64 / g.complete as f64) } else { Value::Null },
+        "outstanding_max": g.outstanding_max,
+        "phases": phases,
+        "tags": tags,
+    })
+}
+
+fn util(u: &UtilRow) -> Value {
+    json!({
+        "busy": num(u.busy),
+        "jobs_per_s": num(u.jobs_per_s),
+        "outstanding_avg": num(u.out_avg),
+        "outstanding_max": u.out_max,
+        "fill_avg": num(u.fill_avg),
+        "fill_max": num(u.fill_max),
+        "idle_host": num(u.idle_host),
+        "idle_dep": num(u.idle_dep),
+        "idle_sched": num(u.idle_sched),
+        "idle_none": num(u.idle_none),
+        "gpu_wait": num(u.gpu_wait),
+        "verdict": u.verdict.map(|b| b.name()),
+    })
+}
+
+/// One job with its attribution.
+pub fn job(j: &Job, genesis: u64, measurable: &[bool; N_PHASES]) -> Value {
+    let p = j.phases.as_array();
+    let mut phases = Map::new();
+    for (i, name) in PHASE_NAMES.iter().enumerate() {
+        let v = if measurable[i] && !j.flags.incomplete() {
+            json!(p[i])
+        } else {
+            Value::Null
+        };
+        phases.insert(format!("{name}_ns"), v);
+    }
+    let b = j.blocker();
+    let blocker = if b.is_some() {
+        json!({
+            "kind": if b.kind == BlockKind::Dep { "dep" } else { "queue" },
+            "owned": b.owned,
+            "ctx": b.owned.then_some(b.key.ctx),
+            "ring": b.owned.then_some(b.key.ring),
+            "seqno": b.owned.then_some(b.key.seqno),
+            "fence": (b.kind == BlockKind::Dep).then(|| json!([b.fence.0, b.fence.1])),
+            "lost_ns": b.lost,
+            "queue_ns": if b.owned { ns(b.queue) } else { Value::Null },
+            "exec_ns": if b.owned { ns(b.exec) } else { Value::Null },
+            "tags": b.tags.map(|t| t.iter().map(|i| Tags::NAMES[i]).collect::<Vec<_>>()),
+            "chain": b.owned.then_some(b.depth),
+            "root": b.owned.then(|| json!({"ctx": b.root.ctx, "ring": b.root.ring, "seqno": b.root.seqno})),
+            "ahead": (b.kind == BlockKind::Queue).then_some(b.ahead),
+        })
+    } else {
+        Value::Null
+    };
+    json!({
+        "ctx": j.key.ctx,
+        "ring": j.key.ring,
+        "seqno": j.key.seqno,
+        "pid": j.pid,
+        "time_ns": ns(j.first_time()).as_u64().map(|t| t.saturating_sub(genesis)),
+        "commit_ns": ns(j.commit),
+        "submit_ns": ns(j.submit),
+        "start_ns": ns(j.start),
+        "end_ns": ns(j.end),
+        "done_ns": ns(j.done),
+        "phases": phases,
+        "tags": j.tags.iter().map(|i| Tags::NAMES[i]).collect::<Vec<_>>(),
+        "flags": j.flags.to_string(),
+        "blocker": blocker,
+        "attribution": describe_blocker(j),
+    })
+}
+
+fn interval(row: &IntervalRow) -> Value {
+    let f = &row.figures;
+    let len = row.end.saturating_sub(row.start).max(1) as f64;
+    json!({
+        "start_ns": row.start,
+        "end_ns": row.end,
+        "ring": row.ring,
+        "busy_ns": f.busy,
+        "jobs_ended": f.ended,
+        "outstanding_avg": f.out_area as f64 / len,
+        "outstanding_max": f.out_max,
+        "fill_max": if f.fill_max > 0.0 { num(f.fill_max as f64) } else { Value::Null },
+        "idle_host_ns": f.idle.host,
+        "idle_dep_ns": f.idle.dep,
+        "idle_sched_ns": f.idle.sched,
+        "idle_none_ns": f.idle_none(row.end.saturating_sub(row.start)),
+    })
+}
+
+/// The report as a JSON value.
+pub fn report(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
+    let s = r.summary;
+    let st = r.stats;
+    let m = &r.measurable.phases;
+    let span = if st.first_ns == NONE {
+        0
+    } else {
+        st.last_ns.saturating_sub(st.first_ns)
+    };
+    let util_of = |ring: bool, id: u32| {
+        r.util
+            .iter()
+            .find(|u| u.is_ring == ring && u.id == id)
+            .map_or(Value::Null, util)
+    };
+    let rings: Vec<Value> = s
+        .rings
+        .iter()
+        .map(|(id, g)| {
+            let info = (r.rings)(*id).unwrap_or_default();
+            let mut v = group(g, m);
+            v["id"] = json!(id);
+            v["name"] = json!(info.name);
+            v["size"] = json!(info.size);
+            v["switches"] = json!(info.switches);
+            v["stalls"] = json!(info.stalls);
+            v["faults"] = json!(info.faults);
+            v["resets"] = json!(info.resets);
+            v["utilisation"] = util_of(true, *id);
+            v
+        })
+        .collect();
+    let ctxs: Vec<Value> = s
+        .ctxs
+        .iter()
+        .map(|(id, g)| {
+            let mut v = group(g, m);
+            v["id"] = json!(id);
+            v["utilisation"] = util_of(false, *id);
+            v
+        })
+        .collect();
+    let top: Vec<Value> = s
+        .top(r.top)
+        .iter()
+        .map(|e| {
+            json!({
+                "tag": Tags::NAMES[e.tag],
+                "ctx": e.ctx,
+                "ring": e.ring,
+                "jobs": e.jobs,
+                "lost_ns": e.lost,
+                "samples": e.samples.iter().map(|j| job(j, r.genesis, m)).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let verdicts: Vec<Value> = r
+        .util
+        .iter()
+        .filter(|u| u.verdict.is_some())
+        .map(|u| {
+            json!({
+                "ring": u.id,
+                "verdict": u.verdict.map(|b| b.name()),
+                "text": crate::output::verdict_line(u),
+            })
+        })
+        .collect();
+    let mut rules = Map::new();
+    for (name, _) in crate::Rules::NAMES {
+        rules.insert(name.to_string(), num(r.rules.get(name).unwrap_or(0.0)));
+    }
+    json!({
+        "schema": SCHEMA,
+        "source": {
+            "driver": r.measurable.driver,
+            "simulated": r.measurable.simulated,
+            "records": st.records,
+            "events": st.events,
+            "first_ns": ns(st.first_ns),
+            "last_ns": if st.first_ns == NONE { Value::Null } else { json!(st.last_ns) },
+            "span_ns": span,
+            "lost_records": st.lost_records,
+            "loss_notes": st.loss_notes,
+            "event_codes": r.measurable.codes(),
+            "missing_events": r.measurable.missing(),
+            "unmeasurable_phases": r.measurable.unmeasurable(),
+        },
+        "warnings": r.warnings,
+        "all": group(&s.all, m),
+        "rings": rings,
+        "contexts": ctxs,
+        "verdicts": verdicts,
+        "hints": crate::output::hints(r),
+        "top": top,
+        "intervals": intervals.iter().map(interval).collect::<Vec<_>>(),
+        "rules": rules,
+    })
+}

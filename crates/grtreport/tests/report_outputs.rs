@@ -1,0 +1,218 @@
+//! The report's other shapes: JSON parsed back, what a filtered recording can measure,
+//! utilisation and verdicts, and `--interval` rows that come out while a pipe is still open.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+use grtrace_format::{Body, EventCode};
+use grtreport::Rules;
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_grtreport"))
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("grtreport-out-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn scenario_file(name: &str, seed: u64, jobs: usize) -> std::path::PathBuf {
+    let p = tmp(&format!("{name}-{seed}-{jobs}.grtrace"));
+    if !p.exists() {
+        let sc = grtrace_sim::scenarios::by_name(name, seed, jobs).unwrap();
+        let part = p.with_extension("part");
+        std::fs::write(&part, scenario_stream(&sc.records)).unwrap();
+        std::fs::rename(&part, &p).unwrap();
+    }
+    p
+}
+
+#[test]
+fn json_report_parses_back_with_every_section() {
+    let f = scenario_file("dep-chain", 3, 2000);
+    let out = bin()
+        .arg(&f)
+        .args(["--json", "--top", "30", "--interval", "0.2"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    assert_eq!(v["schema"], "grtreport/1");
+    assert_eq!(v["all"]["jobs"], 2000);
+    assert!(v["source"]["driver"]
+        .as_str()
+        .unwrap()
+        .contains("virtio_gpu"));
+    assert_eq!(v["source"]["missing_events"].as_array().unwrap().len(), 0);
+    let rings = v["rings"].as_array().unwrap();
+    assert_eq!(rings.len(), 3);
+    for r in rings {
+        assert!(r["phases"]["exec"]["p90_ns"].as_u64().unwrap() > 0);
+        assert!(r["tags"]["dep-wait"]["jobs"].is_u64());
+        let u = &r["utilisation"];
+        let busy = u["busy"].as_f64().unwrap();
+        assert!(busy > 0.0 && busy < 1.0, "{u}");
+        assert!(u["verdict"].is_string());
+    }
+    assert_eq!(v["verdicts"].as_array().unwrap().len(), 3);
+    assert!(!v["contexts"].as_array().unwrap().is_empty());
+    // --top entries carry their samples' attributions.
+    let top = v["top"].as_array().unwrap();
+    assert!(!top.is_empty());
+    let dep = top
+        .iter()
+        .find(|e| e["tag"] == "dep-wait")
+        .expect("a dep-wait class");
+    let s = &dep["samples"][0];
+    assert_eq!(s["blocker"]["kind"], "dep");
+    assert!(s["attribution"].as_str().unwrap().starts_with("waited "));
+    // Intervals of 0.2 s over the trace, per ring.
+    let iv = v["intervals"].as_array().unwrap();
+    assert!(iv.len() >= 3, "{}", iv.len());
+    assert!(iv[0]["busy_ns"].as_u64().unwrap() <= 200_000_000);
+}
+
+/// `grtrace -a submit -a end`: only SUBMIT and END (and notes) are recorded.
+#[test]
+fn a_filtered_recording_reports_what_it_can_measure() {
+    let sc = grtrace_sim::scenarios::by_name("report-mixed", 5, 2000).unwrap();
+    let kept: Vec<_> = sc
+        .records
+        .iter()
+        .filter(|(_, b)| match b {
+            Body::Event(e) => e.code == EventCode::Submit as u16 || e.code == EventCode::End as u16,
+            _ => true,
+        })
+        .cloned()
+        .collect();
+    let data = scenario_stream(&kept);
+    let (e, jobs) = run_bytes(data.clone(), Rules::default());
+    // Before: every job lacked COMMIT and was incomplete (0 complete jobs). Now only the
+    // jobs of a batched doorbell are: without COMMITs nobody can tell which jobs one
+    // SUBMIT covered, so they have no SUBMIT of their own.
+    assert!(e.summary.all.complete >= 1800, "{}", e.summary.all.complete);
+    for j in jobs.iter().filter(|j| j.flags.incomplete()) {
+        assert!(j.flags.has(grtreport::Flags::NO_SUBMIT), "{j:?}");
+    }
+    for j in jobs.iter().filter(|j| !j.flags.incomplete()) {
+        assert!(!j.measured(0) && !j.measured(6), "no COMMIT: {j:?}");
+        assert!(j.measured(1) && j.measured(2), "START inferred: {j:?}");
+    }
+    let m = e.measurable();
+    assert_eq!(m.missing(), ["COMMIT", "START", "IRQ", "SIGNAL"]);
+    assert_eq!(m.unmeasurable(), ["submit_host", "complete", "total"]);
+
+    let f = tmp("filtered.grtrace");
+    std::fs::write(&f, &data).unwrap();
+    let out = bin().arg(&f).arg("--jobs").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("the recording has no COMMIT/START/IRQ/SIGNAL events: submit_host, complete, total cannot be measured"),
+        "{text}"
+    );
+    // Unmeasurable phases print as -, never 0.
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("{name} row"))
+            .to_string()
+    };
+    assert!(row("submit_host")
+        .split_whitespace()
+        .skip(1)
+        .all(|c| c == "-"));
+    assert!(row("total").split_whitespace().skip(1).all(|c| c == "-"));
+    let complete = e.summary.all.complete;
+    assert!(
+        row("exec")
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            == complete
+    );
+    let job = text.lines().find(|l| l.ends_with(" -")).unwrap();
+    let cols: Vec<&str> = job.split_whitespace().collect();
+    assert_eq!(cols[4], "-", "submit_host: {job}");
+    assert_eq!(cols[10], "-", "total: {job}");
+    assert_ne!(cols[6], "-", "exec: {job}");
+
+    let json = bin().arg(&f).arg("--json").output().unwrap();
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(v["all"]["phases"]["total"].is_null());
+    assert!(v["all"]["phases"]["exec"]["n"].as_u64().unwrap() == complete);
+}
+
+#[test]
+fn verdicts_name_what_bounds_each_ring() {
+    // report-clean leaves rings idle between jobs (host-bound); dep-chain jobs wait on
+    // other rings' fences.
+    let (e, _) = run_bytes(
+        scenario_stream(
+            &grtrace_sim::scenarios::by_name("report-clean", 3, 2000)
+                .unwrap()
+                .records,
+        ),
+        Rules::default(),
+    );
+    let rows = e.util_rows();
+    let ring0 = rows.iter().find(|u| u.is_ring && u.id == 0).unwrap();
+    assert_eq!(ring0.verdict, Some(grtreport::util::Bound::Host));
+    assert!(ring0.busy > 0.05 && ring0.busy < 0.5, "{ring0:?}");
+    let idle = ring0.idle_host + ring0.idle_dep + ring0.idle_sched + ring0.idle_none;
+    assert!(
+        (ring0.busy + idle - 1.0).abs() < 0.01,
+        "shares add up: {ring0:?}"
+    );
+    assert!(ring0.jobs_per_s > 100.0);
+}
+
+/// Periodic statistics in a live pipe: a row comes out while the producer still writes.
+#[test]
+fn interval_rows_come_out_while_the_pipe_is_open() {
+    let f = scenario_file("report-mixed", 6, 4000);
+    let data = std::fs::read(&f).unwrap();
+    let mut child = bin()
+        .args(["--interval", "0.1", "-q"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    stdin.write_all(&data[..data.len() / 2]).unwrap();
+    stdin.flush().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        let header = lines.next();
+        let first = lines.next();
+        let _ = tx.send((header, first));
+        for _ in lines {}
+    });
+    // Half the trace (~0.7 s of trace time) is in: the first 0.1 s rows must be out.
+    let (header, first) = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("no interval row while the pipe is open");
+    assert!(header.unwrap().unwrap().starts_with("#  start_s"));
+    let first = first.unwrap().unwrap();
+    assert!(
+        first.trim_start().starts_with("0.000000    0.100000"),
+        "{first}"
+    );
+    stdin.write_all(&data[data.len() / 2..]).unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
