@@ -171,8 +171,8 @@ pub fn tmp(name: &str) -> std::path::PathBuf {
 pub fn scenario_file(name: &str, seed: u64, jobs: usize) -> std::path::PathBuf {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    static FILES: OnceLock<Mutex<HashMap<(String, u64, usize), std::path::PathBuf>>> =
-        OnceLock::new();
+    type Files = HashMap<(String, u64, usize), std::path::PathBuf>;
+    static FILES: OnceLock<Mutex<Files>> = OnceLock::new();
     let mut files = FILES.get_or_init(Default::default).lock().unwrap();
     files
         .entry((name.to_string(), seed, jobs))
