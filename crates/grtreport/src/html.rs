@@ -446,21 +446,8 @@ impl<W: Write> Html<W> {
             o.write_all(b"]}")?;
         }
         o.write_all(b"],\n\"hints\":[")?;
-        let ring_info = |id: u32| engine.ring_info(id);
-        let util = engine.util_rows();
-        let measurable = engine.measurable();
-        let input = output::ReportInput {
-            util: &util,
-            measurable: &measurable,
-            summary: &engine.summary,
-            stats: &engine.joiner.stats,
-            rules: engine.rules(),
-            rings: &ring_info,
-            top: 0,
-            genesis: engine.genesis(),
-            warnings,
-        };
-        for (i, h) in output::hints(&input).iter().enumerate() {
+        let hints = engine.with_report_input(0, warnings, output::hints);
+        for (i, h) in hints.iter().enumerate() {
             if i > 0 {
                 o.write_all(b",")?;
             }

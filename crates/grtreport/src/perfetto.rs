@@ -334,6 +334,22 @@ impl<W: Write> Perfetto<W> {
         self.meta_sort("thread_sort_index", pid, tid, sort + lane as i64)
     }
 
+    /// Places the slice `[from, to]` of job `j` on a lane of `key` and writes it up to its
+    /// args object (see [`slice_head`](Self::slice_head)); returns the lane's (pid, tid).
+    fn job_slice(
+        &mut self,
+        key: TrackKey,
+        prefix: &str,
+        j: &Job,
+        from: u64,
+        to: u64,
+    ) -> io::Result<(u32, u32)> {
+        let dur = to.saturating_sub(from);
+        let (pid, tid) = self.place(key, from, dur)?;
+        self.slice_head(prefix, j, pid, tid, from, dur)?;
+        Ok((pid, tid))
+    }
+
     /// Writes an `X` slice of job `j` named `{prefix}ctx/seqno{mark}` up to its args object
     /// (the caller writes the args and `}}`).
     fn slice_head(
@@ -492,14 +508,9 @@ impl<W: Write> Perfetto<W> {
         match p.what {
             What::Host(slot) => {
                 let (j, flow) = self.slot(slot);
-                let dur = j.submit.saturating_sub(j.commit);
-                let (pid, tid) = self.place(TrackKey::Host(j.pid), j.commit, dur)?;
-                self.slice_head("submit ", &j, pid, tid, j.commit, dur)?;
-                write!(
-                    self.out,
-                    "\"ctx\":{},\"ring\":{},\"seqno\":{}}}}}",
-                    j.key.ctx, j.key.ring, j.key.seqno
-                )?;
+                let host = TrackKey::Host(j.pid);
+                let (pid, tid) = self.job_slice(host, "submit ", &j, j.commit, j.submit)?;
+                self.out.write_all(b"}}")?;
                 if flow != 0 {
                     self.flow(b's', "submit", flow, pid, tid, j.commit)?;
                 }
@@ -507,14 +518,9 @@ impl<W: Write> Perfetto<W> {
             }
             What::Queue(slot) => {
                 let (j, flow) = self.slot(slot);
-                let dur = j.start.saturating_sub(j.submit);
-                let (pid, tid) = self.place(TrackKey::Ctx(j.key.ctx), j.submit, dur)?;
-                self.slice_head("queued ", &j, pid, tid, j.submit, dur)?;
-                write!(
-                    self.out,
-                    "\"ctx\":{},\"ring\":{},\"seqno\":{},\"queue_ms\":",
-                    j.key.ctx, j.key.ring, j.key.seqno
-                )?;
+                let ctx = TrackKey::Ctx(j.key.ctx);
+                let (pid, tid) = self.job_slice(ctx, "queued ", &j, j.submit, j.start)?;
+                self.out.write_all(b"\"queue_ms\":")?;
                 jsonw::ms(&mut self.out, j.phases.queue)?;
                 self.out.write_all(b"}}")?;
                 if flow != 0 && j.commit == NONE {
@@ -524,9 +530,8 @@ impl<W: Write> Perfetto<W> {
             }
             What::Exec(slot) => {
                 let (j, flow) = self.slot(slot);
-                let dur = j.end.saturating_sub(j.start);
-                let (pid, tid) = self.place(TrackKey::Ring(j.key.ring), j.start, dur)?;
-                self.slice_head("", &j, pid, tid, j.start, dur)?;
+                let ring = TrackKey::Ring(j.key.ring);
+                let (pid, tid) = self.job_slice(ring, "", &j, j.start, j.end)?;
                 self.job_args(&j)?;
                 self.out.write_all(b"}}")?;
                 if flow != 0 {
