@@ -28,7 +28,10 @@ named <ctx, ring, seqno>, splits every job's life into phases and tags what bloc
 
 The report gives per ring and per context count and min/avg/p50/p90/p99/max of every phase,
 each phase's share of job time, tag shares and hints; --top N adds the N blocking classes
-(per ctx and ring) that lost the most time, with sample jobs to look up in grtparse output.";
+(per ctx and ring) that lost the most time, with sample jobs to look up in grtparse output
+and who blocked them (the owner of the awaited fence on any ring, or the job ahead on the
+ring), then utilisation per ring and context (busy %, jobs/s, outstanding, idle causes) and a
+GPU-, host- or dependency-bound verdict per ring.";
 
 const AFTER_HELP: &str = "\
 Inputs are what grtparse takes: a base name (run -> run.grtrace.<cpu>), files, or - for stdin.
@@ -39,6 +42,8 @@ With no input, grtreport reads stdin, so it works live:
   grtreport run --top 10                      # worst offenders first
   grtreport run --jobs -q | awk '$14 != \"-\"'  # every tagged job
   grtreport run --csv jobs.csv -q             # jobs.csv and jobs.rings.csv for pandas
+  grtreport run --json --top 10 > r.json      # everything, blockers and verdicts included
+  grtrace -d card0 -o - | grtreport --interval 1 -q   # busy/idle per ring, every second
   grtreport run --rule queue-min-us=200 --ring 0 -w 1.5:3
   grtreport --list-rules > my.rules           # edit, then --rules my.rules
 
@@ -335,6 +340,18 @@ pub fn run(args: Args) -> i32 {
         let h = &h.header;
         let simulated = h.flags & grtrace_format::abi::STREAM_SIMULATED != 0;
         engine.source = (format!("driver {}, card{}", h.driver, h.card), simulated);
+    }
+    let mut cards: Vec<u32> = trace.streams().iter().map(|s| s.header.card).collect();
+    cards.sort_unstable();
+    cards.dedup();
+    if cards.len() > 1 {
+        // The reader does not say which input (card) a record came from yet, so jobs cannot
+        // be keyed by card: say so rather than report joined jobs silently.
+        warnings.push(format!(
+            "inputs come from {} cards ({}): jobs with the same <ctx, ring, seqno> on different cards are joined; report one card at a time",
+            cards.len(),
+            cards.iter().map(|c| format!("card{c}")).collect::<Vec<_>>().join(", ")
+        ));
     }
     let stdout = io::stdout();
     if let Some(secs) = interval_ns {

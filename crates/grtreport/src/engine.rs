@@ -405,6 +405,29 @@ impl Engine {
         self.joiner.ring(id).map(RingInfo::from)
     }
 
+    /// Everything a report needs, handed to `f` (after [`finish`](Self::finish)).
+    fn with_report<R>(
+        &self,
+        top: usize,
+        warnings: &[String],
+        f: impl FnOnce(&output::ReportInput<'_>) -> R,
+    ) -> R {
+        let rings = |id: u32| self.ring_info(id);
+        let util = self.util_rows();
+        let measurable = self.measurable();
+        f(&output::ReportInput {
+            util: &util,
+            measurable: &measurable,
+            summary: &self.summary,
+            stats: &self.joiner.stats,
+            rules: self.rules(),
+            rings: &rings,
+            top,
+            genesis: self.genesis(),
+            warnings,
+        })
+    }
+
     /// The text report (after [`finish`](Self::finish)).
     pub fn write_report<W: Write>(
         &self,
@@ -412,23 +435,7 @@ impl Engine {
         top: usize,
         warnings: &[String],
     ) -> io::Result<()> {
-        let rings = |id: u32| self.ring_info(id);
-        let util = self.util_rows();
-        let measurable = self.measurable();
-        output::write_report(
-            w,
-            &output::ReportInput {
-                util: &util,
-                measurable: &measurable,
-                summary: &self.summary,
-                stats: &self.joiner.stats,
-                rules: self.rules(),
-                rings: &rings,
-                top,
-                genesis: self.genesis(),
-                warnings,
-            },
-        )
+        self.with_report(top, warnings, |r| output::write_report(w, r))
     }
 
     /// Calls `f` with what the report prints (after [`finish`](Self::finish)): for outputs
@@ -471,21 +478,9 @@ impl Engine {
         top: usize,
         warnings: &[String],
     ) -> io::Result<()> {
-        let rings = |id: u32| self.ring_info(id);
-        let util = self.util_rows();
-        let measurable = self.measurable();
-        let input = output::ReportInput {
-            util: &util,
-            measurable: &measurable,
-            summary: &self.summary,
-            stats: &self.joiner.stats,
-            rules: self.rules(),
-            rings: &rings,
-            top,
-            genesis: self.genesis(),
-            warnings,
-        };
-        let v = crate::json::report(&input, &self.kept_intervals);
+        let v = self.with_report(top, warnings, |r| {
+            crate::json::report(r, &self.kept_intervals)
+        });
         serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::other)?;
         writeln!(w)
     }

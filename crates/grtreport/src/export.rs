@@ -64,6 +64,9 @@ impl Exports {
         let Some(first) = streams.first() else {
             return Ok(());
         };
+        if self.perfetto.is_none() && self.html.is_none() {
+            return Ok(());
+        }
         let card = first.header.card;
         if let Some(other) = streams.iter().find(|s| s.header.card != card) {
             // The joiner names jobs by <ctx, ring, seqno> only: two cards' jobs would mix.

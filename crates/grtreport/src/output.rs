@@ -103,23 +103,28 @@ pub fn describe_blocker(j: &Job) -> Option<String> {
     }
 }
 
+/// A job's phases formatted by `f`, `-` for the unmeasured ones.
+fn phase_cells(j: &Job, f: impl Fn(u64) -> String) -> [String; N_PHASES] {
+    let v = j.phases.as_array();
+    std::array::from_fn(|i| if j.measured(i) { f(v[i]) } else { "-".into() })
+}
+
 /// One `--jobs` line (no newline).
 pub fn job_line(j: &Job, genesis: u64) -> String {
-    let p = &j.phases;
-    let ms = |i: usize, v: u64| if j.measured(i) { ms(v) } else { "-".into() };
+    let p = phase_cells(j, ms);
     format!(
         "{:>14} {:>7} {:>6} {:>10} {:>9} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10} {:>4} {:>3} {} {} {}",
         secs(j.first_time(), genesis),
         j.key.ctx,
         j.key.ring,
         j.key.seqno,
-        ms(0, p.submit_host),
-        ms(1, p.queue),
-        ms(2, p.exec),
-        ms(3, p.complete),
-        ms(4, p.gpu_wait),
-        ms(5, p.vm_fault),
-        ms(6, p.total),
+        p[0],
+        p[1],
+        p[2],
+        p[3],
+        p[4],
+        p[5],
+        p[6],
         fill_str(j.fill),
         j.outstanding,
         j.tags,
@@ -197,18 +202,11 @@ fn abs(v: u64) -> String {
 }
 
 pub fn job_csv_row(j: &Job, names: &Names<'_>) -> Vec<String> {
-    let p = &j.phases;
     let b = j.blocker();
     let owned = b.is_some() && b.owned;
     let if_owned = |v: String| if owned { v } else { String::new() };
     // Unmeasured phases are empty cells, never 0.
-    let ph = |i: usize, v: u64| {
-        if j.measured(i) {
-            v.to_string()
-        } else {
-            String::new()
-        }
-    };
+    let ph = phase_cells(j, |v| v.to_string()).map(|c| if c == "-" { String::new() } else { c });
     let mut r = vec![
         secs(j.first_time(), names.genesis),
         abs(j.commit),
@@ -222,13 +220,9 @@ pub fn job_csv_row(j: &Job, names: &Names<'_>) -> Vec<String> {
         j.key.seqno.to_string(),
         j.pid.to_string(),
         names.comm(j.pid).unwrap_or_default(),
-        ph(0, p.submit_host),
-        ph(1, p.queue),
-        ph(2, p.exec),
-        ph(3, p.complete),
-        ph(4, p.gpu_wait),
-        ph(5, p.vm_fault),
-        ph(6, p.total),
+    ];
+    r.extend(ph);
+    r.extend([
         j.exec_own().to_string(),
         j.class_ref.to_string(),
         if j.fill.is_finite() {
@@ -272,7 +266,7 @@ pub fn job_csv_row(j: &Job, names: &Names<'_>) -> Vec<String> {
         } else {
             String::new()
         },
-    ];
+    ]);
     for i in 0..Tags::COUNT {
         r.push(u8::from(j.tags.has(1 << i)).to_string());
     }
