@@ -406,7 +406,7 @@ impl Engine {
     }
 
     /// Everything a report needs, handed to `f` (after [`finish`](Self::finish)).
-    fn with_report<R>(
+    pub fn with_report<R>(
         &self,
         top: usize,
         warnings: &[String],
@@ -436,30 +436,6 @@ impl Engine {
         warnings: &[String],
     ) -> io::Result<()> {
         self.with_report(top, warnings, |r| output::write_report(w, r))
-    }
-
-    /// Calls `f` with what the report prints (after [`finish`](Self::finish)): for outputs
-    /// that need the report's inputs, such as the HTML page's verdicts.
-    pub fn with_report_input<R>(
-        &self,
-        top: usize,
-        warnings: &[String],
-        f: impl FnOnce(&output::ReportInput<'_>) -> R,
-    ) -> R {
-        let rings = |id: u32| self.ring_info(id);
-        let util = self.util_rows();
-        let measurable = self.measurable();
-        f(&output::ReportInput {
-            util: &util,
-            measurable: &measurable,
-            summary: &self.summary,
-            stats: &self.joiner.stats,
-            rules: self.rules(),
-            rings: &rings,
-            top,
-            genesis: self.genesis(),
-            warnings,
-        })
     }
 
     /// What the recording's event codes can measure, and its source.

@@ -446,7 +446,7 @@ impl<W: Write> Html<W> {
             o.write_all(b"]}")?;
         }
         o.write_all(b"],\n\"hints\":[")?;
-        let hints = engine.with_report_input(0, warnings, output::hints);
+        let hints = engine.with_report(0, warnings, output::hints);
         for (i, h) in hints.iter().enumerate() {
             if i > 0 {
                 o.write_all(b",")?;
