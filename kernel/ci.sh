@@ -94,8 +94,10 @@ if RUSTFLAGS="-C target-feature=+crt-static" cargo build -q --release \
 else
     tail -20 "$RUN/cargo-grtrace.log"; fail "cargo build grtrace (static)"
 fi
-cargo build -q --release -p grtparse -p grtreport > "$RUN/cargo-tools.log" 2>&1 ||
+{ cargo build -q --release -p grtparse -p grtreport &&
+    cargo build -q --release -p grtreport --example tefcheck; } > "$RUN/cargo-tools.log" 2>&1 ||
     { tail -20 "$RUN/cargo-tools.log"; fail "cargo build grtparse/grtreport"; finish; }
+export TEFCHECK=$CARGO_TARGET_DIR/release/examples/tefcheck  # verify.sh checks --perfetto with it
 GRTPARSE=$CARGO_TARGET_DIR/release/grtparse
 GRTREPORT=$CARGO_TARGET_DIR/release/grtreport
 lap "Rust binaries" "$t"

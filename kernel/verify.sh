@@ -12,6 +12,7 @@
 #    virtio_gpu_cmd_queue / _cmd_response equal those of COMMIT / END (fenced ones too),
 #    and the fence seqnos of dma_fence_signaled / _wait_start / _wait_end equal those of
 #    SIGNAL / WAIT / WAIT_END;
+#  * run: grtreport --perfetto writes valid Trace Event Format (when TEFCHECK is set);
 #  * small (tiny buffers, recorded live): records were lost, and the LOST notes in the
 #    stream add up to the kernel's dropped counter; no sequence gap;
 #  * filt (real grtrace only, events=COMMIT|END): recorder exited 0, only those events;
@@ -56,6 +57,13 @@ set -- $jobs
 first_commit=$(awk '$6 == "COMMIT" { print $4; exit }' "$OUT/run.txt")
 last_end=$(awk '$6 == "END" && $9 + 0 > m { m = $9 + 0 } END { print m + 0 }' "$OUT/run.txt")
 "$R" "$OUT/run" --jobs -q > "$OUT/jobs.txt" 2>&1
+# The run as a Perfetto timeline, checked against the Trace Event Format by the checker of
+# grtreport's tests (TEFCHECK = crates/grtreport/examples/tefcheck.rs; skipped if unset).
+if [ -n "${TEFCHECK:-}" ]; then
+    "$R" "$OUT/run" -q --perfetto "$OUT/run.json" > "$OUT/perfetto.err" 2>&1 &&
+        "$TEFCHECK" "$OUT/run.json" > "$OUT/tefcheck.txt" 2>&1
+    check "grtreport --perfetto: valid Trace Event Format ($(head -1 "$OUT/tefcheck.txt" | cut -d: -f3-))" $?
+fi
 # jobs.txt: $1 time, $4 seqno, $NF flags
 read -r edge early < <(awk -v f="${first_commit:-0}" -v m="$last_end" '$NF ~ /incomplete/ {
     if (($NF ~ /no-commit/ && $1 + 0 < f + 0) || $4 + 0 > m) e++; else o++ }

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The project's whole test run, as CI runs it (`.ci/run` calls exactly this):
 #   1. Rust: format, lints, unit/integration/end-to-end tests on the simulator (minutes);
-#   2. kernel: apply the patch series to Debian's linux-source-6.12, build (skipped when a
+#   2. browser: grtreport --html on a simulator scenario, checked in headless chromium through
+#      playwright-core (scripts/browser/run.sh; about a minute, installs what it needs);
+#   3. kernel: apply the patch series to Debian's linux-source-6.12, build (skipped when a
 #      cached kernel matches the series), boot under QEMU, record real virtio-gpu traffic with
 #      the real grtrace binary and check it; compile-test the drm_sched/amdgpu/i915 hooks.
-# Set GRTRACE_SKIP_KERNEL=1 to run only the Rust stage.
+# Set GRTRACE_SKIP_KERNEL=1 to skip the kernel stage, GRTRACE_SKIP_BROWSER=1 the browser stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +28,13 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 step "cargo test"
 cargo test --workspace --release
+
+if [ "${GRTRACE_SKIP_BROWSER:-0}" = 1 ]; then
+    step "browser stage skipped (GRTRACE_SKIP_BROWSER=1)"
+else
+    step "browser: grtreport --html in headless chromium (playwright-core)"
+    bash scripts/browser/run.sh
+fi
 
 if [ "${GRTRACE_SKIP_KERNEL:-0}" = 1 ]; then
     step "kernel stage skipped (GRTRACE_SKIP_KERNEL=1)"

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use hdrhistogram::Histogram;
 
-use crate::job::{Job, Tags};
+use crate::job::{Job, Tags, NONE};
 use crate::joiner::FxMap;
 use crate::rules::Rules;
 
@@ -77,6 +77,16 @@ impl Classifier {
             self.classify(&mut j);
             emit(j);
         }
+    }
+
+    /// Earliest first time of the jobs held back ([`NONE`] if none): nothing the
+    /// classifier emits later starts before it (the timeline exports' watermark).
+    pub fn oldest(&self) -> u64 {
+        self.window
+            .iter()
+            .map(Job::first_time)
+            .min()
+            .unwrap_or(NONE)
     }
 
     /// End of input: tags and emits what is still held back.

@@ -152,6 +152,18 @@ pub struct Args {
 
     #[command(flatten)]
     pub completions: grtrace_cli::CompletionArgs,
+
+    /// Write the jobs as a Perfetto / chrome://tracing timeline (JSON Trace Event Format)
+    #[arg(long, value_name = "FILE")]
+    pub perfetto: Option<PathBuf>,
+
+    /// Write a self-contained HTML report with timeline, plots and job details
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Jobs the HTML page carries at most (the earliest window that fits; plots cover all)
+    #[arg(long, value_name = "N", default_value_t = crate::html::DEFAULT_MAX_JOBS)]
+    pub html_jobs: usize,
 }
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -280,6 +292,17 @@ pub fn run(args: Args) -> i32 {
     if !(args.grace >= 0.0 && args.horizon > 0.0) {
         return usage("--grace must be >= 0 and --horizon > 0");
     }
+    let exports = crate::export::Exports {
+        perfetto: args.perfetto.clone(),
+        html: args.html.clone(),
+        html_max_jobs: args.html_jobs,
+    };
+    // Other writers of stdout: job lines, a --json report not sent to -o, interval rows.
+    let json_on_stdout = args.json && args.output.is_none() && !args.quiet;
+    let others = args.jobs || json_on_stdout || (args.interval.is_some() && !args.json);
+    if let Err(e) = exports.check(others) {
+        return usage(&e);
+    }
     let interval_ns = match args.interval {
         None => None,
         Some(s) if (1e-6..=1e6).contains(&s) => Some((s * 1e9) as u64),
@@ -371,6 +394,14 @@ pub fn run(args: Args) -> i32 {
     }
 
     let mut engine = Engine::new(rules, join, filter, args.samples);
+    let input_words: Vec<String> = words
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    if let Err(e) = exports.attach(&mut engine, trace.streams(), &input_words.join(" "), &read) {
+        eprintln!("grtreport: {e}");
+        return 1;
+    }
     if let Some(h) = trace.streams().first() {
         let h = &h.header;
         let simulated = h.flags & grtrace_format::abi::STREAM_SIMULATED != 0;
@@ -479,7 +510,15 @@ pub fn run(args: Args) -> i32 {
             return fail(e);
         }
     }
-    if !args.quiet {
+    if let Err(e) = engine.finish_timelines(&warnings) {
+        if is_pipe(&e) {
+            return 0;
+        }
+        return fail(format!("export: {e}"));
+    }
+    // An export on stdout leaves the text report to -o FILE.
+    let quiet = args.quiet || (exports.uses_stdout() && args.output.is_none());
+    if !quiet {
         let name = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
         let out = match grtrace_cli::open_output("-o", &name, &read) {
             Ok(o) => o,

@@ -113,6 +113,28 @@ impl<W: Write> JobSink for JobCsv<W> {
     }
 }
 
+/// A consumer of the record stream as well as of finished jobs: the timeline exports
+/// (`--perfetto`, `--html`) draw events that are not jobs (faults, messages, counters).
+pub trait Timeline {
+    /// Every record, after the joiner saw it. `watermark` is set now and then: no job
+    /// handed over later has an event before it.
+    fn record(
+        &mut self,
+        rec: &RecordView<'_>,
+        joiner: &Joiner,
+        watermark: Option<u64>,
+    ) -> io::Result<()>;
+    /// A sequence gap the reader found (NOTE_LOST records come through `record`).
+    fn lost(&mut self, l: &Lost, joiner: &Joiner) -> io::Result<()>;
+    /// A finished, tagged job that passed the filter.
+    fn job(&mut self, job: &Job, genesis: u64) -> io::Result<()>;
+    /// End of input (all jobs were handed over): writes what is left.
+    fn finish(&mut self, engine: &Engine, warnings: &[String]) -> io::Result<()>;
+}
+
+/// Records between two watermark computations (each is O(jobs in flight + tail window)).
+const WATERMARK_EVERY: u32 = 1 << 14;
+
 /// Tags of the jobs that left the classifier most recently, so a job can show its
 /// blocker's tags: blockers finish (and are classified) before the jobs that waited for them.
 /// Bounded: the oldest are forgotten first.
@@ -178,6 +200,8 @@ pub struct Engine {
     pub source: (String, bool),
     /// Every tagged job, when a test asks for them ([`Engine::keep_jobs`]).
     kept: Option<Vec<Job>>,
+    timelines: Vec<Box<dyn Timeline>>,
+    since_watermark: u32,
 }
 
 impl Engine {
@@ -195,7 +219,32 @@ impl Engine {
             kept_intervals: Vec::new(),
             source: (String::new(), false),
             kept: None,
+            timelines: Vec::new(),
+            since_watermark: 0,
         }
+    }
+
+    /// Adds a timeline export; it sees every record and every accepted job.
+    pub fn add_timeline(&mut self, t: Box<dyn Timeline>) {
+        self.timelines.push(t);
+    }
+
+    /// No job emitted from now on has an event before this time: the oldest of the jobs
+    /// still open in the joiner and of those held back by the classifier.
+    pub fn watermark(&self) -> u64 {
+        let now = self.joiner.stats.last_ns;
+        self.joiner
+            .oldest_open()
+            .min(self.classifier.oldest())
+            .min(now)
+    }
+
+    /// Writes the timeline exports' last parts (after [`finish`](Self::finish)).
+    pub fn finish_timelines(&mut self, warnings: &[String]) -> io::Result<()> {
+        let mut t = std::mem::take(&mut self.timelines);
+        let res = t.iter_mut().try_for_each(|t| t.finish(self, warnings));
+        self.timelines = t;
+        res
     }
 
     /// Prints a row per ring every `ns` of trace time to `out` as each interval closes
@@ -255,6 +304,18 @@ impl Engine {
         if self.joiner.has_finished() {
             self.pump(false)?;
         }
+        if !self.timelines.is_empty() {
+            self.since_watermark += 1;
+            let w = if self.since_watermark >= WATERMARK_EVERY {
+                self.since_watermark = 0;
+                Some(self.watermark())
+            } else {
+                None
+            };
+            for t in &mut self.timelines {
+                t.record(rec, &self.joiner, w)?;
+            }
+        }
         if !self.joiner.intervals.is_empty() {
             self.write_intervals()?;
         }
@@ -264,6 +325,10 @@ impl Engine {
     /// A loss the reader found (sequence gap).
     pub fn gap(&mut self, l: &Lost) {
         self.joiner.lost(l);
+        for t in &mut self.timelines {
+            // A write error here shows again at the next record or at finish.
+            let _ = t.lost(l, &self.joiner);
+        }
     }
 
     /// End of input: flushes open jobs and the classifier window, then the sinks.
@@ -292,6 +357,7 @@ impl Engine {
             summary,
             sinks,
             kept,
+            timelines,
             ..
         } = self;
         joiner.take_finished(finished);
@@ -310,6 +376,12 @@ impl Engine {
             if err.is_none() {
                 for s in sinks.iter_mut() {
                     if let Err(e) = s.job(&job, &names) {
+                        err = Some(e);
+                        break;
+                    }
+                }
+                for t in timelines.iter_mut() {
+                    if let Err(e) = t.job(&job, genesis) {
                         err = Some(e);
                         break;
                     }
@@ -336,7 +408,7 @@ impl Engine {
     }
 
     /// Everything a report needs, handed to `f` (after [`finish`](Self::finish)).
-    fn with_report<R>(
+    pub fn with_report<R>(
         &self,
         top: usize,
         warnings: &[String],

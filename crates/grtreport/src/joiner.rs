@@ -648,6 +648,21 @@ impl Joiner {
         self.jobs.len()
     }
 
+    /// Earliest event time of the jobs still open ([`NONE`] if none): no job finished later
+    /// has an event before it. O(jobs in flight); the timeline exports call it now and then.
+    pub fn oldest_open(&self) -> u64 {
+        self.jobs
+            .values()
+            .map(|s| {
+                [s.commit, s.submit, s.start, s.end]
+                    .into_iter()
+                    .find(|&t| t != NONE)
+                    .unwrap_or(s.last_seen)
+            })
+            .min()
+            .unwrap_or(NONE)
+    }
+
     /// Feeds one record (events and notes).
     #[inline]
     pub fn feed(&mut self, rec: &RecordView<'_>) {

@@ -11,18 +11,25 @@
 //! * [`summary`]: hdrhistogram statistics per ring / context / phase and the top classes.
 //! * [`output`]: the text report, `--jobs` lines and CSV.
 //! * [`engine`]: the pipeline that ties them together; [`cli`] is the command line.
+//! * [`perfetto`] and [`html`]: the timeline exports (`--perfetto`, `--html`), fed by the
+//!   engine as a [`Timeline`](engine::Timeline); [`export`] opens them for the command line.
 
 pub mod classify;
 pub mod cli;
 pub mod engine;
+pub mod export;
+pub mod html;
 pub mod input;
 pub mod job;
 pub mod joiner;
 pub mod json;
+pub mod jsonw;
 pub mod measurable;
 pub mod output;
+pub mod perfetto;
 pub mod rules;
 pub mod summary;
+pub mod timeline;
 pub mod util;
 
 pub use engine::{Engine, Filter};

@@ -629,7 +629,7 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
     Ok(())
 }
 
-/// Structural hints: patterns over the whole window, per ring.
+/// Structural hints (the report's verdicts): patterns over the whole window, per ring.
 pub fn hints(r: &ReportInput<'_>) -> Vec<String> {
     let rules = r.rules;
     let mut out = Vec::new();

@@ -158,3 +158,29 @@ pub fn score(
     }
     s
 }
+
+/// A file name in this test process's own temporary directory.
+pub fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("grtreport-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+/// A simulator scenario as a stream file, written once per process: tests run in parallel,
+/// and none may read it half-written.
+pub fn scenario_file(name: &str, seed: u64, jobs: usize) -> std::path::PathBuf {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    type Files = HashMap<(String, u64, usize), std::path::PathBuf>;
+    static FILES: OnceLock<Mutex<Files>> = OnceLock::new();
+    let mut files = FILES.get_or_init(Default::default).lock().unwrap();
+    files
+        .entry((name.to_string(), seed, jobs))
+        .or_insert_with(|| {
+            let p = tmp(&format!("{name}-{seed}-{jobs}.grtrace"));
+            let sc = grtrace_sim::scenarios::by_name(name, seed, jobs).expect("scenario");
+            std::fs::write(&p, scenario_stream(&sc.records)).unwrap();
+            p
+        })
+        .clone()
+}

@@ -1,0 +1,900 @@
+//! `--perfetto FILE`: the jobs as a timeline in the JSON Trace Event Format that the
+//! Perfetto UI (ui.perfetto.dev) and chrome://tracing load.
+//!
+//! Layout:
+//! * one process per card, named `card0 (amdgpu)`, holding one thread track per ring
+//!   (a slice per job's execution, named `ctx/seqno`, args: every phase, tags, flags,
+//!   blocker), one per context (the queued part, SUBMIT to START) and an `events` track;
+//!   counters per ring: busy %, jobs outstanding, ring fill %;
+//! * the host side (COMMIT to SUBMIT) on the submitting thread, under its pid, named after
+//!   the process (NOTE_PROCESS);
+//! * flow arrows from a job's submission to its execution (and from its blocker, when one
+//!   is known); instant events for VM faults, resets, timeouts, hangs, lost records and user
+//!   messages (NOTE_MSG).
+//!
+//! Slices are complete (`X`) events. Where slices of one track overlap without nesting
+//! (queued jobs of one context, a preempted job and the one that preempted it), the later
+//! goes to a second lane of the track (`ring 0 gfx #2`), so every thread track holds only
+//! properly nested slices in time order.
+//!
+//! Streaming: jobs reach the exporter as they finish, out of start order. Each slice waits
+//! in a heap until the engine's watermark (the oldest job still open or held back) passes
+//! it, then is written; memory is bounded by the jobs in flight, as the report's is.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+use std::io::{self, Write};
+
+use grtrace_format::abi::EventCode;
+use grtrace_format::{Lost, RecordView};
+
+use crate::engine::{Engine, Timeline};
+use crate::job::{Flags, Job, JobKey, NONE, PHASE_NAMES};
+use crate::joiner::{FxMap, Joiner};
+use crate::jsonw;
+use crate::timeline::{self, Names, Seen};
+
+/// Perfetto process id of card N: far above any Linux pid (pid_max <= 2^22).
+pub const CARD_PID_BASE: u32 = 0x7f00_0000;
+/// Thread ids of a host thread's extra lanes (overlapping COMMIT..SUBMIT slices).
+const HOST_LANE_TID_BASE: u32 = 0x4000_0000;
+/// Records may come this much out of time order (across CPUs) and still be placed in order.
+const SLACK_NS: u64 = 5_000_000;
+/// Default width of the counter buckets.
+pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000;
+
+/// What the export is about (from the stream header and the command line).
+#[derive(Clone, Debug)]
+pub struct PerfettoConfig {
+    pub card: u32,
+    pub driver: String,
+    /// Input as given on the command line (kept in the trace's metadata).
+    pub input: String,
+    /// Width of the counter buckets (busy %, outstanding, fill).
+    pub interval_ns: u64,
+}
+
+/// Which track a slice or instant goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum TrackKey {
+    Ring(u32),
+    Ctx(u32),
+    /// A host thread (its tid; pid = tid, since the trace names threads only).
+    Host(u32),
+    /// Card-wide instants that name no ring.
+    Events,
+}
+
+/// One lane of a track: a thread track holding properly nested slices in time order.
+struct Lane {
+    pid: u32,
+    tid: u32,
+    last_ts: u64,
+    /// Ends of the open (enclosing) slices, innermost last.
+    open: Vec<u64>,
+}
+
+impl Lane {
+    /// Takes `[ts, ts + dur]` if it nests under the open slices and keeps time order.
+    fn fits(&mut self, ts: u64, dur: u64) -> bool {
+        if ts < self.last_ts {
+            return false;
+        }
+        while self.open.last().is_some_and(|&e| e <= ts) {
+            self.open.pop();
+        }
+        if self.open.last().is_some_and(|&e| ts + dur > e) {
+            return false;
+        }
+        self.open.push(ts + dur);
+        self.last_ts = ts;
+        true
+    }
+}
+
+#[derive(Debug)]
+enum What {
+    Host(u32),
+    Queue(u32),
+    Exec(u32),
+    /// A ring event: code, ctx, seqno, arg0, arg2.
+    RingEvent {
+        code: u16,
+        ring: u32,
+        ctx: u32,
+        seqno: u64,
+        arg0: u64,
+        arg2: u32,
+    },
+    Msg {
+        pid: u32,
+        text: Box<[u8]>,
+    },
+    Lost {
+        cpu: u32,
+        source: u32,
+        count: u64,
+        gap: bool,
+    },
+}
+
+#[derive(Debug)]
+struct Pending {
+    ts: u64,
+    seq: u64,
+    what: What,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, o: &Self) -> bool {
+        (self.ts, self.seq) == (o.ts, o.seq)
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Pending {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (self.ts, self.seq).cmp(&(o.ts, o.seq))
+    }
+}
+
+/// A job waiting for its slices to be written.
+struct Held {
+    job: Job,
+    /// Slices of it still in the heap.
+    refs: u8,
+    /// Flow id of its submission arrow (0 = none).
+    flow: u64,
+}
+
+/// Counter values of one bucket of one ring.
+#[derive(Clone, Copy, PartialEq)]
+struct Bucket {
+    busy: u64,
+    outstanding: u32,
+    /// Highest fill in 1/1000 of the ring (u32::MAX = unknown).
+    fill: u32,
+}
+
+struct RingCounters {
+    /// Counter name: `ring 0 gfx`.
+    label: String,
+    /// Bucket index of `open[0]`.
+    base: u64,
+    open: VecDeque<Bucket>,
+    /// Values carried into a new bucket: outstanding and fill as last seen.
+    carry: Bucket,
+    last_written: Option<Bucket>,
+}
+
+/// Counts of what the export did, kept in the trace's metadata.
+#[derive(Clone, Debug, Default)]
+pub struct PerfettoStats {
+    pub events: u64,
+    pub jobs: u64,
+    pub lanes: u64,
+    /// Instants written a little later than their time (records out of order).
+    pub moved: u64,
+    /// Job execution that fell into counter buckets already written.
+    pub late_busy_ns: u64,
+    pub max_held: u64,
+}
+
+/// The exporter; register it with [`Engine::add_timeline`].
+pub struct Perfetto<W: Write> {
+    out: W,
+    cfg: PerfettoConfig,
+    pid: u32,
+    genesis: u64,
+    names: Names,
+    tracks: FxMap<TrackKey, Vec<Lane>>,
+    next_tid: u32,
+    next_host_tid: u32,
+    named_hosts: FxMap<u32, ()>,
+    heap: BinaryHeap<Reverse<Pending>>,
+    held: Vec<Option<Held>>,
+    free: Vec<u32>,
+    seq: u64,
+    /// Where recent jobs' executions were written, for blocker arrows: key -> (tid, end).
+    recent: FxMap<JobKey, (u32, u64, u64)>,
+    counters: FxMap<u32, RingCounters>,
+    /// Rings in first-seen order (counters are written in it).
+    ring_order: Vec<u32>,
+    pub stats: PerfettoStats,
+}
+
+impl<W: Write> Perfetto<W> {
+    /// Starts the JSON document on `out`.
+    pub fn new(mut out: W, cfg: PerfettoConfig) -> io::Result<Self> {
+        out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
+        let pid = CARD_PID_BASE.wrapping_add(cfg.card);
+        let mut p = Perfetto {
+            out,
+            pid,
+            genesis: NONE,
+            names: Names::default(),
+            tracks: FxMap::default(),
+            next_tid: 1,
+            next_host_tid: HOST_LANE_TID_BASE,
+            named_hosts: FxMap::default(),
+            heap: BinaryHeap::new(),
+            held: Vec::new(),
+            free: Vec::new(),
+            seq: 0,
+            recent: FxMap::default(),
+            counters: FxMap::default(),
+            ring_order: Vec::new(),
+            stats: PerfettoStats::default(),
+            cfg,
+        };
+        let name = format!("card{} ({})", p.cfg.card, p.cfg.driver);
+        p.meta_name("process_name", pid, 0, &name)?;
+        p.meta_sort("process_sort_index", pid, 0, -1)?;
+        Ok(p)
+    }
+
+    /// Starts an event: a comma before every event but the first.
+    fn sep(&mut self) -> io::Result<()> {
+        if self.stats.events > 0 {
+            self.out.write_all(b",\n")?;
+        }
+        self.stats.events += 1;
+        Ok(())
+    }
+
+    fn meta_name(&mut self, what: &str, pid: u32, tid: u32, name: &str) -> io::Result<()> {
+        self.sep()?;
+        write!(
+            self.out,
+            "{{\"ph\":\"M\",\"name\":\"{what}\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":"
+        )?;
+        jsonw::string(&mut self.out, name.as_bytes())?;
+        self.out.write_all(b"}}")
+    }
+
+    fn meta_sort(&mut self, what: &str, pid: u32, tid: u32, index: i64) -> io::Result<()> {
+        self.sep()?;
+        write!(
+            self.out,
+            "{{\"ph\":\"M\",\"name\":\"{what}\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{index}}}}}"
+        )
+    }
+
+    fn rel(&self, t: u64) -> u64 {
+        t.saturating_sub(self.genesis)
+    }
+
+    fn push(&mut self, ts: u64, what: What) {
+        self.seq += 1;
+        self.heap.push(Reverse(Pending {
+            ts,
+            seq: self.seq,
+            what,
+        }));
+    }
+
+    /// Places a slice on a lane of `key`, naming new lanes; returns (pid, tid).
+    fn place(&mut self, key: TrackKey, ts: u64, dur: u64) -> io::Result<(u32, u32)> {
+        let lanes = self.tracks.entry(key).or_default();
+        for l in lanes.iter_mut() {
+            if l.fits(ts, dur) {
+                return Ok((l.pid, l.tid));
+            }
+        }
+        let n = lanes.len();
+        let (pid, tid) = match key {
+            TrackKey::Host(t) if n == 0 => (t, t),
+            TrackKey::Host(t) => {
+                self.next_host_tid += 1;
+                (t, self.next_host_tid)
+            }
+            _ => {
+                self.next_tid += 1;
+                (self.pid, self.next_tid)
+            }
+        };
+        let mut lane = Lane {
+            pid,
+            tid,
+            last_ts: 0,
+            open: Vec::new(),
+        };
+        let ok = lane.fits(ts, dur);
+        debug_assert!(ok);
+        self.tracks.entry(key).or_default().push(lane);
+        self.stats.lanes += 1;
+        self.name_lane(key, n, pid, tid)?;
+        Ok((pid, tid))
+    }
+
+    fn name_lane(&mut self, key: TrackKey, lane: usize, pid: u32, tid: u32) -> io::Result<()> {
+        let (base, sort) = match key {
+            TrackKey::Ring(r) => (self.names.ring_label(r), (r as i64) * 1000),
+            TrackKey::Ctx(c) => (format!("ctx {c} queued"), (1 << 40) + (c as i64) * 1000),
+            TrackKey::Events => ("events".to_string(), -1),
+            TrackKey::Host(t) => {
+                let comm = self.names.procs.get(&t).cloned();
+                let comm = comm.unwrap_or_else(|| format!("tid {t}"));
+                if self.named_hosts.insert(t, ()).is_none() {
+                    self.meta_name("process_name", pid, 0, &comm)?;
+                }
+                (comm, 0)
+            }
+        };
+        let name = if lane == 0 {
+            base
+        } else {
+            format!("{base} #{}", lane + 1)
+        };
+        self.meta_name("thread_name", pid, tid, &name)?;
+        self.meta_sort("thread_sort_index", pid, tid, sort + lane as i64)
+    }
+
+    /// Places the slice `[from, to]` of job `j` on a lane of `key` and writes it up to its
+    /// args object (see [`slice_head`](Self::slice_head)); returns the lane's (pid, tid).
+    fn job_slice(
+        &mut self,
+        key: TrackKey,
+        prefix: &str,
+        j: &Job,
+        from: u64,
+        to: u64,
+    ) -> io::Result<(u32, u32)> {
+        let dur = to.saturating_sub(from);
+        let (pid, tid) = self.place(key, from, dur)?;
+        self.slice_head(prefix, j, pid, tid, from, dur)?;
+        Ok((pid, tid))
+    }
+
+    /// Writes an `X` slice of job `j` named `{prefix}ctx/seqno{mark}` up to its args object
+    /// (the caller writes the args and `}}`).
+    fn slice_head(
+        &mut self,
+        prefix: &str,
+        j: &Job,
+        pid: u32,
+        tid: u32,
+        ts: u64,
+        dur: u64,
+    ) -> io::Result<()> {
+        self.sep()?;
+        let o = &mut self.out;
+        o.write_all(b"{\"ph\":\"X\",\"name\":\"")?;
+        o.write_all(prefix.as_bytes())?;
+        jsonw::uint(o, j.key.ctx as u64)?;
+        o.write_all(b"/")?;
+        jsonw::uint(o, j.key.seqno)?;
+        o.write_all(Self::mark(j).as_bytes())?;
+        o.write_all(b"\",\"cat\":\"")?;
+        o.write_all(Self::cat(j).as_bytes())?;
+        o.write_all(b"\",\"pid\":")?;
+        jsonw::uint(o, pid as u64)?;
+        o.write_all(b",\"tid\":")?;
+        jsonw::uint(o, tid as u64)?;
+        o.write_all(b",\"ts\":")?;
+        let rel = self.rel(ts);
+        jsonw::us(&mut self.out, rel)?;
+        self.out.write_all(b",\"dur\":")?;
+        jsonw::us(&mut self.out, dur)?;
+        self.out.write_all(b",\"args\":{")
+    }
+
+    fn flow(&mut self, ph: u8, cat: &str, id: u64, pid: u32, tid: u32, ts: u64) -> io::Result<()> {
+        self.sep()?;
+        let o = &mut self.out;
+        o.write_all(b"{\"ph\":\"")?;
+        o.write_all(&[ph])?;
+        o.write_all(b"\",\"name\":\"")?;
+        o.write_all(cat.as_bytes())?;
+        o.write_all(b"\",\"cat\":\"")?;
+        o.write_all(cat.as_bytes())?;
+        o.write_all(b"\",\"id\":")?;
+        jsonw::uint(o, id)?;
+        o.write_all(b",\"pid\":")?;
+        jsonw::uint(o, pid as u64)?;
+        o.write_all(b",\"tid\":")?;
+        jsonw::uint(o, tid as u64)?;
+        o.write_all(b",\"ts\":")?;
+        let rel = self.rel(ts);
+        jsonw::us(&mut self.out, rel)?;
+        if ph == b'f' {
+            self.out.write_all(b",\"bp\":\"e\"")?;
+        }
+        self.out.write_all(b"}")
+    }
+
+    fn instant_head(
+        &mut self,
+        name: &str,
+        scope: u8,
+        pid: u32,
+        tid: u32,
+        ts: u64,
+    ) -> io::Result<()> {
+        self.sep()?;
+        self.out.write_all(b"{\"ph\":\"i\",\"name\":")?;
+        jsonw::string(&mut self.out, name.as_bytes())?;
+        write!(
+            self.out,
+            ",\"cat\":\"event\",\"s\":\"{}\",\"pid\":{pid},\"tid\":{tid},\"ts\":",
+            scope as char
+        )?;
+        let rel = self.rel(ts);
+        jsonw::us(&mut self.out, rel)?;
+        self.out.write_all(b",\"args\":{")
+    }
+
+    /// An instant on a lane: at its time, or just after the lane's last event when the
+    /// record came late (counted in `moved`).
+    fn lane_instant(&mut self, key: TrackKey, ts: u64) -> io::Result<(u32, u32, u64)> {
+        let (pid, tid) = match self.tracks.get(&key).and_then(|l| l.first()) {
+            Some(l) => (l.pid, l.tid),
+            None => self.place(key, ts, 0)?,
+        };
+        let lane = &mut self.tracks.get_mut(&key).expect("placed")[0];
+        let at = ts.max(lane.last_ts);
+        if at != ts {
+            self.stats.moved += 1;
+        }
+        lane.last_ts = at;
+        Ok((pid, tid, at))
+    }
+
+    fn job_args(&mut self, j: &Job) -> io::Result<()> {
+        let o = &mut self.out;
+        for (name, v) in [
+            (&b"\"ctx\":"[..], j.key.ctx as u64),
+            (b",\"ring\":", j.key.ring as u64),
+            (b",\"seqno\":", j.key.seqno),
+            (b",\"pid\":", j.pid as u64),
+        ] {
+            o.write_all(name)?;
+            jsonw::uint(o, v)?;
+        }
+        for (name, v) in PHASE_NAMES.iter().zip(j.phases.as_array()) {
+            o.write_all(b",\"")?;
+            o.write_all(name.as_bytes())?;
+            o.write_all(b"_ms\":")?;
+            jsonw::ms(o, v)?;
+        }
+        write!(
+            o,
+            ",\"tags\":\"{}\",\"flags\":\"{}\",\"fill\":",
+            j.tags, j.flags
+        )?;
+        jsonw::num(o, j.fill as f64)?;
+        write!(
+            o,
+            ",\"outstanding\":{},\"batch\":{},\"faults\":{},\"preempts\":{},\"blocker\":",
+            j.outstanding, j.batch, j.faults, j.preempts
+        )?;
+        match timeline::blocker_info(j) {
+            Some((kind, who, lost)) => {
+                jsonw::string(o, who.as_bytes())?;
+                write!(o, ",\"blocker_kind\":\"{kind}\",\"blocker_lost_ms\":")?;
+                jsonw::ms(o, lost)?;
+            }
+            None => o.write_all(b"null")?,
+        }
+        Ok(())
+    }
+
+    fn mark(j: &Job) -> &'static str {
+        if j.flags.incomplete() {
+            " (incomplete)"
+        } else if j.flags.has(Flags::INFERRED) {
+            " (inferred)"
+        } else {
+            ""
+        }
+    }
+
+    fn cat(j: &Job) -> &'static str {
+        if j.flags.incomplete() {
+            "job,incomplete"
+        } else if j.flags.has(Flags::INFERRED) {
+            "job,inferred"
+        } else {
+            "job"
+        }
+    }
+
+    /// Writes one pending item.
+    fn write_item(&mut self, p: Pending) -> io::Result<()> {
+        match p.what {
+            What::Host(slot) => {
+                let (j, flow) = self.slot(slot);
+                let host = TrackKey::Host(j.pid);
+                let (pid, tid) = self.job_slice(host, "submit ", &j, j.commit, j.submit)?;
+                self.out.write_all(b"}}")?;
+                if flow != 0 {
+                    self.flow(b's', "submit", flow, pid, tid, j.commit)?;
+                }
+                self.release(slot);
+            }
+            What::Queue(slot) => {
+                let (j, flow) = self.slot(slot);
+                let ctx = TrackKey::Ctx(j.key.ctx);
+                let (pid, tid) = self.job_slice(ctx, "queued ", &j, j.submit, j.start)?;
+                self.out.write_all(b"\"queue_ms\":")?;
+                jsonw::ms(&mut self.out, j.phases.queue)?;
+                self.out.write_all(b"}}")?;
+                if flow != 0 && j.commit == NONE {
+                    self.flow(b's', "submit", flow, pid, tid, j.submit)?;
+                }
+                self.release(slot);
+            }
+            What::Exec(slot) => {
+                let (j, flow) = self.slot(slot);
+                let ring = TrackKey::Ring(j.key.ring);
+                let (pid, tid) = self.job_slice(ring, "", &j, j.start, j.end)?;
+                self.job_args(&j)?;
+                self.out.write_all(b"}}")?;
+                if flow != 0 {
+                    self.flow(b'f', "submit", flow, pid, tid, j.start)?;
+                }
+                if let Some(b) = timeline::blocker(&j) {
+                    if let Some(&(btid, bstart, bend)) = self.recent.get(&b) {
+                        // The arrow leaves the blocker's slice at its last nanosecond.
+                        let from = bend.saturating_sub(1).max(bstart).min(j.start);
+                        if from >= bstart {
+                            self.seq += 1;
+                            let id = self.seq;
+                            self.flow(b's', "blocker", id, self.pid, btid, from)?;
+                            self.flow(b'f', "blocker", id, pid, tid, j.start)?;
+                        }
+                    }
+                }
+                self.recent.insert(j.key, (tid, j.start, j.end));
+                self.release(slot);
+            }
+            What::RingEvent {
+                code,
+                ring,
+                ctx,
+                seqno,
+                arg0,
+                arg2,
+            } => {
+                let (pid, tid, at) = self.lane_instant(TrackKey::Ring(ring), p.ts)?;
+                let name = EventCode::from_u16(code).map_or("EVENT", |c| c.name());
+                self.instant_head(name, b't', pid, tid, at)?;
+                write!(
+                    self.out,
+                    "\"ring\":{ring},\"ctx\":{ctx},\"seqno\":{seqno},\"arg0\":\"{arg0:#x}\",\"status\":{arg2}}}}}"
+                )?;
+            }
+            What::Msg { pid, text } => {
+                let key = if pid == 0 {
+                    TrackKey::Events
+                } else {
+                    TrackKey::Host(pid)
+                };
+                let (pid, tid, at) = self.lane_instant(key, p.ts)?;
+                let mut name = b"msg: ".to_vec();
+                name.extend_from_slice(&text[..text.len().min(64)]);
+                let name = String::from_utf8_lossy(&name).into_owned();
+                self.instant_head(&name, b't', pid, tid, at)?;
+                self.out.write_all(b"\"text\":")?;
+                jsonw::string(&mut self.out, &text)?;
+                self.out.write_all(b"}}")?;
+            }
+            What::Lost {
+                cpu,
+                source,
+                count,
+                gap,
+            } => {
+                let name = format!("lost {count} records");
+                self.instant_head(&name, b'p', self.pid, 0, p.ts)?;
+                write!(
+                    self.out,
+                    "\"cpu\":{cpu},\"source\":{source},\"count\":{count},\"sequence_gap\":{gap}}}}}"
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A copy of a held job (plain data, no allocation) and its flow id.
+    fn slot(&self, slot: u32) -> (Job, u64) {
+        let h = self.held[slot as usize].as_ref().expect("held job");
+        (h.job.clone(), h.flow)
+    }
+
+    /// One of the job's slices was written; the job leaves when all are.
+    fn release(&mut self, slot: u32) {
+        let h = self.held[slot as usize].as_mut().expect("held job");
+        h.refs -= 1;
+        if h.refs == 0 {
+            self.held[slot as usize] = None;
+            self.free.push(slot);
+        }
+    }
+
+    /// Writes every pending item before `w`, then the counters up to `w`.
+    fn advance(&mut self, w: u64) -> io::Result<()> {
+        while self.heap.peek().is_some_and(|p| p.0.ts < w) {
+            let Reverse(p) = self.heap.pop().expect("peeked");
+            self.write_item(p)?;
+        }
+        self.write_counters(w)?;
+        // Blocker arrows need a blocker written before its waiter: keep the last second.
+        let keep = w.saturating_sub(1_000_000_000);
+        if self.recent.len() > 4096 {
+            self.recent.retain(|_, v| v.2 >= keep);
+        }
+        Ok(())
+    }
+
+    fn ring_counters(&mut self, ring: u32, t: u64) -> &mut Bucket {
+        let width = self.cfg.interval_ns;
+        let idx = self.rel(t) / width;
+        if !self.counters.contains_key(&ring) {
+            self.ring_order.push(ring);
+        }
+        let names = &self.names;
+        let rc = self.counters.entry(ring).or_insert_with(|| RingCounters {
+            label: names.ring_label(ring),
+            base: idx,
+            open: VecDeque::new(),
+            carry: Bucket {
+                busy: 0,
+                outstanding: 0,
+                fill: u32::MAX,
+            },
+            last_written: None,
+        });
+        let idx = idx.max(rc.base);
+        while rc.base + (rc.open.len() as u64) <= idx {
+            let c = Bucket {
+                busy: 0,
+                ..rc.carry
+            };
+            rc.open.push_back(c);
+        }
+        &mut rc.open[(idx - rc.base) as usize]
+    }
+
+    /// Writes the counter buckets of every ring that end at or before `w`.
+    fn write_counters(&mut self, w: u64) -> io::Result<()> {
+        if self.genesis == NONE {
+            return Ok(());
+        }
+        let width = self.cfg.interval_ns;
+        let upto = self.rel(w) / width; // buckets < upto are final
+        for i in 0..self.ring_order.len() {
+            let ring = self.ring_order[i];
+            loop {
+                let rc = self.counters.get_mut(&ring).expect("ring");
+                if rc.base >= upto {
+                    break;
+                }
+                let b = rc.open.pop_front().unwrap_or(Bucket {
+                    busy: 0,
+                    ..rc.carry
+                });
+                let idx = rc.base;
+                rc.base += 1;
+                if rc.last_written == Some(b) {
+                    if rc.open.is_empty() {
+                        // Idle: nothing changes until the next event of this ring.
+                        rc.base = upto;
+                    }
+                    continue;
+                }
+                rc.last_written = Some(b);
+                let label = std::mem::take(&mut rc.label);
+                let res = self.counter(&label, idx * width, b);
+                self.counters.get_mut(&ring).expect("ring").label = label;
+                res?;
+            }
+        }
+        Ok(())
+    }
+
+    fn counter(&mut self, name: &str, rel_ts: u64, b: Bucket) -> io::Result<()> {
+        self.sep()?;
+        self.out.write_all(b"{\"ph\":\"C\",\"name\":")?;
+        jsonw::string(&mut self.out, name.as_bytes())?;
+        write!(self.out, ",\"pid\":{},\"tid\":0,\"ts\":", self.pid)?;
+        jsonw::us(&mut self.out, rel_ts)?;
+        let busy = (b.busy as f64 * 100.0 / self.cfg.interval_ns as f64).min(100.0);
+        write!(
+            self.out,
+            ",\"args\":{{\"busy %\":{busy:.1},\"outstanding\":{}",
+            b.outstanding
+        )?;
+        if b.fill != u32::MAX {
+            write!(self.out, ",\"fill %\":{:.1}", b.fill as f64 / 10.0)?;
+        }
+        self.out.write_all(b"}}")
+    }
+}
+
+impl<W: Write> Timeline for Perfetto<W> {
+    fn record(
+        &mut self,
+        rec: &RecordView<'_>,
+        joiner: &Joiner,
+        watermark: Option<u64>,
+    ) -> io::Result<()> {
+        let t = rec.time_ns();
+        if self.genesis == NONE {
+            self.genesis = joiner.stats.first_ns;
+        }
+        match self.names.see(rec, joiner) {
+            Seen::Mark(ev) => self.push(
+                t,
+                What::RingEvent {
+                    code: ev.code(),
+                    ring: ev.ring(),
+                    ctx: ev.ctx(),
+                    seqno: ev.seqno(),
+                    arg0: ev.arg0(),
+                    arg2: ev.arg2(),
+                },
+            ),
+            Seen::Ring {
+                ring,
+                outstanding,
+                fill,
+            } => {
+                let b = self.ring_counters(ring, t);
+                b.outstanding = b.outstanding.max(outstanding);
+                b.fill = timeline::max_fill(b.fill, fill);
+                // A new bucket starts from the state as last seen.
+                let carry = &mut self.counters.get_mut(&ring).expect("ring").carry;
+                carry.outstanding = outstanding;
+                if fill != timeline::FILL_UNKNOWN {
+                    carry.fill = fill;
+                }
+            }
+            Seen::Msg { pid, text } => self.push(
+                t,
+                What::Msg {
+                    pid,
+                    text: text.into(),
+                },
+            ),
+            Seen::Lost(l) => self.push(
+                t,
+                What::Lost {
+                    cpu: l.cpu,
+                    source: l.source,
+                    count: l.count,
+                    gap: false,
+                },
+            ),
+            Seen::Nothing => {}
+        }
+        if let Some(w) = watermark {
+            self.advance(w.saturating_sub(SLACK_NS))?;
+        }
+        Ok(())
+    }
+
+    fn lost(&mut self, l: &Lost, joiner: &Joiner) -> io::Result<()> {
+        let t = if l.last_ns != 0 && l.last_ns != NONE {
+            l.last_ns
+        } else {
+            joiner.stats.last_ns
+        };
+        self.push(
+            t,
+            What::Lost {
+                cpu: l.cpu,
+                source: l.source,
+                count: l.count,
+                gap: true,
+            },
+        );
+        Ok(())
+    }
+
+    fn job(&mut self, job: &Job, _genesis: u64) -> io::Result<()> {
+        self.stats.jobs += 1;
+        let has_host = job.commit != NONE && job.submit != NONE;
+        let has_queue = job.submit != NONE && job.start != NONE;
+        let has_exec = job.start != NONE && job.end != NONE;
+        let refs = has_host as u8 + has_queue as u8 + has_exec as u8;
+        // Busy time goes into the counter buckets now: they are written only once the
+        // watermark passes them.
+        if has_exec && self.genesis != NONE {
+            let width = self.cfg.interval_ns;
+            let (s, e) = (self.rel(job.start), self.rel(job.end));
+            self.ring_counters(job.key.ring, job.start);
+            let rc = self.counters.get_mut(&job.key.ring).expect("ring");
+            let mut late = 0;
+            timeline::spread(s, e, width, |b, ns| {
+                if b < rc.base {
+                    late += ns;
+                    return;
+                }
+                while rc.base + (rc.open.len() as u64) <= b {
+                    let c = Bucket {
+                        busy: 0,
+                        ..rc.carry
+                    };
+                    rc.open.push_back(c);
+                }
+                rc.open[(b - rc.base) as usize].busy += ns;
+            });
+            self.stats.late_busy_ns += late;
+        }
+        if refs == 0 {
+            // Nothing to draw (a job named only by a stray event): it is counted in the
+            // metadata's job total and listed by --jobs.
+            return Ok(());
+        }
+        let flow = if (has_host || has_queue) && has_exec {
+            self.seq += 1;
+            self.seq
+        } else {
+            0
+        };
+        let h = Held {
+            job: job.clone(),
+            refs,
+            flow,
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.held[s as usize] = Some(h);
+                s
+            }
+            None => {
+                self.held.push(Some(h));
+                (self.held.len() - 1) as u32
+            }
+        };
+        if has_host {
+            self.push(job.commit, What::Host(slot));
+        }
+        if has_queue {
+            self.push(job.submit, What::Queue(slot));
+        }
+        if has_exec {
+            self.push(job.start, What::Exec(slot));
+        }
+        self.stats.max_held = self.stats.max_held.max(self.heap.len() as u64);
+        Ok(())
+    }
+
+    fn finish(&mut self, engine: &Engine, warnings: &[String]) -> io::Result<()> {
+        let end = engine.joiner.stats.last_ns.saturating_add(1);
+        // Everything left, and the counters up to one bucket past the end of the trace (the
+        // last sample shows the rings idle).
+        self.advance(end.saturating_add(2 * self.cfg.interval_ns))?;
+        let st = &engine.joiner.stats;
+        self.out
+            .write_all(b"\n],\"otherData\":{\"tool\":\"grtreport\"")?;
+        write!(self.out, ",\"card\":{},\"driver\":", self.cfg.card)?;
+        jsonw::string(&mut self.out, self.cfg.driver.as_bytes())?;
+        self.out.write_all(b",\"input\":")?;
+        jsonw::string(&mut self.out, self.cfg.input.as_bytes())?;
+        write!(
+            self.out,
+            ",\"records\":{},\"jobs\":{},\"trace_events\":{},\"lanes\":{},\"lost_records\":{},\"counter_interval_us\":",
+            st.records, self.stats.jobs, self.stats.events, self.stats.lanes, st.lost_records
+        )?;
+        jsonw::us(&mut self.out, self.cfg.interval_ns)?;
+        write!(
+            self.out,
+            ",\"instants_moved\":{},\"late_busy_ns\":{},\"max_held_items\":{},\"warnings\":[",
+            self.stats.moved, self.stats.late_busy_ns, self.stats.max_held
+        )?;
+        for (i, w) in warnings.iter().enumerate() {
+            if i > 0 {
+                self.out.write_all(b",")?;
+            }
+            jsonw::string(&mut self.out, w.as_bytes())?;
+        }
+        self.out.write_all(b"]}}\n")?;
+        self.out.flush()
+    }
+}

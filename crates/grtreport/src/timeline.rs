@@ -1,0 +1,199 @@
+//! What the two timeline exports (`--perfetto`, `--html`) share: names of rings and
+//! processes learnt from notes, the blocker of a job, and spreading a job's execution over
+//! fixed time buckets (busy %).
+
+use grtrace_format::abi::{rtype, EventCode};
+use grtrace_format::{Body, EventView, Lost, RecordView};
+
+use crate::job::{BlockKind, Job, JobKey, NONE};
+use crate::joiner::{FxMap, Joiner};
+
+/// The recorded job that `job` waited for, as the report names it ([`Job::blocker`]): the
+/// dependency it waited for longest, or the job ahead of it on its ring. None when it
+/// waited for nothing, or for a fence no recorded job owns.
+pub fn blocker(job: &Job) -> Option<JobKey> {
+    let b = job.blocker();
+    (b.is_some() && b.owned).then_some(b.key)
+}
+
+/// How the exports describe the blocker: `dep`/`queue`, who (a job or a fence), and the time
+/// the job lost to it in ns. None when the job waited for nothing.
+pub fn blocker_info(job: &Job) -> Option<(&'static str, String, u64)> {
+    let b = job.blocker();
+    let kind = match b.kind {
+        BlockKind::None => return None,
+        BlockKind::Dep => "dep",
+        BlockKind::Queue => "queue",
+    };
+    Some((kind, b.who(), b.lost))
+}
+
+/// `ctx/seqno`: how a job is named on a ring's track.
+pub fn job_name(k: &JobKey) -> String {
+    format!("{}/{}", k.ctx, k.seqno)
+}
+
+/// What the exports draw from one record (see [`Names::see`]).
+pub enum Seen<'a> {
+    /// A ring event shown as a marker: VM_FAULT, VM_RETRY, RESET, TIMEOUT, HANG, STALL.
+    Mark(EventView<'a>),
+    /// A ring's counters after ALLOC, COMMIT, SUBMIT, START or END: jobs outstanding (from
+    /// the joiner) and, but for START and END, the fill in 1/1000 ([`FILL_UNKNOWN`] if not).
+    Ring {
+        ring: u32,
+        outstanding: u32,
+        fill: u32,
+    },
+    /// A user message (NOTE_MSG) of thread `pid`.
+    Msg { pid: u32, text: &'a [u8] },
+    /// A NOTE_LOST record.
+    Lost(Lost),
+    /// Nothing to draw (ring and process notes are learnt).
+    Nothing,
+}
+
+/// Ring names and sizes (NOTE_RING) and process names (NOTE_PROCESS) seen so far.
+#[derive(Default)]
+pub struct Names {
+    pub rings: FxMap<u32, (String, u64)>,
+    pub procs: FxMap<u32, String>,
+}
+
+impl Names {
+    /// Learns from a note; returns true if the record was a ring or process note.
+    pub fn observe(&mut self, rec: &RecordView<'_>) -> bool {
+        match rec.rtype() {
+            rtype::NOTE_RING | rtype::NOTE_PROCESS => {}
+            _ => return false,
+        }
+        match rec.body() {
+            Body::Ring(r) => {
+                let name = String::from_utf8_lossy(r.name).into_owned();
+                self.rings.insert(r.ring, (name, r.size));
+            }
+            Body::Process { comm } => {
+                self.procs
+                    .insert(rec.pid(), String::from_utf8_lossy(comm).into_owned());
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Classifies a record for drawing, learning names from notes on the way. `joiner` has
+    /// already seen the record.
+    pub fn see<'a>(&mut self, rec: &RecordView<'a>, joiner: &Joiner) -> Seen<'a> {
+        match rec.rtype() {
+            rtype::EVENT => {
+                let Some(ev) = rec.event() else {
+                    return Seen::Nothing;
+                };
+                let ring = ev.ring();
+                let outstanding = || joiner.ring(ring).map_or(0, |r| r.outstanding);
+                match EventCode::from_u16(ev.code()) {
+                    Some(
+                        EventCode::VmFault
+                        | EventCode::VmRetry
+                        | EventCode::Reset
+                        | EventCode::Timeout
+                        | EventCode::Hang
+                        | EventCode::Stall,
+                    ) => Seen::Mark(ev),
+                    Some(EventCode::Alloc | EventCode::Commit | EventCode::Submit) => Seen::Ring {
+                        ring,
+                        outstanding: outstanding(),
+                        fill: fill_permille(ev.arg2(), self.ring_size(ring)),
+                    },
+                    Some(EventCode::Start | EventCode::End) => Seen::Ring {
+                        ring,
+                        outstanding: outstanding(),
+                        fill: FILL_UNKNOWN,
+                    },
+                    _ => Seen::Nothing,
+                }
+            }
+            _ => match rec.body() {
+                Body::Msg { text } => Seen::Msg {
+                    pid: rec.pid(),
+                    text,
+                },
+                Body::Lost(l) => Seen::Lost(l),
+                _ => {
+                    self.observe(rec);
+                    Seen::Nothing
+                }
+            },
+        }
+    }
+
+    /// `ring 0 gfx`, or `ring 7` when the ring has no name.
+    pub fn ring_label(&self, ring: u32) -> String {
+        match self.rings.get(&ring) {
+            Some((n, _)) if !n.is_empty() => format!("ring {ring} {n}"),
+            _ => format!("ring {ring}"),
+        }
+    }
+
+    /// The ring's size in units (0 = unknown).
+    pub fn ring_size(&self, ring: u32) -> u64 {
+        self.rings.get(&ring).map_or(0, |r| r.1)
+    }
+}
+
+/// A ring fill in 1/1000 of the ring that is not known (the ring's size is not).
+pub const FILL_UNKNOWN: u32 = u32::MAX;
+
+/// `units` in use as 1/1000 of a ring of `size` units ([`FILL_UNKNOWN`] if the size is 0).
+pub fn fill_permille(units: u32, size: u64) -> u32 {
+    (units as u64 * 1000)
+        .checked_div(size)
+        .map_or(FILL_UNKNOWN, |f| f.min(1000) as u32)
+}
+
+/// The higher of two fills, either of which may be unknown.
+pub fn max_fill(a: u32, b: u32) -> u32 {
+    match (a, b) {
+        (FILL_UNKNOWN, f) | (f, FILL_UNKNOWN) => f,
+        (a, b) => a.max(b),
+    }
+}
+
+/// Calls `f(bucket, ns)` for every bucket of width `width` that `[start, end)` overlaps,
+/// with the overlap in ns (times relative to the same origin as the buckets).
+pub fn spread(start: u64, end: u64, width: u64, mut f: impl FnMut(u64, u64)) {
+    if start == NONE || end == NONE || end <= start || width == 0 {
+        return;
+    }
+    let mut t = start;
+    while t < end {
+        let b = t / width;
+        let stop = ((b + 1) * width).min(end);
+        f(b, stop - t);
+        t = stop;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_is_unknown_without_a_ring_size() {
+        assert_eq!(fill_permille(192, 256), 750);
+        assert_eq!(fill_permille(300, 256), 1000);
+        assert_eq!(fill_permille(5, 0), FILL_UNKNOWN);
+        assert_eq!(max_fill(FILL_UNKNOWN, 3), 3);
+        assert_eq!(max_fill(4, FILL_UNKNOWN), 4);
+        assert_eq!(max_fill(4, 7), 7);
+    }
+
+    #[test]
+    fn spread_splits_at_bucket_edges() {
+        let mut v = Vec::new();
+        spread(150, 420, 100, |b, ns| v.push((b, ns)));
+        assert_eq!(v, [(1, 50), (2, 100), (3, 100), (4, 20)]);
+        v.clear();
+        spread(5, 5, 100, |b, ns| v.push((b, ns)));
+        assert!(v.is_empty());
+    }
+}

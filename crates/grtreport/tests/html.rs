@@ -1,0 +1,247 @@
+//! `--html`: the page is self-contained, carries the jobs the report found (or a window of
+//! them, saying what it left out), the markers and the per-ring series. The page's script
+//! is exercised in a real browser by scripts/browser/run.sh.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_grtreport"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The page for `input` (with extra arguments), and its data element parsed.
+fn page(input: &Path, extra: &[&str]) -> (String, Value) {
+    let out = bin()
+        .arg(input)
+        .args(["--html", "-"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = String::from_utf8(out.stdout).unwrap();
+    let open = "<script id=\"grt-data\" type=\"application/json\">";
+    let a = html.find(open).expect("data element") + open.len();
+    let b = a + html[a..].find("</script>").unwrap();
+    let data = serde_json::from_str(&html[a..b]).expect("data is JSON");
+    (html, data)
+}
+
+/// `--jobs` lines (no header) for `input`.
+fn job_lines(input: &Path) -> Vec<String> {
+    let out = bin().arg(input).args(["--jobs", "-q"]).output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(String::from)
+        .collect()
+}
+
+fn mixed_file() -> PathBuf {
+    scenario_file("report-mixed", 4, 3000)
+}
+
+#[test]
+fn the_page_is_self_contained() {
+    let (html, _) = page(&mixed_file(), &[]);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for bad in [
+        "<link", "src=", "@import", "url(", "http://", "https://", "<iframe", "fetch(",
+    ] {
+        // The SVG namespace URI is a name and url(#id) a reference inside the page, not
+        // requests.
+        let hits = html
+            .match_indices(bad)
+            .filter(|(i, _)| !html[*i..].starts_with("http://www.w3.org/2000/svg"))
+            .filter(|(i, _)| !html[*i..].starts_with("url(#"))
+            .count();
+        assert_eq!(hits, 0, "page contains {bad}");
+    }
+    assert_eq!(html.matches("<script").count(), 2);
+    assert_eq!(html.matches("<style>").count(), 1);
+}
+
+#[test]
+fn the_page_carries_every_job_tables_and_verdicts() {
+    let f = mixed_file();
+    let (_, d) = page(&f, &[]);
+    let lines = job_lines(&f);
+    let jobs = d["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), lines.len());
+    assert_eq!(d["jobs_left_out"], 0);
+    // Same jobs, same tags, in the same time order as --jobs (which prints ctx ring seqno).
+    let mut want: Vec<(u64, u64, u64)> = lines
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+            )
+        })
+        .collect();
+    let mut got: Vec<(u64, u64, u64)> = jobs
+        .iter()
+        .map(|j| {
+            (
+                j[0].as_u64().unwrap(),
+                j[1].as_u64().unwrap(),
+                j[2].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want);
+    let tagged = jobs.iter().filter(|j| j[9] != 0).count();
+    let groups = d["groups"].as_array().unwrap();
+    let all = groups.iter().find(|g| g["label"] == "all").unwrap();
+    assert_eq!(all["tagged"].as_u64().unwrap() as usize, tagged);
+    assert!(groups.iter().any(|g| g["label"] == "ring 0 gfx"));
+    assert!(!d["hints"].as_array().unwrap().is_empty());
+    assert!(d["report"].as_str().unwrap().contains("Blocking Classes"));
+    // Series: per ring, busy within 0..100, at most MAX_BUCKETS points.
+    for (ring, s) in d["series"].as_object().unwrap() {
+        let s = s.as_array().unwrap();
+        assert!(
+            !s.is_empty() && s.len() <= grtreport::html::MAX_BUCKETS,
+            "{ring}"
+        );
+        for p in s {
+            let busy = p[0].as_f64().unwrap();
+            assert!((0.0..=100.0).contains(&busy));
+        }
+        assert!(
+            s.iter().any(|p| p[0].as_f64().unwrap() > 0.0),
+            "{ring} never busy"
+        );
+        assert!(s.iter().any(|p| p[6].is_number()), "{ring} has no exec p50");
+    }
+}
+
+#[test]
+fn a_large_trace_carries_a_window_and_says_what_it_left_out() {
+    let f = mixed_file();
+    let (_, d) = page(&f, &["--html-jobs", "500"]);
+    let lines = job_lines(&f);
+    let jobs = d["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 500);
+    assert_eq!(d["jobs_total"].as_u64().unwrap() as usize, lines.len());
+    assert_eq!(
+        d["jobs_left_out"].as_u64().unwrap() as usize,
+        lines.len() - 500
+    );
+    // The window: every carried job began before its end, every job left out at or after.
+    let end = d["window_end_ns"].as_u64().unwrap();
+    let first = |j: &Value| {
+        (4..8)
+            .map(|k| j[k].as_i64().unwrap())
+            .find(|&t| t >= 0)
+            .unwrap()
+    };
+    assert!(jobs.iter().all(|j| (first(j) as u64) < end));
+    let starts: Vec<u64> = lines
+        .iter()
+        .map(|l| {
+            let s: f64 = l.split_whitespace().next().unwrap().parse().unwrap();
+            (s * 1e9).round() as u64
+        })
+        .collect();
+    assert_eq!(starts.iter().filter(|&&t| t < end).count(), 500);
+    // The plots still cover the whole trace.
+    let (_, all) = page(&f, &[]);
+    assert_eq!(d["series"], all["series"]);
+}
+
+#[test]
+fn markers_carry_messages_faults_and_lost_records() {
+    let (_, d) = page(&root().join("fixtures/parse/every/run"), &[]);
+    assert!(!d["msgs"].as_array().unwrap().is_empty());
+    let marks: Vec<&str> = d["marks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m[2].as_str().unwrap())
+        .collect();
+    for m in ["VM_FAULT", "RESET", "TIMEOUT", "HANG", "STALL"] {
+        assert!(marks.contains(&m), "{m} not in {marks:?}");
+    }
+    let (_, g) = page(&root().join("fixtures/parse/gap/run"), &[]);
+    let lost: u64 = g["lost"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l[1].as_u64().unwrap())
+        .sum();
+    assert_eq!(lost, 4 + 3);
+    assert!(g["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("sequence gap")));
+}
+
+#[test]
+fn html_jobs_zero_is_a_usage_error() {
+    let out = bin()
+        .arg(mixed_file())
+        .args(["--html", "-", "--html-jobs", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn jobs_carry_their_blocker_for_arrows_and_the_chain() {
+    let p = scenario_file("dep-chain", 3, 1500);
+    let sc = grtrace_sim::scenarios::by_name("dep-chain", 3, 1500).unwrap();
+    let (_, d) = page(&p, &[]);
+    let jobs = d["jobs"].as_array().unwrap();
+    let key = |j: &Value| format!("{}/{}/{}", j[0], j[1], j[2]);
+    let keys: std::collections::HashSet<String> = jobs.iter().map(key).collect();
+    let truth: std::collections::HashMap<String, String> = sc
+        .truth
+        .iter()
+        .filter_map(|t| {
+            let (c, r, s) = t.blocker?;
+            Some((
+                format!("{}/{}/{}", t.ctx, t.ring, t.seqno),
+                format!("{c}/{r}/{s}"),
+            ))
+        })
+        .collect();
+    let (mut named, mut right) = (0, 0);
+    for j in jobs {
+        if let Some(b) = j[21].as_str() {
+            named += 1;
+            assert!(
+                keys.contains(b),
+                "blocker {b} of {} not in the page",
+                key(j)
+            );
+            let info = j[22].as_array().unwrap();
+            assert!(info[0] == "dep" || info[0] == "queue");
+            if truth.get(&key(j)).map(String::as_str) == Some(b) {
+                right += 1;
+            }
+        }
+    }
+    assert!(named > 50);
+    assert!(right as f64 >= 0.95 * named as f64, "{right} of {named}");
+    // Some chains are longer than one link: the page can walk them.
+    assert!(jobs.iter().any(|j| j[22][3].as_u64().unwrap_or(0) > 1));
+}

@@ -1,0 +1,96 @@
+// Browser test of `grtreport --html`: Debian's chromium, headless, driven by playwright-core
+// (scripts/browser/run.sh makes the page and sets the environment):
+//   PAGE      the page made from a simulator scenario
+//   BARS      job bars expected (jobs with a START and an END, from `grtreport --jobs`)
+//   SHOT      where to keep the screenshot (an artifact, under target/)
+//   CHROMIUM  the browser (default /usr/bin/chromium)
+// Run with node's own test runner: node --test scripts/browser/html.test.mjs
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execSync } from "node:child_process";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const { chromium } = require("playwright-core");
+
+const PAGE = process.env.PAGE;
+const BARS = Number(process.env.BARS);
+const SHOT = process.env.SHOT;
+let browser, page;
+const requests = [];
+
+before(async () => {
+  assert.ok(PAGE && BARS > 0 && SHOT, "PAGE, BARS and SHOT must be set");
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu"],
+  });
+  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  // The page must be self-contained: any request but the page itself is recorded and refused.
+  await page.route("**/*", route => {
+    const url = route.request().url();
+    if (url === "file://" + PAGE) return route.continue();
+    requests.push(url);
+    return route.abort();
+  });
+  const errors = [];
+  page.on("pageerror", e => errors.push(String(e)));
+  await page.goto("file://" + PAGE);
+  await page.waitForSelector("body[data-ready='1']", { timeout: 30000 });
+  assert.deepEqual(errors, [], "script errors");
+});
+
+after(async () => {
+  if (browser) await browser.close();
+});
+
+test("the page loads nothing from the network", () => {
+  assert.deepEqual(requests, []);
+});
+
+test("the timeline has one bar per job of the scenario", async () => {
+  assert.equal(await page.locator("rect.job").count(), BARS);
+  // Tables and verdicts are there too.
+  assert.ok((await page.locator("#groups tbody tr").count()) >= 2);
+  assert.ok((await page.locator("#verdicts li").count()) >= 1);
+  assert.ok((await page.locator(".plot svg").count()) >= 4);
+});
+
+test("clicking a job shows its phases, tags, blockers and a grtparse command that prints it", async () => {
+  const bar = page.locator("rect.job").nth(Math.floor(BARS / 2));
+  const i = Number(await bar.getAttribute("data-i"));
+  const job = await page.evaluate(i => window.grtreport.data.jobs[i], i);
+  await bar.click({ force: true });
+  const details = page.locator("#details");
+  const text = await details.innerText();
+  assert.match(text, new RegExp("ctx " + job[0] + " · ring " + job[1] + ".* · seqno " + job[2]));
+  for (const p of ["submit_host", "queue", "exec", "complete", "total", "COMMIT", "START"]) {
+    assert.ok(text.includes(p), "details lack " + p + ":\n" + text);
+  }
+  assert.match(text, /tags: /);
+  assert.match(text, /blocker chain: /);
+  assert.equal(await page.locator("rect.sel").count() >= 1, true);
+  // The command prints this job's COMMIT, SUBMIT, START and END (grtparse from target/).
+  const cmd = await page.locator("#grtparse-cmd").innerText();
+  assert.match(cmd, /^grtparse /);
+  const out = execSync(cmd, { shell: "/bin/bash", encoding: "utf8" });
+  for (const ev of ["COMMIT", "SUBMIT", "START", "END"]) {
+    assert.ok(out.split("\n").some(l => l.split(/\s+/)[5] === ev), ev + " missing from:\n" + out);
+  }
+  for (const l of out.trim().split("\n")) assert.equal(l.split(/\s+/)[8], String(job[2]), l);
+  await page.screenshot({ path: SHOT, fullPage: false });
+});
+
+test("zoom and pan change the view", async () => {
+  const before = await page.locator("#zoom").getAttribute("transform");
+  await page.click("#zoom-in");
+  await page.waitForFunction(b => document.querySelector("#zoom").getAttribute("transform") !== b, before);
+  const zoomed = await page.locator("#zoom").getAttribute("transform");
+  const box = await page.locator("#tl-svg").boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + 40);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width / 2 - 200, box.y + 40, { steps: 4 });
+  await page.mouse.up();
+  await page.waitForFunction(b => document.querySelector("#zoom").getAttribute("transform") !== b, zoomed);
+  await page.click("#zoom-fit");
+});
