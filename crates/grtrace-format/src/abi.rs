@@ -23,6 +23,10 @@ pub const CPU_MERGED: u32 = 0xffff_ffff;
 pub const STREAM_MERGED: u32 = 1 << 0;
 pub const STREAM_SIMULATED: u32 = 1 << 1;
 pub const STREAM_SEQ_CHECKED: u32 = 1 << 2;
+/// Written by `grtimport` / `grtrace --ftrace`: the events were converted from kernel
+/// tracepoints (IMPORT.md), not written by the grtrace kernel series; the first record is a
+/// `NOTE_MSG` naming the source.
+pub const STREAM_IMPORTED: u32 = 1 << 3;
 
 /// Stream header field offsets.
 pub mod stream_off {
@@ -145,7 +149,7 @@ pub mod eflag {
     pub const ERROR: u16 = 1 << 2;
     pub const KERNEL: u16 = 1 << 3;
     pub const HOST: u16 = 1 << 4;
-    /// Bits defined in 1.0; the rest are reserved.
+    /// Bits defined in 1.0 and written by the kernel; the rest are reserved there.
     pub const KNOWN: u16 = 0x1f;
     /// Names in bit order, for printing and parsing.
     pub const NAMES: [(u16, &str); 5] = [
@@ -155,6 +159,10 @@ pub mod eflag {
         (KERNEL, "kernel"),
         (HOST, "host"),
     ];
+    /// Written only by importers (never by the kernel, so not in the uapi header): the
+    /// event's time was inferred, not observed. An imported START is the hand-off to the
+    /// driver pushed to max(hand-off, previous END on the ring) (IMPORT.md).
+    pub const INFERRED: u16 = 1 << 5;
 }
 
 /// Engine classes of `NOTE_RING`.

@@ -88,6 +88,12 @@ pub struct Args {
     /// Also print drain throughput per CPU and the recorder's CPU time
     #[arg(short = 'v', long)]
     pub verbose: bool,
+    /// Record the GPU tracepoints a stock kernel has, through tracefs (no grtrace series)
+    #[arg(long)]
+    pub ftrace: bool,
+    /// tracefs mount point for --ftrace
+    #[arg(long, value_name = "PATH", default_value = crate::ftrace::DEFAULT_TRACEFS)]
+    pub tracefs: PathBuf,
 }
 
 impl Args {
@@ -175,6 +181,9 @@ pub fn install_signal_handlers() {
 /// Runs `grtrace` as the arguments ask (`-k`, or a recording until `stop`) and prints the
 /// summary: per-CPU stats on stdout (stderr with `-o -`), drop warnings on stderr.
 pub fn run(args: &Args, stop: &AtomicBool) -> ExitCode {
+    if args.ftrace {
+        return crate::ftrace::run_cli(args, stop);
+    }
     let opts = match args.options() {
         Ok(o) => o,
         Err(msg) => {

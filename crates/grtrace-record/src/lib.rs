@@ -18,6 +18,7 @@ pub mod cli;
 pub mod device;
 pub mod drain;
 pub mod error;
+pub mod ftrace;
 pub mod summary;
 pub mod writer;
 

@@ -1,0 +1,269 @@
+//! The `grtimport` command line: argument checks (usage errors exit 2), input detection,
+//! the import through `grtrace_ftrace`, and the summary on stderr.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+use grtrace_ftrace::import::{self, ImportError};
+use grtrace_ftrace::map::Mapper;
+use grtrace_ftrace::out::{clock_id, Streams, Target};
+use grtrace_ftrace::tracedat::{TraceDat, MAGIC};
+
+/// Import GPU tracepoints recorded on a stock kernel into grtrace streams.
+///
+/// INPUT is a trace-cmd trace.dat (version 6 or 7, compressed or not). The events are
+/// decoded from the formats the file carries and mapped as IMPORT.md says: DRM scheduler
+/// jobs, dma_fence signals and waits, virtio-gpu commands, amdgpu names and faults.
+/// The output is BASE.grtrace.<cpu>, read by grtparse and grtreport as they are.
+///
+/// Examples:
+///   trace-cmd record -e gpu_scheduler -e dma_fence -e virtio_gpu -o trace.dat sleep 10
+///   grtimport trace.dat -o run && grtreport run
+///   grtimport trace.dat -o - | grtreport -i -
+#[derive(Parser, Debug)]
+#[command(name = "grtimport", version, verbatim_doc_comment)]
+pub struct Args {
+    /// trace.dat file (`-` reads it from stdin)
+    #[arg(value_name = "INPUT")]
+    pub input: String,
+    /// Output base name: BASE.grtrace.<cpu>; `-` writes one merged stream to stdout.
+    /// Default: INPUT without its extension
+    #[arg(short = 'o', long = "output", value_name = "BASE")]
+    pub output: Option<String>,
+    /// Directory for the output files (created if missing)
+    #[arg(short = 'D', long = "output-dir", value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Print no summary
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+fn usage(msg: &str) -> ExitCode {
+    eprintln!("grtimport: {msg}\nTry 'grtimport --help' for more information.");
+    ExitCode::from(2)
+}
+
+/// Runs grtimport; returns the exit code (0 ok, 1 runtime error, 2 usage error).
+pub fn run(args: &Args) -> ExitCode {
+    let to_stdout = args.output.as_deref() == Some("-");
+    if to_stdout && io::IsTerminal::is_terminal(&io::stdout()) {
+        return usage("-o - writes binary records: pipe them into `grtparse -i -` or a file");
+    }
+    if to_stdout && args.output_dir.is_some() {
+        return usage("-D makes no sense with -o -");
+    }
+    let name = if args.input == "-" {
+        "<stdin>".to_string()
+    } else {
+        args.input.clone()
+    };
+    // The file is mapped; stdin is read into memory (it cannot be mapped).
+    let owned;
+    let map;
+    let data: &[u8] = if args.input == "-" {
+        let mut v = Vec::new();
+        if let Err(e) = io::stdin().lock().read_to_end(&mut v) {
+            eprintln!("grtimport: reading stdin: {e}");
+            return ExitCode::from(1);
+        }
+        owned = v;
+        &owned
+    } else {
+        let f = match File::open(&args.input) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("grtimport: {}: {e}", args.input);
+                return ExitCode::from(1);
+            }
+        };
+        // SAFETY: the file is only read; a trace.dat being rewritten while imported is the
+        // user's race, as with any reader (a shrinking file can fault: documented).
+        map = match unsafe { memmap2::Mmap::map(&f) } {
+            Ok(m) => m,
+            Err(_) if f.metadata().map(|m| m.len() == 0).unwrap_or(false) => {
+                eprintln!("grtimport: {name}: offset 0: empty file");
+                return ExitCode::from(1);
+            }
+            Err(e) => {
+                eprintln!("grtimport: {name}: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        &map
+    };
+    if data.len() < MAGIC.len() || data[..MAGIC.len()] != MAGIC {
+        let what = if data.is_empty() {
+            "empty file"
+        } else {
+            "not a trace-cmd trace.dat file (bad magic)"
+        };
+        eprintln!("grtimport: {name}: offset 0: {what}");
+        return ExitCode::from(1);
+    }
+    let dat = match TraceDat::parse(data) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("grtimport: {name}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let Some(clock) = clock_id(&dat.clock) else {
+        eprintln!(
+            "grtimport: {name}: trace clock `{}` does not count nanoseconds; record with -C local, mono or boot",
+            dat.clock
+        );
+        return ExitCode::from(1);
+    };
+    let mut mapper = Mapper::new(dat.endian, &dat.formats);
+    let note = import::source_note(
+        &import::dat_source(&dat),
+        concat!("grtimport ", env!("CARGO_PKG_VERSION")),
+        &if dat.tracecmd_version.is_empty() {
+            String::new()
+        } else {
+            format!("trace-cmd {}", dat.tracecmd_version)
+        },
+        &dat.clock,
+        &dat.uname,
+    );
+    let target = if to_stdout {
+        Target::Merged(Box::new(io::BufWriter::with_capacity(
+            1 << 20,
+            io::stdout(),
+        )))
+    } else {
+        let base = args
+            .output
+            .clone()
+            .unwrap_or_else(|| default_base(&args.input));
+        let base = match &args.output_dir {
+            Some(d) => {
+                if let Err(e) = std::fs::create_dir_all(d) {
+                    eprintln!("grtimport: {}: {e}", d.display());
+                    return ExitCode::from(1);
+                }
+                d.join(base)
+            }
+            None => PathBuf::from(base),
+        };
+        Target::Files(base)
+    };
+    let mut sink = match Streams::new(target, &mapper.drivers(), clock, note) {
+        Ok(s) => s,
+        Err(e) => return out_error(e),
+    };
+    for c in &dat.cpus {
+        if let Err(e) = sink.open_cpu(c.cpu) {
+            return out_error(e);
+        }
+    }
+    for (pid, comm) in &dat.cmdlines {
+        sink.set_comm(*pid, comm);
+    }
+    let result = import::run(dat.streams(), &mut mapper, &mut sink);
+    let lost = mapper.stats.lost_events;
+    let outputs = match sink.finish(lost) {
+        Ok(o) => o,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
+        Err(e) => return out_error(e),
+    };
+    if !args.quiet {
+        let _ = summary(&mut io::stderr().lock(), &mapper, &dat, &outputs);
+    }
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(ImportError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(ImportError::Output(e)) => out_error(e),
+        Err(ImportError::Input(e)) => {
+            eprintln!("grtimport: {name}: {e} (everything before it was imported)");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn out_error(e: io::Error) -> ExitCode {
+    eprintln!("grtimport: writing output: {e}");
+    ExitCode::from(1)
+}
+
+/// `trace.dat` -> `trace`, `dir/run.dat` -> `run` (written in the current directory).
+fn default_base(input: &str) -> String {
+    if input == "-" {
+        return "imported".into();
+    }
+    Path::new(input)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "imported".into())
+}
+
+/// The blkparse-style summary: what each tracepoint became, what was not mapped, losses.
+pub fn summary(
+    w: &mut dyn Write,
+    m: &Mapper,
+    dat: &TraceDat<'_>,
+    outputs: &[(String, u64, u64)],
+) -> io::Result<()> {
+    writeln!(
+        w,
+        "grtimport: {} ({} CPUs, clock {})",
+        import::dat_source(dat),
+        dat.cpus.len(),
+        dat.clock
+    )?;
+    let mut unmapped = Vec::new();
+    for s in m.seen() {
+        match (&s.kind, &s.unusable) {
+            (Some(k), _) if s.count > 0 => {
+                writeln!(w, "  {:>10}  {}:{}  -> {:?}", s.count, s.system, s.name, k)?
+            }
+            (None, Some(why)) if s.count > 0 => writeln!(
+                w,
+                "  {:>10}  {}:{}  not mapped: {why}",
+                s.count, s.system, s.name
+            )?,
+            (None, None) if s.count > 0 => {
+                unmapped.push(format!("{}:{} {}", s.system, s.name, s.count))
+            }
+            _ => {}
+        }
+    }
+    if !unmapped.is_empty() {
+        writeln!(w, "  not GPU events (skipped): {}", unmapped.join(", "))?;
+    }
+    if m.stats.unknown_ids > 0 {
+        writeln!(
+            w,
+            "  {} events with an id the file has no format for (skipped)",
+            m.stats.unknown_ids
+        )?;
+    }
+    for b in &dat.bad_formats {
+        writeln!(w, "  unreadable format: {b}")?;
+    }
+    let st = &m.stats;
+    writeln!(
+        w,
+        "  {} events in, {} records out, {} jobs handed to drivers, {} starts inferred",
+        st.events_in, st.records_out, st.jobs_started, st.inferred_starts
+    )?;
+    if st.lost_events > 0 || st.lost_unknown > 0 {
+        writeln!(
+            w,
+            "You have {} lost events{} in the trace: jobs across them are marked lost",
+            st.lost_events,
+            if st.lost_unknown > 0 {
+                format!(" (+{} markers without a count)", st.lost_unknown)
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    for (p, r, b) in outputs {
+        writeln!(w, "  wrote {p}: {r} records, {} KiB", b.div_ceil(1024))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! Driving an import: the per-CPU event streams of a source, merged in time order, through
+//! the [`Mapper`] into a [`Sink`]. Merging first means pairing across CPUs (a job queued on
+//! one CPU and completed on another) sees events in the order they happened.
+
+use std::io;
+
+use crate::map::{MapStats, Mapper, Seen, Sink};
+use crate::page::Missed;
+use crate::tracedat::{CpuStream, DatError, Next, TraceDat};
+
+/// Why an import stopped early. Everything before it was written.
+#[derive(Debug)]
+pub enum ImportError {
+    /// The input is damaged or unsupported at this file offset.
+    Input(DatError),
+    /// Writing the output failed.
+    Output(io::Error),
+}
+
+impl std::fmt::Display for ImportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImportError::Input(e) => e.fmt(f),
+            ImportError::Output(e) => write!(f, "writing the output: {e}"),
+        }
+    }
+}
+
+/// What an import did.
+#[derive(Clone, Debug, Default)]
+pub struct ImportReport {
+    pub stats: MapStats,
+    pub seen: Vec<Seen>,
+}
+
+/// Merges `streams` by time and maps every event. `mapper` must have been built from the
+/// same trace's formats.
+pub fn run<S: Sink>(
+    mut streams: Vec<CpuStream<'_>>,
+    mapper: &mut Mapper,
+    sink: &mut S,
+) -> Result<(), ImportError> {
+    let mut heads: Vec<Next> = Vec::with_capacity(streams.len());
+    for s in streams.iter_mut() {
+        heads.push(s.next().map_err(ImportError::Input)?);
+    }
+    let key = |n: &Next| match *n {
+        Next::Event(t) | Next::Lost(_, t) => Some(t),
+        Next::End => None,
+    };
+    loop {
+        // The stream with the earliest head, and the time up to which it may run alone.
+        let mut best = usize::MAX;
+        let mut best_t = u64::MAX;
+        let mut second = u64::MAX;
+        for (i, h) in heads.iter().enumerate() {
+            if let Some(t) = key(h) {
+                if best == usize::MAX || t < best_t {
+                    second = second.min(best_t);
+                    best = i;
+                    best_t = t;
+                } else {
+                    second = second.min(t);
+                }
+            }
+        }
+        if best == usize::MAX {
+            return Ok(());
+        }
+        let s = &mut streams[best];
+        loop {
+            match heads[best] {
+                Next::Event(t) => {
+                    if t > second {
+                        break;
+                    }
+                    match mapper.event(sink, s.cpu, t, s.event()) {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => return Err(ImportError::Output(e)),
+                        Err(e) => {
+                            return Err(ImportError::Input(DatError {
+                                offset: s.page_offset(),
+                                msg: format!("CPU {}: {}", s.cpu, e),
+                            }))
+                        }
+                    }
+                }
+                Next::Lost(m, t) => {
+                    if t > second {
+                        break;
+                    }
+                    let count = match m {
+                        Missed::Count(n) => Some(n),
+                        _ => None,
+                    };
+                    let first = s.last_ts;
+                    mapper
+                        .lost(sink, s.cpu, count, first, t)
+                        .map_err(ImportError::Output)?;
+                }
+                Next::End => break,
+            }
+            heads[best] = s.next().map_err(ImportError::Input)?;
+        }
+    }
+}
+
+/// The `NOTE_MSG` text that names an import's source (FORMAT.md §2.1, IMPORT.md §1).
+pub fn source_note(source: &str, tool: &str, recorder: &str, clock: &str, kernel: &str) -> String {
+    let mut s = format!(
+        "grtrace-import: source={source}; tool={tool}; clock={clock}; start=inferred; \
+         unmeasured=submit_host,complete,vm_fault"
+    );
+    if !recorder.is_empty() {
+        s.push_str(&format!("; recorder={recorder}"));
+    }
+    if !kernel.is_empty() {
+        s.push_str(&format!("; kernel={kernel}"));
+    }
+    s
+}
+
+/// Describes a trace.dat for [`source_note`].
+pub fn dat_source(t: &TraceDat<'_>) -> String {
+    format!(
+        "trace.dat v{} ({})",
+        t.version,
+        if t.data_compressed || t.codec.is_some() {
+            t.compression_name.as_str()
+        } else {
+            "uncompressed"
+        }
+    )
+}

@@ -1,0 +1,1144 @@
+//! The mapping of IMPORT.md: kernel GPU tracepoints in, grtrace events out.
+//!
+//! A [`Mapper`] is built from the event formats of one trace (trace.dat or tracefs); it
+//! resolves the fields each known tracepoint needs once, then turns every raw event record
+//! into zero or more grtrace records through a [`Sink`]. It pairs events by kernel pointers
+//! and fence `context:seqno` inside; pointers never reach a record. Jobs are named
+//! `<ctx, ring, seqno>`; rings are numbered per (device, ring name) so two GPUs never share
+//! a ring. The hardware start is inferred as max(run, previous done on the same ring) and
+//! flagged `INFERRED`.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io;
+
+use grtrace_format::abi::{eflag, lost_source, EventCode, RING_UNIT_BYTES, RING_UNIT_SLOTS};
+use grtrace_format::{Body, Endian, EventBody, Lost, RingNote};
+
+use crate::format::{read_str, read_uint, EventFormat, Loc};
+
+/// Ring id used by records that name no ring (fence events of fences no job owns).
+pub const NO_RING: u32 = u32::MAX;
+
+/// Where mapped records go.
+pub trait Sink {
+    /// One record, stamped with the CPU and task it happened on.
+    fn record(&mut self, cpu: u32, pid: u32, time_ns: u64, body: &Body<'_>) -> io::Result<()>;
+}
+
+/// FxHash for the pairing maps: keys are integers, one lookup per event.
+#[derive(Default, Clone, Copy)]
+pub struct Fx(u64);
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64)
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+
+/// What a tracepoint becomes (one row of IMPORT.md each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// 6.12 `gpu_scheduler:drm_sched_job`: QUEUE.
+    SchedQueue612,
+    /// 6.12 `drm_run_job`: COMMIT + SUBMIT, START inferred.
+    SchedRun612,
+    /// 6.12 `drm_sched_process_job`: END (job found by its finished-fence pointer).
+    SchedDone612,
+    /// 6.12 `drm_sched_job_wait_dep`: SYNC_ENTER (host) on the awaited fence.
+    SchedWaitDep612,
+    /// 6.17+ `drm_sched_job_queue`.
+    SchedQueue,
+    /// 6.17+ `drm_sched_job_run`.
+    SchedRun,
+    /// 6.17+ `drm_sched_job_done`.
+    SchedDone,
+    /// 6.17+ `drm_sched_job_add_dep`: remembered, no record (a dependency, not a wait).
+    SchedAddDep,
+    /// 6.17+ `drm_sched_job_unschedulable`: SYNC_ENTER (host) on the awaited fence.
+    SchedUnschedulable,
+    /// `dma_fence:dma_fence_signaled`: SIGNAL, and SYNC_EXIT of jobs waiting for it.
+    FenceSignaled,
+    /// `dma_fence_wait_start`: WAIT.
+    FenceWaitStart,
+    /// `dma_fence_wait_end`: WAIT_END.
+    FenceWaitEnd,
+    /// `dma_fence_init/emit/enable_signal/destroy`: no grtrace event (counted).
+    FenceNoRecord,
+    /// `virtio_gpu:virtio_gpu_cmd_queue`: COMMIT + SUBMIT on the control queue.
+    VirtioQueue,
+    /// `virtio_gpu_cmd_response`: END of the command with that seqno.
+    VirtioResponse,
+    /// `amdgpu:amdgpu_cs_ioctl`: names the job (fence context:seqno) for 6.12 kernels.
+    AmdgpuCs,
+    /// `amdgpu_sched_run_job`: nothing new after `drm_run_job` (counted).
+    AmdgpuRunJob,
+    /// `amdgpu_ib_pipe_sync`: SYNC_ENTER (GPU side) on the awaited fence.
+    AmdgpuPipeSync,
+    /// `amdgpu_vm_flush`: CTX_SWITCH to the VM id on that ring.
+    AmdgpuVmFlush,
+    /// `amdgpu_iv`: VM_FAULT for the page-fault interrupt sources.
+    AmdgpuIv,
+}
+
+impl Kind {
+    /// (system, event, kind, fields it needs in order).
+    pub const TABLE: &'static [(&'static str, &'static str, Kind, &'static [&'static str])] = &[
+        (
+            "gpu_scheduler",
+            "drm_sched_job",
+            Kind::SchedQueue612,
+            &["entity", "fence", "name", "id", "job_count", "hw_job_count"],
+        ),
+        (
+            "gpu_scheduler",
+            "drm_run_job",
+            Kind::SchedRun612,
+            &["entity", "fence", "name", "id"],
+        ),
+        (
+            "gpu_scheduler",
+            "drm_sched_process_job",
+            Kind::SchedDone612,
+            &["fence"],
+        ),
+        (
+            "gpu_scheduler",
+            "drm_sched_job_wait_dep",
+            Kind::SchedWaitDep612,
+            &["name", "id", "ctx", "seqno"],
+        ),
+        (
+            "gpu_scheduler",
+            "drm_sched_job_queue",
+            Kind::SchedQueue,
+            &[
+                "name",
+                "dev",
+                "fence_context",
+                "fence_seqno",
+                "client_id",
+                "job_count",
+                "hw_job_count",
+            ],
+        ),
+        (
+            "gpu_scheduler",
+            "drm_sched_job_run",
+            Kind::SchedRun,
+            &["name", "dev", "fence_context", "fence_seqno", "client_id"],
+        ),
+        (
+            "gpu_scheduler",
+            "drm_sched_job_done",
+            Kind::SchedDone,
+            &["fence_context", "fence_seqno"],
+        ),
+        (
+            "gpu_scheduler",
+            "drm_sched_job_add_dep",
+            Kind::SchedAddDep,
+            &["fence_context", "fence_seqno", "ctx", "seqno"],
+        ),
+        (
+            "gpu_scheduler",
+            "drm_sched_job_unschedulable",
+            Kind::SchedUnschedulable,
+            &["fence_context", "fence_seqno", "ctx", "seqno"],
+        ),
+        (
+            "dma_fence",
+            "dma_fence_signaled",
+            Kind::FenceSignaled,
+            &["context", "seqno"],
+        ),
+        (
+            "dma_fence",
+            "dma_fence_wait_start",
+            Kind::FenceWaitStart,
+            &["context", "seqno"],
+        ),
+        (
+            "dma_fence",
+            "dma_fence_wait_end",
+            Kind::FenceWaitEnd,
+            &["context", "seqno"],
+        ),
+        ("dma_fence", "dma_fence_init", Kind::FenceNoRecord, &[]),
+        ("dma_fence", "dma_fence_emit", Kind::FenceNoRecord, &[]),
+        (
+            "dma_fence",
+            "dma_fence_enable_signal",
+            Kind::FenceNoRecord,
+            &[],
+        ),
+        ("dma_fence", "dma_fence_destroy", Kind::FenceNoRecord, &[]),
+        (
+            "virtio_gpu",
+            "virtio_gpu_cmd_queue",
+            Kind::VirtioQueue,
+            &["dev", "vq", "name", "flags", "ctx_id", "seqno", "num_free"],
+        ),
+        (
+            "virtio_gpu",
+            "virtio_gpu_cmd_response",
+            Kind::VirtioResponse,
+            &["dev", "vq", "name", "type", "ctx_id", "seqno"],
+        ),
+        (
+            "amdgpu",
+            "amdgpu_cs_ioctl",
+            Kind::AmdgpuCs,
+            &["sched_job_id", "context", "seqno", "ring"],
+        ),
+        ("amdgpu", "amdgpu_sched_run_job", Kind::AmdgpuRunJob, &[]),
+        (
+            "amdgpu",
+            "amdgpu_ib_pipe_sync",
+            Kind::AmdgpuPipeSync,
+            &["ring", "id", "ctx", "seqno"],
+        ),
+        (
+            "amdgpu",
+            "amdgpu_vm_flush",
+            Kind::AmdgpuVmFlush,
+            &["ring", "vmid"],
+        ),
+        (
+            "amdgpu",
+            "amdgpu_iv",
+            Kind::AmdgpuIv,
+            &[
+                "client_id",
+                "src_id",
+                "ring_id",
+                "vmid",
+                "pasid",
+                "src_data",
+            ],
+        ),
+    ];
+
+    /// The tracepoints the recorder enables (`system/event`), in table order.
+    pub fn tracepoints() -> impl Iterator<Item = (&'static str, &'static str)> {
+        Self::TABLE.iter().map(|(s, e, _, _)| (*s, *e))
+    }
+}
+
+/// Counts of one tracepoint in the input.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub system: String,
+    pub name: String,
+    /// None: an event this importer does not map (or whose format lacks a needed field).
+    pub kind: Option<Kind>,
+    /// Why a known tracepoint is not mapped (its format lacks a field), if so.
+    pub unusable: Option<String>,
+    pub count: u64,
+}
+
+/// Most fields a mapped tracepoint needs.
+const MAX_FIELDS: usize = 8;
+
+#[derive(Clone, Copy)]
+struct Handler {
+    kind: Kind,
+    fields: [Loc; MAX_FIELDS],
+    min_len: usize,
+    seen: usize,
+}
+
+/// A record whose bytes do not match its format.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapError(pub String);
+
+impl std::fmt::Display for MapError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+struct Key {
+    ctx: u32,
+    ring: u32,
+    seqno: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    key: Key,
+    run: u64,
+    started: bool,
+}
+
+struct Ring {
+    dev: Vec<u8>,
+    name: Vec<u8>,
+    /// Jobs handed to the driver and not done, in hand-off order.
+    order: VecDeque<Pending>,
+    last_done: u64,
+}
+
+/// Totals for the summary and NOTE_STREAM_INFO.
+#[derive(Clone, Debug, Default)]
+pub struct MapStats {
+    pub events_in: u64,
+    pub records_out: u64,
+    pub lost_events: u64,
+    /// Lost-events markers whose count the kernel did not store.
+    pub lost_unknown: u64,
+    pub jobs_started: u64,
+    pub inferred_starts: u64,
+    pub unknown_ids: u64,
+    /// Tracepoint events read per CPU (index = CPU).
+    pub events_by_cpu: Vec<u64>,
+}
+
+/// Heuristic engine class from a ring name (`gfx_0.0.0`, `comp_1.0.0`, `sdma0`, `vcn_dec`,
+/// `control`, `rcs0`, ...); 0 when it says nothing.
+pub fn engine_class(name: &[u8]) -> u32 {
+    let n = String::from_utf8_lossy(name).to_ascii_lowercase();
+    let has = |s: &str| n.contains(s);
+    if has("gfx")
+        || has("rcs")
+        || has("render")
+        || n.starts_with("v3d_render")
+        || has("gp")
+        || has("pp")
+    {
+        1
+    } else if has("comp") || has("ccs") || has("csd") {
+        2
+    } else if has("sdma") || has("bcs") || has("copy") || has("tfu") {
+        3
+    } else if has("dec") || has("vcs") || has("uvd") {
+        4
+    } else if has("enc") || has("vecs") || has("vce") {
+        5
+    } else if has("control") || has("kiq") || has("mes") {
+        6
+    } else {
+        0
+    }
+}
+
+const VIRTIO_GPU_FLAG_FENCE: u64 = 1;
+const VIRTIO_GPU_RESP_ERR_UNSPEC: u64 = 0x1200;
+const EIO: u32 = 5;
+
+/// The mapper: formats in, grtrace records out.
+pub struct Mapper {
+    endian: Endian,
+    by_id: Vec<u32>,
+    handlers: Vec<Handler>,
+    seen: Vec<Seen>,
+    rings: Vec<Ring>,
+    /// Entity pointer (6.12) -> small context id.
+    entities: FxMap<u64, u32>,
+    /// 6.12 finished-fence pointer -> job.
+    fence_ptr: FxMap<u64, Key>,
+    /// (ring, 6.12 job id) -> job, from queue to run (for wait_dep).
+    job_ids: FxMap<(u32, u64), Key>,
+    /// amdgpu (ring, job id) -> (fence context, seqno), from cs_ioctl to the queue event.
+    amd_names: FxMap<(u32, u64), (u64, u64)>,
+    /// Finished fence (context, seqno) -> job, queue to done (6.17+ and named 6.12 jobs).
+    fences: FxMap<(u64, u64), Key>,
+    /// Recently done fences for the SIGNAL that follows the done event.
+    recent: VecDeque<((u64, u64), Key)>,
+    /// Awaited fence -> jobs waiting for it (host or GPU side).
+    waits: FxMap<(u64, u64), Vec<(Key, bool)>>,
+    /// virtio (ring, seqno) -> (ctx, flags), queue to response.
+    virtio: FxMap<(u32, u64), (u32, u16)>,
+    /// Last time written per CPU: inferred records never go back in a stream.
+    cpu_last: Vec<u64>,
+    pub stats: MapStats,
+}
+
+/// Fence signalled records kept for a late SIGNAL lookup.
+const RECENT_DONE: usize = 4096;
+
+impl Mapper {
+    /// A mapper for the events described by `formats` (every format of the trace, mapped or
+    /// not, so unknown events are named in the summary).
+    pub fn new(endian: Endian, formats: &[EventFormat]) -> Mapper {
+        let mut m = Mapper {
+            endian,
+            by_id: Vec::new(),
+            handlers: Vec::new(),
+            seen: Vec::new(),
+            rings: Vec::new(),
+            entities: FxMap::default(),
+            fence_ptr: FxMap::default(),
+            job_ids: FxMap::default(),
+            amd_names: FxMap::default(),
+            fences: FxMap::default(),
+            recent: VecDeque::new(),
+            waits: FxMap::default(),
+            virtio: FxMap::default(),
+            cpu_last: Vec::new(),
+            stats: MapStats::default(),
+        };
+        for f in formats {
+            m.add_format(f);
+        }
+        m
+    }
+
+    /// Registers one event format.
+    pub fn add_format(&mut self, f: &EventFormat) {
+        let id = f.id as usize;
+        if self.by_id.len() <= id {
+            self.by_id.resize(id + 1, u32::MAX);
+        }
+        let row = Kind::TABLE
+            .iter()
+            .find(|(s, e, _, _)| *s == f.system && *e == f.name);
+        let mut seen = Seen {
+            system: f.system.clone(),
+            name: f.name.clone(),
+            kind: None,
+            unusable: None,
+            count: 0,
+        };
+        let seen_idx = self.seen.len();
+        let mut hidx = u32::MAX;
+        if let Some((_, _, kind, need)) = row {
+            let mut fields = [Loc::default(); MAX_FIELDS];
+            let mut missing = None;
+            for (i, n) in need.iter().enumerate() {
+                match f.field(n) {
+                    Some(fl) => fields[i] = fl.loc(),
+                    None => {
+                        missing = Some(n);
+                        break;
+                    }
+                }
+            }
+            match missing {
+                Some(n) => seen.unusable = Some(format!("its format has no `{n}` field")),
+                None => {
+                    let min_len = fields[..need.len()]
+                        .iter()
+                        .map(|x| x.offset + x.size)
+                        .max()
+                        .unwrap_or(8)
+                        .max(8);
+                    seen.kind = Some(*kind);
+                    hidx = self.handlers.len() as u32;
+                    self.handlers.push(Handler {
+                        kind: *kind,
+                        fields,
+                        min_len,
+                        seen: seen_idx,
+                    });
+                }
+            }
+        }
+        self.seen.push(seen);
+        // Unmapped events still count by id.
+        self.by_id[id] = if hidx != u32::MAX {
+            hidx
+        } else {
+            (1 << 31) | seen_idx as u32
+        };
+    }
+
+    /// Every event type of the input with its count (mapped or not).
+    pub fn seen(&self) -> &[Seen] {
+        &self.seen
+    }
+
+    /// The driver names of the mapped systems present (for the stream header).
+    pub fn drivers(&self) -> String {
+        let mut names: Vec<&str> = Vec::new();
+        for s in &self.seen {
+            if s.kind.is_some()
+                && !matches!(s.system.as_str(), "gpu_scheduler" | "dma_fence")
+                && !names.contains(&s.system.as_str())
+            {
+                names.push(&s.system);
+            }
+        }
+        if names.is_empty() {
+            "drm_sched".into()
+        } else {
+            names.join("+")
+        }
+    }
+
+    fn stamp_time(&mut self, cpu: u32, t: u64) -> u64 {
+        let c = cpu as usize;
+        if self.cpu_last.len() <= c {
+            self.cpu_last.resize(c + 1, 0);
+        }
+        let t = t.max(self.cpu_last[c]);
+        self.cpu_last[c] = t;
+        t
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emit<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        code: EventCode,
+        flags: u16,
+        k: Key,
+        a: (u64, u64, u32, u32),
+    ) -> io::Result<()> {
+        let t = self.stamp_time(cpu, t);
+        self.stats.records_out += 1;
+        sink.record(
+            cpu,
+            pid,
+            t,
+            &Body::Event(EventBody {
+                code: code as u16,
+                flags,
+                ctx: k.ctx,
+                ring: k.ring,
+                seqno: k.seqno,
+                arg0: a.0,
+                arg1: a.1,
+                arg2: a.2,
+                arg3: a.3,
+            }),
+        )
+    }
+
+    /// Ring id of (device, ring name), announcing a new ring with NOTE_RING.
+    fn ring<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        t: u64,
+        dev: &[u8],
+        name: &[u8],
+        unit: u32,
+    ) -> io::Result<u32> {
+        if let Some(i) = self
+            .rings
+            .iter()
+            .position(|r| r.name == name && r.dev == dev)
+        {
+            return Ok(i as u32);
+        }
+        let id = self.rings.len() as u32;
+        self.rings.push(Ring {
+            dev: dev.to_vec(),
+            name: name.to_vec(),
+            order: VecDeque::new(),
+            last_done: 0,
+        });
+        let mut label = Vec::with_capacity(dev.len() + name.len() + 1);
+        if !dev.is_empty() {
+            label.extend_from_slice(dev);
+            label.push(b'/');
+        }
+        label.extend_from_slice(name);
+        // The NOTE_RING name holds 32 bytes: keep the end (ring names differ at the end).
+        let keep = &label[label.len().saturating_sub(32)..];
+        let t = self.stamp_time(cpu, t);
+        self.stats.records_out += 1;
+        sink.record(
+            cpu,
+            0,
+            t,
+            &Body::Ring(RingNote {
+                ring: id,
+                engine_class: engine_class(name),
+                size: 0,
+                unit,
+                name: keep,
+            }),
+        )?;
+        Ok(id)
+    }
+
+    /// Events were lost on `cpu` before time `t` (`count` None: the kernel did not say how
+    /// many). Job pairing across the gap cannot be trusted: ring orders are reset.
+    pub fn lost<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        count: Option<u64>,
+        first_ns: u64,
+        t: u64,
+    ) -> io::Result<()> {
+        match count {
+            Some(n) => self.stats.lost_events += n,
+            None => self.stats.lost_unknown += 1,
+        }
+        for r in &mut self.rings {
+            r.order.clear();
+        }
+        let t = self.stamp_time(cpu, t);
+        self.stats.records_out += 1;
+        sink.record(
+            cpu,
+            0,
+            t,
+            &Body::Lost(Lost {
+                cpu,
+                source: lost_source::KERNEL,
+                count: count.unwrap_or(0),
+                first_ns: first_ns.min(t),
+                last_ns: t,
+            }),
+        )
+    }
+
+    /// A job was handed to the driver at `t`: COMMIT and SUBMIT now; START now if the ring
+    /// is idle, else when the job ahead is done.
+    fn run<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        k: Key,
+        a0: u64,
+        a1: u64,
+        flags: u16,
+    ) -> io::Result<()> {
+        self.emit(sink, cpu, pid, t, EventCode::Commit, flags, k, (0, 0, 0, 0))?;
+        self.emit(sink, cpu, pid, t, EventCode::Submit, flags, k, (0, 0, 0, 1))?;
+        let r = &mut self.rings[k.ring as usize];
+        let idle = r.order.is_empty();
+        r.order.push_back(Pending {
+            key: k,
+            run: t,
+            started: idle,
+        });
+        self.stats.jobs_started += 1;
+        if idle {
+            self.emit(
+                sink,
+                cpu,
+                pid,
+                t,
+                EventCode::Start,
+                flags | eflag::INFERRED,
+                k,
+                (a0, a1, 0, 0),
+            )?;
+            self.stats.inferred_starts += 1;
+        }
+        Ok(())
+    }
+
+    /// A job is done at `t`: its START if still owed, END, then START of the next in line.
+    #[allow(clippy::too_many_arguments)]
+    fn done<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        k: Key,
+        a: (u64, u64),
+        flags: u16,
+        err: u32,
+    ) -> io::Result<()> {
+        let r = &mut self.rings[k.ring as usize];
+        let mut owed = None;
+        if let Some(i) = r.order.iter().position(|p| p.key == k) {
+            let p = r.order.remove(i).expect("position is in range");
+            if !p.started {
+                owed = Some(p.run.max(r.last_done).min(t));
+            }
+        }
+        r.last_done = t;
+        let next = match r.order.front_mut() {
+            Some(p) if !p.started => {
+                p.started = true;
+                Some(p.key)
+            }
+            _ => None,
+        };
+        if let Some(st) = owed {
+            self.emit(
+                sink,
+                cpu,
+                0,
+                st,
+                EventCode::Start,
+                eflag::INFERRED,
+                k,
+                (a.0, a.1, 0, 0),
+            )?;
+            self.stats.inferred_starts += 1;
+        }
+        let ef = flags | if err != 0 { eflag::ERROR } else { 0 };
+        self.emit(sink, cpu, pid, t, EventCode::End, ef, k, (a.0, a.1, err, 0))?;
+        if let Some(nk) = next {
+            self.emit(
+                sink,
+                cpu,
+                0,
+                t,
+                EventCode::Start,
+                eflag::INFERRED,
+                nk,
+                (0, 0, 0, 0),
+            )?;
+            self.stats.inferred_starts += 1;
+        }
+        Ok(())
+    }
+
+    fn sync_enter<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        k: Key,
+        dep: (u64, u64),
+        host: bool,
+    ) -> io::Result<()> {
+        let list = self.waits.entry(dep).or_default();
+        if list.iter().any(|(w, _)| *w == k) {
+            return Ok(());
+        }
+        list.push((k, host));
+        let f = if host { eflag::HOST } else { 0 };
+        self.emit(
+            sink,
+            cpu,
+            pid,
+            t,
+            EventCode::SyncEnter,
+            f,
+            k,
+            (dep.0, dep.1, 0, 0),
+        )
+    }
+
+    /// Ends the waits of `k` (all of them, at its hand-off) or of every job waiting on
+    /// `dep` (when that fence signals).
+    fn sync_exit<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        t: u64,
+        dep: Option<(u64, u64)>,
+        job: Option<Key>,
+        host_only: bool,
+    ) -> io::Result<()> {
+        let mut out: Vec<((u64, u64), Key, bool)> = Vec::new();
+        match (dep, job) {
+            (Some(d), _) => {
+                if let Some(list) = self.waits.remove(&d) {
+                    out.extend(list.into_iter().map(|(k, h)| (d, k, h)));
+                }
+            }
+            (None, Some(k)) => {
+                if self.waits.is_empty() {
+                    return Ok(());
+                }
+                self.waits.retain(|d, list| {
+                    list.retain(|(w, h)| {
+                        if *w == k && (*h || !host_only) {
+                            out.push((*d, k, *h));
+                            false
+                        } else {
+                            true
+                        }
+                    });
+                    !list.is_empty()
+                });
+            }
+            _ => {}
+        }
+        for (d, k, host) in out {
+            let f = if host { eflag::HOST } else { 0 };
+            self.emit(sink, cpu, 0, t, EventCode::SyncExit, f, k, (d.0, d.1, 0, 0))?;
+        }
+        Ok(())
+    }
+
+    fn fence_job(&self, f: (u64, u64)) -> Option<Key> {
+        self.fences.get(&f).copied().or_else(|| {
+            self.recent
+                .iter()
+                .rev()
+                .find(|(x, _)| *x == f)
+                .map(|(_, k)| *k)
+        })
+    }
+
+    fn done_fence(&mut self, f: (u64, u64), k: Key) {
+        self.fences.remove(&f);
+        if self.recent.len() == RECENT_DONE {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((f, k));
+    }
+
+    fn entity_ctx(&mut self, ptr: u64) -> u32 {
+        let n = self.entities.len() as u32 + 1;
+        *self.entities.entry(ptr).or_insert(n)
+    }
+
+    /// Maps one raw event (payload from `common_type` on) that happened at `t` on `cpu`.
+    #[inline]
+    pub fn event<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        t: u64,
+        data: &[u8],
+    ) -> Result<io::Result<()>, MapError> {
+        self.stats.events_in += 1;
+        let c = cpu as usize;
+        if self.stats.events_by_cpu.len() <= c {
+            self.stats.events_by_cpu.resize(c + 1, 0);
+        }
+        self.stats.events_by_cpu[c] += 1;
+        if data.len() < 8 {
+            return Err(MapError(format!(
+                "event record of {} bytes has no common header",
+                data.len()
+            )));
+        }
+        let e = self.endian;
+        let id = e.u16(data, 0) as usize;
+        let Some(&h) = self.by_id.get(id) else {
+            self.stats.unknown_ids += 1;
+            return Ok(Ok(()));
+        };
+        if h == u32::MAX {
+            self.stats.unknown_ids += 1;
+            return Ok(Ok(()));
+        }
+        if h & (1 << 31) != 0 {
+            self.seen[(h & !(1 << 31)) as usize].count += 1;
+            return Ok(Ok(()));
+        }
+        let hd = &self.handlers[h as usize];
+        if data.len() < hd.min_len {
+            let s = &self.seen[hd.seen];
+            return Err(MapError(format!(
+                "{}:{} record of {} bytes is shorter than its format ({} bytes)",
+                s.system,
+                s.name,
+                data.len(),
+                hd.min_len
+            )));
+        }
+        let kind = hd.kind;
+        let seen = hd.seen;
+        self.seen[seen].count += 1;
+        let pid = e.u32(data, 4);
+        Ok(self.dispatch(sink, kind, h as usize, cpu, pid, t, data))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn dispatch<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        kind: Kind,
+        h: usize,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        data: &[u8],
+    ) -> io::Result<()> {
+        let e = self.endian;
+        // Field i of this handler, as an integer or a string.
+        let hd = self.handlers[h];
+        let u = |i: usize| -> u64 {
+            let f = hd.fields[i];
+            read_uint(e, data, f.offset, f.size.min(8))
+        };
+        let s = |i: usize| -> &[u8] { read_str(e, data, hd.fields[i]) };
+        match kind {
+            Kind::SchedQueue612 => {
+                let (entity, fence, id) = (u(0), u(1), u(3));
+                let (jobs, hw) = (u(4) as u32, u(5) as u32);
+                let name = s(2);
+                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                let key = match self.amd_names.remove(&(ring, id)) {
+                    Some((fc, fs)) => {
+                        let k = Key {
+                            ctx: fc as u32,
+                            ring,
+                            seqno: fs,
+                        };
+                        self.fences.insert((fc, fs), k);
+                        k
+                    }
+                    None => Key {
+                        ctx: self.entity_ctx(entity),
+                        ring,
+                        seqno: id,
+                    },
+                };
+                self.fence_ptr.insert(fence, key);
+                self.job_ids.insert((ring, id), key);
+                self.emit(
+                    sink,
+                    cpu,
+                    pid,
+                    t,
+                    EventCode::Queue,
+                    0,
+                    key,
+                    (0, 0, jobs + 1, hw),
+                )
+            }
+            Kind::SchedRun612 => {
+                let (entity, fence, id) = (u(0), u(1), u(3));
+                let name = s(2);
+                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                let key = match self.job_ids.remove(&(ring, id)) {
+                    Some(k) => k,
+                    None => {
+                        // Queued before the trace began.
+                        let k = Key {
+                            ctx: self.entity_ctx(entity),
+                            ring,
+                            seqno: id,
+                        };
+                        self.fence_ptr.insert(fence, k);
+                        k
+                    }
+                };
+                self.sync_exit(sink, cpu, t, None, Some(key), true)?;
+                self.run(sink, cpu, pid, t, key, 0, 0, 0)
+            }
+            Kind::SchedDone612 => {
+                let fence = u(0);
+                match self.fence_ptr.remove(&fence) {
+                    Some(k) => {
+                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
+                        let f = self.fences.iter().find(|(_, v)| **v == k).map(|(f, _)| *f);
+                        if let Some(f) = f {
+                            self.done_fence(f, k);
+                        }
+                        self.done(sink, cpu, pid, t, k, (0, 0), 0, 0)
+                    }
+                    // A job run before the trace began: its ring and name are unknown.
+                    None => Ok(()),
+                }
+            }
+            Kind::SchedWaitDep612 => {
+                let (id, dctx, dseq) = (u(1), u(2), u(3));
+                let name = s(0);
+                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                let key = self.job_ids.get(&(ring, id)).copied().unwrap_or(Key {
+                    ctx: 0,
+                    ring,
+                    seqno: id,
+                });
+                self.sync_enter(sink, cpu, pid, t, key, (dctx, dseq), true)
+            }
+            Kind::SchedQueue | Kind::SchedRun => {
+                let (fc, fs, client) = (u(2), u(3), u(4));
+                let name = s(0);
+                let dev = s(1);
+                let ring = self.ring(sink, cpu, t, dev, name, RING_UNIT_BYTES)?;
+                let key = Key {
+                    ctx: fc as u32,
+                    ring,
+                    seqno: fs,
+                };
+                if kind == Kind::SchedQueue {
+                    let (jobs, hw) = (u(5) as u32, u(6) as u32);
+                    self.fences.insert((fc, fs), key);
+                    self.emit(
+                        sink,
+                        cpu,
+                        pid,
+                        t,
+                        EventCode::Queue,
+                        0,
+                        key,
+                        (fc, client, jobs + 1, hw),
+                    )
+                } else {
+                    self.fences.insert((fc, fs), key);
+                    self.sync_exit(sink, cpu, t, None, Some(key), true)?;
+                    self.run(sink, cpu, pid, t, key, fc, client, 0)
+                }
+            }
+            Kind::SchedDone => {
+                let f = (u(0), u(1));
+                match self.fences.get(&f).copied() {
+                    Some(k) => {
+                        self.done_fence(f, k);
+                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
+                        self.done(sink, cpu, pid, t, k, f, 0, 0)
+                    }
+                    None => Ok(()),
+                }
+            }
+            Kind::SchedAddDep => Ok(()),
+            Kind::SchedUnschedulable => {
+                let f = (u(0), u(1));
+                let dep = (u(2), u(3));
+                let key = match self.fences.get(&f) {
+                    Some(k) => *k,
+                    None => return Ok(()),
+                };
+                self.sync_enter(sink, cpu, pid, t, key, dep, true)
+            }
+            Kind::FenceSignaled | Kind::FenceWaitStart | Kind::FenceWaitEnd => {
+                let f = (u(0), u(1));
+                let key = self.fence_job(f).unwrap_or(Key {
+                    ctx: 0,
+                    ring: NO_RING,
+                    seqno: 0,
+                });
+                let code = match kind {
+                    Kind::FenceSignaled => EventCode::Signal,
+                    Kind::FenceWaitStart => EventCode::Wait,
+                    _ => EventCode::WaitEnd,
+                };
+                if kind == Kind::FenceSignaled {
+                    self.sync_exit(sink, cpu, t, Some(f), None, false)?;
+                }
+                self.emit(sink, cpu, pid, t, code, 0, key, (f.0, f.1, 0, 0))
+            }
+            Kind::FenceNoRecord | Kind::AmdgpuRunJob => Ok(()),
+            Kind::VirtioQueue | Kind::VirtioResponse => {
+                let (dev, vq) = (u(0), u(1));
+                if vq != 0 {
+                    // Only the control queue has responses; cursor updates are not jobs.
+                    return Ok(());
+                }
+                let devname = format!("virtio{dev}");
+                let name = s(2);
+                let ring = self.ring(sink, cpu, t, devname.as_bytes(), name, RING_UNIT_SLOTS)?;
+                if kind == Kind::VirtioQueue {
+                    let (flags, ctx, seqno) = (u(3), u(4) as u32, u(5));
+                    let ef = if flags & VIRTIO_GPU_FLAG_FENCE != 0 {
+                        eflag::FENCED
+                    } else {
+                        0
+                    };
+                    self.virtio.insert((ring, seqno), (ctx, ef));
+                    self.run(sink, cpu, pid, t, Key { ctx, ring, seqno }, 0, 0, ef)
+                } else {
+                    let (rtype, rctx, seqno) = (u(3), u(4) as u32, u(5));
+                    let (ctx, ef) = self.virtio.remove(&(ring, seqno)).unwrap_or((rctx, 0));
+                    let err = if rtype >= VIRTIO_GPU_RESP_ERR_UNSPEC {
+                        EIO
+                    } else {
+                        0
+                    };
+                    self.done(sink, cpu, pid, t, Key { ctx, ring, seqno }, (0, 0), ef, err)
+                }
+            }
+            Kind::AmdgpuCs => {
+                let (id, fc, fs) = (u(0), u(1), u(2));
+                let name = s(3);
+                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                self.amd_names.insert((ring, id), (fc, fs));
+                Ok(())
+            }
+            Kind::AmdgpuPipeSync => {
+                let (id, dctx, dseq) = (u(1), u(2), u(3));
+                let name = s(0);
+                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                let key = self
+                    .rings
+                    .get(ring as usize)
+                    .and_then(|r| {
+                        r.order
+                            .iter()
+                            .rev()
+                            .find(|p| p.key.seqno == id || self.job_seq_is(p.key, id))
+                    })
+                    .map(|p| p.key)
+                    .unwrap_or(Key {
+                        ctx: 0,
+                        ring,
+                        seqno: id,
+                    });
+                self.sync_enter(sink, cpu, pid, t, key, (dctx, dseq), false)
+            }
+            Kind::AmdgpuVmFlush => {
+                let vmid = u(1) as u32;
+                let name = s(0);
+                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                self.emit(
+                    sink,
+                    cpu,
+                    pid,
+                    t,
+                    EventCode::CtxSwitch,
+                    0,
+                    Key {
+                        ctx: vmid,
+                        ring,
+                        seqno: 0,
+                    },
+                    (0, 0, 0, 0),
+                )
+            }
+            Kind::AmdgpuIv => {
+                let (client, src, ring_id, vmid, pasid) =
+                    (u(0), u(1), u(2), u(3) as u32, u(4) as u32);
+                if !amdgpu_is_vm_fault(client, src) {
+                    return Ok(());
+                }
+                let sd = hd.fields[5];
+                let addr_lo = read_uint(e, data, sd.offset, 4);
+                let addr_hi = read_uint(e, data, sd.offset + 4, 4);
+                // gmc_v9+: src_data[0] = page << 12 bits 12..43, src_data[1] bits 0..3 = 44..47
+                let addr = (addr_lo << 12) | ((addr_hi & 0xf) << 44);
+                let _ = ring_id;
+                self.emit(
+                    sink,
+                    cpu,
+                    pid,
+                    t,
+                    EventCode::VmFault,
+                    0,
+                    Key {
+                        ctx: 0,
+                        ring: NO_RING,
+                        seqno: 0,
+                    },
+                    (addr, 0, client as u32, (vmid << 16) | (pasid & 0xffff)),
+                )
+            }
+        }
+    }
+
+    /// amdgpu 6.12 jobs named by entity keep the job id as seqno; jobs named by fence do not.
+    fn job_seq_is(&self, k: Key, id: u64) -> bool {
+        self.job_ids.get(&(k.ring, id)) == Some(&k)
+    }
+}
+
+/// The interrupt sources amdgpu registers as VM faults: legacy (GMC v7/v8) src ids 146
+/// and 147 (VM_CONTEXT1 protection fault), and on SOC15 parts the VMC, VMC1 and UTCL2
+/// clients' source 0 (UTCL2 fault / VM fault).
+pub fn amdgpu_is_vm_fault(client: u64, src: u64) -> bool {
+    const LEGACY: u64 = 0;
+    const SOC15_VMC1: u64 = 0x0a;
+    const SOC15_VMC: u64 = 0x12;
+    const SOC15_UTCL2: u64 = 0x1b;
+    match client {
+        LEGACY => src == 146 || src == 147,
+        SOC15_VMC | SOC15_VMC1 | SOC15_UTCL2 => src == 0,
+        _ => false,
+    }
+}
