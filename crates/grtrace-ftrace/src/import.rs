@@ -40,9 +40,15 @@ pub fn run<S: Sink>(
     mapper: &mut Mapper,
     sink: &mut S,
 ) -> Result<(), ImportError> {
+    // A damaged CPU stream stops there; the others go on (their events are intact), and the
+    // damage is reported at the end: the first offset, and how many CPUs were damaged.
+    let mut damage: Vec<DatError> = Vec::new();
     let mut heads: Vec<Next> = Vec::with_capacity(streams.len());
     for s in streams.iter_mut() {
-        heads.push(s.next().map_err(ImportError::Input)?);
+        heads.push(s.next().unwrap_or_else(|e| {
+            damage.push(e);
+            Next::End
+        }));
     }
     let key = |n: &Next| match *n {
         Next::Event(t) | Next::Lost(_, t) => Some(t),
@@ -65,7 +71,18 @@ pub fn run<S: Sink>(
             }
         }
         if best == usize::MAX {
-            return Ok(());
+            damage.sort_by_key(|e| e.offset);
+            let n = damage.len();
+            return match damage.into_iter().next() {
+                None => Ok(()),
+                Some(mut e) => {
+                    if n > 1 {
+                        e.msg
+                            .push_str(&format!(" (and {} more damaged CPU streams)", n - 1));
+                    }
+                    Err(ImportError::Input(e))
+                }
+            };
         }
         let s = &mut streams[best];
         loop {
@@ -100,7 +117,13 @@ pub fn run<S: Sink>(
                 }
                 Next::End => break,
             }
-            heads[best] = s.next().map_err(ImportError::Input)?;
+            heads[best] = match s.next() {
+                Ok(n) => n,
+                Err(e) => {
+                    damage.push(e);
+                    Next::End
+                }
+            };
         }
     }
 }

@@ -347,9 +347,9 @@ pub struct Mapper {
     rings: Vec<Ring>,
     /// Entity pointer (6.12) -> small context id.
     entities: FxMap<u64, u32>,
-    /// 6.12 finished-fence pointer -> job.
-    fence_ptr: FxMap<u64, Key>,
-    /// (ring, 6.12 job id) -> job, from queue to run (for wait_dep).
+    /// 6.12 finished-fence pointer -> (job, job id).
+    fence_ptr: FxMap<u64, (Key, u64)>,
+    /// (ring, 6.12 job id) -> job, from queue to done (wait_dep, pipe_sync).
     job_ids: FxMap<(u32, u64), Key>,
     /// amdgpu (ring, job id) -> (fence context, seqno), from cs_ioctl to the queue event.
     amd_names: FxMap<(u32, u64), (u64, u64)>,
@@ -889,7 +889,7 @@ impl Mapper {
                         seqno: id,
                     },
                 };
-                self.fence_ptr.insert(fence, key);
+                self.fence_ptr.insert(fence, (key, id));
                 self.job_ids.insert((ring, id), key);
                 self.emit(
                     sink,
@@ -906,8 +906,8 @@ impl Mapper {
                 let (entity, fence, id) = (u(0), u(1), u(3));
                 let name = s(2);
                 let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
-                let key = match self.job_ids.remove(&(ring, id)) {
-                    Some(k) => k,
+                let key = match self.job_ids.get(&(ring, id)) {
+                    Some(k) => *k,
                     None => {
                         // Queued before the trace began.
                         let k = Key {
@@ -915,7 +915,8 @@ impl Mapper {
                             ring,
                             seqno: id,
                         };
-                        self.fence_ptr.insert(fence, k);
+                        self.fence_ptr.insert(fence, (k, id));
+                        self.job_ids.insert((ring, id), k);
                         k
                     }
                 };
@@ -925,7 +926,8 @@ impl Mapper {
             Kind::SchedDone612 => {
                 let fence = u(0);
                 match self.fence_ptr.remove(&fence) {
-                    Some(k) => {
+                    Some((k, id)) => {
+                        self.job_ids.remove(&(k.ring, id));
                         self.sync_exit(sink, cpu, t, None, Some(k), false)?;
                         let f = self.fences.iter().find(|(_, v)| **v == k).map(|(f, _)| *f);
                         if let Some(f) = f {
@@ -1056,21 +1058,11 @@ impl Mapper {
                 let (id, dctx, dseq) = (u(1), u(2), u(3));
                 let name = s(0);
                 let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
-                let key = self
-                    .rings
-                    .get(ring as usize)
-                    .and_then(|r| {
-                        r.order
-                            .iter()
-                            .rev()
-                            .find(|p| p.key.seqno == id || self.job_seq_is(p.key, id))
-                    })
-                    .map(|p| p.key)
-                    .unwrap_or(Key {
-                        ctx: 0,
-                        ring,
-                        seqno: id,
-                    });
+                let key = self.job_ids.get(&(ring, id)).copied().unwrap_or(Key {
+                    ctx: 0,
+                    ring,
+                    seqno: id,
+                });
                 self.sync_enter(sink, cpu, pid, t, key, (dctx, dseq), false)
             }
             Kind::AmdgpuVmFlush => {
@@ -1120,11 +1112,6 @@ impl Mapper {
                 )
             }
         }
-    }
-
-    /// amdgpu 6.12 jobs named by entity keep the job id as seqno; jobs named by fence do not.
-    fn job_seq_is(&self, k: Key, id: u64) -> bool {
-        self.job_ids.get(&(k.ring, id)) == Some(&k)
     }
 }
 

@@ -379,9 +379,9 @@ mod tests {
             e.put_u32(page, w, v);
             w += 4;
         };
-        // discarded event (padding with a delta) of 8 payload bytes
+        // discarded event (padding with a delta): array[0] = its length after the header
         put((10 << 5) | TYPE_PADDING, &mut page);
-        put(8, &mut page);
+        put(12, &mut page);
         put(0, &mut page);
         put(0, &mut page);
         // absolute time stamp 7_000_000_000

@@ -719,21 +719,20 @@ impl<'a> CpuStream<'a> {
                 if self.pos >= self.end {
                     return Ok(false);
                 }
-                if self.end > self.file.len() || self.pos + ps > self.end {
-                    let have = self.file.len().min(self.end);
-                    if self.pos >= have {
-                        return err(
-                            self.pos,
-                            format!(
-                                "CPU {} data is cut short: file ends before its {} bytes",
-                                self.cpu,
-                                self.end - self.pos
-                            ),
-                        );
-                    }
+                if self.pos + ps > self.file.len() {
                     return err(
                         self.pos,
-                        format!("CPU {} data ends inside a page (truncated file?)", self.cpu),
+                        format!(
+                            "CPU {} data is cut short: the file ends {} bytes into this page (truncated file?)",
+                            self.cpu,
+                            self.file.len().saturating_sub(self.pos)
+                        ),
+                    );
+                }
+                if self.pos + ps > self.end {
+                    return err(
+                        self.pos,
+                        format!("CPU {} data ends inside a page", self.cpu),
                     );
                 }
                 let at = self.pos;

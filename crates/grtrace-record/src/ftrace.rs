@@ -76,15 +76,24 @@ impl Instance {
 
 impl Drop for Instance {
     fn drop(&mut self) {
-        let _ = fs::write(self.file("tracing_on"), "0");
+        let _ = put(&self.file("tracing_on"), "0");
         for e in &self.enabled {
-            let _ = fs::write(e, "0");
+            let _ = put(&e, "0");
         }
         if self.created {
             // The kernel removes an instance with everything in it on rmdir.
             let _ = fs::remove_dir(&self.dir);
         }
     }
+}
+
+/// Writes a tracefs control file that must already exist (never creates one).
+fn put(path: &Path, value: &str) -> io::Result<()> {
+    OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)?
+        .write_all(value.as_bytes())
 }
 
 fn ioe(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
@@ -119,13 +128,17 @@ fn cpu_dropped(inst: &Path, cpu: u32) -> u64 {
     text.lines()
         .filter_map(|l| {
             let (k, v) = l.split_once(':')?;
-            matches!(k.trim(), "overrun" | "dropped events").then(|| v.trim().parse::<u64>().ok())?
+            matches!(k.trim(), "overrun" | "dropped events")
+                .then(|| v.trim().parse::<u64>().ok())?
         })
         .sum()
 }
 
 /// Sets up the instance and enables every tracepoint of the mapping this kernel has.
-fn setup(o: &FtraceOptions, err: &mut dyn Write) -> Result<(Instance, Vec<EventFormat>, Found, String), RecordError> {
+fn setup(
+    o: &FtraceOptions,
+    err: &mut dyn Write,
+) -> Result<(Instance, Vec<EventFormat>, Found, String), RecordError> {
     if !o.root.join("instances").is_dir() {
         let debug = Path::new("/sys/kernel/debug/tracing");
         let hint = if o.root == Path::new(DEFAULT_TRACEFS) && debug.join("instances").is_dir() {
@@ -142,14 +155,25 @@ fn setup(o: &FtraceOptions, err: &mut dyn Write) -> Result<(Instance, Vec<EventF
     if o.create {
         fs::create_dir(&dir).map_err(|e| match e.kind() {
             io::ErrorKind::PermissionDenied => RecordError::NotRoot { path: dir.clone() },
-            _ => RecordError::Io { what: format!("creating tracefs instance {}", dir.display()), err: e },
+            _ => RecordError::Io {
+                what: format!("creating tracefs instance {}", dir.display()),
+                err: e,
+            },
         })?;
     }
-    let mut inst = Instance { dir, created: o.create, enabled: Vec::new() };
-    let _ = fs::write(inst.file("tracing_on"), "0");
-    let _ = fs::write(inst.file("buffer_size_kb"), o.buffer_kb.to_string());
+    let mut inst = Instance {
+        dir,
+        created: o.create,
+        enabled: Vec::new(),
+    };
+    let _ = put(&inst.file("tracing_on"), "0");
+    let _ = put(&inst.file("buffer_size_kb"), &o.buffer_kb.to_string());
     // CLOCK_MONOTONIC, as the grtrace series uses; older kernels without `mono` keep local.
-    let clock = if fs::write(inst.file("trace_clock"), "mono").is_ok() { "mono" } else { "local" };
+    let clock = if put(&inst.file("trace_clock"), "mono").is_ok() {
+        "mono"
+    } else {
+        "local"
+    };
     let mut formats = Vec::new();
     let mut found = Found::default();
     for (system, event) in Kind::tracepoints() {
@@ -171,7 +195,7 @@ fn setup(o: &FtraceOptions, err: &mut dyn Write) -> Result<(Instance, Vec<EventF
             }
         }
         let en = ev.join("enable");
-        fs::write(&en, "1").map_err(ioe(format!("enabling {name}")))?;
+        put(&en, "1").map_err(ioe(format!("enabling {name}")))?;
         inst.enabled.push(en);
         found.found.push(name);
     }
@@ -230,27 +254,53 @@ fn drain(p: &mut Pipe, page_size: usize) -> Result<usize, RecordError> {
                 p.first.get_or_insert(now);
                 p.last = now;
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
+            Err(e)
+                if e.kind() == io::ErrorKind::WouldBlock
+                    || e.kind() == io::ErrorKind::Interrupted =>
+            {
                 p.pages.truncate(at);
                 return Ok(n);
             }
             Err(e) => {
                 p.pages.truncate(at);
-                return Err(RecordError::Io { what: format!("reading CPU {} trace_pipe_raw", p.cpu), err: e });
+                return Err(RecordError::Io {
+                    what: format!("reading CPU {} trace_pipe_raw", p.cpu),
+                    err: e,
+                });
             }
         }
     }
 }
 
 /// Records until `stop` (or the stopwatch); prints which tracepoints were found.
-pub fn record(o: &FtraceOptions, stop: &AtomicBool, err: &mut dyn Write) -> Result<RunReport, RecordError> {
+pub fn record(
+    o: &FtraceOptions,
+    stop: &AtomicBool,
+    err: &mut dyn Write,
+) -> Result<RunReport, RecordError> {
     let t_start = Instant::now();
     let cpu_start = crate::summary::cpu_time();
     let (inst, formats, found, clock) = setup(o, err)?;
-    let _ = writeln!(err, "grtrace: ftrace instance {}: clock {clock}", inst.dir.display());
-    let _ = writeln!(err, "grtrace: tracepoints found: {}", if found.found.is_empty() { "none".into() } else { found.found.join(" ") });
+    let _ = writeln!(
+        err,
+        "grtrace: ftrace instance {}: clock {clock}",
+        inst.dir.display()
+    );
+    let _ = writeln!(
+        err,
+        "grtrace: tracepoints found: {}",
+        if found.found.is_empty() {
+            "none".into()
+        } else {
+            found.found.join(" ")
+        }
+    );
     if !found.missing.is_empty() {
-        let _ = writeln!(err, "grtrace: not on this kernel: {}", found.missing.join(" "));
+        let _ = writeln!(
+            err,
+            "grtrace: not on this kernel: {}",
+            found.missing.join(" ")
+        );
     }
     if found.found.is_empty() {
         return Err(RecordError::Protocol {
@@ -265,10 +315,16 @@ pub fn record(o: &FtraceOptions, stop: &AtomicBool, err: &mut dyn Write) -> Resu
         concat!("grtrace --ftrace ", env!("CARGO_PKG_VERSION")),
         "",
         &clock,
-        &fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
+        &fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
     );
     let target = if o.output == "-" {
-        Target::Merged(Box::new(io::BufWriter::with_capacity(1 << 20, io::stdout())))
+        Target::Merged(Box::new(io::BufWriter::with_capacity(
+            1 << 20,
+            io::stdout(),
+        )))
     } else {
         let base = match &o.dir {
             Some(d) => {
@@ -280,7 +336,8 @@ pub fn record(o: &FtraceOptions, stop: &AtomicBool, err: &mut dyn Write) -> Resu
         Target::Files(base)
     };
     let clock_id = clock_id(&clock).unwrap_or(1);
-    let mut sink = Streams::new(target, &mapper.drivers(), clock_id, note).map_err(ioe("creating the output"))?;
+    let mut sink = Streams::new(target, &mapper.drivers(), clock_id, note)
+        .map_err(ioe("creating the output"))?;
     let mut pipes = Vec::new();
     for cpu in cpus_of(&inst.dir)? {
         sink.open_cpu(cpu).map_err(ioe("creating the output"))?;
@@ -308,16 +365,18 @@ pub fn record(o: &FtraceOptions, stop: &AtomicBool, err: &mut dyn Write) -> Resu
             done: false,
         });
     }
-    fs::write(inst.file("tracing_on"), "1").map_err(ioe("starting tracing (tracing_on)"))?;
+    put(&inst.file("tracing_on"), "1").map_err(ioe("starting tracing (tracing_on)"))?;
     let ps = layout.page_size;
     let mut failure = None;
     let mut pipe_closed = false;
     let deadline = o.stopwatch.map(|w| t_start + w);
     let mut stopping = false;
     loop {
-        if !stopping && (stop.load(Ordering::Acquire) || deadline.is_some_and(|d| Instant::now() >= d)) {
+        if !stopping
+            && (stop.load(Ordering::Acquire) || deadline.is_some_and(|d| Instant::now() >= d))
+        {
             // Stop writing, then drain what the buffers still hold.
-            let _ = fs::write(inst.file("tracing_on"), "0");
+            let _ = put(&inst.file("tracing_on"), "0");
             stopping = true;
         }
         let mut got = 0;
@@ -347,11 +406,17 @@ pub fn record(o: &FtraceOptions, stop: &AtomicBool, err: &mut dyn Write) -> Resu
                 break;
             }
             Err(ImportError::Output(e)) => {
-                failure = Some(RecordError::Io { what: "writing the output".into(), err: e });
+                failure = Some(RecordError::Io {
+                    what: "writing the output".into(),
+                    err: e,
+                });
                 break;
             }
             Err(ImportError::Input(e)) => {
-                failure = Some(RecordError::Protocol { dev: "ftrace".into(), msg: format!("trace_pipe_raw: {e}") });
+                failure = Some(RecordError::Protocol {
+                    dev: "ftrace".into(),
+                    msg: format!("trace_pipe_raw: {e}"),
+                });
                 break;
             }
         }
@@ -373,7 +438,12 @@ pub fn record(o: &FtraceOptions, stop: &AtomicBool, err: &mut dyn Write) -> Resu
         }
     }
     for p in pipes.iter_mut() {
-        p.report.events = mapper.stats.events_by_cpu.get(p.cpu as usize).copied().unwrap_or(0);
+        p.report.events = mapper
+            .stats
+            .events_by_cpu
+            .get(p.cpu as usize)
+            .copied()
+            .unwrap_or(0);
     }
     let lost_total = mapper.stats.lost_events.max(dropped);
     let outputs = match sink.finish(lost_total) {
@@ -383,7 +453,10 @@ pub fn record(o: &FtraceOptions, stop: &AtomicBool, err: &mut dyn Write) -> Resu
             Vec::new()
         }
         Err(e) => {
-            failure.get_or_insert(RecordError::Io { what: "writing the output".into(), err: e });
+            failure.get_or_insert(RecordError::Io {
+                what: "writing the output".into(),
+                err: e,
+            });
             Vec::new()
         }
     };
@@ -398,7 +471,10 @@ pub fn record(o: &FtraceOptions, stop: &AtomicBool, err: &mut dyn Write) -> Resu
             cpus: reports,
             dropped,
         }],
-        outputs: outputs.into_iter().map(|(p, r, b)| (PathBuf::from(p), r, b)).collect(),
+        outputs: outputs
+            .into_iter()
+            .map(|(p, r, b)| (PathBuf::from(p), r, b))
+            .collect(),
         elapsed: t_start.elapsed(),
         cpu_time: (cpu_end.0 + cpu_end.1).saturating_sub(cpu_start.0 + cpu_start.1),
         sys_time: cpu_end.1.saturating_sub(cpu_start.1),
@@ -417,7 +493,13 @@ pub fn run_cli(args: &crate::cli::Args, stop: &AtomicBool) -> std::process::Exit
     if !args.dev.is_empty() || !args.more_dev.is_empty() {
         return usage("--ftrace records every GPU the tracepoints report: give no device");
     }
-    if args.kill || args.pid.is_some() || args.ctx.is_some() || args.ring.is_some() || !args.act.is_empty() || args.mask.is_some() {
+    if args.kill
+        || args.pid.is_some()
+        || args.ctx.is_some()
+        || args.ring.is_some()
+        || !args.act.is_empty()
+        || args.mask.is_some()
+    {
         return usage("--ftrace takes -o, -D, -w, -b, -n, -v and --tracefs only");
     }
     let output = args.output.clone().unwrap_or_else(|| "ftrace".into());
@@ -438,7 +520,9 @@ pub fn run_cli(args: &crate::cli::Args, stop: &AtomicBool) -> std::process::Exit
     }
     // The per-CPU ring buffer takes the relay buffer's total: -b x -n.
     match crate::cli::parse_size(&args.buffer_size) {
-        Some(b) if b >= 4096 => o.buffer_kb = (b / 1024).saturating_mul(args.num_sub_buffers.max(1)),
+        Some(b) if b >= 4096 => {
+            o.buffer_kb = (b / 1024).saturating_mul(args.num_sub_buffers.max(1))
+        }
         _ => return usage("-b wants a size such as 512K"),
     }
     let mut stderr = io::stderr().lock();
