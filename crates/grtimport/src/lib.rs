@@ -63,6 +63,7 @@ pub fn run(args: &Args) -> ExitCode {
     // The file is mapped; stdin is read into memory (it cannot be mapped).
     let owned;
     let map;
+    let mut map_ref: Option<&memmap2::Mmap> = None;
     let data: &[u8] = if args.input == "-" {
         let mut v = Vec::new();
         if let Err(e) = io::stdin().lock().read_to_end(&mut v) {
@@ -92,6 +93,7 @@ pub fn run(args: &Args) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
+        map_ref = Some(&map);
         &map
     };
     if data.len() < MAGIC.len() || data[..MAGIC.len()] != MAGIC {
@@ -163,7 +165,17 @@ pub fn run(args: &Args) -> ExitCode {
     for (pid, comm) in &dat.cmdlines {
         sink.set_comm(*pid, comm);
     }
-    let result = import::run(dat.streams(), &mut mapper, &mut sink);
+    // Pages already decoded are dropped from the mapping so memory stays flat.
+    let release = |off: usize, len: usize| {
+        if let Some(m) = &map_ref {
+            // SAFETY: a read-only shared file mapping; DONTNEED only drops the pages (a later
+            // access would read them from the file again), and no stream refers to a range it
+            // has handed to this hook.
+            let _ =
+                unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, off, len) };
+        }
+    };
+    let result = import::run(dat.streams_releasing(&release), &mut mapper, &mut sink);
     let lost = mapper.stats.lost_events;
     let outputs = match sink.finish(lost) {
         Ok(o) => o,

@@ -361,6 +361,8 @@ pub struct Mapper {
     waits: FxMap<(u64, u64), Vec<(Key, bool)>>,
     /// virtio (ring, seqno) -> (ctx, flags), queue to response.
     virtio: FxMap<(u32, u64), (u32, u16)>,
+    /// virtio device index -> ring id of its control queue.
+    vq_rings: Vec<(u64, u32)>,
     /// Last time written per CPU: inferred records never go back in a stream.
     cpu_last: Vec<u64>,
     pub stats: MapStats,
@@ -387,6 +389,7 @@ impl Mapper {
             recent: VecDeque::new(),
             waits: FxMap::default(),
             virtio: FxMap::default(),
+            vq_rings: Vec::new(),
             cpu_last: Vec::new(),
             stats: MapStats::default(),
         };
@@ -1024,9 +1027,17 @@ impl Mapper {
                     // Only the control queue has responses; cursor updates are not jobs.
                     return Ok(());
                 }
-                let devname = format!("virtio{dev}");
-                let name = s(2);
-                let ring = self.ring(sink, cpu, t, devname.as_bytes(), name, RING_UNIT_SLOTS)?;
+                // Ring of (device, queue), cached: naming it costs a format per event.
+                let ring = match self.vq_rings.iter().find(|r| r.0 == dev) {
+                    Some(r) => r.1,
+                    None => {
+                        let devname = format!("virtio{dev}");
+                        let r =
+                            self.ring(sink, cpu, t, devname.as_bytes(), s(2), RING_UNIT_SLOTS)?;
+                        self.vq_rings.push((dev, r));
+                        r
+                    }
+                };
                 if kind == Kind::VirtioQueue {
                     let (flags, ctx, seqno) = (u(3), u(4) as u32, u(5));
                     let ef = if flags & VIRTIO_GPU_FLAG_FENCE != 0 {

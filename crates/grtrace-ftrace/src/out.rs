@@ -3,14 +3,14 @@
 //! a `NOTE_MSG` naming the source; `NOTE_PROCESS` comes before a task's first event when the
 //! source knows its name; each stream ends with `NOTE_STREAM_INFO`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs::File;
 use std::hash::BuildHasherDefault;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use grtrace_format::abi::{self, INFO_STOPPED_CLEANLY};
-use grtrace_format::{Body, Stamp, StreamHeader, StreamInfo, StreamWriter};
+use grtrace_format::{encode_into, encoded_size, Body, Stamp, StreamHeader, StreamInfo};
 
 use crate::map::{Fx, Sink};
 
@@ -44,21 +44,83 @@ pub enum Target {
     Merged(Box<dyn Write>),
 }
 
-enum Outs {
-    Files(
-        PathBuf,
-        Vec<Option<(PathBuf, StreamWriter<BufWriter<File>>)>>,
-    ),
-    Merged(Option<StreamWriter<Box<dyn Write>>>),
+/// Bytes gathered before a `write()`.
+const FLUSH_AT: usize = 1 << 20;
+
+/// One output stream: records are encoded straight into `buf` (no per-record copy through
+/// a writer) and written out a megabyte at a time.
+struct Out {
+    path: String,
+    w: Box<dyn Write>,
+    buf: Vec<u8>,
+    records: u64,
+    bytes: u64,
+}
+
+impl Out {
+    fn new(
+        path: String,
+        w: Box<dyn Write>,
+        h: &StreamHeader,
+        note: &str,
+        cpu: u32,
+    ) -> io::Result<Out> {
+        let mut o = Out {
+            path,
+            w,
+            buf: Vec::with_capacity(FLUSH_AT + 4096),
+            records: 0,
+            bytes: 0,
+        };
+        o.buf.extend_from_slice(&h.encode());
+        o.bytes = o.buf.len() as u64;
+        o.put(
+            h.endian,
+            &Stamp {
+                cpu,
+                pid: 0,
+                time_ns: 0,
+                seq: 0,
+            },
+            &Body::Msg {
+                text: note.as_bytes(),
+            },
+        )?;
+        Ok(o)
+    }
+
+    #[inline]
+    fn put(&mut self, e: grtrace_format::Endian, stamp: &Stamp, body: &Body<'_>) -> io::Result<()> {
+        let n = encoded_size(body);
+        let at = self.buf.len();
+        self.buf.resize(at + n, 0);
+        encode_into(stamp, body, e, &mut self.buf[at..]);
+        self.records += 1;
+        self.bytes += n as u64;
+        if self.buf.len() >= FLUSH_AT {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
 }
 
 /// The set of output streams; implements [`Sink`].
 pub struct Streams {
-    outs: Outs,
+    base: Option<PathBuf>,
+    /// Per CPU (files), or one at index 0 (merged).
+    outs: Vec<Option<Out>>,
+    merged: bool,
     header: StreamHeader,
     note: String,
     comms: HashMap<u32, String, BuildHasherDefault<Fx>>,
-    announced: HashSet<u32, BuildHasherDefault<Fx>>,
+    /// Bit per pid: NOTE_PROCESS written.
+    announced: Vec<u64>,
     last_ns: u64,
     pub records: u64,
 }
@@ -69,26 +131,29 @@ impl Streams {
         let mut header = StreamHeader::new(0, 0, driver);
         header.clock_id = clock;
         header.flags = abi::STREAM_IMPORTED;
-        let outs = match target {
-            Target::Files(base) => Outs::Files(base, Vec::new()),
-            Target::Merged(w) => {
-                let mut h = header.clone();
-                h.cpu = abi::CPU_MERGED;
-                h.flags |= abi::STREAM_MERGED;
-                let mut s = StreamWriter::new(w, &h)?;
-                write_note(&mut s, 0, &note)?;
-                Outs::Merged(Some(s))
-            }
-        };
-        Ok(Streams {
-            outs,
+        let mut st = Streams {
+            base: None,
+            outs: Vec::new(),
+            merged: false,
             header,
             note,
             comms: HashMap::default(),
-            announced: HashSet::default(),
+            announced: Vec::new(),
             last_ns: 0,
             records: 0,
-        })
+        };
+        match target {
+            Target::Files(base) => st.base = Some(base),
+            Target::Merged(w) => {
+                let mut h = st.header.clone();
+                h.cpu = abi::CPU_MERGED;
+                h.flags |= abi::STREAM_MERGED;
+                st.merged = true;
+                st.outs
+                    .push(Some(Out::new("-".into(), w, &h, &st.note, 0)?));
+            }
+        }
+        Ok(st)
     }
 
     /// Task names known from the source (trace.dat saved command lines, text comm fields).
@@ -105,127 +170,93 @@ impl Streams {
 
     /// Creates CPU `cpu`'s stream now (so a CPU without events still has its file).
     pub fn open_cpu(&mut self, cpu: u32) -> io::Result<()> {
-        self.writer(cpu).map(|_| ())
+        self.out(cpu).map(|_| ())
     }
 
-    fn writer(&mut self, cpu: u32) -> io::Result<&mut dyn StreamOut> {
-        match &mut self.outs {
-            Outs::Merged(s) => Ok(s.as_mut().expect("merged stream open until finish")),
-            Outs::Files(base, v) => {
-                let i = cpu as usize;
-                if v.len() <= i {
-                    v.resize_with(i + 1, || None);
-                }
-                if v[i].is_none() {
-                    let path = Self::file_name(base, cpu);
-                    let f = File::create(&path).map_err(|e| {
-                        io::Error::new(e.kind(), format!("creating {}: {e}", path.display()))
-                    })?;
-                    let mut h = self.header.clone();
-                    h.cpu = cpu;
-                    let mut s = StreamWriter::new(BufWriter::with_capacity(1 << 20, f), &h)?;
-                    write_note(&mut s, cpu, &self.note)?;
-                    v[i] = Some((path, s));
-                }
-                Ok(&mut v[i].as_mut().expect("just created").1)
-            }
+    #[inline]
+    fn out(&mut self, cpu: u32) -> io::Result<&mut Out> {
+        let i = if self.merged { 0 } else { cpu as usize };
+        if self.outs.get(i).is_some_and(|o| o.is_some()) {
+            return Ok(self.outs[i].as_mut().expect("checked"));
         }
+        self.create(i, cpu)
+    }
+
+    #[cold]
+    fn create(&mut self, i: usize, cpu: u32) -> io::Result<&mut Out> {
+        let base = self.base.as_ref().expect("files mode");
+        let path = Self::file_name(base, cpu);
+        let f = File::create(&path)
+            .map_err(|e| io::Error::new(e.kind(), format!("creating {}: {e}", path.display())))?;
+        let mut h = self.header.clone();
+        h.cpu = cpu;
+        let o = Out::new(path.display().to_string(), Box::new(f), &h, &self.note, cpu)?;
+        if self.outs.len() <= i {
+            self.outs.resize_with(i + 1, || None);
+        }
+        self.outs[i] = Some(o);
+        Ok(self.outs[i].as_mut().expect("just created"))
     }
 
     /// Ends every stream with NOTE_STREAM_INFO (`lost` = events the kernel reported lost)
     /// and flushes; returns (path or "-", records, bytes) per stream.
     pub fn finish(mut self, lost: u64) -> io::Result<Vec<(String, u64, u64)>> {
         let end = self.last_ns;
-        let mut out = Vec::new();
-        let info = |records: u64, bytes: u64| StreamInfo {
-            kernel_dropped: lost,
-            records,
-            bytes,
-            flags: INFO_STOPPED_CLEANLY,
-        };
-        match &mut self.outs {
-            Outs::Merged(s) => {
-                let mut s = s.take().expect("finish once");
-                let i = info(s.records(), s.bytes());
-                s.write(
+        let e = self.header.endian;
+        let mut res = Vec::new();
+        for (cpu, slot) in self.outs.iter_mut().enumerate() {
+            if let Some(mut o) = slot.take() {
+                let info = StreamInfo {
+                    kernel_dropped: lost,
+                    records: o.records,
+                    bytes: o.bytes,
+                    flags: INFO_STOPPED_CLEANLY,
+                };
+                let cpu = if self.merged { 0 } else { cpu as u32 };
+                o.put(
+                    e,
                     &Stamp {
-                        cpu: 0,
+                        cpu,
                         pid: 0,
                         time_ns: end,
                         seq: 0,
                     },
-                    &Body::StreamInfo(i),
+                    &Body::StreamInfo(info),
                 )?;
-                out.push(("-".to_string(), s.records(), s.bytes()));
-                s.into_inner().flush()?;
-            }
-            Outs::Files(_, v) => {
-                for (cpu, slot) in v.iter_mut().enumerate() {
-                    if let Some((path, mut s)) = slot.take() {
-                        let i = info(s.records(), s.bytes());
-                        s.write(
-                            &Stamp {
-                                cpu: cpu as u32,
-                                pid: 0,
-                                time_ns: end,
-                                seq: 0,
-                            },
-                            &Body::StreamInfo(i),
-                        )?;
-                        out.push((path.display().to_string(), s.records(), s.bytes()));
-                        s.into_inner().flush()?;
-                    }
-                }
+                o.flush()?;
+                o.w.flush()?;
+                res.push((o.path, o.records, o.bytes));
             }
         }
-        Ok(out)
+        Ok(res)
     }
-}
-
-/// A stream writer of either kind.
-trait StreamOut {
-    fn put(&mut self, stamp: &Stamp, body: &Body<'_>) -> io::Result<()>;
-}
-impl<W: Write> StreamOut for StreamWriter<W> {
-    fn put(&mut self, stamp: &Stamp, body: &Body<'_>) -> io::Result<()> {
-        self.write(stamp, body)
-    }
-}
-
-fn write_note<W: Write>(s: &mut StreamWriter<W>, cpu: u32, note: &str) -> io::Result<()> {
-    s.write(
-        &Stamp {
-            cpu,
-            pid: 0,
-            time_ns: 0,
-            seq: 0,
-        },
-        &Body::Msg {
-            text: note.as_bytes(),
-        },
-    )
 }
 
 impl Sink for Streams {
     #[inline]
     fn record(&mut self, cpu: u32, pid: u32, time_ns: u64, body: &Body<'_>) -> io::Result<()> {
         self.last_ns = self.last_ns.max(time_ns);
-        let comm = if pid != 0 && !self.comms.is_empty() && self.announced.insert(pid) {
-            self.comms.get(&pid).cloned()
-        } else {
-            None
-        };
         self.records += 1;
-        let w = self.writer(cpu)?;
         let stamp = Stamp {
             cpu,
             pid,
             time_ns,
             seq: 0,
         };
-        if let Some(c) = comm {
-            w.put(&stamp, &Body::Process { comm: c.as_bytes() })?;
+        let e = self.header.endian;
+        if pid != 0 && !self.comms.is_empty() {
+            let (w, b) = (pid as usize / 64, 1u64 << (pid % 64));
+            if self.announced.len() <= w {
+                self.announced.resize(w + 1, 0);
+            }
+            if self.announced[w] & b == 0 {
+                self.announced[w] |= b;
+                if let Some(c) = self.comms.get(&pid).cloned() {
+                    self.out(cpu)?
+                        .put(e, &stamp, &Body::Process { comm: c.as_bytes() })?;
+                }
+            }
         }
-        w.put(&stamp, body)
+        self.out(cpu)?.put(e, &stamp, body)
     }
 }

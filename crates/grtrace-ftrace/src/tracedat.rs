@@ -615,7 +615,21 @@ impl<'a> TraceDat<'a> {
             .map(|c| CpuStream::new(self, c))
             .collect()
     }
+
+    /// Like [`streams`](Self::streams), with `release(offset, len)` called for file ranges
+    /// the streams are done with (every [`RELEASE_EVERY`] bytes), so a caller that mapped the
+    /// file can drop those pages and keep memory flat however long the trace is.
+    pub fn streams_releasing(&self, release: &'a dyn Fn(usize, usize)) -> Vec<CpuStream<'a>> {
+        let mut v = self.streams();
+        for s in &mut v {
+            s.release = Some(release);
+        }
+        v
+    }
 }
+
+/// How much of a CPU's data is read before it is handed to the release hook.
+pub const RELEASE_EVERY: usize = 8 << 20;
 
 /// What a CPU stream has next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -648,6 +662,8 @@ pub struct CpuStream<'a> {
     /// The last time seen (for lost-events notes).
     pub last_ts: u64,
     started: bool,
+    release: Option<&'a dyn Fn(usize, usize)>,
+    released: usize,
 }
 
 impl<'a> CpuStream<'a> {
@@ -669,6 +685,8 @@ impl<'a> CpuStream<'a> {
             ev: (0, 0),
             last_ts: 0,
             started: false,
+            release: None,
+            released: start,
         }
     }
 
@@ -689,6 +707,8 @@ impl<'a> CpuStream<'a> {
             ev: (0, 0),
             last_ts: 0,
             started: false,
+            release: None,
+            released: 0,
         }
     }
 
@@ -736,6 +756,14 @@ impl<'a> CpuStream<'a> {
                     );
                 }
                 let at = self.pos;
+                if let Some(rel) = self.release {
+                    // Everything before this page has been decoded and is not looked at again.
+                    if at - self.released >= RELEASE_EVERY {
+                        let from = self.released & !4095;
+                        rel(from, (at & !4095) - from);
+                        self.released = at & !4095;
+                    }
+                }
                 let pg =
                     Page::open(&self.file[at..at + ps], &self.layout).map_err(|e| DatError {
                         offset: (at + e.offset) as u64,
@@ -773,6 +801,13 @@ impl<'a> CpuStream<'a> {
                     let usize_ = c.u32("a chunk header")? as usize;
                     let src = c.bytes(csize, "compressed chunk data")?;
                     self.pos = c.pos;
+                    if let Some(rel) = self.release {
+                        if self.chunk_at - self.released >= RELEASE_EVERY {
+                            let from = self.released & !4095;
+                            rel(from, (self.chunk_at & !4095) - from);
+                            self.released = self.chunk_at & !4095;
+                        }
+                    }
                     if usize_ % ps != 0 {
                         return err(
                             self.chunk_at,
