@@ -180,7 +180,7 @@ if [ "${GRT_STOCK:-1}" = 1 ]; then
         lap "stock kernel (cache hit or build)" "$t"
         TRACE_CMD=$(command -v trace-cmd) bash "$HERE/mkinitramfs.sh" "$RUN/initramfs-stock.cpio" $REC ||
             fail "stock initramfs"
-        # stock MODE DIR LABEL: boot the stock kernel in MODE into $RUN/DIR, verdict in DIR/verify.txt
+        # stock DIR LABEL: boot the stock kernel (mode stock) into $RUN/DIR, verdict in DIR/verify.txt
         stock() {
             local t1; t1=$(date +%s.%N)
             bash "$HERE/boot.sh" "$STOCK_KERNEL" "$RUN/initramfs-stock.cpio" "$RUN/$1" stock || fail "$2 boot"
