@@ -17,7 +17,8 @@
 #  * `trace-cmd report` (Debian's decoder) of the two files gives, per tracepoint, exactly the
 #    counting instance's counts: nothing lost or added by recording;
 #  * grtrace --ftrace exited 0, recorded, and removed its instance;
-#  * grtimport of v7.dat and v6.dat, and the live recording: per grtrace event type, the counts
+#  * grtimport of v7.dat and v6.dat (and of the counting instance's text), and the live
+#    recording: per grtrace event type, the counts
 #    the mapping (IMPORT.md 5.3, 5.4) gives for the counting instance's tracepoints (v7 + v6,
 #    and live, each); the same jobs (`grtreport --jobs`: v7 + v6 = live) with the same fill
 #    and flags, the phases within PHASE_TOL ms (default 0.1) and the same outstanding count for
@@ -149,6 +150,14 @@ if [ "$I" != - ] && [ -x "$I" ]; then
     check "grtimport v7.dat + v6.dat, per grtrace event type = the mapping of the counting instance's events ($(awk '{s += $2} END {print s + 0}' "$OUT/tc.types") records)" \
         "$(t cmp "$OUT/tc.types" "$OUT/count.types")"
     sort "$OUT/v7.jobkeys" "$OUT/v6.jobkeys" > "$OUT/tc.jobkeys"
+    # the counting instance's own `trace` text, through grtimport's text reader
+    "$I" "$CNT" -o "$OUT/imp-count" > "$OUT/imp-count.log" 2>&1
+    check "grtimport of the counting instance's trace text ($(grep -m1 'events in' "$OUT/imp-count.log" | sed 's/^ *//'))" $?
+    "$P" "$OUT/imp-count" > "$OUT/count-text.txt" 2> "$OUT/count-text.parse.err"
+    check "grtparse reads the import of the text" $?
+    types count-text
+    check "text import, per grtrace event type = the mapping of the counting instance's events ($(awk '{s += $2} END {print s + 0}' "$OUT/count-text.types") records)" \
+        "$(t cmp "$OUT/count-text.types" "$OUT/count.types")"
     if [ $live = 1 ]; then
         verdict live "$OUT/live"
         check "live, per grtrace event type = the mapping of the counting instance's events ($(awk '{s += $2} END {print s + 0}' "$OUT/live.types") records)" \
