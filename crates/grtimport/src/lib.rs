@@ -10,11 +10,13 @@ use clap::Parser;
 use grtrace_ftrace::import::{self, ImportError};
 use grtrace_ftrace::map::Mapper;
 use grtrace_ftrace::out::{clock_id, Streams, Target};
+use grtrace_ftrace::text::{TextErrorOrIo, TextImport};
 use grtrace_ftrace::tracedat::{TraceDat, MAGIC};
 
 /// Import GPU tracepoints recorded on a stock kernel into grtrace streams.
 ///
-/// INPUT is a trace-cmd trace.dat (version 6 or 7, compressed or not). The events are
+/// INPUT is a trace-cmd trace.dat (version 6 or 7, compressed or not), or text from
+/// `trace-cmd report` or tracefs `trace` / `trace_pipe`. The events are
 /// decoded from the formats the file carries and mapped as IMPORT.md says: DRM scheduler
 /// jobs, dma_fence signals and waits, virtio-gpu commands, amdgpu names and faults.
 /// The output is BASE.grtrace.<cpu>, read by grtparse and grtreport as they are.
@@ -26,7 +28,7 @@ use grtrace_ftrace::tracedat::{TraceDat, MAGIC};
 #[derive(Parser, Debug)]
 #[command(name = "grtimport", version, verbatim_doc_comment)]
 pub struct Args {
-    /// trace.dat file (`-` reads it from stdin)
+    /// trace.dat file or trace text (`-` reads it from stdin)
     #[arg(value_name = "INPUT")]
     pub input: String,
     /// Output base name: BASE.grtrace.<cpu>; `-` writes one merged stream to stdout.
@@ -96,14 +98,12 @@ pub fn run(args: &Args) -> ExitCode {
         map_ref = Some(&map);
         &map
     };
-    if data.len() < MAGIC.len() || data[..MAGIC.len()] != MAGIC {
-        let what = if data.is_empty() {
-            "empty file"
-        } else {
-            "not a trace-cmd trace.dat file (bad magic)"
-        };
-        eprintln!("grtimport: {name}: offset 0: {what}");
+    if data.is_empty() {
+        eprintln!("grtimport: {name}: offset 0: empty file");
         return ExitCode::from(1);
+    }
+    if data.len() < MAGIC.len() || data[..MAGIC.len()] != MAGIC {
+        return run_text(args, &name, data, to_stdout);
     }
     let dat = match TraceDat::parse(data) {
         Ok(d) => d,
@@ -131,27 +131,9 @@ pub fn run(args: &Args) -> ExitCode {
         &dat.clock,
         &dat.uname,
     );
-    let target = if to_stdout {
-        Target::Merged(Box::new(io::BufWriter::with_capacity(
-            1 << 20,
-            io::stdout(),
-        )))
-    } else {
-        let base = args
-            .output
-            .clone()
-            .unwrap_or_else(|| default_base(&args.input));
-        let base = match &args.output_dir {
-            Some(d) => {
-                if let Err(e) = std::fs::create_dir_all(d) {
-                    eprintln!("grtimport: {}: {e}", d.display());
-                    return ExitCode::from(1);
-                }
-                d.join(base)
-            }
-            None => PathBuf::from(base),
-        };
-        Target::Files(base)
+    let target = match target(args, to_stdout) {
+        Ok(t) => t,
+        Err(c) => return c,
     };
     let mut sink = match Streams::new(target, &mapper.drivers(), clock, note) {
         Ok(s) => s,
@@ -200,6 +182,84 @@ pub fn run(args: &Args) -> ExitCode {
         Err(ImportError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(ImportError::Output(e)) => out_error(e),
         Err(ImportError::Input(e)) => {
+            eprintln!("grtimport: {name}: {e} (everything before it was imported)");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The output of `args` (files or stdout).
+fn target(args: &Args, to_stdout: bool) -> Result<Target, ExitCode> {
+    if to_stdout {
+        return Ok(Target::Merged(Box::new(io::BufWriter::with_capacity(
+            1 << 20,
+            io::stdout(),
+        ))));
+    }
+    let base = args
+        .output
+        .clone()
+        .unwrap_or_else(|| default_base(&args.input));
+    let base = match &args.output_dir {
+        Some(d) => {
+            if let Err(e) = std::fs::create_dir_all(d) {
+                eprintln!("grtimport: {}: {e}", d.display());
+                return Err(ExitCode::from(1));
+            }
+            d.join(base)
+        }
+        None => PathBuf::from(base),
+    };
+    Ok(Target::Files(base))
+}
+
+/// `trace-cmd report` or tracefs `trace` text: read line by line (stdin streams).
+fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
+    if data.contains(&0) {
+        let at = data.iter().position(|&b| b == 0).unwrap_or(0);
+        eprintln!(
+            "grtimport: {name}: offset {at}: neither a trace.dat file nor trace text (binary data)"
+        );
+        return ExitCode::from(1);
+    }
+    let mut ti = TextImport::new();
+    let note = import::source_note(
+        "text (trace-cmd report / tracefs trace)",
+        concat!("grtimport ", env!("CARGO_PKG_VERSION")),
+        "",
+        "unknown",
+        "",
+    );
+    let target = match target(args, to_stdout) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
+    // Text does not name its clock: the header says so with clock id 0.
+    let mut sink = match Streams::new(target, &ti.mapper.drivers(), 0, note) {
+        Ok(s) => s,
+        Err(e) => return out_error(e),
+    };
+    let result = ti.run(data, &mut sink);
+    let outputs = match sink.finish(ti.mapper.stats.lost_events) {
+        Ok(o) => o,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
+        Err(e) => return out_error(e),
+    };
+    if !args.quiet {
+        let st = &ti.mapper.stats;
+        eprintln!(
+            "grtimport: text, {} lines: {} GPU events in, {} other events skipped, {} records out, {} starts inferred",
+            ti.lines, st.events_in, ti.other_lines, st.records_out, st.inferred_starts
+        );
+        for (p, r, b) in &outputs {
+            eprintln!("  wrote {p}: {r} records, {} KiB", b.div_ceil(1024));
+        }
+    }
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(TextErrorOrIo::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(TextErrorOrIo::Io(e)) => out_error(e),
+        Err(TextErrorOrIo::Text(e)) => {
             eprintln!("grtimport: {name}: {e} (everything before it was imported)");
             ExitCode::from(1)
         }

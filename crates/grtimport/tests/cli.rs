@@ -169,7 +169,19 @@ fn usage_and_input_errors_have_their_exit_codes() {
     std::fs::write(&junk, b"this is not a trace").unwrap();
     let (code, err) = grtimport(&[junk.to_str().unwrap()]);
     assert_eq!(code, 1);
-    assert!(err.contains("offset 0: not a trace-cmd trace.dat"), "{err}");
+    // not a trace.dat, so read as text: its first line is not trace text
+    assert!(
+        err.contains("junk.dat: offset 0 (line 1): no [cpu] column"),
+        "{err}"
+    );
+    let bin = d.join("bin.dat");
+    std::fs::write(&bin, b"\x7fELF\0\0\0").unwrap();
+    let (code, err) = grtimport(&[bin.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("offset 4: neither a trace.dat file nor trace text"),
+        "{err}"
+    );
     let empty = d.join("empty.dat");
     std::fs::write(&empty, b"").unwrap();
     let (code, err) = grtimport(&[empty.to_str().unwrap()]);

@@ -97,7 +97,7 @@ impl<'f> Record<'f> {
         } else {
             4
         };
-        let fixed = (end + align - 1) / align * align;
+        let fixed = end.div_ceil(align) * align;
         let mut r = Record {
             fmt,
             buf: vec![0; fixed],

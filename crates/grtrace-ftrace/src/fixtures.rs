@@ -89,6 +89,16 @@ pub const FORMATS: &[(&str, &str, &str)] = &[
     ),
     (
         "6.12",
+        "lima",
+        include_str!("../../../fixtures/import/6.12/lima/lima_task_run.format"),
+    ),
+    (
+        "6.12",
+        "lima",
+        include_str!("../../../fixtures/import/6.12/lima/lima_task_submit.format"),
+    ),
+    (
+        "6.12",
         "sched",
         include_str!("../../../fixtures/import/6.12/sched/sched_switch.format"),
     ),

@@ -93,7 +93,7 @@ impl Field {
     }
 }
 
-/// Parses `field:TYPE NAME;	offset:N;	size:N;	signed:N;` (the `header_page` lines have
+/// Parses `field:TYPE NAME; offset:N; size:N; signed:N;` (tab separated; the `header_page` lines have
 /// a blank after `field:`; arrays name `NAME[N]`).
 pub fn parse_field(line: &str) -> Option<Field> {
     let mut parts = line.split(';').map(str::trim);

@@ -21,6 +21,7 @@ pub mod map;
 pub mod out;
 pub mod page;
 pub mod synth;
+pub mod text;
 pub mod tracedat;
 
 pub use format::{EventFormat, PageLayout};

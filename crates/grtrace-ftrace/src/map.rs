@@ -90,6 +90,11 @@ pub enum Kind {
     AmdgpuVmFlush,
     /// `amdgpu_iv`: VM_FAULT for the page-fault interrupt sources.
     AmdgpuIv,
+    /// `lima:lima_task_submit`: names the next queued job by its finished fence (as
+    /// `amdgpu_cs_ioctl`).
+    LimaSubmit,
+    /// `lima_task_run`: nothing new after `drm_run_job` (counted).
+    LimaRun,
 }
 
 impl Kind {
@@ -228,6 +233,13 @@ impl Kind {
                 "src_data",
             ],
         ),
+        (
+            "lima",
+            "lima_task_submit",
+            Kind::LimaSubmit,
+            &["task_id", "context", "seqno", "pipe"],
+        ),
+        ("lima", "lima_task_run", Kind::LimaRun, &[]),
     ];
 
     /// The tracepoints the recorder enables (`system/event`), in table order.
@@ -352,7 +364,7 @@ pub struct Mapper {
     /// (ring, 6.12 job id) -> job, from queue to done (wait_dep, pipe_sync).
     job_ids: FxMap<(u32, u64), Key>,
     /// amdgpu (ring, job id) -> (fence context, seqno), from cs_ioctl to the queue event.
-    amd_names: FxMap<(u32, u64), (u64, u64)>,
+    fence_names: FxMap<(u32, u64), (u64, u64)>,
     /// Finished fence (context, seqno) -> job, queue to done (6.17+ and named 6.12 jobs).
     fences: FxMap<(u64, u64), Key>,
     /// Recently done fences for the SIGNAL that follows the done event.
@@ -384,7 +396,7 @@ impl Mapper {
             entities: FxMap::default(),
             fence_ptr: FxMap::default(),
             job_ids: FxMap::default(),
-            amd_names: FxMap::default(),
+            fence_names: FxMap::default(),
             fences: FxMap::default(),
             recent: VecDeque::new(),
             waits: FxMap::default(),
@@ -607,6 +619,7 @@ impl Mapper {
 
     /// A job was handed to the driver at `t`: COMMIT and SUBMIT now; START now if the ring
     /// is idle, else when the job ahead is done.
+    #[allow(clippy::too_many_arguments)]
     fn run<S: Sink>(
         &mut self,
         sink: &mut S,
@@ -629,19 +642,26 @@ impl Mapper {
         });
         self.stats.jobs_started += 1;
         if idle {
-            self.emit(
-                sink,
-                cpu,
-                pid,
-                t,
-                EventCode::Start,
-                flags | eflag::INFERRED,
-                k,
-                (a0, a1, 0, 0),
-            )?;
-            self.stats.inferred_starts += 1;
+            self.start(sink, cpu, pid, t, k, flags, (a0, a1))?;
         }
         Ok(())
+    }
+
+    /// An inferred START (§3 of IMPORT.md), counted.
+    #[allow(clippy::too_many_arguments)]
+    fn start<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        k: Key,
+        flags: u16,
+        a: (u64, u64),
+    ) -> io::Result<()> {
+        self.stats.inferred_starts += 1;
+        let f = flags | eflag::INFERRED;
+        self.emit(sink, cpu, pid, t, EventCode::Start, f, k, (a.0, a.1, 0, 0))
     }
 
     /// A job is done at `t`: its START if still owed, END, then START of the next in line.
@@ -674,36 +694,17 @@ impl Mapper {
             _ => None,
         };
         if let Some(st) = owed {
-            self.emit(
-                sink,
-                cpu,
-                0,
-                st,
-                EventCode::Start,
-                eflag::INFERRED,
-                k,
-                (a.0, a.1, 0, 0),
-            )?;
-            self.stats.inferred_starts += 1;
+            self.start(sink, cpu, 0, st, k, 0, a)?;
         }
         let ef = flags | if err != 0 { eflag::ERROR } else { 0 };
         self.emit(sink, cpu, pid, t, EventCode::End, ef, k, (a.0, a.1, err, 0))?;
         if let Some(nk) = next {
-            self.emit(
-                sink,
-                cpu,
-                0,
-                t,
-                EventCode::Start,
-                eflag::INFERRED,
-                nk,
-                (0, 0, 0, 0),
-            )?;
-            self.stats.inferred_starts += 1;
+            self.start(sink, cpu, 0, t, nk, 0, (0, 0))?;
         }
         Ok(())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn sync_enter<S: Sink>(
         &mut self,
         sink: &mut S,
@@ -876,7 +877,7 @@ impl Mapper {
                 let (jobs, hw) = (u(4) as u32, u(5) as u32);
                 let name = s(2);
                 let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
-                let key = match self.amd_names.remove(&(ring, id)) {
+                let key = match self.fence_names.remove(&(ring, id)) {
                     Some((fc, fs)) => {
                         let k = Key {
                             ctx: fc as u32,
@@ -1020,7 +1021,7 @@ impl Mapper {
                 }
                 self.emit(sink, cpu, pid, t, code, 0, key, (f.0, f.1, 0, 0))
             }
-            Kind::FenceNoRecord | Kind::AmdgpuRunJob => Ok(()),
+            Kind::FenceNoRecord | Kind::AmdgpuRunJob | Kind::LimaRun => Ok(()),
             Kind::VirtioQueue | Kind::VirtioResponse => {
                 let (dev, vq) = (u(0), u(1));
                 if vq != 0 {
@@ -1058,11 +1059,11 @@ impl Mapper {
                     self.done(sink, cpu, pid, t, Key { ctx, ring, seqno }, (0, 0), ef, err)
                 }
             }
-            Kind::AmdgpuCs => {
+            Kind::AmdgpuCs | Kind::LimaSubmit => {
                 let (id, fc, fs) = (u(0), u(1), u(2));
                 let name = s(3);
                 let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
-                self.amd_names.insert((ring, id), (fc, fs));
+                self.fence_names.insert((ring, id), (fc, fs));
                 Ok(())
             }
             Kind::AmdgpuPipeSync => {

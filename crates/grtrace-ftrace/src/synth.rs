@@ -64,7 +64,7 @@ impl Workload {
                     cpu: d,
                     what: 1,
                 });
-                if i % 4 == 0 {
+                if i.is_multiple_of(4) {
                     out.push(Ev {
                         t: t + 17_500,
                         cpu: d,
@@ -129,7 +129,7 @@ impl Workload {
 
     /// The ring / device of job `i` (two rings; Sched617 also two devices).
     fn ring(&self, i: u64) -> (&'static str, &'static str) {
-        let ring = if i % 2 == 0 {
+        let ring = if i.is_multiple_of(2) {
             "gfx_0.0.0"
         } else {
             "comp_1.0.0"
@@ -171,8 +171,8 @@ impl Workload {
                 let mut r = Record::new(Self::fmt(formats, name), if what == 0 { pid } else { 0 });
                 r.set("dev", 0).set("vq", 0).set_str("name", "control");
                 r.set("type", if what == 0 { 0x0207 } else { 0x1100 });
-                r.set("flags", if i % 4 == 0 { 1 } else { 0 });
-                r.set("fence_id", if i % 4 == 0 { i / 4 + 1 } else { 0 });
+                r.set("flags", if i.is_multiple_of(4) { 1 } else { 0 });
+                r.set("fence_id", if i.is_multiple_of(4) { i / 4 + 1 } else { 0 });
                 r.set("ctx_id", 1 + i % 3)
                     .set("num_free", 200)
                     .set("seqno", i + 1);

@@ -577,7 +577,10 @@ impl<'a> TraceDat<'a> {
         // trace-cmd 3.2 added the sub-buffer size before the CPU count: tell by the length
         // (each CPU entry is 20 bytes).
         let rest = body.len() - c.pos;
-        let page_size = if rest >= 8 && (rest - 8) % 20 == 0 && (rest < 4 || (rest - 4) % 20 != 0) {
+        let page_size = if rest >= 8
+            && (rest - 8).is_multiple_of(20)
+            && (rest < 4 || !(rest - 4).is_multiple_of(20))
+        {
             Some(c.u32("the BUFFER page size")?)
         } else {
             None
@@ -684,11 +687,28 @@ impl<'a> CpuStream<'a> {
     fn new(t: &TraceDat<'a>, c: &CpuData) -> CpuStream<'a> {
         let start = usize::try_from(c.offset).unwrap_or(usize::MAX);
         let end = start.saturating_add(usize::try_from(c.size).unwrap_or(usize::MAX));
+        let codec = if t.data_compressed { t.codec } else { None };
+        Self::over(c.cpu, t.data, start, end, t.layout, codec)
+    }
+
+    /// A stream over raw pages in memory (tests, `trace_pipe_raw` reads).
+    pub fn from_pages(cpu: u32, pages: &'a [u8], layout: PageLayout) -> CpuStream<'a> {
+        Self::over(cpu, pages, 0, pages.len(), layout, None)
+    }
+
+    fn over(
+        cpu: u32,
+        file: &'a [u8],
+        start: usize,
+        end: usize,
+        layout: PageLayout,
+        codec: Option<Codec>,
+    ) -> CpuStream<'a> {
         CpuStream {
-            cpu: c.cpu,
-            file: t.data,
-            layout: t.layout,
-            codec: if t.data_compressed { t.codec } else { None },
+            cpu,
+            file,
+            layout,
+            codec,
             pos: start,
             end,
             chunks_left: 0,
@@ -701,28 +721,6 @@ impl<'a> CpuStream<'a> {
             started: false,
             release: None,
             released: start,
-        }
-    }
-
-    /// A stream over raw pages in memory (tests, `trace_pipe_raw` reads).
-    pub fn from_pages(cpu: u32, pages: &'a [u8], layout: PageLayout) -> CpuStream<'a> {
-        CpuStream {
-            cpu,
-            file: pages,
-            layout,
-            codec: None,
-            pos: 0,
-            end: pages.len(),
-            chunks_left: 0,
-            chunk_at: 0,
-            buf: Vec::new(),
-            buf_pos: 0,
-            page: None,
-            ev: (0, 0),
-            last_ts: 0,
-            started: false,
-            release: None,
-            released: 0,
         }
     }
 
@@ -822,7 +820,7 @@ impl<'a> CpuStream<'a> {
                             self.released = self.chunk_at & !4095;
                         }
                     }
-                    if usize_ % ps != 0 {
+                    if !usize_.is_multiple_of(ps) {
                         return err(
                             self.chunk_at,
                             format!("chunk of {usize_} bytes is not whole pages"),

@@ -2,6 +2,8 @@
 //! (fixtures/import/<kernel>), written as trace.dat, imported, and the grtrace records
 //! checked.
 
+#![allow(clippy::too_many_arguments)] // event builders take the tracepoints' fields
+
 mod common;
 
 use common::{run, Out, Trace};
@@ -748,4 +750,20 @@ fn a_format_without_a_needed_field_is_reported_not_guessed() {
     let s = m.seen().iter().find(|s| s.name == "drm_run_job").unwrap();
     assert_eq!(s.count, 1);
     assert!(s.unusable.as_deref().unwrap().contains("`id`"));
+}
+
+#[test]
+fn lima_task_submit_names_the_scheduler_job_by_its_finished_fence() {
+    let mut t = Trace::new("6.12");
+    let lima = [("task_id", 5), ("context", 61), ("seqno", 17)];
+    t.ev(0, 900, 100, "lima_task_submit", &lima, &[("pipe", "pp")]);
+    sched612(&mut t, 0, 1000, "drm_sched_job", ENT_A, F1, 5, "pp");
+    sched612(&mut t, 0, 1100, "drm_run_job", ENT_A, F1, 5, "pp");
+    t.ev(0, 1101, 100, "lima_task_run", &lima, &[("pipe", "pp")]);
+    t.ev(1, 2000, 0, "drm_sched_process_job", &[("fence", F1)], &[]);
+    let (c, m) = run(&t);
+    assert_eq!(c.codes(), ["QUEUE", "COMMIT", "SUBMIT", "START", "END"]);
+    assert!(c.events().iter().all(|e| e.2 == (61, 0, 17)));
+    let run = m.seen().iter().find(|s| s.name == "lima_task_run").unwrap();
+    assert_eq!(run.count, 1);
 }

@@ -95,7 +95,7 @@ fn truncated_compressed_data_is_an_error_at_the_chunk() {
     let cut = (cpu1.offset + cpu1.size / 2) as usize;
     let mut bytes = full[..cut].to_vec();
     // keep the options at the end reachable: rebuild by zeroing the tail of CPU 1 instead
-    bytes.extend(std::iter::repeat(0).take(full.len() - cut));
+    bytes.resize(full.len(), 0);
     bytes[cut..(cpu1.offset + cpu1.size) as usize].fill(0xff);
     bytes[(cpu1.offset + cpu1.size) as usize..]
         .copy_from_slice(&full[(cpu1.offset + cpu1.size) as usize..]);

@@ -78,7 +78,7 @@ impl Drop for Instance {
     fn drop(&mut self) {
         let _ = put(&self.file("tracing_on"), "0");
         for e in &self.enabled {
-            let _ = put(&e, "0");
+            let _ = put(e, "0");
         }
         if self.created {
             // The kernel removes an instance with everything in it on rmdir.
@@ -315,10 +315,9 @@ pub fn record(
         concat!("grtrace --ftrace ", env!("CARGO_PKG_VERSION")),
         "",
         &clock,
-        &fs::read_to_string("/proc/sys/kernel/osrelease")
+        fs::read_to_string("/proc/sys/kernel/osrelease")
             .unwrap_or_default()
-            .trim()
-            .to_string(),
+            .trim(),
     );
     let target = if o.output == "-" {
         Target::Merged(Box::new(io::BufWriter::with_capacity(

@@ -65,9 +65,12 @@ impl Sink for Collect {
     }
 }
 
+/// (code name, time, key, flags, args) of one event.
+pub type EvTuple = (String, u64, (u32, u32, u64), u16, (u64, u64, u32, u32));
+
 impl Collect {
     /// (code name, time, key, flags, args) of every event, for compact assertions.
-    pub fn events(&self) -> Vec<(String, u64, (u32, u32, u64), u16, (u64, u64, u32, u32))> {
+    pub fn events(&self) -> Vec<EvTuple> {
         self.0
             .iter()
             .filter_map(|o| match o {

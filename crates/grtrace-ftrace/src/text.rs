@@ -1,0 +1,518 @@
+//! Text inputs: `trace-cmd report` output (with or without `-t`, with or without the
+//! latency flags column, with its `cpus=N` / `CPU N is empty` preamble) and tracefs `trace` /
+//! `trace_pipe` text. Each line's printed fields (the tracepoint's TP_printk) are read back
+//! into the values the kernel recorded, rebuilt as a binary record of the kernel's own
+//! format (fixtures/import), and mapped by the same [`Mapper`] as binary input, so text and
+//! trace.dat give the same records (at the text's time precision).
+
+use std::io::{self, BufRead};
+
+use crate::datwriter::Record;
+use crate::format::EventFormat;
+use crate::map::{Mapper, Sink};
+
+/// How a printed value is read.
+#[derive(Clone, Copy)]
+enum V {
+    /// Decimal (or 0x-prefixed hex) integer.
+    Int(&'static str),
+    /// Hex without prefix (`%p`, hashed pointers; `%x` with 0x).
+    Ptr(&'static str),
+    Str(&'static str),
+    /// `A:B`: two integers.
+    Pair(&'static str, &'static str),
+}
+
+/// Printed key -> field of one tracepoint.
+type Keys = &'static [(&'static str, V)];
+
+/// Per tracepoint: (kernel formats, printed key -> field). Keys are the text before `=` or
+/// `:` in TP_printk (with `job count` etc. written with spaces as printed).
+const TEXT: &[(&str, &str, Keys)] = &[
+    ("drm_sched_job", "6.12", SCHED612),
+    ("drm_run_job", "6.12", SCHED612),
+    (
+        "drm_sched_process_job",
+        "6.12",
+        &[("fence", V::Ptr("fence"))],
+    ),
+    (
+        "drm_sched_job_wait_dep",
+        "6.12",
+        &[
+            ("job ring", V::Str("name")),
+            ("id", V::Int("id")),
+            ("depends fence", V::Ptr("fence")),
+            ("context", V::Int("ctx")),
+            ("seq", V::Int("seqno")),
+        ],
+    ),
+    ("drm_sched_job_queue", "6.17", SCHED617),
+    ("drm_sched_job_run", "6.17", SCHED617),
+    (
+        "drm_sched_job_done",
+        "6.17",
+        &[("fence", V::Pair("fence_context", "fence_seqno"))],
+    ),
+    ("drm_sched_job_add_dep", "6.17", DEP617),
+    ("drm_sched_job_unschedulable", "6.17", DEP617),
+    ("dma_fence_signaled", "6.12", FENCE),
+    ("dma_fence_wait_start", "6.12", FENCE),
+    ("dma_fence_wait_end", "6.12", FENCE),
+    ("dma_fence_init", "6.12", FENCE),
+    ("dma_fence_emit", "6.12", FENCE),
+    ("dma_fence_enable_signal", "6.12", FENCE),
+    ("dma_fence_destroy", "6.12", FENCE),
+    ("virtio_gpu_cmd_queue", "6.12", VIRTIO),
+    ("virtio_gpu_cmd_response", "6.12", VIRTIO),
+    (
+        "amdgpu_cs_ioctl",
+        "6.12",
+        &[
+            ("sched_job", V::Int("sched_job_id")),
+            ("timeline", V::Str("timeline")),
+            ("context", V::Int("context")),
+            ("seqno", V::Int("seqno")),
+            ("ring_name", V::Str("ring")),
+            ("num_ibs", V::Int("num_ibs")),
+        ],
+    ),
+    (
+        "amdgpu_sched_run_job",
+        "6.12",
+        &[
+            ("sched_job", V::Int("sched_job_id")),
+            ("timeline", V::Str("timeline")),
+            ("context", V::Int("context")),
+            ("seqno", V::Int("seqno")),
+            ("ring_name", V::Str("ring")),
+            ("num_ibs", V::Int("num_ibs")),
+        ],
+    ),
+    (
+        "amdgpu_ib_pipe_sync",
+        "6.12",
+        &[
+            ("job ring", V::Str("ring")),
+            ("id", V::Int("id")),
+            ("need pipe sync to fence", V::Ptr("fence")),
+            ("context", V::Int("ctx")),
+            ("seq", V::Int("seqno")),
+        ],
+    ),
+    (
+        "amdgpu_vm_flush",
+        "6.12",
+        &[
+            ("ring", V::Str("ring")),
+            ("id", V::Int("vmid")),
+            ("hub", V::Int("vm_hub")),
+            ("pd_addr", V::Ptr("pd_addr")),
+        ],
+    ),
+    (
+        "amdgpu_iv",
+        "6.12",
+        &[
+            ("ih", V::Int("ih")),
+            ("client_id", V::Int("client_id")),
+            ("src_id", V::Int("src_id")),
+            ("ring", V::Int("ring_id")),
+            ("vmid", V::Int("vmid")),
+            ("pasid", V::Int("pasid")),
+        ],
+    ),
+    ("lima_task_submit", "6.12", LIMA),
+    ("lima_task_run", "6.12", LIMA),
+];
+
+const LIMA: &[(&str, V)] = &[
+    ("task", V::Int("task_id")),
+    ("context", V::Int("context")),
+    ("seqno", V::Int("seqno")),
+    ("pipe", V::Str("pipe")),
+];
+const SCHED612: &[(&str, V)] = &[
+    ("entity", V::Ptr("entity")),
+    ("id", V::Int("id")),
+    ("fence", V::Ptr("fence")),
+    ("ring", V::Str("name")),
+    ("job count", V::Int("job_count")),
+    ("hw job count", V::Int("hw_job_count")),
+];
+const SCHED617: &[(&str, V)] = &[
+    ("dev", V::Str("dev")),
+    ("fence", V::Pair("fence_context", "fence_seqno")),
+    ("ring", V::Str("name")),
+    ("job count", V::Int("job_count")),
+    ("hw job count", V::Int("hw_job_count")),
+    ("client_id", V::Int("client_id")),
+];
+const DEP617: &[(&str, V)] = &[
+    ("fence", V::Pair("fence_context", "fence_seqno")),
+    ("depends on fence", V::Pair("ctx", "seqno")),
+    ("depends on unsignalled fence", V::Pair("ctx", "seqno")),
+];
+const FENCE: &[(&str, V)] = &[
+    ("driver", V::Str("driver")),
+    ("timeline", V::Str("timeline")),
+    ("context", V::Int("context")),
+    ("seqno", V::Int("seqno")),
+];
+const VIRTIO: &[(&str, V)] = &[
+    ("vdev", V::Int("dev")),
+    ("vq", V::Int("vq")),
+    ("name", V::Str("name")),
+    ("type", V::Int("type")),
+    ("flags", V::Int("flags")),
+    ("fence_id", V::Int("fence_id")),
+    ("ctx_id", V::Int("ctx_id")),
+    ("num_free", V::Int("num_free")),
+    ("seqno", V::Int("seqno")),
+];
+
+/// The formats text input is rebuilt into: 6.12 and 6.17 scheduler names side by side.
+pub fn text_formats() -> Vec<EventFormat> {
+    let mut v = crate::fixtures::formats("6.12");
+    for f in crate::fixtures::formats("6.17") {
+        if !v.iter().any(|g| g.name == f.name) {
+            v.push(f);
+        }
+    }
+    v
+}
+
+/// A line that is not trace text; `line` counts from 1, `offset` is its byte offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextError {
+    pub line: u64,
+    pub offset: u64,
+    pub msg: String,
+}
+
+impl std::fmt::Display for TextError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "offset {} (line {}): {}",
+            self.offset, self.line, self.msg
+        )
+    }
+}
+
+/// One parsed event line.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Line<'a> {
+    pub comm: &'a str,
+    pub pid: u32,
+    pub cpu: u32,
+    pub ts_ns: u64,
+    pub event: &'a str,
+    pub rest: &'a str,
+}
+
+/// What a line is.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Parsed<'a> {
+    Event(Line<'a>),
+    /// `CPU:N [LOST K EVENTS]` (tracefs) or `CPU:N [K EVENTS DROPPED]` (trace-cmd).
+    Lost {
+        cpu: u32,
+        count: u64,
+    },
+    /// Preamble, comments, blank lines.
+    Skip,
+}
+
+fn parse_ts(s: &str) -> Option<u64> {
+    let (sec, frac) = s.split_once('.')?;
+    let sec: u64 = sec.parse().ok()?;
+    if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let f: u64 = frac.parse().ok()?;
+    Some(sec * 1_000_000_000 + f * 10u64.pow(9 - frac.len() as u32))
+}
+
+/// Parses one line of `trace-cmd report` or tracefs `trace` text.
+pub fn parse_line(l: &str) -> Result<Parsed<'_>, String> {
+    let t = l.trim();
+    if t.is_empty() || t.starts_with('#') || t.starts_with("cpus=") || t.starts_with("version =") {
+        return Ok(Parsed::Skip);
+    }
+    if t.starts_with("CPU ") && (t.ends_with(" is empty") || t.contains("data recorded at")) {
+        return Ok(Parsed::Skip);
+    }
+    if let Some(r) = t.strip_prefix("CPU:") {
+        let (cpu, rest) = r.split_once(' ').ok_or("bad CPU line")?;
+        let cpu = cpu.parse().map_err(|_| "bad CPU number")?;
+        let inner = rest.trim().trim_start_matches('[').trim_end_matches(']');
+        let words: Vec<&str> = inner.split_whitespace().collect();
+        let count = match words.as_slice() {
+            ["LOST", n, "EVENTS"] => n.parse().map_err(|_| "bad lost count")?,
+            [n, "EVENTS", "DROPPED"] => n.parse().map_err(|_| "bad dropped count")?,
+            _ => return Err(format!("unrecognised CPU line `{t}`")),
+        };
+        return Ok(Parsed::Lost { cpu, count });
+    }
+    // "<comm>-<pid> [(<tgid>)] [<cpu>] [<flags>] <secs>.<frac>: <event>: <fields>"
+    let open = l.find(" [").ok_or("no [cpu] column")?;
+    let who = l[..open].trim();
+    let mut after = &l[open + 2..];
+    // tracefs with the tgid option prints "(  tgid)" before the cpu
+    let (comm, pid) = who.rsplit_once('-').ok_or("no comm-pid")?;
+    let pid: u32 = pid
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad pid in `{who}`"))?;
+    let close = after.find(']').ok_or("no ] after cpu")?;
+    let cpu: u32 = after[..close]
+        .trim()
+        .parse()
+        .map_err(|_| "bad cpu number")?;
+    after = &after[close + 1..];
+    let mut words = after.split_whitespace();
+    let mut tok = words.next().ok_or("no timestamp")?;
+    if parse_ts(tok.trim_end_matches(':')).is_none() {
+        // the flags column (irqs-off, need-resched, hardirq/softirq, preempt depth)
+        tok = words.next().ok_or("no timestamp")?;
+    }
+    let ts_ns =
+        parse_ts(tok.trim_end_matches(':')).ok_or_else(|| format!("bad timestamp `{tok}`"))?;
+    let ev_at = after.find(tok).expect("token is in the text") + tok.len();
+    let rest = after[ev_at..].trim_start();
+    let (event, fields) = match rest.split_once(':') {
+        Some((e, f)) if !e.contains(' ') => (e, f.trim()),
+        _ => return Err("no event name".into()),
+    };
+    // trace-cmd may print "system:event"
+    let event = event.rsplit(':').next().unwrap_or(event);
+    Ok(Parsed::Event(Line {
+        comm,
+        pid,
+        cpu,
+        ts_ns,
+        event,
+        rest: fields,
+    }))
+}
+
+/// The value printed after `key` (followed by `=` or `:`) in `rest`, up to the next `, ` or
+/// blank. Keys are matched at word starts.
+fn value<'a>(rest: &'a str, key: &str) -> Option<&'a str> {
+    let mut from = 0;
+    while let Some(i) = rest[from..].find(key) {
+        let at = from + i;
+        let before_ok = at == 0 || matches!(rest.as_bytes()[at - 1], b' ' | b',');
+        let after = &rest[at + key.len()..];
+        if before_ok && (after.starts_with('=') || after.starts_with(':')) {
+            let v = &after[1..];
+            let end = v.find([',', ' ']).unwrap_or(v.len());
+            return Some(&v[..end]);
+        }
+        from = at + key.len();
+    }
+    None
+}
+
+fn int(s: &str) -> Option<u64> {
+    match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s
+            .parse::<i64>()
+            .map(|v| v as u64)
+            .ok()
+            .or_else(|| s.parse().ok()),
+    }
+}
+
+/// Text reader state: formats, the mapper, counts.
+pub struct TextImport {
+    formats: Vec<EventFormat>,
+    pub mapper: Mapper,
+    /// Lines of events this importer does not know (not GPU tracepoints).
+    pub other_lines: u64,
+    pub lines: u64,
+    last_ts: Vec<u64>,
+}
+
+impl Default for TextImport {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TextImport {
+    pub fn new() -> TextImport {
+        let formats = text_formats();
+        let mapper = Mapper::new(grtrace_format::Endian::NATIVE, &formats);
+        TextImport {
+            formats,
+            mapper,
+            other_lines: 0,
+            lines: 0,
+            last_ts: Vec::new(),
+        }
+    }
+
+    /// Builds the binary record of a known event line; None for other events.
+    fn record(&self, l: &Line<'_>) -> Result<Option<Vec<u8>>, String> {
+        let Some((_, kernel, keys)) = TEXT.iter().find(|(n, _, _)| *n == l.event) else {
+            return Ok(None);
+        };
+        let fmt = self
+            .formats
+            .iter()
+            .find(|f| f.name == l.event)
+            .ok_or_else(|| format!("no {kernel} format for {}", l.event))?;
+        let mut r = Record::new(fmt, l.pid);
+        let mut found = 0;
+        for (key, v) in keys.iter() {
+            let Some(text) = value(l.rest, key) else {
+                continue;
+            };
+            found += 1;
+            let bad = || format!("{}: cannot read `{key}` from `{text}`", l.event);
+            match v {
+                V::Int(f) => {
+                    r.set(f, int(text).ok_or_else(bad)?);
+                }
+                V::Ptr(f) => {
+                    let h = text.trim_start_matches("0x");
+                    r.set(f, u64::from_str_radix(h, 16).ok().unwrap_or(0));
+                }
+                V::Str(f) => {
+                    r.set_str(f, text);
+                }
+                V::Pair(a, b) => {
+                    let (x, y) = text.split_once(':').ok_or_else(bad)?;
+                    r.set(a, int(x).ok_or_else(bad)?);
+                    r.set(b, int(y).ok_or_else(bad)?);
+                }
+            }
+        }
+        if found == 0 {
+            return Err(format!("{}: none of its fields in `{}`", l.event, l.rest));
+        }
+        Ok(Some(r.bytes().to_vec()))
+    }
+
+    /// Reads all of `input` into `sink`. Stops at the first line that is not trace text.
+    pub fn run<R: BufRead, S: Sink>(
+        &mut self,
+        mut input: R,
+        sink: &mut S,
+    ) -> Result<(), TextErrorOrIo> {
+        let mut line = String::new();
+        let mut offset = 0u64;
+        loop {
+            line.clear();
+            let n = input.read_line(&mut line).map_err(TextErrorOrIo::Io)?;
+            if n == 0 {
+                return Ok(());
+            }
+            self.lines += 1;
+            let at = offset;
+            offset += n as u64;
+            let err = |msg: String| {
+                TextErrorOrIo::Text(TextError {
+                    line: self.lines,
+                    offset: at,
+                    msg,
+                })
+            };
+            match parse_line(line.trim_end_matches(['\n', '\r'])).map_err(&err)? {
+                Parsed::Skip => {}
+                Parsed::Lost { cpu, count } => {
+                    let t = self.last_ts.get(cpu as usize).copied().unwrap_or(0);
+                    let first = t;
+                    self.mapper
+                        .lost(sink, cpu, Some(count), first, t)
+                        .map_err(TextErrorOrIo::Io)?;
+                }
+                Parsed::Event(l) => {
+                    let c = l.cpu as usize;
+                    if self.last_ts.len() <= c {
+                        self.last_ts.resize(c + 1, 0);
+                    }
+                    self.last_ts[c] = l.ts_ns;
+                    match self.record(&l).map_err(&err)? {
+                        None => self.other_lines += 1,
+                        Some(bytes) => match self.mapper.event(sink, l.cpu, l.ts_ns, &bytes) {
+                            Ok(r) => r.map_err(TextErrorOrIo::Io)?,
+                            Err(e) => return Err(err(e.0)),
+                        },
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Text input failed: a bad line, or reading / writing.
+#[derive(Debug)]
+pub enum TextErrorOrIo {
+    Text(TextError),
+    Io(io::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_line_flavour_parses() {
+        let lines = [
+            // trace-cmd report (default), -t, with the flags column (-l), tracefs trace
+            "        glmark2-1000  [000]     1.000010: virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=1 ctx_id=1 num_free=200 seqno=1",
+            "        glmark2-1000  [000]     1.000010123: virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=1 ctx_id=1 num_free=200 seqno=1",
+            "        glmark2-1000  [000] d..2.     1.000010: virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=1 ctx_id=1 num_free=200 seqno=1",
+            "     kworker/0:1H-1000    [000] ..... 1.000010: virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=1 ctx_id=1 num_free=200 seqno=1",
+        ];
+        let want = [
+            ("glmark2", 1_000_010_000),
+            ("glmark2", 1_000_010_123),
+            ("glmark2", 1_000_010_000),
+            ("kworker/0:1H", 1_000_010_000),
+        ];
+        for (l, (comm, ts)) in lines.iter().zip(want) {
+            match parse_line(l).unwrap() {
+                Parsed::Event(e) => {
+                    assert_eq!(
+                        (e.comm, e.pid, e.cpu, e.ts_ns, e.event),
+                        (comm, 1000, 0, ts, "virtio_gpu_cmd_queue"),
+                        "{l}"
+                    );
+                    assert_eq!(value(e.rest, "seqno"), Some("1"));
+                    assert_eq!(value(e.rest, "vq"), Some("0"));
+                }
+                p => panic!("{p:?}"),
+            }
+        }
+        assert_eq!(parse_line("cpus=2").unwrap(), Parsed::Skip);
+        assert_eq!(parse_line("CPU 1 is empty").unwrap(), Parsed::Skip);
+        assert_eq!(parse_line("# tracer: nop").unwrap(), Parsed::Skip);
+        assert_eq!(
+            parse_line("CPU:1 [LOST 12 EVENTS]").unwrap(),
+            Parsed::Lost { cpu: 1, count: 12 }
+        );
+        assert_eq!(
+            parse_line("CPU:0 [3 EVENTS DROPPED]").unwrap(),
+            Parsed::Lost { cpu: 0, count: 3 }
+        );
+        assert!(parse_line("this is not a trace line").is_err());
+        assert!(parse_line("  x-1 [000] notatime: ev: a=1").is_err());
+    }
+
+    #[test]
+    fn keys_with_spaces_and_fence_pairs_are_read() {
+        let r = "dev=0000:03:00.0, fence=40:3, ring=gfx_0.0.0, job count:0, hw job count:2, client_id:4";
+        assert_eq!(value(r, "fence"), Some("40:3"));
+        assert_eq!(value(r, "hw job count"), Some("2"));
+        assert_eq!(value(r, "job count"), Some("0"));
+        assert_eq!(value(r, "dev"), Some("0000:03:00.0"));
+        let d = "fence=40:3 depends on unsignalled fence=41:9";
+        assert_eq!(value(d, "depends on unsignalled fence"), Some("41:9"));
+        assert_eq!(value(d, "fence"), Some("40:3"));
+    }
+}
