@@ -943,7 +943,9 @@ impl Mapper {
                     None => Ok(()),
                 }
             }
-            Kind::SchedWaitDep612 => {
+            Kind::SchedWaitDep612 | Kind::AmdgpuPipeSync => {
+                // Same fields in both: ring name, job id, awaited fence. The scheduler waits
+                // on the host; a pipe sync is the GPU waiting.
                 let (id, dctx, dseq) = (u(1), u(2), u(3));
                 let name = s(0);
                 let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
@@ -952,7 +954,8 @@ impl Mapper {
                     ring,
                     seqno: id,
                 });
-                self.sync_enter(sink, cpu, pid, t, key, (dctx, dseq), true)
+                let host = kind == Kind::SchedWaitDep612;
+                self.sync_enter(sink, cpu, pid, t, key, (dctx, dseq), host)
             }
             Kind::SchedQueue | Kind::SchedRun => {
                 let (fc, fs, client) = (u(2), u(3), u(4));
@@ -1065,17 +1068,6 @@ impl Mapper {
                 let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
                 self.fence_names.insert((ring, id), (fc, fs));
                 Ok(())
-            }
-            Kind::AmdgpuPipeSync => {
-                let (id, dctx, dseq) = (u(1), u(2), u(3));
-                let name = s(0);
-                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
-                let key = self.job_ids.get(&(ring, id)).copied().unwrap_or(Key {
-                    ctx: 0,
-                    ring,
-                    seqno: id,
-                });
-                self.sync_enter(sink, cpu, pid, t, key, (dctx, dseq), false)
             }
             Kind::AmdgpuVmFlush => {
                 let vmid = u(1) as u32;

@@ -181,33 +181,25 @@ impl Page {
                     self.ts = abs;
                     self.pos = at + 8;
                 }
-                0 => {
-                    let len = match arr(self) {
-                        Ok(v) => v as usize,
-                        Err(err) => return Some(Err(err)),
-                    };
-                    // array[0] counts itself: payload = len - 4, rounded to 4.
-                    if len < 4 {
-                        return Some(Err(PageError {
-                            offset: at,
-                            msg: "event length below its own length word",
-                        }));
-                    }
-                    let start = at + 8;
-                    let plen = (len - 4 + 3) & !3;
-                    if start + plen > self.end {
-                        return Some(Err(PageError {
-                            offset: at,
-                            msg: "event runs past the commit",
-                        }));
-                    }
-                    self.ts = self.ts.wrapping_add(delta as u64);
-                    self.pos = start + plen;
-                    return Some(Ok((self.ts, &page[start..start + len - 4])));
-                }
                 n => {
-                    let start = at + 4;
-                    let plen = n as usize * 4;
+                    // type_len 1..28: n words of payload; 0: array[0] counts itself and
+                    // the payload, which is rounded to words.
+                    let (start, dlen) = if n == 0 {
+                        let len = match arr(self) {
+                            Ok(v) => v as usize,
+                            Err(err) => return Some(Err(err)),
+                        };
+                        if len < 4 {
+                            return Some(Err(PageError {
+                                offset: at,
+                                msg: "event length below its own length word",
+                            }));
+                        }
+                        (at + 8, len - 4)
+                    } else {
+                        (at + 4, n as usize * 4)
+                    };
+                    let plen = (dlen + 3) & !3;
                     if start + plen > self.end {
                         return Some(Err(PageError {
                             offset: at,
@@ -216,7 +208,7 @@ impl Page {
                     }
                     self.ts = self.ts.wrapping_add(delta as u64);
                     self.pos = start + plen;
-                    return Some(Ok((self.ts, &page[start..start + plen])));
+                    return Some(Ok((self.ts, &page[start..start + dlen])));
                 }
             }
             if self.pos > self.end {
