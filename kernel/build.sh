@@ -3,9 +3,11 @@
 # config (tinyconfig + config/grtrace-min.config).  Skips everything when a cached kernel
 # matches the hash of (source version, patches, config fragments, gcc version, this script).
 #
-# usage: kernel/build.sh [grtrace|base|debug]      (default grtrace)
+# usage: kernel/build.sh [grtrace|base|stock|debug]      (default grtrace)
 #   grtrace  the series applied, CONFIG_DRM_GRTRACE=y            (the tested kernel)
 #   base     no patches, same config: "series absent", for the tracing-cost figure
+#   stock    no patches, same config + config/stock.config (the lockdown LSM): the
+#            unpatched kernel of ci.sh's stock-kernel stage (grtrace --ftrace, trace-cmd)
 #   debug    the series + config/debug.config (lockdep, KASAN)   (slow; optional)
 # env: GRT_WORK (default /var/tmp/grtrace-kernel/ci)  GRT_CACHE (default /var/tmp/grtrace-kernel/cache)
 #      JOBS (default nproc)  GRT_FORCE=1 rebuild even on a cache hit
@@ -25,7 +27,7 @@ export KBUILD_BUILD_TIMESTAMP="2025-01-01 00:00:00" KBUILD_BUILD_USER=grtrace KB
 
 die() { echo "build.sh: FAIL: $*" >&2; exit 1; }
 ts() { date +%s.%N; }
-case $VARIANT in grtrace|base|debug) ;; *) die "unknown variant $VARIANT (grtrace|base|debug)";; esac
+case $VARIANT in grtrace|base|stock|debug) ;; *) die "unknown variant $VARIANT (grtrace|base|stock|debug)";; esac
 
 # --- source package: the pinned version if possible, any 6.12 otherwise (loudly) ---
 installed=$(dpkg-query -W -f='${Version}' $PKG 2>/dev/null || true)
@@ -45,8 +47,12 @@ FRAGS=("$HERE/config/grtrace-min.config")
 case $VARIANT in
     grtrace) mapfile -t PATCHES < <(series_patches "$HERE/patches") ;;
     debug) mapfile -t PATCHES < <(series_patches "$HERE/patches"); FRAGS+=("$HERE/config/debug.config") ;;
+    stock)  # the minimal config without the series' own symbols (they cannot survive olddefconfig)
+        mkdir -p "$WORK"
+        grep -v '^CONFIG_DRM_GRTRACE' "$HERE/config/grtrace-min.config" > "$WORK/stock-min.config"
+        FRAGS=("$WORK/stock-min.config" "$HERE/config/stock.config") ;;
 esac
-[ "$VARIANT" = base ] || [ ${#PATCHES[@]} -gt 0 ] || die "no patches in $HERE/patches"
+[ "$VARIANT" = base ] || [ "$VARIANT" = stock ] || [ ${#PATCHES[@]} -gt 0 ] || die "no patches in $HERE/patches"
 
 # --- cache key ---
 key=$( {

@@ -9,7 +9,11 @@
 #   5. host verdict with grtparse and grtreport (kernel/verify.sh)
 #   6. QEMU boot "stress": teardown while recording, repeated start/stop, error paths
 #   7. compile test of the drm_sched, amdgpu and i915 hook sites (kernel/compile-test.sh)
-#   8. lockdep + KASAN kernel (build.sh debug, cached like the main one): e2e and stress again
+#   8. stock kernel (build.sh stock: Debian's 6.12 without the series, cached the same way):
+#      the GPU tracepoints recorded in one run by `grtrace --ftrace`, `trace-cmd record` into
+#      trace.dat v7 and v6, and counted by a tracefs instance; host verdict with grtimport,
+#      grtparse and grtreport (kernel/verify-stock.sh); 2D and virgl (GRT_STOCK=0 skips it)
+#   9. lockdep + KASAN kernel (build.sh debug, cached like the main one): e2e and stress again
 #      (GRT_DEBUG=0 skips it; it is last so that every other failure shows first)
 # The e2e boot runs twice: 2D (virtio-gpu-pci) and virgl (virtio-gpu-gl-pci; GRT_VIRGL=0 skips).
 # Optional: GRT_COST=1 also builds the kernel without the series and measures the tracing
@@ -64,6 +68,7 @@ stage "apt dependencies"
 t=$(date +%s.%N)
 DEPS=(build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils file busybox-static
       qemu-system-x86 ccache patch)
+[ "${GRT_STOCK:-1}" = 1 ] && DEPS+=(trace-cmd)
 [ "${GRT_VIRGL:-1}" = 1 ] && DEPS+=(xvfb xauth)
 missing=()
 for d in "${DEPS[@]}"; do dpkg -s "$d" > /dev/null 2>&1 || missing+=("$d"); done
@@ -159,6 +164,37 @@ if [ "${GRT_COST:-0}" = 1 ]; then
         bash "$HERE/cost.sh" "$KIMG" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/cost" || fail "cost"
     fi
     lap "tracing cost" "$t"
+fi
+
+if [ "${GRT_STOCK:-1}" = 1 ]; then
+    stage "stock kernel (no series): grtrace --ftrace, trace-cmd v7 + v6, counting instance, grtimport"
+    t=$(date +%s.%N)
+    GRTIMPORT=
+    if grep -qs '"grtimport"' "$ROOT"/crates/*/Cargo.toml; then
+        if cargo build -q --release --bin grtimport > "$RUN/cargo-grtimport.log" 2>&1; then
+            GRTIMPORT=$CARGO_TARGET_DIR/release/grtimport
+        else
+            tail -20 "$RUN/cargo-grtimport.log"; fail "cargo build grtimport"
+        fi
+    fi
+    if kbuild stock; then
+        STOCK_KERNEL=$KIMG
+        lap "stock kernel (cache hit or build)" "$t"
+        TRACE_CMD=$(command -v trace-cmd) bash "$HERE/mkinitramfs.sh" "$RUN/initramfs-stock.cpio" $REC ||
+            fail "stock initramfs"
+        # stock DIR LABEL: boot the stock kernel (mode stock) into $RUN/DIR, verdict in DIR/verify.txt
+        stock() {
+            local t1; t1=$(date +%s.%N)
+            bash "$HERE/boot.sh" "$STOCK_KERNEL" "$RUN/initramfs-stock.cpio" "$RUN/$1" stock || fail "$2 boot"
+            grep -hE '^GRT: (\[wl\] .*DONE|.*rc=|count instance|lockdown|stock event|trace-cmd=)' "$RUN/$1"/serial-stock*.log
+            bash "$HERE/verify-stock.sh" "$RUN/$1" "${GRTIMPORT:--}" "$GRTPARSE" "$GRTREPORT" | tee "$RUN/$1/verify.txt"
+            [ "${PIPESTATUS[0]}" = 0 ] || fail "$2 verification"
+            lap "$2 boot to verdict" "$t1"
+        }
+        stock stock "stock kernel"
+        [ "${GRT_VIRGL:-1}" = 1 ] && VIRGL=1 stock stock-virgl "stock kernel virgl"
+    fi
+    lap "stock kernel stage" "$t"
 fi
 
 if [ "${GRT_DEBUG:-1}" = 1 ]; then

@@ -4,6 +4,8 @@
 # usage: kernel/mkinitramfs.sh OUT.cpio [GRTRACE_BINARY]
 #   GRTRACE_BINARY: a statically linked `grtrace` (see ci.sh); without it the guest
 #   records with grtrace-drain, the C implementation of FORMAT.md section 7.2.
+# env: TRACE_CMD=/usr/bin/trace-cmd adds Debian's trace-cmd (dynamically linked) with the
+#   shared libraries `ldd` names and their loader, for the stock-kernel stage.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUTF=${1:?usage: mkinitramfs.sh OUT.cpio [grtrace]}
@@ -25,7 +27,17 @@ if [ -n "$REC" ]; then
     install -m 755 "$REC" "$STAGE/bin/grtrace"
     strip --strip-debug "$STAGE/bin/grtrace"
 fi
+if [ -n "${TRACE_CMD:-}" ]; then
+    install -m 755 "$TRACE_CMD" "$STAGE/bin/trace-cmd"
+    # every library ldd resolves (absolute paths, the loader included), at the same path
+    libs=$(ldd "$TRACE_CMD" | grep -oE '/[^ ]+' | sort -u)
+    [ -n "$libs" ] || { echo "mkinitramfs.sh: ldd found no libraries for $TRACE_CMD" >&2; exit 1; }
+    for l in $libs; do
+        mkdir -p "$STAGE$(dirname "$l")"
+        cp -L "$l" "$STAGE$l"
+    done
+fi
 # the kernel opens /dev/console for init before /init can mount devtmpfs
 mknod -m 600 "$STAGE/dev/console" c 5 1
 (cd "$STAGE" && find . -print0 | cpio --null -o -H newc --quiet --owner=0:0) > "$OUTF"
-echo "initramfs $OUTF: $(stat -c %s "$OUTF") bytes, recorder: ${REC:-grtrace-drain}"
+echo "initramfs $OUTF: $(stat -c %s "$OUTF") bytes, recorder: ${REC:-grtrace-drain}${TRACE_CMD:+, trace-cmd}"

@@ -139,8 +139,18 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(s) => s,
         Err(e) => return out_error(e),
     };
-    for c in &dat.cpus {
-        if let Err(e) = sink.open_cpu(c.cpu) {
+    // A stream for every CPU of the machine, idle ones included (trace-cmd 3.1 leaves CPUs
+    // without data out of a v7 BUFFER option), so that readers see the whole CPU set.
+    let mut cpus: Vec<u32> = dat
+        .cpus
+        .iter()
+        .map(|c| c.cpu)
+        .chain(0..dat.cpu_count)
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    for cpu in cpus {
+        if let Err(e) = sink.open_cpu(cpu) {
             return out_error(e);
         }
     }

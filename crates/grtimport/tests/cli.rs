@@ -92,6 +92,42 @@ fn a_v7_zstd_trace_becomes_imported_per_cpu_streams() {
 }
 
 #[test]
+fn an_idle_cpu_left_out_of_the_v7_buffer_option_still_gets_its_stream() {
+    // trace-cmd 3.1 lists only CPUs with data in a v7 BUFFER option (seen in the QEMU
+    // stock-kernel run: a 2-CPU guest whose workload ran on CPU 1); CPUCOUNT says 3 here.
+    let d = dir("idle");
+    let dat = d.join("trace.dat");
+    let w = Workload {
+        flavor: Flavor::Sched617,
+        jobs: 50,
+        cpus: 2,
+    };
+    let formats = fixture_formats(w.kernel());
+    let mut spec = DatSpec::new(7, Some(Codec::Zstd), &formats, 3);
+    spec.omit_idle_cpus = true;
+    let fs: Vec<_> = formats.iter().map(|(f, _)| f.clone()).collect();
+    let mut dw = DatWriter::new(BufWriter::new(File::create(&dat).unwrap()), spec).unwrap();
+    w.write(&mut dw, &fs).unwrap();
+    dw.finish().unwrap();
+    let base = d.join("run");
+    let (code, err) = grtimport(&[dat.to_str().unwrap(), "-o", base.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (h, recs, _) = read_stream(&PathBuf::from(format!("{}.grtrace.2", base.display())));
+    assert_eq!(h.cpu, 2);
+    assert!(
+        recs.iter().all(|r| r.0 != rtype::EVENT),
+        "CPU 2 recorded nothing"
+    );
+    for cpu in 0..2 {
+        let (_, recs, _) = read_stream(&PathBuf::from(format!("{}.grtrace.{cpu}", base.display())));
+        assert!(
+            recs.iter().any(|r| r.0 == rtype::EVENT),
+            "CPU {cpu} has events"
+        );
+    }
+}
+
+#[test]
 fn a_truncated_trace_exits_1_naming_file_and_offset_and_keeps_what_came_before() {
     let d = dir("trunc");
     let dat = d.join("t.dat");

@@ -30,6 +30,9 @@ pub struct DatSpec {
     /// Pages per compressed chunk.
     pub chunk_pages: usize,
     pub n_cpus: u32,
+    /// v7: leave CPUs that recorded nothing out of the BUFFER option, as trace-cmd 3.1 does
+    /// (the CPUCOUNT option still counts them).
+    pub omit_idle_cpus: bool,
 }
 
 impl DatSpec {
@@ -50,6 +53,7 @@ impl DatSpec {
             clock: "local".into(),
             chunk_pages: 64,
             n_cpus,
+            omit_idle_cpus: false,
         }
     }
 }
@@ -500,6 +504,9 @@ impl<W: Write + Seek> DatWriter<W> {
             }
             self.out.seek(SeekFrom::Start(end))?;
         } else {
+            if self.spec.omit_idle_cpus {
+                all.retain(|c| c.2 > 0);
+            }
             let buf_at = self.buffer_section_at();
             let end = self.out.stream_position()?;
             // The buffer section's size: everything from its header to here.

@@ -130,6 +130,10 @@ pub struct TraceDat<'a> {
     pub uname: String,
     pub tracecmd_version: String,
     pub cpus: Vec<CpuData>,
+    /// The machine's CPU count (the CPUCOUNT option), 0 if the file has none. trace-cmd
+    /// 3.1 lists only the CPUs that recorded data in a v7 BUFFER option, so an idle CPU is
+    /// in this count but not in `cpus`.
+    pub cpu_count: u32,
     /// Whether the per-CPU data is compressed (v7 buffer section flag).
     pub data_compressed: bool,
 }
@@ -275,6 +279,7 @@ impl<'a> TraceDat<'a> {
             uname: String::new(),
             tracecmd_version: String::new(),
             cpus: Vec::new(),
+            cpu_count: 0,
             data_compressed: false,
         };
         if version == 6 {
@@ -591,7 +596,7 @@ impl<'a> TraceDat<'a> {
         Ok(Some((off, cpus, page_size)))
     }
 
-    fn option(&mut self, id: u16, body: &[u8], _at: usize) -> Result<(), DatError> {
+    fn option(&mut self, id: u16, body: &[u8], at: usize) -> Result<(), DatError> {
         let text = || String::from_utf8_lossy(crate::trim_text(body)).into_owned();
         match id {
             opt::TRACECLOCK => {
@@ -602,6 +607,15 @@ impl<'a> TraceDat<'a> {
                 } else if !t.trim().is_empty() {
                     self.clock = t.trim().to_string();
                 }
+            }
+            opt::CPUCOUNT => {
+                let mut c = Cur {
+                    b: body,
+                    pos: 0,
+                    base: at,
+                    e: self.endian,
+                };
+                self.cpu_count = c.u32("the CPUCOUNT option")?;
             }
             opt::UNAME => self.uname = text(),
             opt::VERSION => self.tracecmd_version = text(),
