@@ -25,7 +25,8 @@ named <ctx, ring, seqno>, splits every job's life into phases and tags what bloc
 
   tags: host-submit queue-wait exec-tail dep-wait vm-fault preempt-thrash
   flags: inferred (START taken as max(SUBMIT, previous END)), incomplete (missing events or
-         in flight across lost records: listed, but not tagged or counted in statistics)
+         in flight across lost records: listed, but not tagged or counted in statistics),
+         no-doorbell (the GPU finished it before its SUBMIT was recorded: SUBMIT = COMMIT)
 
 The report gives per ring and per context count and min/avg/p50/p90/p99/max of every phase,
 each phase's share of job time, tag shares and hints; --top N adds the N blocking classes

@@ -133,6 +133,10 @@ impl Flags {
     pub const NO_IRQ: u16 = 1 << 6;
     /// TIMEOUT / HANG / RESET touched the job, or END reported an error.
     pub const ERROR: u16 = 1 << 7;
+    /// The GPU took the job before its doorbell (SUBMIT) was recorded, as a virtio device
+    /// draining its avail ring does: it was visible to the device from its COMMIT, which is
+    /// taken as its SUBMIT (no host-submit time).
+    pub const NO_DOORBELL: u16 = 1 << 8;
 
     pub fn has(self, bit: u16) -> bool {
         self.0 & bit != 0
@@ -147,7 +151,7 @@ impl Flags {
 
 impl fmt::Display for Flags {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const N: [(u16, &str); 8] = [
+        const N: [(u16, &str); 9] = [
             (Flags::INFERRED, "inferred"),
             (Flags::INCOMPLETE, "incomplete"),
             (Flags::NO_COMMIT, "no-commit"),
@@ -156,6 +160,7 @@ impl fmt::Display for Flags {
             (Flags::LOST, "lost"),
             (Flags::NO_IRQ, "no-irq"),
             (Flags::ERROR, "error"),
+            (Flags::NO_DOORBELL, "no-doorbell"),
         ];
         let mut first = true;
         for (bit, name) in N {

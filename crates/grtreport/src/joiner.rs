@@ -69,6 +69,10 @@ fn seq_le_ranges(b: u64) -> impl Iterator<Item = (u64, u64)> {
     std::iter::once(first).chain(second)
 }
 
+/// Jobs per ring remembered as taken before their doorbell: a doorbell comes microseconds to
+/// milliseconds after them, so a few are enough; the oldest are forgotten first.
+const TAKEN_EARLY: usize = 256;
+
 /// Per-ring state over time.
 #[derive(Debug)]
 pub struct RingState {
@@ -79,6 +83,9 @@ pub struct RingState {
     /// Committed, not yet submitted, ordered by (seqno, ctx): a SUBMIT takes the range of
     /// seqnos up to its own without visiting the rest.
     pending: BTreeSet<(u64, u32)>,
+    /// Jobs the GPU finished before a SUBMIT covered them (at most [`TAKEN_EARLY`]), by
+    /// (seqno, ctx): the doorbell that comes later counts them as made visible.
+    taken_early: BTreeSet<(u64, u32)>,
     /// Submitted and not yet ended.
     pub outstanding: u32,
     last_end: u64,
@@ -193,6 +200,7 @@ impl RingState {
             size: 0,
             name: String::new(),
             pending: BTreeSet::new(),
+            taken_early: BTreeSet::new(),
             outstanding: 0,
             last_end: NONE,
             switches: 0,
@@ -1031,12 +1039,28 @@ impl Joiner {
         for k in &self.scratch {
             r.pending.remove(&(k.seqno, k.ctx));
         }
-        let named = self.scratch.iter().any(|k| k.seqno == key.seqno);
+        // Jobs the GPU already finished before this doorbell: it made them visible too.
+        let mut early = 0;
+        let mut named = self.scratch.iter().any(|k| k.seqno == key.seqno);
+        if !r.taken_early.is_empty() {
+            for range in seq_le_ranges(key.seqno) {
+                let taken: Vec<(u64, u32)> = (r.taken_early)
+                    .range((range.0, 0)..=(range.1, u32::MAX))
+                    .copied()
+                    .collect();
+                self.stats.ops += taken.len() as u64;
+                for k in taken {
+                    r.taken_early.remove(&k);
+                    named |= k.0 == key.seqno;
+                    early += 1;
+                }
+            }
+        }
         // arg3 counts the jobs this doorbell made visible. Only when that is more than the
-        // COMMITs seen pending was a COMMIT missed (trace started later, or lost). An empty
-        // doorbell (0), a racing submitter ringing for jobs another CPU already rang for,
-        // names the ring's write pointer, not a job.
-        let unseen = ev.arg3() as usize > self.scratch.len();
+        // COMMITs seen pending (or already taken) was a COMMIT missed (trace started later,
+        // or lost). An empty doorbell (0), a racing submitter ringing for jobs another CPU
+        // already rang for, names the ring's write pointer, not a job.
+        let unseen = ev.arg3() as usize > self.scratch.len() + early;
         if !named && unseen && !self.jobs.contains_key(&key) {
             self.jobs.insert(key, Slot::new(t));
             self.scratch.push(key);
@@ -1201,9 +1225,20 @@ impl Joiner {
         if s.born_loss != self.losses {
             s.flags.set(Flags::LOST | Flags::INCOMPLETE);
         }
+        let submits_recorded = self.stats.seen_codes & (1 << (EventCode::Submit as u16 & 63)) != 0;
         if let Some(r) = self.rings.get_mut(&key.ring) {
             if s.in_pending {
                 r.pending.remove(&(key.seqno, key.ctx));
+            }
+            if s.submit == NONE && s.commit != NONE && s.end != NONE && submits_recorded {
+                // Committed and ended with no doorbell yet: the GPU took it from the ring
+                // (visible since COMMIT). A doorbell that comes later covers it.
+                s.submit = s.commit;
+                s.flags.set(Flags::NO_DOORBELL);
+                r.taken_early.insert((key.seqno, key.ctx));
+                if r.taken_early.len() > TAKEN_EARLY {
+                    r.taken_early.pop_first();
+                }
             }
             if s.in_active {
                 let c = self.ctx_touch.get(&(key.ring, key.ctx)).copied();

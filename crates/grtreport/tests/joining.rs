@@ -365,3 +365,58 @@ fn an_empty_doorbell_after_a_racing_submit_is_not_a_job() {
     assert!(!j.flags.incomplete(), "{j:#?}");
     assert_eq!(j.submit, T0 + 4_000);
 }
+
+#[test]
+fn jobs_the_gpu_took_before_their_doorbell_are_complete_and_the_late_doorbell_invents_none() {
+    // Seen on the lockdep+KASAN kernel: virtio publishes a command in the avail ring at COMMIT
+    // and the host drained 121 and 122 (END at +9.7 ms) before the guest's notify was traced
+    // (+16.8 ms, past the 5 ms IRQ grace: both were already finished) with "2 jobs made
+    // visible". Neither job is incomplete, and the late doorbell names no new job 122.
+    let mut r = Rec::default();
+    r.ring(T0, 0, 64, b"ctrlq");
+    let ms = 1_000 * US;
+    r.ev(0, 85, T0, EventCode::Commit, 0, 0, 0, 120, 120, 2, 0);
+    r.ev(0, 85, T0 + 10, EventCode::Submit, 0, 0, 0, 120, 120, 2, 1);
+    r.ev(0, 85, T0 + ms, EventCode::Commit, 0, 0, 0, 121, 121, 3, 0);
+    r.ev(
+        0,
+        85,
+        T0 + ms + 60,
+        EventCode::Commit,
+        0,
+        0,
+        0,
+        122,
+        122,
+        4,
+        0,
+    );
+    for (i, seqno) in [120u64, 121, 122].into_iter().enumerate() {
+        let t = T0 + 9 * ms + 700 * US + i as u64 * 10;
+        r.ev(1, 36, t, EventCode::End, 0, 0, 0, seqno, 0, 0, 0);
+    }
+    r.ev(
+        0,
+        85,
+        T0 + 16 * ms + 800 * US,
+        EventCode::Submit,
+        0,
+        0,
+        0,
+        122,
+        122,
+        0,
+        2,
+    );
+    let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    let seqnos: Vec<u64> = jobs.iter().map(|j| j.key.seqno).collect();
+    assert_eq!(jobs.len(), 3, "no phantom job: {seqnos:?} {jobs:#?}");
+    for seqno in [121, 122] {
+        let j = find(&jobs, seqno);
+        assert!(!j.flags.incomplete(), "{j:#?}");
+        assert!(j.flags.to_string().contains("no-doorbell"), "{}", j.flags);
+        // Visible to the device from its COMMIT: no host-submit time is invented.
+        assert_eq!(j.submit, j.commit, "{j:#?}");
+    }
+    assert!(!find(&jobs, 120).flags.to_string().contains("no-doorbell"));
+}
