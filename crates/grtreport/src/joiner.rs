@@ -674,7 +674,9 @@ impl Joiner {
     /// Feeds one record (events and notes).
     #[inline]
     pub fn feed(&mut self, rec: &RecordView<'_>) {
-        let t = rec.time_ns();
+        // u64::MAX is the joiner's "not seen" (NONE): a record stamped at the very last
+        // nanosecond is taken one nanosecond earlier rather than lost.
+        let t = rec.time_ns().min(NONE - 1);
         self.stats.records += 1;
         self.tick(t);
         match rec.rtype() {

@@ -112,3 +112,23 @@ fn a_seqno_that_wraps_through_zero_names_job_zero() {
         assert_eq!(e.joiner.stats.irq_orphan, 0);
     }
 }
+
+#[test]
+fn events_at_the_last_nanosecond_are_not_taken_as_missing() {
+    // u64::MAX is a valid time in the format; the joiner must not read it as "not seen".
+    let mut r = Rec::default();
+    let last = u64::MAX;
+    r.ring(last - 1_000, 0, 1 << 20, b"gfx");
+    r.ev(0, 5, last - 300, EventCode::Commit, 1, 2, 0, 7, 0, 0, 0);
+    r.ev(0, 5, last - 200, EventCode::Submit, 1, 2, 0, 7, 0, 0, 1);
+    r.ev(0, 0, last - 100, EventCode::Start, 1, 2, 0, 7, 0, 0, 0);
+    r.ev(1, 0, last, EventCode::End, 1, 2, 0, 7, 0, 0, 0);
+    r.ev(1, 0, last, EventCode::Irq, 0, 2, 0, 7, 7, 0, 0);
+    let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    let j = &jobs[0];
+    assert!(!j.flags.incomplete(), "{j:?}");
+    assert!(!j.flags.has(Flags::NO_IRQ), "{j:?}");
+    // END is taken one nanosecond before the last one: 99 ns of execution, not "missing".
+    assert_eq!(j.phases.exec, 99, "{j:?}");
+}
