@@ -170,8 +170,12 @@ if [ "$I" != - ] && [ -x "$I" ]; then
         "$(t cmp "$OUT/count-text.types" "$OUT/count.types")"
     if [ $live = 1 ]; then
         verdict live "$OUT/live"
-        check "live, per grtrace event type = the mapping of the counting instance's events ($(awk '{s += $2} END {print s + 0}' "$OUT/live.types") records)" \
-            "$(t cmp "$OUT/live.types" "$OUT/count.types")"
+        # Every type the kernel emitted must match; START is inferred by the importer (virtio
+        # has no start event), so it shares the per-round merge limit of the job checks.
+        check "live, per grtrace event type but the inferred START = the mapping of the counting instance's events ($(awk '$1 != "START" {s += $2} END {print s + 0}' "$OUT/live.types") records)" \
+            "$(t cmp <(grep -v '^START ' "$OUT/live.types") <(grep -v '^START ' "$OUT/count.types"))"
+        known "live: inferred STARTs = the counting instance's jobs ($(awk '$1 == "START" {print $2}' "$OUT/live.types") = $(awk '$1 == "START" {print $2}' "$OUT/count.types"))" \
+            "$(t cmp <(grep '^START ' "$OUT/live.types") <(grep '^START ' "$OUT/count.types"))"
         # Each instance stamps its copy of an event itself, one after the other, so the same
         # event's times differ between instances: by microseconds, or by milliseconds when the
         # host deschedules the TCG vCPU between two instances' writes (seen: 1 job in 1178).
