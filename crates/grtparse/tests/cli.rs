@@ -2,35 +2,19 @@
 //! stdin), bad input (one-line error naming file and offset, non-zero exit, everything before
 //! the damage printed), the -d round trip, filters, usage errors and `| head`.
 
+mod common;
+
+use common::*;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/parse")
 }
 
-fn grtparse(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_grtparse"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run grtparse")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 fn golden(name: &str) -> String {
     std::fs::read_to_string(fixtures().join(name)).unwrap()
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("grtparse-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// Writes a synthetic two-CPU trace `dir/run.grtrace.{0,1}` of `records` records.

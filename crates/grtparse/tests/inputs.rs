@@ -3,30 +3,13 @@
 //! stale files of another session, stray huge CPU numbers, extreme wall-clock anchors and
 //! counts too wide for the summary's columns.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
+use common::*;
+use std::path::Path;
 
 use grtrace_format::view::{Body, EventBody, Lost, Stamp, StreamHeader};
 use grtrace_format::StreamWriter;
-
-fn grtparse(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_grtparse"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run grtparse")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("grtparse-inputs-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// Writes `dir/<base>.grtrace.{0,1}` from the synthetic workload, with the given card and
 /// session in their headers.

@@ -1,0 +1,27 @@
+//! Helpers the grtparse test files share: run the binary, read its output, make a scratch dir.
+#![allow(dead_code)] // each test file uses a part
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs grtparse in `dir` with `args`.
+pub fn grtparse(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_grtparse"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run grtparse")
+}
+
+/// Output bytes as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// An empty scratch directory for one test (the pid keeps test binaries apart).
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("grtparse-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
