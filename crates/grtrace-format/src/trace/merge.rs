@@ -1,0 +1,544 @@
+//! The k-way merge: one loop over mapped per-CPU cursors and merged-input queues.
+
+use std::ops::ControlFlow;
+
+use super::file::FileCursor;
+use super::open::Backing;
+use super::pipe::{Demux, Feed, HdrState};
+use super::seq::{self, Origins};
+use super::{Item, RawItem, RunSummary, Trace, MIN_CHUNK, PIPE_READAHEAD, READ_CHUNK};
+use crate::abi;
+use crate::endian::Endian;
+use crate::view::RecordView;
+
+// ---------------------------------------------------------------------------------------------
+// Merge machinery
+
+/// Merge key of a cursor's head record plus the cursor's id.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Entry {
+    pub(super) time: u64,
+    pub(super) seq: u64,
+    pub(super) cpu: u32,
+    pub(super) cur: u32,
+}
+
+impl Entry {
+    #[inline(always)]
+    pub(super) fn before(&self, o: &Entry) -> bool {
+        (self.time, self.cpu, self.seq, self.cur) < (o.time, o.cpu, o.seq, o.cur)
+    }
+
+    #[inline(always)]
+    pub(super) fn of(r: &RecordView<'_>, cur: u32) -> Entry {
+        Entry {
+            time: r.time_ns(),
+            seq: r.seq(),
+            cpu: r.cpu(),
+            cur,
+        }
+    }
+}
+
+/// A binary min-heap of cursor heads; `replace_top` is the common operation.
+pub(super) struct Heap {
+    pub(super) v: Vec<Entry>,
+}
+
+impl Heap {
+    pub(super) fn push(&mut self, e: Entry) {
+        self.v.push(e);
+        let mut i = self.v.len() - 1;
+        while i > 0 {
+            let p = (i - 1) / 2;
+            if self.v[i].before(&self.v[p]) {
+                self.v.swap(i, p);
+                i = p;
+            } else {
+                break;
+            }
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn replace_top(&mut self, e: Entry) {
+        self.v[0] = e;
+        self.sift_down();
+    }
+
+    pub(super) fn pop_top(&mut self) {
+        let last = self.v.pop();
+        if let Some(last) = last {
+            if !self.v.is_empty() {
+                self.v[0] = last;
+                self.sift_down();
+            }
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn sift_down(&mut self) {
+        let n = self.v.len();
+        let mut i = 0;
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let r = l + 1;
+            let c = if r < n && self.v[r].before(&self.v[l]) {
+                r
+            } else {
+                l
+            };
+            if self.v[c].before(&self.v[i]) {
+                self.v.swap(c, i);
+                i = c;
+            } else {
+                break;
+            }
+        }
+    }
+}
+
+impl Trace {
+    pub(super) fn merger(&mut self, sum: &mut RunSummary) -> Merger<'_> {
+        let streams = &self.streams;
+        let mut m = Merger::new();
+        let n_inputs = self.mapped.len() + self.pipes.len();
+        for mi in &self.mapped {
+            let info = &streams[mi.stream];
+            let data = mi.backing.bytes();
+            let hdr = HdrState::new(&info.header, &mut m.origins);
+            let map = match &mi.backing {
+                Backing::Map(m) => Some(m),
+                Backing::Owned(_) => None,
+            };
+            let pos = info.header.header_size as usize;
+            if info.header.is_merged() || mi.concatenated {
+                m.add_demux(Demux::new(
+                    &info.name,
+                    Feed::Slice {
+                        data,
+                        pos,
+                        shrink: mi.shrink.as_ref(),
+                    },
+                    hdr,
+                    PIPE_READAHEAD,
+                ));
+            } else {
+                let cur = FileCursor {
+                    name: &info.name,
+                    data,
+                    endian: hdr.endian,
+                    pos,
+                    head: None,
+                    check: hdr.check,
+                    origin: hdr.origin,
+                    ident: (info.header.card, info.header.session_id),
+                    shrink: mi.shrink.as_ref(),
+                    map,
+                    released: 0,
+                };
+                m.add_file(cur, sum);
+            }
+        }
+        for p in &mut self.pipes {
+            let info = &streams[p.stream];
+            let hdr = HdrState::new(&info.header, &mut m.origins);
+            let buf = std::mem::take(&mut p.buf);
+            let end = buf.len();
+            // A per-CPU stream is already in time order: it needs no read-ahead, and many
+            // of them (`grtreport --read` over thousands of CPU files) share the budget.
+            let readahead = if info.header.is_merged() {
+                PIPE_READAHEAD
+            } else {
+                (PIPE_READAHEAD / n_inputs).max(abi::RECORD_HEADER_SIZE)
+            };
+            let chunk = (READ_CHUNK / n_inputs).clamp(MIN_CHUNK, 1 << 16);
+            m.add_demux(Demux::new(
+                &info.name,
+                Feed::Reader {
+                    reader: &mut p.reader,
+                    buf,
+                    start: 0,
+                    end,
+                    base: p.base,
+                    eof: false,
+                    chunk,
+                },
+                hdr,
+                readahead,
+            ));
+        }
+        m
+    }
+}
+
+pub(super) struct Merger<'m> {
+    pub(super) heap: Heap,
+    pub(super) files: Vec<FileCursor<'m>>,
+    pub(super) demux: Vec<Demux<'m>>,
+    /// Cursor ids at and above `QUEUE_BASE` name (demux, queue) pairs through this table.
+    pub(super) qids: Vec<(u32, u32)>,
+    pub(super) origins: Origins,
+    pub(super) last_time: u64,
+    /// Bytes and queues held by all demuxes, as last noted (see `note_held`).
+    pub(super) held: usize,
+    pub(super) queues: usize,
+}
+
+pub(super) const QUEUE_BASE: u32 = 1 << 30;
+
+impl<'m> Merger<'m> {
+    pub(super) fn new() -> Merger<'m> {
+        Merger {
+            heap: Heap { v: Vec::new() },
+            files: Vec::new(),
+            demux: Vec::new(),
+            qids: Vec::new(),
+            origins: Origins::default(),
+            last_time: 0,
+            held: 0,
+            queues: 0,
+        }
+    }
+
+    pub(super) fn add_file(&mut self, mut c: FileCursor<'m>, sum: &mut RunSummary) {
+        let id = self.files.len() as u32;
+        if let Some(r) = c.seek_head(sum) {
+            c.head = Some(r);
+            self.heap.push(Entry::of(&r, id));
+        }
+        self.files.push(c);
+    }
+
+    pub(super) fn add_demux(&mut self, d: Demux<'m>) {
+        self.demux.push(d);
+    }
+
+    /// Pushes every non-empty queue of demux `di` that is not in the heap yet.
+    pub(super) fn enqueue_ready(&mut self, di: usize) {
+        let d = &mut self.demux[di];
+        for qi in std::mem::take(&mut d.ready) {
+            let q = &mut d.queues[qi];
+            q.pending = false;
+            if !q.in_heap && !q.is_empty() {
+                q.in_heap = true;
+                let id = match q.id {
+                    Some(id) => id,
+                    None => {
+                        self.qids.push((di as u32, qi as u32));
+                        let id = QUEUE_BASE + (self.qids.len() - 1) as u32;
+                        q.id = Some(id);
+                        id
+                    }
+                };
+                let (r, _) = q.peek();
+                self.heap.push(Entry::of(&r, id));
+            }
+        }
+    }
+
+    /// Merges every input into `sink`, in `(time_ns, cpu, seq)` order: the one merge loop.
+    ///
+    /// The top cursor of the heap is a mapped per-CPU file or a queue of a merged input. A
+    /// file keeps emitting while its next record still sorts before every other cursor's head
+    /// (so two interleaved CPUs cost one key comparison per record, not a heap update), and
+    /// the sequence check uses the key already read. A queue emits one record, then is
+    /// refilled before anything else goes out if it ran empty (the per-CPU watermark).
+    // Not inlined into its callers: each sink gets its own copy of this hot loop, unaffected
+    // by the code around it.
+    #[inline(never)]
+    pub(super) fn merge<S: Sink<'m>>(&mut self, sum: &mut RunSummary, sink: &mut S) {
+        for di in 0..self.demux.len() {
+            if !self.demux[di].primed {
+                self.demux[di].primed = true;
+                self.demux[di].refill(None, &mut self.origins, sum);
+                self.note_held(di, sum);
+                self.enqueue_ready(di);
+            }
+        }
+        let mut last_time = self.last_time;
+        let mut reordered = 0u64;
+        let mut records = 0u64;
+        'outer: while let Some(&top) = self.heap.v.first() {
+            if top.cur >= QUEUE_BASE {
+                reordered += (top.time < last_time) as u64;
+                last_time = top.time;
+                if self.queue_step(top, sum, sink, &mut records).is_break() {
+                    sum.stopped = true;
+                    break 'outer;
+                }
+                continue;
+            }
+            // The best head among the other cursors: a child of the root.
+            let limit = match (self.heap.v.get(1), self.heap.v.get(2)) {
+                (Some(a), Some(b)) => Some(if b.before(a) { *b } else { *a }),
+                (Some(a), None) => Some(*a),
+                _ => None,
+            };
+            let c = &mut self.files[top.cur as usize];
+            let card = self.origins.card(c.origin);
+            let seqs = &mut self.origins.seqs[c.origin as usize];
+            let data = c.data;
+            let Some(mut r) = c.head else { break };
+            let mut key = top;
+            loop {
+                reordered += (key.time < last_time) as u64;
+                last_time = key.time;
+                if c.check && key.seq != 0 {
+                    if let Some(g) =
+                        seq::check(seqs, key.cpu, key.seq, key.time, c.name, c.pos as u64, sum)
+                    {
+                        if sink.item(card, Item::Gap(g)).is_break() {
+                            sum.stopped = true;
+                            break 'outer;
+                        }
+                    }
+                }
+                records += 1;
+                if sink.file_record(card, r, data, c.pos).is_break() {
+                    sum.stopped = true;
+                    break 'outer;
+                }
+                c.pos += r.size();
+                match c.seek_head(sum) {
+                    Some(n) => {
+                        r = n;
+                        key = Entry::of(&n, top.cur);
+                        match &limit {
+                            Some(l) if !key.before(l) => {
+                                c.head = Some(n);
+                                self.heap.replace_top(key);
+                                break;
+                            }
+                            _ => {}
+                        }
+                    }
+                    None => {
+                        self.heap.pop_top();
+                        break;
+                    }
+                }
+            }
+            // Another cursor is next: what the sink holds of this file goes out first.
+            if sink.flush().is_break() {
+                sum.stopped = true;
+                break 'outer;
+            }
+        }
+        if !sum.stopped && sink.flush().is_break() {
+            sum.stopped = true;
+        }
+        sum.records += records;
+        sum.reordered += reordered;
+        self.last_time = last_time;
+    }
+
+    /// Emits the head record of the queue at the top of the heap (and the gap before it),
+    /// then moves the queue in the heap, refilling it first if it ran empty.
+    #[inline]
+    pub(super) fn queue_step<S: Sink<'m>>(
+        &mut self,
+        top: Entry,
+        sum: &mut RunSummary,
+        sink: &mut S,
+        records: &mut u64,
+    ) -> ControlFlow<()> {
+        let (di, qi) = self.qids[(top.cur - QUEUE_BASE) as usize];
+        let (di, qi) = (di as usize, qi as usize);
+        {
+            let d = &mut self.demux[di];
+            let name = d.name;
+            let q = &d.queues[qi];
+            let (r, at) = q.peek();
+            let size = r.size();
+            let card = self.origins.card(at.origin);
+            if at.check {
+                if let Some(g) = seq::check(
+                    &mut self.origins.seqs[at.origin as usize],
+                    top.cpu,
+                    top.seq,
+                    top.time,
+                    name,
+                    at.offset,
+                    sum,
+                ) {
+                    sink.item(card, Item::Gap(g))?;
+                }
+            }
+            *records += 1;
+            sink.item(card, Item::Record(r))?;
+            let n = d.queues[qi].pop(size);
+            d.buffered -= n;
+            if d.queues[qi].is_empty() {
+                // The watermark: nothing else may go out before this CPU's next
+                // record is known (or its input has ended).
+                d.refill(Some(qi), &mut self.origins, sum);
+                self.note_held(di, sum);
+            }
+        }
+        let d = &mut self.demux[di];
+        if d.queues[qi].is_empty() {
+            d.queues[qi].in_heap = false;
+            self.heap.pop_top();
+        } else {
+            let (r, _) = d.queues[qi].peek();
+            self.heap.replace_top(Entry::of(&r, top.cur));
+        }
+        self.enqueue_ready(di);
+        ControlFlow::Continue(())
+    }
+
+    /// [`merge`](Self::merge) into a closure of `(card, item)` (for tests).
+    #[cfg(test)]
+    pub(super) fn run<F>(&mut self, sum: &mut RunSummary, f: &mut F)
+    where
+        F: FnMut(u32, Item<'_>) -> ControlFlow<()>,
+    {
+        self.merge(sum, &mut ItemSink(f));
+    }
+
+    /// Updates the bytes and queues held by all merged inputs after demux `di` read more,
+    /// and their peaks in the summary (O(1): only `di` changed).
+    #[inline]
+    pub(super) fn note_held(&mut self, di: usize, sum: &mut RunSummary) {
+        let d = &mut self.demux[di];
+        let (held, queues) = (d.held(), d.queues.len());
+        self.held = self.held + held - d.held_noted;
+        self.queues = self.queues + queues - d.queues_noted;
+        (d.held_noted, d.queues_noted) = (held, queues);
+        sum.peak_buffered = sum.peak_buffered.max(self.held as u64);
+        sum.peak_queues = sum.peak_queues.max(self.queues as u64);
+    }
+}
+
+/// Where the merge loop delivers what it emits.
+pub(super) trait Sink<'m> {
+    /// A record of a mapped per-CPU file, which starts at `pos` of the file's `data`.
+    fn file_record(
+        &mut self,
+        card: u32,
+        r: RecordView<'m>,
+        data: &'m [u8],
+        pos: usize,
+    ) -> ControlFlow<()>;
+    /// A gap, or a record of a merged input (queued: it does not outlive the call).
+    fn item(&mut self, card: u32, it: Item<'_>) -> ControlFlow<()>;
+    /// The loop moves to another cursor (or ends): deliver anything held back.
+    fn flush(&mut self) -> ControlFlow<()>;
+}
+
+/// Every item to a closure, as [`Trace::for_each_card`] delivers them.
+pub(super) struct ItemSink<'f, F>(pub(super) &'f mut F);
+
+impl<'m, F> Sink<'m> for ItemSink<'_, F>
+where
+    F: FnMut(u32, Item<'_>) -> ControlFlow<()>,
+{
+    #[inline(always)]
+    fn file_record(
+        &mut self,
+        card: u32,
+        r: RecordView<'m>,
+        _: &'m [u8],
+        _: usize,
+    ) -> ControlFlow<()> {
+        (self.0)(card, Item::Record(r))
+    }
+
+    #[inline(always)]
+    fn item(&mut self, card: u32, it: Item<'_>) -> ControlFlow<()> {
+        (self.0)(card, it)
+    }
+
+    #[inline(always)]
+    fn flush(&mut self) -> ControlFlow<()> {
+        ControlFlow::Continue(())
+    }
+}
+
+/// [`Trace::for_each_raw`]'s delivery: native event records as byte slices. With `runs`,
+/// consecutive native events of one mapped file are held and delivered as one slice; without
+/// (some input is a merged stream), every native event comes alone.
+pub(super) struct RawSink<'m, 'f, F> {
+    pub(super) f: &'f mut F,
+    pub(super) runs: bool,
+    /// The file bytes of the run held, its start and length in them, and its record count.
+    pub(super) data: &'m [u8],
+    pub(super) start: usize,
+    pub(super) len: usize,
+    pub(super) count: u64,
+}
+
+impl<'m, 'f, F> RawSink<'m, 'f, F>
+where
+    F: FnMut(RawItem<'_>) -> ControlFlow<()>,
+{
+    pub(super) fn new(f: &'f mut F, runs: bool) -> Self {
+        RawSink {
+            f,
+            runs,
+            data: &[],
+            start: 0,
+            len: 0,
+            count: 0,
+        }
+    }
+}
+
+impl<'m, F> Sink<'m> for RawSink<'m, '_, F>
+where
+    F: FnMut(RawItem<'_>) -> ControlFlow<()>,
+{
+    #[inline(always)]
+    fn file_record(
+        &mut self,
+        card: u32,
+        r: RecordView<'m>,
+        data: &'m [u8],
+        pos: usize,
+    ) -> ControlFlow<()> {
+        if !(self.runs && r.endian() == Endian::NATIVE && r.is_event()) {
+            return self.item(card, Item::Record(r));
+        }
+        if self.len > 0 && pos != self.start + self.len {
+            // An unknown record was skipped in between.
+            self.flush()?;
+        }
+        if self.len == 0 {
+            self.data = data;
+            self.start = pos;
+        }
+        self.len += r.size();
+        self.count += 1;
+        ControlFlow::Continue(())
+    }
+
+    #[inline(always)]
+    fn item(&mut self, _: u32, it: Item<'_>) -> ControlFlow<()> {
+        self.flush()?;
+        match it {
+            Item::Record(r) if r.endian() == Endian::NATIVE && r.is_event() => {
+                (self.f)(RawItem::Events {
+                    bytes: r.bytes(),
+                    count: 1,
+                })
+            }
+            it => (self.f)(RawItem::Item(it)),
+        }
+    }
+
+    #[inline(always)]
+    fn flush(&mut self) -> ControlFlow<()> {
+        if self.len == 0 {
+            return ControlFlow::Continue(());
+        }
+        let bytes = &self.data[self.start..self.start + self.len];
+        let count = self.count;
+        self.len = 0;
+        self.count = 0;
+        (self.f)(RawItem::Events { bytes, count })
+    }
+}
