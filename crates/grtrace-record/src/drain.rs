@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use grtrace_format::abi::{lost_source, rec_off, rsize, rtype, RECORD_HEADER_SIZE};
-use grtrace_format::relay::{consumed_line, DrainCursor, RelayBuf};
+use grtrace_format::relay::{consumed_line, DrainCursor, RelayMap};
 use grtrace_format::{encode_into, Body, Endian, Lost, Stamp};
 
 use crate::writer::Chunk;
@@ -85,9 +85,8 @@ impl DrainTotals {
 
 pub struct Drain {
     pub cpu: u32,
-    pub buf: RelayBuf,
-    /// Keeps the mapping alive as long as `buf` is used.
-    pub map: memmap2::Mmap,
+    /// The CPU's relay buffer, mapped read-only.
+    pub buf: RelayMap,
     pub trace: File,
     pub consumed: Arc<File>,
     pub cursor: DrainCursor,
@@ -168,9 +167,9 @@ impl Drain {
         let mut finished = 0u64;
         let mut chunk_records = 0u64;
         let mut progressed = false;
-        let half = (self.buf.n_subbufs() as u64 / 2).max(1);
+        let half = (self.buf.reader().n_subbufs() as u64 / 2).max(1);
         loop {
-            let region = match self.cursor.step(&self.buf) {
+            let region = match self.cursor.step(&self.buf.reader()) {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
                 Err(e) => {
@@ -256,7 +255,7 @@ impl Drain {
         let (mut copied, mut o, mut records, mut events, mut last) = (0, 0, 0u64, 0u64, None);
         'copy: while copied < len {
             let n = PIECE.min(len - copied);
-            self.buf.copy_out(seq, off + copied, n, out);
+            self.buf.reader().copy_out(seq, off + copied, n, out);
             copied += n;
             let data = &out[start..start + copied];
             while o + RECORD_HEADER_SIZE <= copied {
@@ -295,9 +294,9 @@ impl Drain {
             }
             // A chunk ships once it reaches chunk_bytes: before its last region it holds less,
             // then come at most a sub-buffer of records and the loss note put before them.
-            Err(_) => {
-                Vec::with_capacity(self.chunk_bytes + self.buf.subbuf_size() + rsize::NOTE_LOST)
-            }
+            Err(_) => Vec::with_capacity(
+                self.chunk_bytes + self.buf.reader().subbuf_size() + rsize::NOTE_LOST,
+            ),
         }
     }
 
@@ -336,7 +335,7 @@ fn t_last_before(t: &DrainTotals, next: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use grtrace_format::relay::{CpuCounters, RelayProducer};
+    use grtrace_format::relay::{CpuCounters, RelayProducer, RelayWriter};
     use grtrace_format::{encoded_size, EventBody, Records};
     use std::sync::atomic::AtomicU64;
 
@@ -366,22 +365,19 @@ mod tests {
         f.set_len((sub * n) as u64).unwrap();
         // SAFETY: test-owned file of the mapped size.
         let mut wmap = unsafe { memmap2::MmapMut::map_mut(&f).unwrap() };
-        // SAFETY: the writable mapping outlives the producer.
-        let wbuf = unsafe { RelayBuf::new(wmap.as_mut_ptr(), sub, n) };
+        let wbuf = RelayWriter::new(&mut wmap, sub, n);
         let (counters, dropped) = (CpuCounters::default(), AtomicU64::new(0));
         let mut p = RelayProducer::new(wbuf, &counters, &dropped);
         fill(&mut p, &counters);
         p.flush();
         // SAFETY: test-owned file, mapped read-only like a relay file.
         let map = unsafe { memmap2::Mmap::map(&f).unwrap() };
-        // SAFETY: the mapping moves into the Drain with this view.
-        let buf = unsafe { RelayBuf::new(map.as_ptr() as *mut u8, sub, n) };
+        let buf = RelayMap::new(map, sub, n);
         let (tx, rx) = crossbeam_channel::unbounded();
         let (_pool_tx, pool_rx) = crossbeam_channel::unbounded();
         let d = Drain {
             cpu: 0,
             buf,
-            map,
             trace: File::open(&trace_path).unwrap(),
             consumed: Arc::new(File::create(&consumed_path).unwrap()),
             cursor: DrainCursor::new(start),

@@ -30,7 +30,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use grtrace_format::abi::{self, rsize};
-use grtrace_format::relay::{self, CtlCommand, DevState, DrainCursor, Filters, Info, RelayBuf};
+use grtrace_format::relay::{self, CtlCommand, DevState, DrainCursor, Filters, Info, RelayMap};
 use grtrace_format::{Endian, StreamHeader};
 
 pub use device::{Device, DEFAULT_ROOT};
@@ -182,7 +182,7 @@ fn map_cpu(dev: &Device, info: &Info, cpu: u32) -> Result<(File, memmap2::Mmap),
     let f = File::open(&p).map_err(|e| device::open_error(&p, e))?;
     let len = page_align(info.subbuf_size * info.n_subbufs);
     // SAFETY: relay buffers stay mapped until we unmap them, even if the device goes away;
-    // the memory is only accessed through RelayBuf (atomics and copies below commit).
+    // the memory is only accessed through RelayReader (atomics and copies below commit).
     let map = unsafe { memmap2::MmapOptions::new().len(len).map(&f) }
         .map_err(|e| device::open_error(&p, e))?;
     Ok((f, map))
@@ -333,13 +333,10 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
         .collect();
     let mut drains: Vec<(usize, u32, usize, JoinHandle<DrainTotals>)> = Vec::new();
     for m in cpus {
-        // SAFETY: the mapping is page-aligned, covers subbuf_size * n_subbufs bytes and moves
-        // into the Drain together with this RelayBuf, so it outlives every use.
-        let buf = unsafe { RelayBuf::new(m.map.as_ptr() as *mut u8, m.subbuf_size, m.n_subbufs) };
+        let buf = RelayMap::new(m.map, m.subbuf_size, m.n_subbufs);
         let d = Drain {
             cpu: m.cpu,
             buf,
-            map: m.map,
             trace: m.trace,
             consumed: m.consumed,
             cursor: DrainCursor::new(m.start),

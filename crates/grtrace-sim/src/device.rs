@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use grtrace_format::abi::files;
 use grtrace_format::relay::{
-    parse_consumed_line, CpuCounters, CpuState, CtlCommand, DevState, Filters, Info, RelayBuf,
-    RelayProducer,
+    parse_consumed_line, CpuCounters, CpuState, CtlCommand, DevState, Filters, Info, RelayProducer,
+    RelayWriter,
 };
 use grtrace_format::{Body, Stamp};
 
@@ -419,9 +419,7 @@ impl Card {
                 // SAFETY: the simulator created the file with exactly sub*n bytes; nobody
                 // truncates it while mapped (teardown joins this thread first).
                 let mut map = unsafe { memmap2::MmapOptions::new().len(sub * n).map_mut(&file)? };
-                // SAFETY: the mapping is page-aligned, writable, sub*n bytes, and lives until
-                // the producer below is dropped at the end of this closure.
-                let buf = unsafe { RelayBuf::new(map.as_mut_ptr(), sub, n) };
+                let buf = RelayWriter::new(&mut map, sub, n);
                 let relay = RelayProducer::new(buf, &counters[cpu as usize], &dropped);
                 let msgs = if cpu == 0 {
                     msgs

@@ -42,8 +42,10 @@ impl<'m> FileCursor<'m> {
         let start = self.released.next_multiple_of(page);
         let end = self.pos / page * page;
         if end > start {
-            // SAFETY: memmap2 maps files MAP_SHARED and read-only: after MADV_DONTNEED the
-            // pages fault back in from the file with the same bytes, so views stay valid.
+            // SAFETY: the mapping is MAP_SHARED and read-only, so MADV_DONTNEED only drops
+            // clean page-cache pages from our page tables: touching them again faults them
+            // back in from the file (the file's current bytes, as for any shared mapping;
+            // see the note in `open.rs`). Views of the pages stay valid pointers.
             let _ = unsafe {
                 map.unchecked_advise_range(UncheckedAdvice::DontNeed, start, end - start)
             };

@@ -95,14 +95,24 @@ impl Trace {
                 if len == 0 {
                     return Err(fmt_err(FormatError::Empty));
                 }
-                // SAFETY: memmap2 maps the file read-only and MAP_SHARED: other processes may
-                // change or truncate it while we read. Views into the mapping are plain byte
-                // slices, so a change only alters the bytes we see (the parser checks every
-                // size it reads, so any bytes are safe to parse). Truncation would raise
-                // SIGBUS on the pages past the new end: `sigbus::Registration` (taken before
-                // any byte is read) makes such a page read as zeros instead and lets the
-                // reader report where the file ended. Past `sigbus::SLOTS` registrations the
-                // file is read with read(2) instead of mapped.
+                // SAFETY: `Mmap::map` maps the file read-only and MAP_SHARED (not private: we
+                // see what other processes write to the file, and nothing we do can write it).
+                // Rust assumes the bytes behind the `&[u8]` it hands out do not change; for a
+                // shared file mapping nobody can promise that, so safety rests on what the
+                // reader does with the bytes, not on them staying put:
+                // * Every access is bounds-checked against lengths fixed before it (the mapping
+                //   length, then each record's checked size), and no value read is trusted for
+                //   anything but such checked slicing. A concurrent writer can make us read
+                //   wrong values (reported as damage, or a wrong record) or, at worst, stop on
+                //   a failed bounds check; it cannot make us read outside the mapping.
+                // * A file that shrinks leaves pages past its new end mapped but unbacked;
+                //   touching one raises SIGBUS. `sigbus::Registration` (taken below, before any
+                //   byte is read) replaces such a page with zeros instead, the zero record
+                //   header fails to parse, and `Shrink::error` reports one line naming the file
+                //   and the byte where it now ends. Past `sigbus::SLOTS` registrations the file
+                //   is not mapped but read with read(2), so no unguarded mapping exists.
+                // * The mapping lives in `MappedInput::backing`, dropped after the registration
+                //   (field order) and after every view (they borrow the `Trace`).
                 let map = unsafe { Mmap::map(&file) }.map_err(|e| TraceError {
                     file: name.clone(),
                     error: ErrorKind::At {
