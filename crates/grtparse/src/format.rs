@@ -8,8 +8,9 @@
 //! card0   0       17     0.000123456  4101 SUBMIT      gfx 3 42 wp=4096 units=256 fill=512 jobs=1 flags=fenced [glxgears]
 //! ```
 
-use grtrace_format::abi::{self, eflag, lost_source, rtype, EventCode};
+use grtrace_format::abi::{self, eflag, lost_source, rtype};
 use grtrace_format::view::{Body, EventBody, Lost, RecordView};
+use grtrace_format::{Event, RecordType};
 
 use crate::out::{Cursor, Out, Short};
 
@@ -18,18 +19,19 @@ pub const NSLOTS: usize = 72;
 /// Slot of unknown event codes (code 0 or ≥ 64) — codes 26..64 get their own slots.
 pub const SLOT_NOTE_BASE: usize = 64;
 
-/// Names of the note slots, as printed and as accepted by `-a`/`-A`.
-/// Indexed by record type (0 and 1 are never used as note slots).
-pub const NOTE_NAMES: [(u16, &str); 8] = [
-    (0, "RECORD_0"),
-    (rtype::EVENT, "EVENT"),
-    (rtype::NOTE_PROCESS, "PROCESS"),
-    (rtype::NOTE_RING, "RING"),
-    (rtype::NOTE_MSG, "MSG"),
-    (rtype::NOTE_CLOCK_SYNC, "CLOCK_SYNC"),
-    (rtype::NOTE_LOST, "LOST"),
-    (rtype::NOTE_STREAM_INFO, "STREAM_INFO"),
-];
+/// Names of the note slots, as printed and as accepted by `-a`/`-A`: the format crate's
+/// record type names. Indexed by record type (0 and 1 are never used as note slots).
+pub const NOTE_NAMES: [(u16, &str); 8] = {
+    let mut t = [(0u16, "RECORD_0"); 8];
+    let mut rt = 1;
+    while rt < t.len() {
+        if let Some(n) = RecordType(rt as u16).name() {
+            t[rt] = (rt as u16, n);
+        }
+        rt += 1;
+    }
+    t
+};
 
 /// Counting/filtering slot of a record.
 #[inline(always)]
@@ -49,8 +51,8 @@ pub fn slot_of(rt: u16, code: u16) -> usize {
 pub fn slot_name(slot: usize) -> String {
     if slot >= SLOT_NOTE_BASE {
         NOTE_NAMES[slot - SLOT_NOTE_BASE].1.to_string()
-    } else if let Some(c) = EventCode::from_u16(slot as u16) {
-        c.name().to_string()
+    } else if let Some(n) = Event(slot as u16).name() {
+        n.to_string()
     } else if slot == 0 {
         "EVENT_?".to_string()
     } else {
@@ -60,8 +62,8 @@ pub fn slot_name(slot: usize) -> String {
 
 /// Looks an event or note name up (case-insensitive), `EVENT_<n>` included.
 pub fn slot_by_name(name: &str) -> Option<usize> {
-    if let Some(c) = EventCode::from_name(name) {
-        return Some(c as usize);
+    if let Some(e) = Event::from_name(name) {
+        return Some(e.0 as usize);
     }
     if let Some((rt, _)) = NOTE_NAMES
         .iter()
@@ -465,7 +467,7 @@ impl Render {
         let s: &[u8] = if l.slot >= SLOT_NOTE_BASE {
             NOTE_NAMES[l.slot - SLOT_NOTE_BASE].1.as_bytes()
         } else {
-            abi::EventCode::ALL[l.slot - 1].name().as_bytes()
+            Event(l.slot as u16).name().unwrap_or_default().as_bytes()
         };
         if left {
             out.str_left(s, width);
@@ -812,18 +814,6 @@ fn flag_names(out: &mut Out, flags: u16) {
     }
 }
 
-#[inline(always)]
-fn kv<const N: usize>(out: &mut Cursor<'_>, k: &[u8; N], v: u64) {
-    out.lit(k);
-    out.u64(v);
-}
-
-#[inline(always)]
-fn kx<const N: usize>(out: &mut Cursor<'_>, k: &[u8; N], v: u64) {
-    out.lit(k);
-    out.hex(v);
-}
-
 /// [`event_details`] written straight into an [`Out`].
 fn event_details_out(out: &mut Out, e: &EventBody) {
     let mut c = out.cursor();
@@ -832,82 +822,56 @@ fn event_details_out(out: &mut Out, e: &EventBody) {
     out.commit(n);
 }
 
+/// The ` key=` items of one event code: (key, argument index, hexadecimal).
+struct ArgKeys {
+    n: usize,
+    keys: [(Short<16>, u8, bool); 4],
+}
+
+/// Per code below [`Event::LIMIT`], the items of its arguments as the format crate's
+/// vocabulary names them (FORMAT.md §4.1); index 0 holds the ` a0=`..` a3=` printed for codes
+/// this version does not name.
+fn arg_key_table() -> Vec<ArgKeys> {
+    (0..Event::LIMIT)
+        .map(|code| {
+            let mut k = ArgKeys {
+                n: 0,
+                keys: Default::default(),
+            };
+            for i in 0..4u8 {
+                let (key, hex) = match Event(code).arg(i as usize) {
+                    Some(a) => (a.key.to_string(), a.hex),
+                    None if code == 0 => (format!("a{i}"), false),
+                    None => continue,
+                };
+                k.keys[k.n] = (Short::new(format!(" {key}=").as_bytes(), b' '), i, hex);
+                k.n += 1;
+            }
+            k
+        })
+        .collect()
+}
+
+static ARG_KEYS: std::sync::OnceLock<Vec<ArgKeys>> = std::sync::OnceLock::new();
+
 /// ` key=value` items of an event, by code (FORMAT.md §4.1), then its flags (far less than
 /// the cursor's [`LINE_MAX`](crate::out::LINE_MAX)).
 #[inline(always)]
 pub fn event_details(out: &mut Cursor<'_>, e: &EventBody) {
-    match e.code {
-        1 | 2 | 4 => {
-            kv(out, b" wp=", e.arg0);
-            kv(out, b" units=", e.arg1);
-            kv(out, b" fill=", e.arg2 as u64);
-        }
-        3 => {
-            kv(out, b" wp=", e.arg0);
-            kv(out, b" units=", e.arg1);
-            kv(out, b" fill=", e.arg2 as u64);
-            kv(out, b" jobs=", e.arg3 as u64);
-        }
-        5 => {
-            kv(out, b" fctx=", e.arg0);
-            kv(out, b" client=", e.arg1);
-            kv(out, b" depth=", e.arg2 as u64);
-            kv(out, b" credits=", e.arg3 as u64);
-        }
-        6 => {
-            kv(out, b" fctx=", e.arg0);
-            kv(out, b" client=", e.arg1);
-        }
-        7 => {
-            kv(out, b" fctx=", e.arg0);
-            kv(out, b" client=", e.arg1);
-            kv(out, b" status=", e.arg2 as u64);
-        }
-        8 => {
-            kv(out, b" hwseqno=", e.arg0);
-            kv(out, b" src=", e.arg2 as u64);
-        }
-        9 => {
-            kv(out, b" fctx=", e.arg0);
-            kv(out, b" fseqno=", e.arg1);
-            kv(out, b" err=", e.arg2 as u64);
-        }
-        10 | 12 | 13 => {
-            kv(out, b" fctx=", e.arg0);
-            kv(out, b" fseqno=", e.arg1);
-        }
-        11 => {
-            kv(out, b" fctx=", e.arg0);
-            kv(out, b" fseqno=", e.arg1);
-            kv(out, b" result=", e.arg2 as u64);
-        }
-        14 => kv(out, b" prev=", e.arg0),
-        15 | 16 => {}
-        17 | 18 => {
-            kv(out, b" obj=", e.arg0);
-            kv(out, b" size=", e.arg1);
-            kv(out, b" place=", e.arg2 as u64);
-        }
-        19 | 20 => {
-            kx(out, b" va=", e.arg0);
-            kv(out, b" size=", e.arg1);
-            kv(out, b" obj=", e.arg2 as u64);
-        }
-        21 | 22 => {
-            kx(out, b" addr=", e.arg0);
-            kv(out, b" status=", e.arg2 as u64);
-            kv(out, b" vmid=", e.arg3 as u64);
-        }
-        23 | 25 => kv(out, b" err=", e.arg2 as u64),
-        24 => {
-            kv(out, b" err=", e.arg2 as u64);
-            kv(out, b" scope=", e.arg3 as u64);
-        }
-        _ => {
-            kv(out, b" a0=", e.arg0);
-            kv(out, b" a1=", e.arg1);
-            kv(out, b" a2=", e.arg2 as u64);
-            kv(out, b" a3=", e.arg3 as u64);
+    let table = ARG_KEYS.get_or_init(arg_key_table);
+    let k = table.get(e.code as usize).unwrap_or(&table[0]);
+    for &(ref key, i, hex) in &k.keys[..k.n] {
+        out.short(key);
+        let v = match i {
+            0 => e.arg0,
+            1 => e.arg1,
+            2 => e.arg2 as u64,
+            _ => e.arg3 as u64,
+        };
+        if hex {
+            out.hex(v);
+        } else {
+            out.u64(v);
         }
     }
     let f = (e.flags & eflag::KNOWN) as usize;

@@ -173,7 +173,7 @@ fn slots_of(names: &[String], opt: &str) -> Result<Vec<usize>, UsageError> {
             slot_by_name(n.trim()).ok_or_else(|| {
                 UsageError(format!(
                     "{opt}: unknown event '{n}' (names: {}, PROCESS RING MSG CLOCK_SYNC LOST STREAM_INFO, EVENT_<n>)",
-                    abi::EventCode::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(" ")
+                    grtrace_format::Event::known().filter_map(|e| e.name()).collect::<Vec<_>>().join(" ")
                 ))
             })
         })

@@ -240,35 +240,12 @@ impl EventCode {
         }
     }
 
-    /// The name printed by grtparse and accepted by every `-a`/`--events` option.
+    /// The name printed by grtparse and accepted by every `-a`/`--events` option (from the
+    /// one table, [`crate::vocab`]).
     pub fn name(self) -> &'static str {
-        match self {
-            EventCode::Alloc => "ALLOC",
-            EventCode::Commit => "COMMIT",
-            EventCode::Submit => "SUBMIT",
-            EventCode::Stall => "STALL",
-            EventCode::Queue => "QUEUE",
-            EventCode::Start => "START",
-            EventCode::End => "END",
-            EventCode::Irq => "IRQ",
-            EventCode::Signal => "SIGNAL",
-            EventCode::Wait => "WAIT",
-            EventCode::WaitEnd => "WAIT_END",
-            EventCode::SyncEnter => "SYNC_ENTER",
-            EventCode::SyncExit => "SYNC_EXIT",
-            EventCode::CtxSwitch => "CTX_SWITCH",
-            EventCode::CtxCreate => "CTX_CREATE",
-            EventCode::CtxDestroy => "CTX_DESTROY",
-            EventCode::MemAlloc => "MEM_ALLOC",
-            EventCode::MemFree => "MEM_FREE",
-            EventCode::MemMap => "MEM_MAP",
-            EventCode::MemUnmap => "MEM_UNMAP",
-            EventCode::VmFault => "VM_FAULT",
-            EventCode::VmRetry => "VM_RETRY",
-            EventCode::Timeout => "TIMEOUT",
-            EventCode::Reset => "RESET",
-            EventCode::Hang => "HANG",
-        }
+        crate::vocab::Event::from(self)
+            .name()
+            .expect("every 1.0 code is named")
     }
 
     /// Case-insensitive lookup by name.

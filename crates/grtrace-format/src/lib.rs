@@ -9,6 +9,8 @@
 //! * [`encode`]: the writer ([`StreamWriter`]), used by the recorder, the simulator and tests.
 //! * [`error`]: typed decoding errors that name the byte offset.
 //! * [`relay`]: the relay sub-buffer protocol (FORMAT.md §7) shared by recorder and simulator.
+//! * [`vocab`]: the vocabulary: record types ([`RecordType`]) and event codes ([`Event`]) as
+//!   open newtypes, with names and what each event's arguments mean.
 //! * [`synth`]: a deterministic synthetic workload (fixtures, benchmarks, tests).
 //! * [`trace`]: whole traces: input discovery, mmapped or piped inputs, the k-way merge with
 //!   per-CPU sequence-gap detection ([`Trace`], [`Item`]).
@@ -22,6 +24,7 @@ mod sigbus;
 pub mod synth;
 pub mod trace;
 pub mod view;
+pub mod vocab;
 
 pub use abi::EventCode;
 pub use encode::{encode, encode_into, encoded_size, StreamWriter};
@@ -35,3 +38,4 @@ pub use view::{
     Body, ClockSync, EventBody, EventView, Lost, RecordView, Records, RingNote, Stamp,
     StreamHeader, StreamInfo,
 };
+pub use vocab::{Arg, Event, RecordType};

@@ -7,6 +7,7 @@
 use crate::abi::{self, event_off, note_off, rec_off, rsize, rtype, stream_off};
 use crate::endian::Endian;
 use crate::error::FormatError;
+use crate::vocab::{Event, RecordType};
 
 /// The decoded stream header.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -247,6 +248,11 @@ impl<'a> RecordView<'a> {
     pub fn seq(&self) -> u64 {
         self.endian.u64(self.bytes, rec_off::SEQ)
     }
+    /// [`rtype`](Self::rtype) as the vocabulary's open type.
+    #[inline]
+    pub fn record_type(&self) -> RecordType {
+        RecordType(self.rtype())
+    }
     #[inline]
     pub fn is_event(&self) -> bool {
         self.rtype() == rtype::EVENT
@@ -321,6 +327,11 @@ fn min_size(rt: u16) -> usize {
 pub struct EventView<'a>(RecordView<'a>);
 
 impl<'a> EventView<'a> {
+    /// The event code as the vocabulary's open type (names, argument meanings).
+    #[inline]
+    pub fn event(&self) -> Event {
+        Event(self.code())
+    }
     #[inline]
     pub fn record(&self) -> RecordView<'a> {
         self.0
@@ -419,6 +430,11 @@ pub struct EventBody {
 }
 
 impl EventBody {
+    /// The event code as the vocabulary's open type (names, argument meanings).
+    pub fn event(&self) -> Event {
+        Event(self.code)
+    }
+
     /// The event fields of a native-endian event record (its first [`rsize::EVENT`] bytes),
     /// read at their fixed offsets (FORMAT.md §4) without a byte-order switch.
     #[inline(always)]

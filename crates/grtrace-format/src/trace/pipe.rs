@@ -11,6 +11,7 @@ use crate::abi::{self, rec_off};
 use crate::endian::Endian;
 use crate::error::FormatError;
 use crate::view::{RecordView, StreamHeader};
+use crate::vocab::RecordType;
 
 /// Where a merged input's bytes come from.
 pub(super) enum Feed<'m> {
@@ -429,7 +430,7 @@ impl Demux<'_> {
                 Pulled::Record(r, off) => (r, off),
             };
             let rt = hs0.endian.u16(rec, rec_off::TYPE);
-            if rt.wrapping_sub(1) >= abi::rtype::NOTE_STREAM_INFO {
+            if !RecordType(rt).is_known() {
                 sum.unknown_records += 1;
                 continue;
             }
