@@ -29,8 +29,8 @@ use grtrace_ftrace::tracedat::{TraceDat, MAGIC};
 #[command(name = "grtimport", version, verbatim_doc_comment)]
 pub struct Args {
     /// trace.dat file or trace text (`-` reads it from stdin)
-    #[arg(value_name = "INPUT")]
-    pub input: String,
+    #[arg(value_name = "INPUT", required_unless_present = "completions")]
+    pub input: Option<String>,
     /// Output base name: BASE.grtrace.<cpu>; `-` writes one merged stream to stdout.
     /// Default: INPUT without its extension
     #[arg(short = 'o', long = "output", value_name = "BASE")]
@@ -41,6 +41,8 @@ pub struct Args {
     /// Print no summary
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub completions: grtrace_cli::CompletionArgs,
 }
 
 fn usage(msg: &str) -> ExitCode {
@@ -50,6 +52,12 @@ fn usage(msg: &str) -> ExitCode {
 
 /// Runs grtimport; returns the exit code (0 ok, 1 runtime error, 2 usage error).
 pub fn run(args: &Args) -> ExitCode {
+    if args.completions.print_if_asked::<Args>() {
+        return ExitCode::SUCCESS;
+    }
+    let Some(input) = args.input.as_deref() else {
+        return usage("no INPUT given");
+    };
     let to_stdout = args.output.as_deref() == Some("-");
     if to_stdout && io::IsTerminal::is_terminal(&io::stdout()) {
         return usage("-o - writes binary records: pipe them into `grtparse -i -` or a file");
@@ -57,16 +65,16 @@ pub fn run(args: &Args) -> ExitCode {
     if to_stdout && args.output_dir.is_some() {
         return usage("-D makes no sense with -o -");
     }
-    let name = if args.input == "-" {
+    let name = if input == "-" {
         "<stdin>".to_string()
     } else {
-        args.input.clone()
+        input.to_string()
     };
     // The file is mapped; stdin is read into memory (it cannot be mapped).
     let owned;
     let map;
     let mut map_ref: Option<&memmap2::Mmap> = None;
-    let data: &[u8] = if args.input == "-" {
+    let data: &[u8] = if input == "-" {
         let mut v = Vec::new();
         if let Err(e) = io::stdin().lock().read_to_end(&mut v) {
             eprintln!("grtimport: reading stdin: {e}");
@@ -75,10 +83,10 @@ pub fn run(args: &Args) -> ExitCode {
         owned = v;
         &owned
     } else {
-        let f = match File::open(&args.input) {
+        let f = match File::open(input) {
             Ok(f) => f,
             Err(e) => {
-                eprintln!("grtimport: {}: {e}", args.input);
+                eprintln!("grtimport: {input}: {e}");
                 return ExitCode::from(1);
             }
         };
@@ -199,7 +207,7 @@ fn target(args: &Args, to_stdout: bool) -> Result<Target, ExitCode> {
     let base = args
         .output
         .clone()
-        .unwrap_or_else(|| default_base(&args.input));
+        .unwrap_or_else(|| default_base(args.input.as_deref().unwrap_or("-")));
     let base = match &args.output_dir {
         Some(d) => {
             if let Err(e) = std::fs::create_dir_all(d) {

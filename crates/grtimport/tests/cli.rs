@@ -190,3 +190,117 @@ fn usage_and_input_errors_have_their_exit_codes() {
     let (code, _) = grtimport(&[d.join("missing.dat").to_str().unwrap()]);
     assert_eq!(code, 1);
 }
+
+/// Where `needle` first occurs in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> usize {
+    hay.windows(needle.len())
+        .position(|w| w == needle)
+        .expect("pattern in the file")
+}
+
+/// grtimport under a 2 GB address-space limit: a claim it trusted would make it allocate
+/// beyond that and abort instead of exiting 1.
+fn grtimport_limited(dat: &Path, out: &Path) -> (i32, String) {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 2000000; exec \"$0\" \"$1\" -o \"$2\"")
+        .arg(env!("CARGO_BIN_EXE_grtimport"))
+        .arg(dat)
+        .arg(out)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// A trace.dat that claims billions of CPUs (v6 header, v7 CPUCOUNT option) or a compressed
+/// section of 3.75 GB: one line naming the file and the offset of the claim, exit 1, no huge
+/// allocation and no output file per claimed CPU.
+#[test]
+fn absurd_cpu_counts_and_section_sizes_are_refused_at_their_offset() {
+    let d = dir("absurd");
+    let w = Workload {
+        flavor: Flavor::Sched617,
+        jobs: 20,
+        cpus: 2,
+    };
+    let cases: [(&str, u32, Option<Codec>); 3] = [
+        ("v6-cpus", 6, None),
+        ("v7-cpucount", 7, None),
+        ("v7-section", 7, Some(Codec::Zstd)),
+    ];
+    for (name, version, codec) in cases {
+        let dat = d.join(format!("{name}.dat"));
+        write_dat(&dat, w, version, codec);
+        let mut b = std::fs::read(&dat).unwrap();
+        let (at, what) = match name {
+            // v6: the CPU count is the u32 right before the first `options` / `flyrecord` tag
+            "v6-cpus" => {
+                let tag = find(&b, b"options  \0").min(find(&b, b"flyrecord\0"));
+                (tag - 4, "the header claims 4294967295 CPUs")
+            }
+            // v7: option CPUCOUNT (id 8, size 4, the count)
+            "v7-cpucount" => {
+                let mut pat = 8u16.to_le_bytes().to_vec();
+                pat.extend(4u32.to_le_bytes());
+                pat.extend(2u32.to_le_bytes());
+                (
+                    find(&b, &pat) + 6,
+                    "the CPUCOUNT option claims 4294967295 CPUs",
+                )
+            }
+            // v7 zstd: a compressed section header (id, flags 1, desc, size) and its
+            // compression header (compressed size, uncompressed size)
+            _ => {
+                let at = (0..b.len() - 24)
+                    .find(|&i| {
+                        let u16_ = |o: usize| u16::from_le_bytes([b[i + o], b[i + o + 1]]);
+                        let u32_ =
+                            |o: usize| u32::from_le_bytes(b[i + o..i + o + 4].try_into().unwrap());
+                        let size = u64::from_le_bytes(b[i + 8..i + 16].try_into().unwrap());
+                        matches!(u16_(0), 16 | 18) && u16_(2) == 1 && size == u32_(16) as u64 + 8
+                    })
+                    .expect("a compressed section");
+                b[at + 20..at + 24].copy_from_slice(&0xf000_0000u32.to_le_bytes());
+                (at + 16, "claims 4026531840 bytes uncompressed")
+            }
+        };
+        if name != "v7-section" {
+            b[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        }
+        std::fs::write(&dat, &b).unwrap();
+        let out = d.join(name);
+        let (code, err) = grtimport_limited(&dat, &out);
+        assert_eq!(code, 1, "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(
+            err.contains(&format!("{}: offset {at}: ", dat.display())) && err.contains(what),
+            "{name}: {err}"
+        );
+        let made = std::fs::read_dir(&d)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .contains(".grtrace.")
+            })
+            .count();
+        assert_eq!(made, 0, "{name}: no stream is opened for a refused header");
+    }
+}
+
+#[test]
+fn completions_need_no_input_and_input_is_still_required_otherwise() {
+    let o = Command::new(env!("CARGO_BIN_EXE_grtimport"))
+        .args(["--completions", "bash"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("--output-dir"));
+    let (code, err) = grtimport(&[]);
+    assert_eq!(code, 2, "{err}");
+}

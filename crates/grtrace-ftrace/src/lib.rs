@@ -9,6 +9,7 @@
 //! * [`tracedat`]: trace-cmd trace.dat v6 and v7 (zlib / zstd) reader.
 //! * [`map`]: the mapping itself ([`Mapper`]), tracepoints in, grtrace records out.
 //! * [`import`]: the time-ordered merge of CPUs through the mapper.
+//! * [`live`]: the same merge for pages read live, behind a watermark.
 //! * [`out`]: grtrace output streams marked `IMPORTED`.
 //! * [`datwriter`]: a trace.dat writer (v6, v7, compressed or not) for tests and benchmarks.
 //! * [`fixtures`]: the kernels' event formats (from their TP_STRUCT__entry definitions).
@@ -17,6 +18,7 @@ pub mod datwriter;
 pub mod fixtures;
 pub mod format;
 pub mod import;
+pub mod live;
 pub mod map;
 pub mod out;
 pub mod page;

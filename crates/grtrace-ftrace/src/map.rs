@@ -13,7 +13,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 
 use grtrace_format::abi::{eflag, lost_source, EventCode, RING_UNIT_BYTES, RING_UNIT_SLOTS};
-use grtrace_format::{Body, Endian, EventBody, Lost, RingNote};
+use grtrace_format::{Body, ClockSync, Endian, EventBody, Lost, RingNote};
 
 use crate::format::{read_str, read_uint, EventFormat, Loc};
 
@@ -95,7 +95,77 @@ pub enum Kind {
     LimaSubmit,
     /// `lima_task_run`: nothing new after `drm_run_job` (counted).
     LimaRun,
+    /// `i915:i915_request_queue`: QUEUE (no caller in 6.12).
+    I915Queue,
+    /// `i915_request_add`: QUEUE; without the low-level events also the hand-off.
+    I915Add,
+    /// `i915_request_submit` (low-level): COMMIT.
+    I915Submit,
+    /// `i915_request_in` (low-level): SUBMIT + START per §3, first time only.
+    I915In,
+    /// `i915_request_out` (low-level): END when completed.
+    I915Out,
+    /// `i915_request_retire`: END of a job still open.
+    I915Retire,
+    /// `i915_request_wait_begin`: WAIT.
+    I915WaitBegin,
+    /// `i915_request_wait_end`: WAIT_END.
+    I915WaitEnd,
+    /// `i915_request_execute`, `_guc_submit`: no record (counted).
+    I915NoRecord,
+    /// `xe:xe_exec_queue_create`: CTX_CREATE, names the queue's class.
+    XeQueueCreate,
+    /// `xe_exec_queue_destroy`: CTX_DESTROY.
+    XeQueueDestroy,
+    /// `xe_exec_queue_reset`: RESET of the queue.
+    XeQueueReset,
+    /// `xe_hw_fence_create`: fence pointer -> (context, seqno), no record.
+    XeFenceCreate,
+    /// `xe_sched_job_exec`: QUEUE.
+    XeJobExec,
+    /// `xe_sched_job_run`: COMMIT + SUBMIT + START per §3.
+    XeJobRun,
+    /// `xe_hw_fence_signal`: END of the job with that fence.
+    XeFenceSignal,
+    /// `xe_sched_job_timedout`: TIMEOUT.
+    XeJobTimedout,
+    /// `xe_vma_pagefault`: VM_FAULT.
+    XeVmaPagefault,
+    /// Other xe events: no record (counted).
+    XeNoRecord,
+    /// `drm_msm_gpu:msm_gpu_submit_flush`: COMMIT + SUBMIT and a GPU clock sync point.
+    MsmFlush,
+    /// `msm_gpu_submit_retired`: START and END at the hardware's own times.
+    MsmRetired,
+    /// `msm_gpu_submit`: no record (no caller in 6.12; counted).
+    MsmNoRecord,
+    /// `v3d:v3d_submit_cl` (bin or render by `is_render`): hand-off.
+    V3dSubmitCl,
+    /// `v3d_submit_tfu` / `v3d_submit_csd`: hand-off on that queue (index into the queue
+    /// names: 2 tfu, 3 csd).
+    V3dSubmit(u8),
+    /// `v3d_{bcl,rcl,tfu,csd}_irq` (queue 0..3): END.
+    V3dIrq(u8),
+    /// `v3d_reset_begin`: RESET of the device.
+    V3dReset,
+    /// Other v3d events: no record (counted).
+    V3dNoRecord,
 }
+
+/// Fields of i915's request events (`i915_request` class and its relatives).
+const I915_REQ: &[&str] = &["dev", "ctx", "class", "instance", "seqno"];
+/// Fields of xe's `xe_exec_queue` class.
+const XE_QUEUE: &[&str] = &["dev", "class", "guc_id"];
+/// Fields of xe's `xe_sched_job` class.
+const XE_JOB: &[&str] = &["dev", "seqno", "guc_id", "fence"];
+/// Fields of xe's `xe_hw_fence` class.
+const XE_FENCE: &[&str] = &["dev", "ctx", "seqno", "fence"];
+/// Fields of v3d's submit and IRQ events.
+const V3D_JOB: &[&str] = &["dev", "seqno"];
+/// v3d queue names by queue number (bin, render, tfu, csd).
+const V3D_QUEUES: [&str; 4] = ["bin", "render", "tfu", "csd"];
+/// The Adreno always-on counter runs at 19.2 MHz: ns = ticks * 10000 / 192.
+const MSM_ALWAYS_ON_HZ: u64 = 19_200_000;
 
 impl Kind {
     /// (system, event, kind, fields it needs in order).
@@ -240,6 +310,87 @@ impl Kind {
             &["task_id", "context", "seqno", "pipe"],
         ),
         ("lima", "lima_task_run", Kind::LimaRun, &[]),
+        ("i915", "i915_request_queue", Kind::I915Queue, I915_REQ),
+        ("i915", "i915_request_add", Kind::I915Add, I915_REQ),
+        ("i915", "i915_request_submit", Kind::I915Submit, I915_REQ),
+        ("i915", "i915_request_in", Kind::I915In, I915_REQ),
+        (
+            "i915",
+            "i915_request_out",
+            Kind::I915Out,
+            &["dev", "ctx", "class", "instance", "seqno", "completed"],
+        ),
+        ("i915", "i915_request_retire", Kind::I915Retire, I915_REQ),
+        (
+            "i915",
+            "i915_request_wait_begin",
+            Kind::I915WaitBegin,
+            I915_REQ,
+        ),
+        ("i915", "i915_request_wait_end", Kind::I915WaitEnd, I915_REQ),
+        ("i915", "i915_request_execute", Kind::I915NoRecord, &[]),
+        ("i915", "i915_request_guc_submit", Kind::I915NoRecord, &[]),
+        ("xe", "xe_exec_queue_create", Kind::XeQueueCreate, XE_QUEUE),
+        (
+            "xe",
+            "xe_exec_queue_destroy",
+            Kind::XeQueueDestroy,
+            XE_QUEUE,
+        ),
+        ("xe", "xe_exec_queue_reset", Kind::XeQueueReset, XE_QUEUE),
+        ("xe", "xe_exec_queue_kill", Kind::XeNoRecord, &[]),
+        ("xe", "xe_exec_queue_register", Kind::XeNoRecord, &[]),
+        ("xe", "xe_exec_queue_submit", Kind::XeNoRecord, &[]),
+        ("xe", "xe_hw_fence_create", Kind::XeFenceCreate, XE_FENCE),
+        ("xe", "xe_hw_fence_signal", Kind::XeFenceSignal, XE_FENCE),
+        ("xe", "xe_hw_fence_try_signal", Kind::XeNoRecord, &[]),
+        ("xe", "xe_sched_job_create", Kind::XeNoRecord, &[]),
+        ("xe", "xe_sched_job_exec", Kind::XeJobExec, XE_JOB),
+        ("xe", "xe_sched_job_run", Kind::XeJobRun, XE_JOB),
+        ("xe", "xe_sched_job_free", Kind::XeNoRecord, &[]),
+        ("xe", "xe_sched_job_timedout", Kind::XeJobTimedout, XE_JOB),
+        ("xe", "xe_sched_job_set_error", Kind::XeNoRecord, &[]),
+        ("xe", "xe_sched_job_ban", Kind::XeNoRecord, &[]),
+        (
+            "xe",
+            "xe_vma_pagefault",
+            Kind::XeVmaPagefault,
+            &["dev", "asid", "start"],
+        ),
+        ("drm_msm_gpu", "msm_gpu_submit", Kind::MsmNoRecord, &[]),
+        (
+            "drm_msm_gpu",
+            "msm_gpu_submit_flush",
+            Kind::MsmFlush,
+            &["pid", "ringid", "seqno", "ticks"],
+        ),
+        (
+            "drm_msm_gpu",
+            "msm_gpu_submit_retired",
+            Kind::MsmRetired,
+            &[
+                "pid",
+                "ringid",
+                "seqno",
+                "start_ticks",
+                "end_ticks",
+                "elapsed",
+            ],
+        ),
+        (
+            "v3d",
+            "v3d_submit_cl",
+            Kind::V3dSubmitCl,
+            &["dev", "seqno", "is_render"],
+        ),
+        ("v3d", "v3d_submit_tfu", Kind::V3dSubmit(2), V3D_JOB),
+        ("v3d", "v3d_submit_csd", Kind::V3dSubmit(3), V3D_JOB),
+        ("v3d", "v3d_bcl_irq", Kind::V3dIrq(0), V3D_JOB),
+        ("v3d", "v3d_rcl_irq", Kind::V3dIrq(1), V3D_JOB),
+        ("v3d", "v3d_tfu_irq", Kind::V3dIrq(2), V3D_JOB),
+        ("v3d", "v3d_csd_irq", Kind::V3dIrq(3), V3D_JOB),
+        ("v3d", "v3d_reset_begin", Kind::V3dReset, &["dev"]),
+        ("v3d", "v3d_reset_end", Kind::V3dNoRecord, &[]),
     ];
 
     /// The tracepoints the recorder enables (`system/event`), in table order.
@@ -314,6 +465,9 @@ pub struct MapStats {
     pub jobs_started: u64,
     pub inferred_starts: u64,
     pub unknown_ids: u64,
+    /// DRM scheduler events of a driver's queues skipped because the driver's own job
+    /// tracepoints name those jobs (xe, msm, v3d).
+    pub sched_duplicates: u64,
     /// Tracepoint events read per CPU (index = CPU).
     pub events_by_cpu: Vec<u64>,
 }
@@ -349,6 +503,64 @@ pub fn engine_class(name: &[u8]) -> u32 {
 const VIRTIO_GPU_FLAG_FENCE: u64 = 1;
 const VIRTIO_GPU_RESP_ERR_UNSPEC: u64 = 0x1200;
 const EIO: u32 = 5;
+/// errno of a timed-out job (TIMEOUT's error).
+const ETIME: u32 = 62;
+
+/// A ring name for i915's uabi engine class and instance.
+fn i915_engine(class: u64, inst: u64) -> String {
+    match class {
+        0 => format!("rcs{inst}"),
+        1 => format!("bcs{inst}"),
+        2 => format!("vcs{inst}"),
+        3 => format!("vecs{inst}"),
+        4 => format!("ccs{inst}"),
+        _ => format!("class{class}.{inst}"),
+    }
+}
+
+/// xe's `enum xe_engine_class` as its queue names spell it.
+fn xe_class_name(class: u32) -> &'static str {
+    match class {
+        0 => "rcs",
+        1 => "vcs",
+        2 => "vecs",
+        3 => "bcs",
+        4 => "gsccs",
+        5 => "ccs",
+        _ => "q",
+    }
+}
+
+/// Whether `name` is `prefix` followed by one or more digits.
+fn numbered(name: &[u8], prefix: &[u8]) -> bool {
+    name.len() > prefix.len()
+        && name.starts_with(prefix)
+        && name[prefix.len()..].iter().all(u8::is_ascii_digit)
+}
+
+fn hash_bytes(b: &[u8]) -> u64 {
+    let mut h = Fx::default();
+    h.write(b);
+    h.finish()
+}
+
+/// CPU time of GPU always-on `ticks`, from a (CPU time, ticks) pair of the same counter.
+fn msm_tick_time(sync: (u64, u64), ticks: u64) -> u64 {
+    let d = ticks as i128 - sync.1 as i128;
+    let ns = d * 1_000_000_000 / MSM_ALWAYS_ON_HZ as i128;
+    (sync.0 as i128 + ns).clamp(0, u64::MAX as i128) as u64
+}
+
+/// Drivers whose own job tracepoints are in the trace: the DRM scheduler's events of their
+/// queues would name the same jobs a second time (IMPORT.md 5.8-5.10).
+#[derive(Clone, Copy, Debug, Default)]
+struct DriverRows {
+    xe: bool,
+    msm: bool,
+    v3d: bool,
+    /// i915's low-level request tracepoints (`i915_request_in`) are in the trace.
+    i915_low_level: bool,
+}
 
 /// The mapper: formats in, grtrace records out.
 pub struct Mapper {
@@ -377,6 +589,17 @@ pub struct Mapper {
     vq_rings: Vec<(u64, u32)>,
     /// Last time written per CPU: inferred records never go back in a stream.
     cpu_last: Vec<u64>,
+    drivers: DriverRows,
+    /// Driver rings by (driver tag, device, queue), so naming them costs nothing per event.
+    drv_rings: FxMap<(u8, u64, u64), u32>,
+    /// xe (device, GuC id) -> engine class of the exec queue.
+    xe_class: FxMap<(u64, u64), u32>,
+    /// xe hardware fence pointer -> (context, seqno), create to signal.
+    xe_fence: FxMap<u64, (u64, u64)>,
+    /// xe job fence pointer -> job, exec to signal.
+    xe_jobs: FxMap<u64, Key>,
+    /// msm ring id -> (CPU time, always-on ticks) of its last flush.
+    msm_sync: FxMap<u64, (u64, u64)>,
     pub stats: MapStats,
 }
 
@@ -403,6 +626,12 @@ impl Mapper {
             virtio: FxMap::default(),
             vq_rings: Vec::new(),
             cpu_last: Vec::new(),
+            drivers: DriverRows::default(),
+            drv_rings: FxMap::default(),
+            xe_class: FxMap::default(),
+            xe_fence: FxMap::default(),
+            xe_jobs: FxMap::default(),
+            msm_sync: FxMap::default(),
             stats: MapStats::default(),
         };
         for f in formats {
@@ -451,6 +680,13 @@ impl Mapper {
                         .unwrap_or(8)
                         .max(8);
                     seen.kind = Some(*kind);
+                    match kind {
+                        Kind::XeJobRun => self.drivers.xe = true,
+                        Kind::MsmRetired => self.drivers.msm = true,
+                        Kind::V3dSubmitCl => self.drivers.v3d = true,
+                        Kind::I915In => self.drivers.i915_low_level = true,
+                        _ => {}
+                    }
                     hidx = self.handlers.len() as u32;
                     self.handlers.push(Handler {
                         kind: *kind,
@@ -632,6 +868,22 @@ impl Mapper {
         flags: u16,
     ) -> io::Result<()> {
         self.emit(sink, cpu, pid, t, EventCode::Commit, flags, k, (0, 0, 0, 0))?;
+        self.hand_off(sink, cpu, pid, t, k, a0, a1, flags)
+    }
+
+    /// SUBMIT of a committed job, and its START per §3.
+    #[allow(clippy::too_many_arguments)]
+    fn hand_off<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        k: Key,
+        a0: u64,
+        a1: u64,
+        flags: u16,
+    ) -> io::Result<()> {
         self.emit(sink, cpu, pid, t, EventCode::Submit, flags, k, (0, 0, 0, 1))?;
         let r = &mut self.rings[k.ring as usize];
         let idle = r.order.is_empty();
@@ -645,6 +897,67 @@ impl Mapper {
             self.start(sink, cpu, pid, t, k, flags, (a0, a1))?;
         }
         Ok(())
+    }
+
+    /// Whether job `k` was handed off and is not done.
+    fn is_open(&self, k: Key) -> bool {
+        self.rings[k.ring as usize].order.iter().any(|p| p.key == k)
+    }
+
+    /// Whether a scheduler ring `name` is a queue of a driver whose own job tracepoints are
+    /// in the trace (counted, skipped: IMPORT.md 5.8-5.10).
+    fn sched_duplicate(&mut self, name: &[u8]) -> bool {
+        let d = self.drivers;
+        let dup = (d.xe
+            && [&b"rcs"[..], b"vcs", b"vecs", b"bcs", b"ccs", b"gsccs"]
+                .iter()
+                .any(|p| numbered(name, p)))
+            || (d.msm && numbered(name, b"ring"))
+            || (d.v3d && name.starts_with(b"v3d_"));
+        if dup {
+            self.stats.sched_duplicates += 1;
+        }
+        dup
+    }
+
+    /// A driver ring, looked up by (tag, a, b); `name` gives (device, ring name) the first
+    /// time.
+    #[allow(clippy::too_many_arguments)]
+    fn drv_ring<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        t: u64,
+        id: (u8, u64, u64),
+        name: impl FnOnce() -> (Vec<u8>, Vec<u8>),
+    ) -> io::Result<u32> {
+        if let Some(&r) = self.drv_rings.get(&id) {
+            return Ok(r);
+        }
+        let (dev, n) = name();
+        let r = self.ring(sink, cpu, t, &dev, &n, RING_UNIT_BYTES)?;
+        self.drv_rings.insert(id, r);
+        Ok(r)
+    }
+
+    /// The ring of xe exec queue `guc` on device `dev`.
+    fn xe_ring<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        t: u64,
+        dev: &[u8],
+        guc: u64,
+    ) -> io::Result<u32> {
+        let dh = hash_bytes(dev);
+        let class = self.xe_class.get(&(dh, guc)).copied();
+        self.drv_ring(sink, cpu, t, (2, dh, guc), || {
+            let n = match class {
+                Some(c) => format!("{}-q{guc}", xe_class_name(c)),
+                None => format!("q{guc}"),
+            };
+            (dev.to_vec(), n.into_bytes())
+        })
     }
 
     /// An inferred START (§3 of IMPORT.md), counted.
@@ -876,6 +1189,9 @@ impl Mapper {
                 let (entity, fence, id) = (u(0), u(1), u(3));
                 let (jobs, hw) = (u(4) as u32, u(5) as u32);
                 let name = s(2);
+                if self.sched_duplicate(name) {
+                    return Ok(());
+                }
                 let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
                 let key = match self.fence_names.remove(&(ring, id)) {
                     Some((fc, fs)) => {
@@ -909,6 +1225,9 @@ impl Mapper {
             Kind::SchedRun612 => {
                 let (entity, fence, id) = (u(0), u(1), u(3));
                 let name = s(2);
+                if self.sched_duplicate(name) {
+                    return Ok(());
+                }
                 let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
                 let key = match self.job_ids.get(&(ring, id)) {
                     Some(k) => *k,
@@ -948,6 +1267,9 @@ impl Mapper {
                 // on the host; a pipe sync is the GPU waiting.
                 let (id, dctx, dseq) = (u(1), u(2), u(3));
                 let name = s(0);
+                if kind == Kind::SchedWaitDep612 && self.sched_duplicate(name) {
+                    return Ok(());
+                }
                 let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
                 let key = self.job_ids.get(&(ring, id)).copied().unwrap_or(Key {
                     ctx: 0,
@@ -960,6 +1282,9 @@ impl Mapper {
             Kind::SchedQueue | Kind::SchedRun => {
                 let (fc, fs, client) = (u(2), u(3), u(4));
                 let name = s(0);
+                if self.sched_duplicate(name) {
+                    return Ok(());
+                }
                 let dev = s(1);
                 let ring = self.ring(sink, cpu, t, dev, name, RING_UNIT_BYTES)?;
                 let key = Key {
@@ -1024,7 +1349,276 @@ impl Mapper {
                 }
                 self.emit(sink, cpu, pid, t, code, 0, key, (f.0, f.1, 0, 0))
             }
-            Kind::FenceNoRecord | Kind::AmdgpuRunJob | Kind::LimaRun => Ok(()),
+            Kind::FenceNoRecord
+            | Kind::AmdgpuRunJob
+            | Kind::LimaRun
+            | Kind::I915NoRecord
+            | Kind::XeNoRecord
+            | Kind::MsmNoRecord
+            | Kind::V3dNoRecord => Ok(()),
+            Kind::I915Queue
+            | Kind::I915Add
+            | Kind::I915Submit
+            | Kind::I915In
+            | Kind::I915Out
+            | Kind::I915Retire
+            | Kind::I915WaitBegin
+            | Kind::I915WaitEnd => {
+                let (dev, ctx, class, inst, seqno) = (u(0), u(1), u(2), u(3), u(4));
+                let ring = self.drv_ring(sink, cpu, t, (1, dev, (class << 16) | inst), || {
+                    (
+                        format!("card{dev}").into_bytes(),
+                        i915_engine(class, inst).into_bytes(),
+                    )
+                })?;
+                let k = Key {
+                    ctx: ctx as u32,
+                    ring,
+                    seqno,
+                };
+                // dma_fence events carry the context as 32 bits: join on those.
+                let f = (ctx & 0xffff_ffff, seqno);
+                let ll = self.drivers.i915_low_level;
+                match kind {
+                    Kind::I915Queue | Kind::I915Add => {
+                        self.fences.insert(f, k);
+                        self.emit(sink, cpu, pid, t, EventCode::Queue, 0, k, (ctx, 0, 0, 0))?;
+                        if kind == Kind::I915Add && !ll {
+                            self.run(sink, cpu, pid, t, k, ctx, 0, 0)?;
+                        }
+                        Ok(())
+                    }
+                    Kind::I915Submit => {
+                        self.fences.insert(f, k);
+                        self.emit(sink, cpu, pid, t, EventCode::Commit, 0, k, (0, 0, 0, 0))
+                    }
+                    // A preempted request comes back with another `in`: it is still open.
+                    Kind::I915In if !self.is_open(k) => {
+                        self.fences.insert(f, k);
+                        self.hand_off(sink, cpu, pid, t, k, ctx, 0, 0)
+                    }
+                    Kind::I915Out | Kind::I915Retire => {
+                        let ends = if kind == Kind::I915Out {
+                            u(5) != 0 && self.is_open(k)
+                        } else {
+                            !ll || self.is_open(k)
+                        };
+                        if !ends {
+                            return Ok(());
+                        }
+                        self.done_fence(f, k);
+                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
+                        self.done(sink, cpu, pid, t, k, (ctx, 0), 0, 0)
+                    }
+                    Kind::I915WaitBegin => {
+                        self.emit(sink, cpu, pid, t, EventCode::Wait, 0, k, (ctx, seqno, 0, 0))
+                    }
+                    Kind::I915WaitEnd => self.emit(
+                        sink,
+                        cpu,
+                        pid,
+                        t,
+                        EventCode::WaitEnd,
+                        0,
+                        k,
+                        (ctx, seqno, 0, 0),
+                    ),
+                    _ => Ok(()),
+                }
+            }
+            Kind::XeQueueCreate | Kind::XeQueueDestroy | Kind::XeQueueReset => {
+                let dev = s(0);
+                let (class, guc) = (u(1) as u32, u(2));
+                if kind == Kind::XeQueueCreate {
+                    // A new queue (GuC ids are reused): its ring is named with its class.
+                    let dh = hash_bytes(dev);
+                    self.xe_class.insert((dh, guc), class);
+                    self.drv_rings.remove(&(2, dh, guc));
+                }
+                let ring = self.xe_ring(sink, cpu, t, dev, guc)?;
+                let k = Key {
+                    ctx: guc as u32,
+                    ring,
+                    seqno: 0,
+                };
+                let code = match kind {
+                    Kind::XeQueueCreate => EventCode::CtxCreate,
+                    Kind::XeQueueDestroy => EventCode::CtxDestroy,
+                    _ => EventCode::Reset,
+                };
+                self.emit(sink, cpu, pid, t, code, 0, k, (0, 0, 0, 0))
+            }
+            Kind::XeFenceCreate => {
+                self.xe_fence.insert(u(3), (u(1), u(2)));
+                Ok(())
+            }
+            Kind::XeJobExec | Kind::XeJobRun | Kind::XeJobTimedout => {
+                let dev = s(0);
+                let (seqno, guc, fence) = (u(1), u(2), u(3));
+                let ring = self.xe_ring(sink, cpu, t, dev, guc)?;
+                let key = match self.xe_jobs.get(&fence) {
+                    Some(k) => *k,
+                    None => {
+                        let hw = self.xe_fence.get(&fence).copied();
+                        let k = Key {
+                            ctx: hw.map_or(guc, |f| f.0) as u32,
+                            ring,
+                            seqno,
+                        };
+                        if let Some(f) = hw {
+                            self.fences.insert((f.0 & 0xffff_ffff, f.1), k);
+                        }
+                        self.xe_jobs.insert(fence, k);
+                        k
+                    }
+                };
+                let fc = self.xe_fence.get(&fence).map_or(0, |f| f.0);
+                match kind {
+                    Kind::XeJobExec => {
+                        self.emit(sink, cpu, pid, t, EventCode::Queue, 0, key, (fc, 0, 0, 0))
+                    }
+                    Kind::XeJobRun if !self.is_open(key) => {
+                        self.run(sink, cpu, pid, t, key, fc, 0, 0)
+                    }
+                    Kind::XeJobTimedout => self.emit(
+                        sink,
+                        cpu,
+                        pid,
+                        t,
+                        EventCode::Timeout,
+                        eflag::ERROR,
+                        key,
+                        (0, 0, ETIME, 0),
+                    ),
+                    _ => Ok(()),
+                }
+            }
+            Kind::XeFenceSignal => {
+                let (fc, fs, fence) = (u(1), u(2), u(3));
+                self.xe_fence.remove(&fence);
+                match self.xe_jobs.remove(&fence) {
+                    Some(k) => {
+                        self.done_fence((fc & 0xffff_ffff, fs), k);
+                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
+                        self.done(sink, cpu, pid, t, k, (fc, 0), 0, 0)
+                    }
+                    None => Ok(()),
+                }
+            }
+            Kind::XeVmaPagefault => {
+                let (asid, start) = (u(1) as u32, u(2));
+                self.emit(
+                    sink,
+                    cpu,
+                    pid,
+                    t,
+                    EventCode::VmFault,
+                    0,
+                    Key {
+                        ctx: 0,
+                        ring: NO_RING,
+                        seqno: 0,
+                    },
+                    (start, 0, 0, asid),
+                )
+            }
+            Kind::MsmFlush | Kind::MsmRetired => {
+                let (spid, ringid, seqno) = (u(0), u(1), u(2));
+                // Retired: the hardware's own times through the ring's last flush; without
+                // one, the retire event is the end and `elapsed` gives the start (inferred).
+                let (t0, t1, observed) = match (kind, self.msm_sync.get(&ringid)) {
+                    (Kind::MsmFlush, _) => (t, t, true),
+                    (_, Some(&sync)) => {
+                        (msm_tick_time(sync, u(3)), msm_tick_time(sync, u(4)), true)
+                    }
+                    (_, None) => (t.saturating_sub(u(5)), t, false),
+                };
+                // A new ring is announced no later than the first time it is used.
+                let ring = self.drv_ring(sink, cpu, t0.min(t), (3, ringid, 0), || {
+                    (b"msm".to_vec(), format!("rb{ringid}").into_bytes())
+                })?;
+                let k = Key {
+                    ctx: spid as u32,
+                    ring,
+                    seqno,
+                };
+                if kind == Kind::MsmFlush {
+                    let ticks = u(3);
+                    self.msm_sync.insert(ringid, (t, ticks));
+                    let ts = self.stamp_time(cpu, t);
+                    self.stats.records_out += 1;
+                    sink.record(
+                        cpu,
+                        0,
+                        ts,
+                        &Body::ClockSync(ClockSync {
+                            gpu_clock_id: 1,
+                            gpu_time: ticks,
+                            gpu_freq_hz: MSM_ALWAYS_ON_HZ,
+                        }),
+                    )?;
+                    self.emit(sink, cpu, pid, t, EventCode::Commit, 0, k, (0, 0, 0, 0))?;
+                    self.emit(sink, cpu, pid, t, EventCode::Submit, 0, k, (0, 0, 0, 1))?;
+                    self.stats.jobs_started += 1;
+                    return Ok(());
+                }
+                // A time before what this CPU's stream already holds is moved up to it
+                // (streams stay in time order) and then no longer observed.
+                let last = self.cpu_last.get(cpu as usize).copied().unwrap_or(0);
+                let sf = if observed && t0 >= last {
+                    0
+                } else {
+                    self.stats.inferred_starts += 1;
+                    eflag::INFERRED
+                };
+                let ef = if observed && t1 >= last {
+                    0
+                } else {
+                    eflag::INFERRED
+                };
+                self.emit(sink, cpu, 0, t0, EventCode::Start, sf, k, (0, 0, 0, 0))?;
+                self.emit(sink, cpu, pid, t1, EventCode::End, ef, k, (0, 0, 0, 0))?;
+                self.rings[ring as usize].last_done = t1;
+                Ok(())
+            }
+            Kind::V3dSubmitCl | Kind::V3dSubmit(_) | Kind::V3dIrq(_) => {
+                let (dev, seqno) = (u(0), u(1));
+                let q = match kind {
+                    Kind::V3dSubmitCl => u64::from(u(2) != 0),
+                    Kind::V3dSubmit(q) | Kind::V3dIrq(q) => q as u64,
+                    _ => 0,
+                };
+                let ring = self.drv_ring(sink, cpu, t, (4, dev, q), || {
+                    (
+                        format!("card{dev}").into_bytes(),
+                        V3D_QUEUES[q as usize % 4].as_bytes().to_vec(),
+                    )
+                })?;
+                let k = Key {
+                    ctx: 0,
+                    ring,
+                    seqno,
+                };
+                if matches!(kind, Kind::V3dIrq(_)) {
+                    self.done(sink, cpu, pid, t, k, (0, 0), 0, 0)
+                } else {
+                    self.run(sink, cpu, pid, t, k, 0, 0, 0)
+                }
+            }
+            Kind::V3dReset => self.emit(
+                sink,
+                cpu,
+                pid,
+                t,
+                EventCode::Reset,
+                0,
+                Key {
+                    ctx: 0,
+                    ring: NO_RING,
+                    seqno: 0,
+                },
+                (0, 0, 0, 2),
+            ),
             Kind::VirtioQueue | Kind::VirtioResponse => {
                 let (dev, vq) = (u(0), u(1));
                 if vq != 0 {

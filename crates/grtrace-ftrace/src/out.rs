@@ -110,6 +110,9 @@ impl Out {
     }
 }
 
+/// Finds the name of a task the first time one of its records is written.
+pub type CommLookup = Box<dyn FnMut(u32) -> Option<String>>;
+
 /// The set of output streams; implements [`Sink`].
 pub struct Streams {
     base: Option<PathBuf>,
@@ -119,6 +122,8 @@ pub struct Streams {
     header: StreamHeader,
     note: String,
     comms: HashMap<u32, String, BuildHasherDefault<Fx>>,
+    /// Asked for a task name the source did not give (live recording: /proc, tracefs).
+    lookup: Option<CommLookup>,
     /// Bit per pid: NOTE_PROCESS written.
     announced: Vec<u64>,
     last_ns: u64,
@@ -138,6 +143,7 @@ impl Streams {
             header,
             note,
             comms: HashMap::default(),
+            lookup: None,
             announced: Vec::new(),
             last_ns: 0,
             records: 0,
@@ -159,6 +165,12 @@ impl Streams {
     /// Task names known from the source (trace.dat saved command lines, text comm fields).
     pub fn set_comm(&mut self, pid: u32, comm: &str) {
         self.comms.insert(pid, comm.to_string());
+    }
+
+    /// Where names come from for tasks [`set_comm`](Self::set_comm) did not name: asked
+    /// once per task, before its first record.
+    pub fn set_comm_lookup(&mut self, f: CommLookup) {
+        self.lookup = Some(f);
     }
 
     /// File name of CPU `cpu`'s stream under `base`.
@@ -244,14 +256,18 @@ impl Sink for Streams {
             seq: 0,
         };
         let e = self.header.endian;
-        if pid != 0 && !self.comms.is_empty() {
+        if pid != 0 && (!self.comms.is_empty() || self.lookup.is_some()) {
             let (w, b) = (pid as usize / 64, 1u64 << (pid % 64));
             if self.announced.len() <= w {
                 self.announced.resize(w + 1, 0);
             }
             if self.announced[w] & b == 0 {
                 self.announced[w] |= b;
-                if let Some(c) = self.comms.get(&pid).cloned() {
+                let c = match self.comms.get(&pid) {
+                    Some(c) => Some(c.clone()),
+                    None => self.lookup.as_mut().and_then(|f| f(pid)),
+                };
+                if let Some(c) = c {
                     self.out(cpu)?
                         .put(e, &stamp, &Body::Process { comm: c.as_bytes() })?;
                 }

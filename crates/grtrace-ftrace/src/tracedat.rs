@@ -33,6 +33,15 @@ pub mod opt {
     pub const BUFFER_TEXT: u16 = 22;
 }
 
+/// Most CPUs a trace.dat may claim (the kernel's largest NR_CPUS is 8192): a count beyond
+/// is damage, and trusting it would open that many output streams.
+pub const MAX_CPUS: u32 = 1 << 16;
+
+/// Most bytes one compressed section or chunk may claim to inflate to. trace-cmd's chunks
+/// are a few pages and its largest section (kallsyms) a few MiB; a larger claim is damage,
+/// and is refused before anything is allocated for it.
+pub const MAX_INFLATE: usize = 256 << 20;
+
 /// Section flag: the section is compressed.
 pub const SEC_COMPRESSED: u16 = 1;
 
@@ -76,6 +85,13 @@ impl Codec {
     /// Inflates `src` into `out` (cleared first), which must come to `size` bytes.
     pub fn decompress(self, src: &[u8], size: usize, out: &mut Vec<u8>) -> Result<(), String> {
         out.clear();
+        if size > MAX_INFLATE {
+            return Err(format!(
+                "{} data claims {size} bytes uncompressed (more than the {} MiB a section or chunk may hold)",
+                self.name(),
+                MAX_INFLATE >> 20
+            ));
+        }
         out.reserve(size);
         let r = match self {
             Codec::Zlib => flate2::read::ZlibDecoder::new(src)
@@ -353,7 +369,14 @@ impl<'a> TraceDat<'a> {
         let n = c.u32("the printk formats size")?;
         c.bytes(n as usize, "printk formats")?;
         self.cmdlines(&mut c)?;
+        let cpus_at = c.pos;
         let cpus = c.u32("the CPU count")?;
+        if cpus > MAX_CPUS {
+            return err(
+                cpus_at,
+                format!("the header claims {cpus} CPUs (at most {MAX_CPUS})"),
+            );
+        }
         loop {
             let at = c.pos;
             let tag = c.bytes(10, "the data type tag")?;
@@ -585,7 +608,14 @@ impl<'a> TraceDat<'a> {
         } else {
             None
         };
+        let n_at = c.base + c.pos;
         let n = c.u32("the BUFFER CPU count")?;
+        if n > MAX_CPUS {
+            return err(
+                n_at,
+                format!("the BUFFER option claims {n} CPUs (at most {MAX_CPUS})"),
+            );
+        }
         let mut cpus = Vec::new();
         for _ in 0..n {
             let cpu = c.u32("a BUFFER CPU entry")?;
@@ -615,7 +645,14 @@ impl<'a> TraceDat<'a> {
                     base: at,
                     e: self.endian,
                 };
-                self.cpu_count = c.u32("the CPUCOUNT option")?;
+                let n = c.u32("the CPUCOUNT option")?;
+                if n > MAX_CPUS {
+                    return err(
+                        at,
+                        format!("the CPUCOUNT option claims {n} CPUs (at most {MAX_CPUS})"),
+                    );
+                }
+                self.cpu_count = n;
             }
             opt::UNAME => self.uname = text(),
             opt::VERSION => self.tracecmd_version = text(),

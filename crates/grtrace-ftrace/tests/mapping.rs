@@ -767,3 +767,618 @@ fn lima_task_submit_names_the_scheduler_job_by_its_finished_fence() {
     let run = m.seen().iter().find(|s| s.name == "lima_task_run").unwrap();
     assert_eq!(run.count, 1);
 }
+
+/// An i915 request event (every one carries dev, engine class:instance, fence ctx, seqno).
+fn i915(
+    t: &mut Trace,
+    cpu: u32,
+    ts: u64,
+    name: &str,
+    dev: u64,
+    engine: (u64, u64),
+    ctx: u64,
+    seqno: u64,
+    extra: &[(&str, u64)],
+) {
+    let mut f = vec![
+        ("dev", dev),
+        ("ctx", ctx),
+        ("class", engine.0),
+        ("instance", engine.1),
+        ("seqno", seqno),
+        ("tail", 0x80),
+    ];
+    f.extend_from_slice(extra);
+    t.ev(cpu, ts, 100, name, &f, &[]);
+}
+
+const I915_LOW_LEVEL: [&str; 5] = [
+    "i915_request_submit",
+    "i915_request_execute",
+    "i915_request_guc_submit",
+    "i915_request_in",
+    "i915_request_out",
+];
+
+#[test]
+fn i915_without_low_level_events_add_is_the_hand_off_and_retire_the_end() {
+    let mut t = Trace::new("6.12");
+    t.formats
+        .retain(|(f, _)| !I915_LOW_LEVEL.contains(&f.name.as_str()));
+    let ctx = 0x1_0000_0042; // a fence context: the key keeps its low 32 bits
+    i915(
+        &mut t,
+        0,
+        900,
+        "i915_request_queue",
+        0,
+        (0, 0),
+        ctx,
+        5,
+        &[("flags", 0)],
+    );
+    i915(&mut t, 0, 1000, "i915_request_add", 0, (0, 0), ctx, 5, &[]);
+    i915(&mut t, 0, 1100, "i915_request_add", 0, (0, 0), ctx, 6, &[]);
+    i915(
+        &mut t,
+        1,
+        1200,
+        "i915_request_wait_begin",
+        0,
+        (0, 0),
+        ctx,
+        6,
+        &[("flags", 0)],
+    );
+    i915(
+        &mut t,
+        1,
+        3000,
+        "i915_request_retire",
+        0,
+        (0, 0),
+        ctx,
+        5,
+        &[],
+    );
+    i915(
+        &mut t,
+        1,
+        4000,
+        "i915_request_retire",
+        0,
+        (0, 0),
+        ctx,
+        6,
+        &[],
+    );
+    t.ev(
+        1,
+        4100,
+        0,
+        "dma_fence_signaled",
+        &[("context", ctx), ("seqno", 6)],
+        &[("driver", "i915"), ("timeline", "rcs0")],
+    );
+    i915(
+        &mut t,
+        1,
+        4200,
+        "i915_request_wait_end",
+        0,
+        (0, 0),
+        ctx,
+        6,
+        &[],
+    );
+    let (c, m) = run(&t);
+    assert_eq!(c.rings(), [(0, "card0/rcs0".to_string())]);
+    let ev = c.events();
+    let got: Vec<_> = ev
+        .iter()
+        .map(|e| (e.0.as_str(), e.1, e.2 .2, e.3))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("QUEUE", 900, 5, 0),
+            ("QUEUE", 1000, 5, 0),
+            ("COMMIT", 1000, 5, 0),
+            ("SUBMIT", 1000, 5, 0),
+            ("START", 1000, 5, INF),
+            ("QUEUE", 1100, 6, 0),
+            ("COMMIT", 1100, 6, 0),
+            ("SUBMIT", 1100, 6, 0),
+            ("WAIT", 1200, 6, 0),
+            ("END", 3000, 5, 0),
+            ("START", 3000, 6, INF),
+            ("END", 4000, 6, 0),
+            ("SIGNAL", 4100, 6, 0),
+            ("WAIT_END", 4200, 6, 0),
+        ]
+    );
+    assert!(ev.iter().all(|e| e.2 .0 == 0x42 && e.2 .1 == 0), "{ev:?}");
+    assert_eq!((ev[8].4 .0, ev[8].4 .1), (ctx, 6), "WAIT names the fence");
+    assert_eq!(m.stats.inferred_starts, 2);
+}
+
+#[test]
+fn i915_low_level_in_and_out_time_execlists_requests_and_guc_ends_at_retire() {
+    let mut t = Trace::new("6.12");
+    // execlists on card0 rcs0: preempted once (out with completed?=0, in again)
+    i915(&mut t, 0, 1000, "i915_request_add", 0, (0, 0), 7, 1, &[]);
+    i915(&mut t, 0, 1100, "i915_request_submit", 0, (0, 0), 7, 1, &[]);
+    i915(
+        &mut t,
+        0,
+        1150,
+        "i915_request_execute",
+        0,
+        (0, 0),
+        7,
+        1,
+        &[],
+    );
+    i915(
+        &mut t,
+        0,
+        1200,
+        "i915_request_in",
+        0,
+        (0, 0),
+        7,
+        1,
+        &[("port", 0), ("prio", 0)],
+    );
+    i915(
+        &mut t,
+        1,
+        1500,
+        "i915_request_out",
+        0,
+        (0, 0),
+        7,
+        1,
+        &[("completed", 0)],
+    );
+    i915(
+        &mut t,
+        1,
+        1600,
+        "i915_request_in",
+        0,
+        (0, 0),
+        7,
+        1,
+        &[("port", 0), ("prio", 0)],
+    );
+    i915(
+        &mut t,
+        1,
+        2000,
+        "i915_request_out",
+        0,
+        (0, 0),
+        7,
+        1,
+        &[("completed", 1)],
+    );
+    i915(&mut t, 1, 2500, "i915_request_retire", 0, (0, 0), 7, 1, &[]);
+    // GuC on card1 bcs0: `in` is the hand-off to the firmware, no `out`; retire ends it
+    i915(&mut t, 2, 3000, "i915_request_add", 1, (1, 0), 9, 1, &[]);
+    i915(&mut t, 2, 3100, "i915_request_submit", 1, (1, 0), 9, 1, &[]);
+    i915(
+        &mut t,
+        2,
+        3200,
+        "i915_request_in",
+        1,
+        (1, 0),
+        9,
+        1,
+        &[("port", 0), ("prio", 0)],
+    );
+    i915(
+        &mut t,
+        2,
+        3210,
+        "i915_request_guc_submit",
+        1,
+        (1, 0),
+        9,
+        1,
+        &[],
+    );
+    i915(&mut t, 2, 5000, "i915_request_retire", 1, (1, 0), 9, 1, &[]);
+    let (c, _) = run(&t);
+    assert_eq!(
+        c.rings(),
+        [(0, "card0/rcs0".to_string()), (1, "card1/bcs0".to_string())]
+    );
+    let per = |ring: u32| -> Vec<(String, u64)> {
+        c.events()
+            .into_iter()
+            .filter(|e| e.2 .1 == ring)
+            .map(|e| (e.0, e.1))
+            .collect()
+    };
+    let s = |v: &[(&str, u64)]| -> Vec<(String, u64)> {
+        v.iter().map(|(a, b)| (a.to_string(), *b)).collect()
+    };
+    assert_eq!(
+        per(0),
+        s(&[
+            ("QUEUE", 1000),
+            ("COMMIT", 1100),
+            ("SUBMIT", 1200),
+            ("START", 1200),
+            ("END", 2000)
+        ])
+    );
+    assert_eq!(
+        per(1),
+        s(&[
+            ("QUEUE", 3000),
+            ("COMMIT", 3100),
+            ("SUBMIT", 3200),
+            ("START", 3200),
+            ("END", 5000)
+        ])
+    );
+}
+
+const XE_DEV: &str = "0000:03:00.0";
+const HWF1: u64 = 0xffff_8881_2200_0100;
+const HWF2: u64 = 0xffff_8881_2200_0200;
+
+fn xe_queue(t: &mut Trace, ts: u64, name: &str, dev: &str, class: u64, guc: u64) {
+    t.ev(
+        0,
+        ts,
+        100,
+        name,
+        &[
+            ("class", class),
+            ("logical_mask", 1),
+            ("gt_id", 0),
+            ("width", 1),
+            ("guc_id", guc),
+        ],
+        &[("dev", dev)],
+    );
+}
+
+fn xe_job(
+    t: &mut Trace,
+    cpu: u32,
+    ts: u64,
+    name: &str,
+    dev: &str,
+    guc: u64,
+    seqno: u64,
+    fence: u64,
+) {
+    t.ev(
+        cpu,
+        ts,
+        100,
+        name,
+        &[
+            ("seqno", seqno),
+            ("lrc_seqno", seqno),
+            ("guc_id", guc),
+            ("fence", fence),
+            ("batch_addr", 0x1_0000),
+        ],
+        &[("dev", dev)],
+    );
+}
+
+fn xe_fence(
+    t: &mut Trace,
+    cpu: u32,
+    ts: u64,
+    name: &str,
+    dev: &str,
+    ctx: u64,
+    seqno: u64,
+    fence: u64,
+) {
+    t.ev(
+        cpu,
+        ts,
+        0,
+        name,
+        &[("ctx", ctx), ("seqno", seqno), ("fence", fence)],
+        &[("dev", dev)],
+    );
+}
+
+#[test]
+fn xe_jobs_run_on_per_queue_rings_named_by_their_hardware_fence() {
+    let mut t = Trace::new("6.12");
+    xe_queue(&mut t, 1000, "xe_exec_queue_create", XE_DEV, 0, 7);
+    xe_fence(&mut t, 0, 1100, "xe_hw_fence_create", XE_DEV, 0x55, 3, HWF1);
+    xe_job(&mut t, 0, 1200, "xe_sched_job_exec", XE_DEV, 7, 3, HWF1);
+    // the DRM scheduler's own events of that queue: the same job, skipped
+    sched612(&mut t, 0, 1210, "drm_sched_job", ENT_A, F1, 1, "rcs0");
+    sched612(&mut t, 1, 1290, "drm_run_job", ENT_A, F1, 1, "rcs0");
+    xe_job(&mut t, 1, 1300, "xe_sched_job_run", XE_DEV, 7, 3, HWF1);
+    xe_fence(&mut t, 1, 2000, "xe_hw_fence_signal", XE_DEV, 0x55, 3, HWF1);
+    t.ev(
+        1,
+        2010,
+        0,
+        "dma_fence_signaled",
+        &[("context", 0x55), ("seqno", 3)],
+        &[("driver", "xe"), ("timeline", "rcs0")],
+    );
+    t.ev(1, 2020, 0, "drm_sched_process_job", &[("fence", F1)], &[]);
+    // a second device with the same GuC id: its own ring; its job times out
+    xe_queue(&mut t, 3000, "xe_exec_queue_create", "0000:04:00.0", 3, 7);
+    xe_fence(
+        &mut t,
+        0,
+        3050,
+        "xe_hw_fence_create",
+        "0000:04:00.0",
+        0x66,
+        1,
+        HWF2,
+    );
+    xe_job(
+        &mut t,
+        0,
+        3100,
+        "xe_sched_job_exec",
+        "0000:04:00.0",
+        7,
+        1,
+        HWF2,
+    );
+    xe_job(
+        &mut t,
+        0,
+        3200,
+        "xe_sched_job_run",
+        "0000:04:00.0",
+        7,
+        1,
+        HWF2,
+    );
+    xe_job(
+        &mut t,
+        0,
+        9000,
+        "xe_sched_job_timedout",
+        "0000:04:00.0",
+        7,
+        1,
+        HWF2,
+    );
+    xe_queue(&mut t, 9100, "xe_exec_queue_reset", "0000:04:00.0", 3, 7);
+    xe_queue(&mut t, 9200, "xe_exec_queue_destroy", XE_DEV, 0, 7);
+    t.ev(
+        0,
+        9300,
+        100,
+        "xe_vma_pagefault",
+        &[
+            ("vma", 0xffff_8881_3300_0000),
+            ("asid", 9),
+            ("start", 0x7f00_0000),
+            ("end", 0x7f00_ffff),
+        ],
+        &[("dev", XE_DEV)],
+    );
+    let (c, m) = run(&t);
+    assert_eq!(
+        c.rings(),
+        [
+            (0, format!("{XE_DEV}/rcs-q7")),
+            (1, "0000:04:00.0/bcs-q7".to_string())
+        ]
+    );
+    assert_eq!(m.stats.sched_duplicates, 2);
+    let got: Vec<_> = c
+        .events()
+        .into_iter()
+        .map(|e| (e.0, e.1, e.2, e.3, e.4))
+        .collect();
+    let job_a = (0x55, 0, 3);
+    let job_b = (0x66, 1, 1);
+    let ev = |code: &str, t: u64, k: (u32, u32, u64), f: u16, a: (u64, u64, u32, u32)| {
+        (code.to_string(), t, k, f, a)
+    };
+    assert_eq!(
+        got,
+        [
+            ev("CTX_CREATE", 1000, (7, 0, 0), 0, (0, 0, 0, 0)),
+            ev("QUEUE", 1200, job_a, 0, (0x55, 0, 0, 0)),
+            ev("COMMIT", 1300, job_a, 0, (0, 0, 0, 0)),
+            ev("SUBMIT", 1300, job_a, 0, (0, 0, 0, 1)),
+            ev("START", 1300, job_a, INF, (0x55, 0, 0, 0)),
+            ev("END", 2000, job_a, 0, (0x55, 0, 0, 0)),
+            ev("SIGNAL", 2010, job_a, 0, (0x55, 3, 0, 0)),
+            ev("CTX_CREATE", 3000, (7, 1, 0), 0, (0, 0, 0, 0)),
+            ev("QUEUE", 3100, job_b, 0, (0x66, 0, 0, 0)),
+            ev("COMMIT", 3200, job_b, 0, (0, 0, 0, 0)),
+            ev("SUBMIT", 3200, job_b, 0, (0, 0, 0, 1)),
+            ev("START", 3200, job_b, INF, (0x66, 0, 0, 0)),
+            ev("TIMEOUT", 9000, job_b, eflag::ERROR, (0, 0, 62, 0)),
+            ev("RESET", 9100, (7, 1, 0), 0, (0, 0, 0, 0)),
+            ev("CTX_DESTROY", 9200, (7, 0, 0), 0, (0, 0, 0, 0)),
+            ev("VM_FAULT", 9300, (0, NO_RING, 0), 0, (0x7f00_0000, 0, 0, 9)),
+        ]
+    );
+}
+
+#[test]
+fn msm_retired_places_the_gpu_start_and_end_through_the_flush_clock_pair() {
+    let mut t = Trace::new("6.12");
+    let ms = 1_000_000;
+    let flush = |t: &mut Trace, cpu, ts, seqno, ticks| {
+        t.ev(
+            cpu,
+            ts,
+            300,
+            "msm_gpu_submit_flush",
+            &[
+                ("pid", 300),
+                ("id", seqno),
+                ("ringid", 0),
+                ("seqno", seqno),
+                ("ticks", ticks),
+            ],
+            &[],
+        );
+    };
+    let retired = |t: &mut Trace, cpu, ts, ring, seqno, st: u64, et: u64| {
+        let elapsed = (et - st) * 10_000 / 192;
+        t.ev(
+            cpu,
+            ts,
+            0,
+            "msm_gpu_submit_retired",
+            &[
+                ("pid", 300),
+                ("id", seqno),
+                ("ringid", ring),
+                ("seqno", seqno),
+                ("elapsed", elapsed),
+                ("clock", 500),
+                ("start_ticks", st),
+                ("end_ticks", et),
+            ],
+            &[],
+        );
+    };
+    // job 11: flushed at 10 ms with the counter at 1_920_000; the GPU ran it from 192 ticks
+    // (10 us) to 1920 ticks (100 us) after; retired at 20 ms on an otherwise idle CPU
+    flush(&mut t, 0, 10 * ms, 11, 1_920_000);
+    sched612(
+        &mut t,
+        0,
+        10 * ms + 1,
+        "drm_run_job",
+        ENT_A,
+        F1,
+        11,
+        "ring0",
+    );
+    retired(&mut t, 1, 20 * ms, 0, 11, 1_920_192, 1_921_920);
+    // job 12: retired on a CPU that already wrote something later than its GPU start
+    flush(&mut t, 0, 30 * ms, 12, 2_112_000);
+    t.ev(
+        2,
+        35 * ms,
+        0,
+        "dma_fence_signaled",
+        &[("context", 99), ("seqno", 1)],
+        &[("driver", "msm"), ("timeline", "x")],
+    );
+    retired(&mut t, 2, 40 * ms, 0, 12, 2_112_192, 2_188_800);
+    // job 5 of ring 1: no flush seen (before the trace): end at the retire, start from elapsed
+    retired(&mut t, 3, 50 * ms, 1, 5, 0, 19_200);
+    let (c, m) = run(&t);
+    assert_eq!(m.stats.sched_duplicates, 1);
+    assert_eq!(
+        c.rings(),
+        [(0, "msm/rb0".to_string()), (1, "msm/rb1".to_string())]
+    );
+    let se: Vec<_> = c
+        .events()
+        .into_iter()
+        .filter(|e| e.0 == "START" || e.0 == "END")
+        .map(|e| (e.0, e.2 .2, e.1, e.3))
+        .collect();
+    let row = |c: &str, s: u64, t: u64, f: u16| (c.to_string(), s, t, f);
+    assert_eq!(
+        se,
+        [
+            row("START", 11, 10 * ms + 10_000, 0),
+            row("END", 11, 10 * ms + 100_000, 0),
+            // 30 ms + 10 us and 34 ms: both would go back before 35 ms
+            row("START", 12, 35 * ms, INF),
+            row("END", 12, 35 * ms, INF),
+            row("START", 5, 49 * ms, INF),
+            row("END", 5, 50 * ms, INF),
+        ]
+    );
+    let syncs = c.0.iter().filter(|o| matches!(o, Out::Other)).count();
+    assert_eq!(syncs, 2, "a NOTE_CLOCK_SYNC per flush");
+    assert!(
+        c.events()
+            .iter()
+            .filter(|e| e.2 .1 != NO_RING)
+            .all(|e| e.2 .0 == 300),
+        "ctx = the submitting process"
+    );
+}
+
+#[test]
+fn v3d_queues_are_rings_and_their_interrupts_end_the_jobs() {
+    let mut t = Trace::new("6.12");
+    let cl = |t: &mut Trace, ts, render, seqno| {
+        t.ev(
+            0,
+            ts,
+            100,
+            "v3d_submit_cl",
+            &[
+                ("dev", 0),
+                ("is_render", render),
+                ("seqno", seqno),
+                ("ctnqba", 0x1000),
+                ("ctnqea", 0x2000),
+            ],
+            &[],
+        );
+    };
+    let ev = |t: &mut Trace, ts, name: &str, seqno| {
+        t.ev(1, ts, 0, name, &[("dev", 0), ("seqno", seqno)], &[]);
+    };
+    cl(&mut t, 1000, 0, 1);
+    sched612(&mut t, 0, 1001, "drm_run_job", ENT_A, F1, 1, "v3d_bin");
+    cl(&mut t, 1100, 1, 2);
+    ev(&mut t, 2000, "v3d_bcl_irq", 1);
+    ev(&mut t, 3000, "v3d_rcl_irq", 2);
+    ev(&mut t, 3100, "v3d_submit_tfu", 3);
+    ev(&mut t, 3500, "v3d_tfu_irq", 3);
+    ev(&mut t, 3600, "v3d_submit_csd", 4);
+    ev(&mut t, 3900, "v3d_csd_irq", 4);
+    t.ev(1, 4000, 0, "v3d_reset_begin", &[("dev", 0)], &[]);
+    t.ev(1, 4100, 0, "v3d_reset_end", &[("dev", 0)], &[]);
+    let (c, m) = run(&t);
+    assert_eq!(m.stats.sched_duplicates, 1);
+    assert_eq!(
+        c.rings(),
+        [
+            (0, "card0/bin".to_string()),
+            (1, "card0/render".to_string()),
+            (2, "card0/tfu".to_string()),
+            (3, "card0/csd".to_string())
+        ]
+    );
+    let se: Vec<_> = c
+        .events()
+        .into_iter()
+        .filter(|e| matches!(e.0.as_str(), "START" | "END" | "RESET"))
+        .map(|e| (e.0, e.2 .1, e.2 .2, e.1))
+        .collect();
+    let row = |c: &str, r: u32, s: u64, t: u64| (c.to_string(), r, s, t);
+    assert_eq!(
+        se,
+        [
+            row("START", 0, 1, 1000),
+            row("START", 1, 2, 1100),
+            row("END", 0, 1, 2000),
+            row("END", 1, 2, 3000),
+            row("START", 2, 3, 3100),
+            row("END", 2, 3, 3500),
+            row("START", 3, 4, 3600),
+            row("END", 3, 4, 3900),
+            row("RESET", NO_RING, 0, 4000),
+        ]
+    );
+}

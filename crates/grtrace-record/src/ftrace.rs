@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 
 use grtrace_ftrace::format::{EventFormat, PageLayout};
 use grtrace_ftrace::import::{self, ImportError};
+use grtrace_ftrace::live::LiveMerge;
 use grtrace_ftrace::map::{Kind, Mapper};
 use grtrace_ftrace::out::{clock_id, Streams, Target};
-use grtrace_ftrace::tracedat::CpuStream;
 
 use crate::error::RecordError;
 use crate::summary::{CpuReport, DeviceReport, RunReport};
@@ -226,49 +226,103 @@ fn page_layout(inst: &Instance, root: &Path) -> Result<PageLayout, RecordError> 
 struct Pipe {
     cpu: u32,
     file: File,
-    /// Whole pages read this round (each `page_size` bytes).
-    pages: Vec<u8>,
     report: CpuReport,
     first: Option<Instant>,
     last: Instant,
+    /// The pipe reached its end (a plain file in tests; never a live tracefs pipe).
     done: bool,
 }
 
-/// Reads every page available now; returns bytes read.
-fn drain(p: &mut Pipe, page_size: usize) -> Result<usize, RecordError> {
+/// Most pages taken from one CPU per round, so one busy CPU cannot starve the others'
+/// reads (its horizon then stays at its last event, and the merge waits for the rest).
+const ROUND_PAGES: usize = 256;
+/// Most bytes of pages held behind the watermark (live::LiveMerge).
+const HELD_LIMIT: usize = 64 << 20;
+
+/// What one drain of a CPU's pipe did.
+struct Drained {
+    bytes: usize,
+    /// The read ended because the buffer was empty (not at the round's page limit).
+    empty: bool,
+}
+
+/// Reads the pages available now (at most [`ROUND_PAGES`]) into the merge.
+fn drain(p: &mut Pipe, i: usize, live: &mut LiveMerge) -> Result<Drained, RecordError> {
     let mut n = 0;
-    loop {
-        let at = p.pages.len();
-        p.pages.resize(at + page_size, 0);
-        match p.file.read(&mut p.pages[at..]) {
+    for _ in 0..ROUND_PAGES {
+        let mut buf = live.buffer();
+        match p.file.read(&mut buf) {
             Ok(0) => {
-                p.pages.truncate(at);
+                live.recycle(buf);
                 p.done = true;
-                return Ok(n);
+                return Ok(Drained {
+                    bytes: n,
+                    empty: true,
+                });
             }
             Ok(k) => {
                 // A short read is a partial page: the commit field says how much is valid.
+                buf.truncate(k);
                 n += k;
                 p.report.bytes += k as u64;
                 let now = Instant::now();
                 p.first.get_or_insert(now);
                 p.last = now;
+                live.push(i, buf).map_err(|e| RecordError::Protocol {
+                    dev: "ftrace".into(),
+                    msg: e.to_string(),
+                })?;
             }
             Err(e)
                 if e.kind() == io::ErrorKind::WouldBlock
                     || e.kind() == io::ErrorKind::Interrupted =>
             {
-                p.pages.truncate(at);
-                return Ok(n);
+                live.recycle(buf);
+                return Ok(Drained {
+                    bytes: n,
+                    empty: e.kind() == io::ErrorKind::WouldBlock,
+                });
             }
             Err(e) => {
-                p.pages.truncate(at);
+                live.recycle(buf);
                 return Err(RecordError::Io {
                     what: format!("reading CPU {} trace_pipe_raw", p.cpu),
                     err: e,
                 });
             }
         }
+    }
+    Ok(Drained {
+        bytes: n,
+        empty: false,
+    })
+}
+
+/// The trace clock now, if user space can read it: `mono` is CLOCK_MONOTONIC. (`local`,
+/// the kernel's sched_clock, is not readable; the merge then uses the latest event seen.)
+fn trace_now(clock: &str) -> Option<u64> {
+    if clock != "mono" {
+        return None;
+    }
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).ok()?;
+    Some(t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+}
+
+/// Names a task as trace-cmd does: /proc/PID/comm while it lives, else the kernel's
+/// `saved_cmdlines` (the comms tracing recorded at sched switches) under the tracefs root.
+pub fn comm_lookup(root: PathBuf) -> impl FnMut(u32) -> Option<String> {
+    move |pid| {
+        if let Ok(c) = fs::read_to_string(format!("/proc/{pid}/comm")) {
+            let c = c.trim_end_matches('\n');
+            if !c.is_empty() {
+                return Some(c.to_string());
+            }
+        }
+        let text = fs::read_to_string(root.join("saved_cmdlines")).ok()?;
+        text.lines().find_map(|l| {
+            let (p, c) = l.split_once(' ')?;
+            (p.parse::<u32>().ok()? == pid && c != "<...>").then(|| c.to_string())
+        })
     }
 }
 
@@ -337,8 +391,10 @@ pub fn record(
     let clock_id = clock_id(&clock).unwrap_or(1);
     let mut sink = Streams::new(target, &mapper.drivers(), clock_id, note)
         .map_err(ioe("creating the output"))?;
+    sink.set_comm_lookup(Box::new(comm_lookup(o.root.clone())));
+    let cpus = cpus_of(&inst.dir)?;
     let mut pipes = Vec::new();
-    for cpu in cpus_of(&inst.dir)? {
+    for &cpu in &cpus {
         sink.open_cpu(cpu).map_err(ioe("creating the output"))?;
         let path = inst.dir.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
         let file = OpenOptions::new()
@@ -349,7 +405,6 @@ pub fn record(
         pipes.push(Pipe {
             cpu,
             file,
-            pages: Vec::new(),
             report: CpuReport {
                 cpu,
                 events: 0,
@@ -364,8 +419,8 @@ pub fn record(
             done: false,
         });
     }
+    let mut live = LiveMerge::new(layout, &cpus, HELD_LIMIT);
     put(&inst.file("tracing_on"), "1").map_err(ioe("starting tracing (tracing_on)"))?;
-    let ps = layout.page_size;
     let mut failure = None;
     let mut pipe_closed = false;
     let deadline = o.stopwatch.map(|w| t_start + w);
@@ -379,26 +434,33 @@ pub fn record(
             stopping = true;
         }
         let mut got = 0;
-        for p in pipes.iter_mut() {
-            got += match drain(p, ps) {
-                Ok(n) => n,
+        for (i, p) in pipes.iter_mut().enumerate() {
+            if p.done {
+                continue;
+            }
+            // Taken before the read: whatever the read does not find was committed after
+            // this time, so (the slack aside) it is stamped after it too.
+            let now = trace_now(&clock);
+            match drain(p, i, &mut live) {
+                Ok(d) => {
+                    got += d.bytes;
+                    if p.done {
+                        live.closed(i);
+                    } else if d.empty {
+                        live.drained(i, now);
+                    }
+                }
                 Err(e) => {
                     failure = Some(e);
-                    0
+                    break;
                 }
-            };
+            }
         }
-        // Map this round's pages, all CPUs merged in time order.
-        let streams: Vec<CpuStream<'_>> = pipes
-            .iter()
-            .filter(|p| !p.pages.is_empty())
-            .map(|p| CpuStream::from_pages(p.cpu, &p.pages, layout))
-            .collect();
-        let r = import::run(streams, &mut mapper, &mut sink);
-        for p in pipes.iter_mut() {
-            p.pages.clear();
-        }
-        match r {
+        let last = failure.is_some() || (stopping && got == 0) || pipes.iter().all(|p| p.done);
+        // Everything up to the watermark, in time order; at the end, everything held (the
+        // pages before a damaged one are all intact: pages are checked when taken in).
+        let upto = if last { u64::MAX } else { live.watermark() };
+        match live.emit(upto, &mut mapper, &mut sink) {
             Ok(()) => {}
             Err(ImportError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
                 pipe_closed = true;
@@ -412,19 +474,37 @@ pub fn record(
                 break;
             }
             Err(ImportError::Input(e)) => {
-                failure = Some(RecordError::Protocol {
+                failure.get_or_insert(RecordError::Protocol {
                     dev: "ftrace".into(),
                     msg: format!("trace_pipe_raw: {e}"),
                 });
                 break;
             }
         }
-        if failure.is_some() || (stopping && got == 0) || pipes.iter().all(|p| p.done) {
+        if last {
             break;
         }
         if got == 0 {
             std::thread::sleep(o.poll);
         }
+    }
+    if live.stats.late > 0 {
+        let _ = writeln!(
+            err,
+            "grtrace: {} events reached the merge after later events had been written (a CPU \
+             stalled beyond {} ms between stamping and committing); their jobs may be out of order",
+            live.stats.late,
+            live.slack / 1_000_000
+        );
+    }
+    if live.stats.forced > 0 {
+        let _ = writeln!(
+            err,
+            "grtrace: {} events written before every CPU had been read past them (over {} MiB \
+             held); a late CPU's events may be out of order",
+            live.stats.forced,
+            HELD_LIMIT >> 20
+        );
     }
     // Per-CPU counts of what the kernel dropped (overwritten or refused).
     let mut dropped = 0;

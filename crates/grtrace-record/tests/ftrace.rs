@@ -22,6 +22,11 @@ fn tree(name: &str) -> PathBuf {
 
 /// A fake instance with the 6.12 virtio_gpu tracepoints and one CPU holding `jobs` commands.
 fn fake_instance(root: &Path, jobs: u64) -> PathBuf {
+    fake_instance_of(root, jobs, &[42])
+}
+
+/// As [`fake_instance`], the commands issued by the tasks `pids` in turn.
+fn fake_instance_of(root: &Path, jobs: u64, pids: &[u32]) -> PathBuf {
     let inst = root.join("instances/test");
     let layout = PageLayout::native64(4096);
     fs::create_dir_all(inst.join("events")).unwrap();
@@ -45,7 +50,7 @@ fn fake_instance(root: &Path, jobs: u64) -> PathBuf {
     let mut missed = Missed::Count(4);
     for i in 0..jobs {
         for (f, t) in [(&q, 1000 + i * 100), (&r, 1050 + i * 100)] {
-            let mut rec = Record::new(f, 42);
+            let mut rec = Record::new(f, pids[i as usize % pids.len()]);
             rec.set("vq", 0)
                 .set("ctx_id", 2)
                 .set("seqno", i + 1)
@@ -139,4 +144,42 @@ fn ftrace_removes_its_instance_when_the_kernel_has_no_gpu_tracepoints() {
     o.root = none;
     let e = record(&o, &AtomicBool::new(false), &mut Vec::new()).unwrap_err();
     assert!(e.to_string().contains("is not a tracefs mount"), "{e}");
+}
+
+/// Live records carry a pid only; the task names come from /proc/PID/comm while the task
+/// lives and from tracefs `saved_cmdlines` after it exited (as trace-cmd names them), so
+/// grtparse shows names, not `[?]`.
+#[test]
+fn ftrace_names_the_tasks_from_proc_and_saved_cmdlines() {
+    let root = tree("comm");
+    let me = std::process::id();
+    // A pid above the kernel's PID_MAX_LIMIT (4M) is never in /proc.
+    let gone = 5_000_000;
+    fake_instance_of(&root, 4, &[me, gone]);
+    fs::write(
+        root.join("saved_cmdlines"),
+        format!("1 init\n{gone} weston\n77 <...>\n"),
+    )
+    .unwrap();
+    let out = root.join("out");
+    let mut o = FtraceOptions::new(out.clone().into_os_string());
+    o.root = root.clone();
+    o.instance = "test".into();
+    o.create = false;
+    let rep = record(&o, &AtomicBool::new(false), &mut Vec::new()).unwrap();
+    assert!(rep.failure.is_none(), "{:?}", rep.failure);
+    let bytes = fs::read(format!("{}.grtrace.0", out.display())).unwrap();
+    let h = StreamHeader::parse(&bytes).unwrap();
+    let mut names = Vec::new();
+    for r in Records::new(&bytes, &h) {
+        let r = r.unwrap();
+        if let grtrace_format::Body::Process { comm } = r.body() {
+            names.push((r.pid(), String::from_utf8_lossy(comm).into_owned()));
+        }
+    }
+    let mine = fs::read_to_string("/proc/self/comm").unwrap();
+    assert_eq!(
+        names,
+        vec![(me, mine.trim_end().to_string()), (gone, "weston".into())]
+    );
 }
