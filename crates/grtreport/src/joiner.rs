@@ -89,6 +89,8 @@ pub struct RingState {
     /// Submitted and not yet ended.
     pub outstanding: u32,
     last_end: u64,
+    /// The job that ended at `last_end`: the one ahead of the next job to start.
+    last_key: JobKey,
     pub switches: u64,
     pub stalls: u64,
     pub faults: u64,
@@ -203,6 +205,7 @@ impl RingState {
             taken_early: BTreeSet::new(),
             outstanding: 0,
             last_end: NONE,
+            last_key: JobKey::default(),
             switches: 0,
             stalls: 0,
             faults: 0,
@@ -346,8 +349,14 @@ struct Slot {
     /// The fence of its longest SYNC window, and that window (dep_seen: there was one).
     dep_fence: (u64, u64),
     dep_lost: u64,
+    /// When that window closed (the dependency was met).
+    dep_until: u64,
     dep_seen: bool,
     queued_behind: Blocker,
+    /// The job that ended last on the ring before this one started, and when (NONE: none
+    /// seen): what the job waited for if it was ready before the ring was free.
+    ring_prev: JobKey,
+    ring_prev_end: u64,
     /// Executing now (counted in its ring's and context's busy time).
     running: bool,
     gpu_wait: u64,
@@ -383,12 +392,13 @@ impl Slot {
             self.host_wait += d;
         }
         self.sync_segments += 1;
-        self.sync_open = NONE;
         if !self.dep_seen || d > self.dep_lost {
             self.dep_seen = true;
             self.dep_lost = d;
             self.dep_fence = self.sync_fence;
+            self.dep_until = self.sync_open.saturating_add(d);
         }
+        self.sync_open = NONE;
     }
 
     /// The job stops running at `t`: what touched its ring and context since START is its.
@@ -423,8 +433,11 @@ impl Slot {
             fence: (0, 0),
             dep_fence: (0, 0),
             dep_lost: 0,
+            dep_until: NONE,
             dep_seen: false,
             queued_behind: Blocker::default(),
+            ring_prev: JobKey::default(),
+            ring_prev_end: NONE,
             running: false,
             gpu_wait: 0,
             host_wait: 0,
@@ -877,6 +890,8 @@ impl Joiner {
                 if s.start == NONE || (s.flags.has(Flags::INFERRED) && t <= s.end) {
                     if s.start == NONE {
                         s.switches_at_start = r.switches;
+                        s.ring_prev = r.last_key;
+                        s.ring_prev_end = r.last_end;
                         if s.submit != NONE {
                             s.queued_behind =
                                 queue_blocker(&r.recent, s.submit, t, &mut self.stats.ops);
@@ -1170,6 +1185,7 @@ impl Joiner {
             s.switches = r.switches.saturating_sub(s.switches_at_start) as u32;
         }
         r.last_end = t;
+        r.last_key = key;
         if r.recent.len() == RECENT {
             r.recent.pop_front();
         }
@@ -1298,7 +1314,10 @@ impl Joiner {
             self.fences.remove(&s.fence);
         }
         let dep = if s.dep_seen {
-            self.resolve(s.dep_fence, s.dep_lost, 0)
+            Blocker {
+                until: s.dep_until,
+                ..self.resolve(s.dep_fence, s.dep_lost, 0)
+            }
         } else {
             Blocker::default()
         };
@@ -1383,6 +1402,8 @@ impl Joiner {
             measured,
             dep,
             queued_behind: s.queued_behind,
+            ring_prev: s.ring_prev,
+            ring_prev_end: s.ring_prev_end,
         });
     }
 
