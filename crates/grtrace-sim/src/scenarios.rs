@@ -34,6 +34,8 @@ pub struct TruthJob {
 
 type Builder = fn(u64, usize) -> Scenario;
 
+mod frames;
+
 const SCENARIOS: &[(&str, Builder)] = &[
     ("clean", clean),
     ("report-clean", report_clean),
@@ -45,6 +47,7 @@ const SCENARIOS: &[(&str, Builder)] = &[
     ("preempt-thrash", preempt_thrash),
     ("report-mixed", report_mixed),
     ("dep-chain", dep_chain),
+    ("frames", frames::frames),
 ];
 
 /// Names of every scenario, for `--help` and errors (in `SCENARIOS` order).

@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use grtrace_format::{Lost, RecordView};
 
 use crate::classify::Classifier;
+use crate::critical::{CriticalPath, Scope};
 use std::collections::VecDeque;
 
 use crate::job::{Job, JobKey, Tags, NONE};
@@ -202,6 +203,8 @@ pub struct Engine {
     kept: Option<Vec<Job>>,
     timelines: Vec<Box<dyn Timeline>>,
     since_watermark: u32,
+    /// `--critical-path`: frames or the window, walked as they complete.
+    pub critical: Option<CriticalPath>,
 }
 
 impl Engine {
@@ -221,7 +224,13 @@ impl Engine {
             kept: None,
             timelines: Vec::new(),
             since_watermark: 0,
+            critical: None,
         }
+    }
+
+    /// Computes the critical path of the window or of the frames between markers.
+    pub fn critical_path(&mut self, scope: Scope) {
+        self.critical = Some(CriticalPath::new(scope));
     }
 
     /// Adds a timeline export; it sees every record and every accepted job.
@@ -301,10 +310,18 @@ impl Engine {
     pub fn feed(&mut self, rec: &RecordView<'_>) -> io::Result<()> {
         self.filter.ring.learn(rec);
         self.joiner.feed(rec);
+        if let Some(cp) = &mut self.critical {
+            cp.genesis(self.joiner.stats.first_ns);
+            if rec.rtype() == grtrace_format::abi::rtype::NOTE_MSG {
+                if let grtrace_format::Body::Msg { text } = rec.body() {
+                    cp.message(rec.time_ns(), text);
+                }
+            }
+        }
         if self.joiner.has_finished() {
             self.pump(false)?;
         }
-        if !self.timelines.is_empty() {
+        if !self.timelines.is_empty() || self.critical.is_some() {
             self.since_watermark += 1;
             let w = if self.since_watermark >= WATERMARK_EVERY {
                 self.since_watermark = 0;
@@ -312,6 +329,9 @@ impl Engine {
             } else {
                 None
             };
+            if let (Some(cp), Some(w)) = (&mut self.critical, w) {
+                cp.advance(w);
+            }
             for t in &mut self.timelines {
                 t.record(rec, &self.joiner, w)?;
             }
@@ -335,6 +355,9 @@ impl Engine {
     pub fn finish(&mut self) -> io::Result<()> {
         self.joiner.flush();
         self.pump(true)?;
+        if let Some(cp) = &mut self.critical {
+            cp.finish();
+        }
         self.write_intervals()?;
         if let Some((out, _)) = &mut self.interval_out {
             out.flush()?;
@@ -358,6 +381,7 @@ impl Engine {
             sinks,
             kept,
             timelines,
+            critical,
             ..
         } = self;
         joiner.take_finished(finished);
@@ -369,6 +393,10 @@ impl Engine {
         let mut emit = |mut job: Job| {
             // Before the filter: a blocker outside the filter still names its tags.
             recent_tags.resolve(&mut job);
+            // The critical path is the GPU's, whatever jobs the report selects.
+            if let Some(cp) = critical.as_mut() {
+                cp.job(&job);
+            }
             if !filter.accepts(&job, genesis) {
                 return;
             }

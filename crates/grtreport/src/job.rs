@@ -215,6 +215,8 @@ pub struct Blocker {
     pub root: JobKey,
     /// Queue: jobs that executed on the ring while this one was queued.
     pub ahead: u32,
+    /// Dep: when that wait ended (the dependency was met; [`NONE`] if unknown).
+    pub until: u64,
 }
 
 impl Blocker {
@@ -280,6 +282,10 @@ pub struct Job {
     /// The job ahead on its ring that cost it most queue time (kind Queue), if any ran
     /// while it was queued.
     pub queued_behind: Blocker,
+    /// The job that ended last on its ring before it started, and when ([`NONE`]: none
+    /// seen): the job ahead, for the critical path.
+    pub ring_prev: JobKey,
+    pub ring_prev_end: u64,
 }
 
 impl Job {
@@ -334,6 +340,7 @@ impl Job {
                 seqno: 0,
             },
             ahead: 0,
+            until: NONE,
         };
         let queued = self.tags.has(Tags::QUEUE_WAIT) && self.queued_behind.is_some();
         if self.dep.is_some() && (self.tags.has(Tags::DEP_WAIT) || !queued) {

@@ -89,6 +89,8 @@ pub struct RingState {
     /// Submitted and not yet ended.
     pub outstanding: u32,
     last_end: u64,
+    /// The job that ended at `last_end`: the one ahead of the next job to start.
+    last_key: JobKey,
     pub switches: u64,
     pub stalls: u64,
     pub faults: u64,
@@ -203,6 +205,7 @@ impl RingState {
             taken_early: BTreeSet::new(),
             outstanding: 0,
             last_end: NONE,
+            last_key: JobKey::default(),
             switches: 0,
             stalls: 0,
             faults: 0,
@@ -346,8 +349,14 @@ struct Slot {
     /// The fence of its longest SYNC window, and that window (dep_seen: there was one).
     dep_fence: (u64, u64),
     dep_lost: u64,
+    /// When that window closed (the dependency was met).
+    dep_until: u64,
     dep_seen: bool,
     queued_behind: Blocker,
+    /// The job that ended last on the ring before this one started, and when (NONE: none
+    /// seen): what the job waited for if it was ready before the ring was free.
+    ring_prev: JobKey,
+    ring_prev_end: u64,
     /// Executing now (counted in its ring's and context's busy time).
     running: bool,
     gpu_wait: u64,
@@ -383,12 +392,13 @@ impl Slot {
             self.host_wait += d;
         }
         self.sync_segments += 1;
-        self.sync_open = NONE;
         if !self.dep_seen || d > self.dep_lost {
             self.dep_seen = true;
             self.dep_lost = d;
             self.dep_fence = self.sync_fence;
+            self.dep_until = self.sync_open.saturating_add(d);
         }
+        self.sync_open = NONE;
     }
 
     /// The job stops running at `t`: what touched its ring and context since START is its.
@@ -423,8 +433,11 @@ impl Slot {
             fence: (0, 0),
             dep_fence: (0, 0),
             dep_lost: 0,
+            dep_until: NONE,
             dep_seen: false,
             queued_behind: Blocker::default(),
+            ring_prev: JobKey::default(),
+            ring_prev_end: NONE,
             running: false,
             gpu_wait: 0,
             host_wait: 0,
@@ -515,6 +528,14 @@ pub struct Joiner {
     next_sweep: u64,
     scratch: Vec<JobKey>,
     out: Vec<Job>,
+    /// Finished jobs missing a COMMIT or SUBMIT whose event code the stream has not shown
+    /// yet: held until the code appears (then the job missed it: no-commit / no-submit) or
+    /// the stream ends without it (a filtered recording: the phase is unmeasured, the job
+    /// complete). At most [`HELD`]; see [`Joiner::hold_or_out`].
+    held: VecDeque<Job>,
+    /// Codes (bits as in `seen_codes`) taken as not recorded because [`HELD`] jobs missed
+    /// them before any was seen.
+    absent_codes: u64,
     pub stats: JoinStats,
     /// Process names from NOTE_PROCESS, by pid.
     pub comms: Comms,
@@ -532,6 +553,17 @@ pub struct Joiner {
 pub struct CtxUtil {
     pub busy: Busy,
     pub ended: u64,
+}
+
+/// Jobs held at most while the stream has not shown whether it records COMMIT / SUBMIT
+/// (see `Joiner::held`). A recording that gives this many jobs without a single COMMIT is
+/// taken as filtered: a real one commits within microseconds of its first jobs.
+const HELD: usize = 4096;
+
+/// The bit of `seen_codes` for an event code.
+#[inline]
+fn code_bit(c: EventCode) -> u64 {
+    1 << (c as u16 & 63)
 }
 
 /// Intervals closed in one go at most; a longer silence skips ahead without rows.
@@ -581,6 +613,8 @@ impl Joiner {
             next_sweep: 0,
             scratch: Vec::new(),
             out: Vec::new(),
+            held: VecDeque::new(),
+            absent_codes: 0,
             comms: Comms::default(),
             ctx_util: FxMap::default(),
             iv_ns: 0,
@@ -667,6 +701,7 @@ impl Joiner {
                     .find(|&t| t != NONE)
                     .unwrap_or(s.last_seen)
             })
+            .chain(self.held.iter().map(Job::first_time))
             .min()
             .unwrap_or(NONE)
     }
@@ -823,7 +858,13 @@ impl Joiner {
             self.stats.unknown_codes += 1;
             return;
         };
-        self.stats.seen_codes |= 1 << (ev.code() & 63);
+        let bit = 1u64 << (ev.code() & 63);
+        if self.stats.seen_codes & bit == 0 {
+            self.stats.seen_codes |= bit;
+            if !self.held.is_empty() {
+                self.release_held(false);
+            }
+        }
         match code {
             EventCode::Commit => {
                 let n = self.jobs.len();
@@ -849,6 +890,8 @@ impl Joiner {
                 if s.start == NONE || (s.flags.has(Flags::INFERRED) && t <= s.end) {
                     if s.start == NONE {
                         s.switches_at_start = r.switches;
+                        s.ring_prev = r.last_key;
+                        s.ring_prev_end = r.last_end;
                         if s.submit != NONE {
                             s.queued_behind =
                                 queue_blocker(&r.recent, s.submit, t, &mut self.stats.ops);
@@ -1142,6 +1185,7 @@ impl Joiner {
             s.switches = r.switches.saturating_sub(s.switches_at_start) as u32;
         }
         r.last_end = t;
+        r.last_key = key;
         if r.recent.len() == RECENT {
             r.recent.pop_front();
         }
@@ -1270,7 +1314,10 @@ impl Joiner {
             self.fences.remove(&s.fence);
         }
         let dep = if s.dep_seen {
-            self.resolve(s.dep_fence, s.dep_lost, 0)
+            Blocker {
+                until: s.dep_until,
+                ..self.resolve(s.dep_fence, s.dep_lost, 0)
+            }
         } else {
             Blocker::default()
         };
@@ -1278,15 +1325,9 @@ impl Joiner {
             self.remember(s.fence, key, &s, &dep);
         }
         let mut f = s.flags;
-        // A job misses an event only if the recording has that event at all: a filtered
-        // recording (grtrace -a) gives complete jobs with unmeasured phases instead.
-        let recorded = |c: EventCode| self.stats.seen_codes & (1 << (c as u16 & 63)) != 0;
-        if s.commit == NONE && recorded(EventCode::Commit) {
-            f.set(Flags::NO_COMMIT | Flags::INCOMPLETE);
-        }
-        if s.submit == NONE && recorded(EventCode::Submit) {
-            f.set(Flags::NO_SUBMIT | Flags::INCOMPLETE);
-        }
+        // A job misses COMMIT or SUBMIT only if the recording has that event at all (a
+        // filtered recording gives complete jobs with unmeasured phases): decided in
+        // `hold_or_out`, from the whole stream.
         if s.end == NONE || s.start == NONE {
             f.set(Flags::NO_END | Flags::INCOMPLETE);
         }
@@ -1337,7 +1378,7 @@ impl Joiner {
             f32::NAN
         };
         self.stats.jobs += 1;
-        self.out.push(Job {
+        self.hold_or_out(Job {
             key,
             pid: s.pid,
             commit: s.commit,
@@ -1361,7 +1402,60 @@ impl Joiner {
             measured,
             dep,
             queued_behind: s.queued_behind,
+            ring_prev: s.ring_prev,
+            ring_prev_end: s.ring_prev_end,
         });
+    }
+
+    /// The host events a finished job lacks whose code is still undecided: neither seen in
+    /// the stream yet nor taken as absent.
+    fn undecided(&self, j: &Job) -> u64 {
+        let mut missing = 0;
+        if j.commit == NONE {
+            missing |= code_bit(EventCode::Commit);
+        }
+        if j.submit == NONE {
+            missing |= code_bit(EventCode::Submit);
+        }
+        missing & !(self.stats.seen_codes | self.absent_codes)
+    }
+
+    /// Flags a finished job for the COMMIT / SUBMIT the stream records but the job lacks,
+    /// then hands it out; a job that lacks one the stream has not shown yet is held (a job
+    /// that ended before the recording's first COMMIT is not called no-end or complete
+    /// on the strength of the events seen so far).
+    fn hold_or_out(&mut self, mut j: Job) {
+        if self.undecided(&j) != 0 {
+            self.held.push_back(j);
+            if self.held.len() > HELD {
+                // So many jobs and not one such event: the recording filters it out.
+                self.absent_codes |= self.held.iter().fold(0, |m, j| m | self.undecided(j));
+                self.release_held(false);
+            }
+            return;
+        }
+        let recorded = self.stats.seen_codes;
+        if j.commit == NONE && recorded & code_bit(EventCode::Commit) != 0 {
+            j.flags.set(Flags::NO_COMMIT | Flags::INCOMPLETE);
+        }
+        if j.submit == NONE && recorded & code_bit(EventCode::Submit) != 0 {
+            j.flags.set(Flags::NO_SUBMIT | Flags::INCOMPLETE);
+        }
+        self.out.push(j);
+    }
+
+    /// Hands out the held jobs that are decided now (`end`: all of them, the stream is over
+    /// and the codes never seen were not recorded), in the order they finished.
+    fn release_held(&mut self, end: bool) {
+        if end {
+            self.absent_codes |= !self.stats.seen_codes;
+        }
+        for _ in 0..self.held.len() {
+            let Some(j) = self.held.pop_front() else {
+                break;
+            };
+            self.hold_or_out(j);
+        }
     }
 
     /// End of input: every open job is finished as it stands (ended jobs complete normally,
@@ -1382,6 +1476,7 @@ impl Joiner {
         for (_, k) in keys {
             self.finish(k);
         }
+        self.release_held(true);
         if self.iv_ns > 0 && self.iv_start != NONE {
             let last = self.stats.last_ns;
             self.close_intervals(last, true);

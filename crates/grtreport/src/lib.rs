@@ -16,6 +16,7 @@
 
 pub mod classify;
 pub mod cli;
+pub mod critical;
 pub mod engine;
 pub mod export;
 pub mod html;

@@ -315,6 +315,60 @@ fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// The timeline exports go through the same refusal as `-o` and `--csv`: an export named
+/// like an input (spelt differently, or through the base name) leaves the input intact.
+#[test]
+fn an_export_that_is_an_input_is_refused_and_the_input_kept() {
+    let (d, f) = fixture_copy("same-export");
+    let size = std::fs::metadata(&f).unwrap().len();
+    for args in [
+        vec!["run.grtrace", "--perfetto", "run.grtrace"],
+        vec!["run.grtrace", "--perfetto", "./run.grtrace", "-o", "r.txt"],
+        vec!["run.grtrace", "--html", "run.grtrace"],
+        vec![
+            "run.grtrace",
+            "--html",
+            "./run.grtrace",
+            "--perfetto",
+            "p.json",
+        ],
+    ] {
+        let o = bin().current_dir(&d).args(&args).output().unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(
+            e.contains("refusing to overwrite") && e.contains("run.grtrace"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert_eq!(std::fs::metadata(&f).unwrap().len(), size, "{args:?}");
+        assert!(o.stdout.is_empty(), "no report after the refusal");
+    }
+    assert!(!d.join("r.txt").exists(), "no report written");
+    // The same exports to another name work: the refusal is about the name only.
+    let o = bin()
+        .current_dir(&d)
+        .args([
+            "run.grtrace",
+            "-q",
+            "--perfetto",
+            "p.json",
+            "--html",
+            "p.html",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(std::fs::metadata(d.join("p.json")).unwrap().len() > 0);
+    assert!(std::fs::metadata(d.join("p.html")).unwrap().len() > 0);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn write_errors_name_the_file() {
     let o = bin()

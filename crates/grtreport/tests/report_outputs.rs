@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::*;
 use grtrace_format::{Body, EventCode};
-use grtreport::Rules;
+use grtreport::{Flags, Rules};
 use serde_json::Value;
 
 fn bin() -> Command {
@@ -246,4 +246,164 @@ fn inputs_from_two_cards_are_called_out() {
         "{text}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A recording that starts while the GPU is busy: the first jobs it sees end before its
+/// first COMMIT. Whether they miss their COMMIT is decided from the whole stream, not from
+/// the codes seen up to their end: the stream does record COMMITs, so they are no-commit
+/// (they began before the recording); a recording without any COMMIT leaves them complete.
+#[test]
+fn a_job_that_ends_before_the_first_commit_is_no_commit() {
+    let mut r = Rec::default();
+    r.ring(T0, 0, 1 << 20, b"gfx");
+    // In flight at the start: START, END and IRQ only, all before the first COMMIT.
+    for (i, seqno) in [7u64, 8].into_iter().enumerate() {
+        let t = T0 + i as u64 * 300 * US;
+        r.ev(0, 0, t + 10 * US, EventCode::Start, 0, 3, 0, seqno, 0, 0, 0);
+        r.ev(0, 0, t + 200 * US, EventCode::End, 0, 3, 0, seqno, 0, 0, 0);
+        r.ev(
+            0,
+            0,
+            t + 210 * US,
+            EventCode::Irq,
+            0,
+            3,
+            0,
+            seqno,
+            seqno,
+            0,
+            0,
+        );
+    }
+    // 20 ms later (long after the 5 ms IRQ grace), the host commits and submits new work.
+    let full = |r: &mut Rec| {
+        for (i, seqno) in (9u64..12).enumerate() {
+            let t = T0 + 20 * MS + i as u64 * MS;
+            r.ev(1, 77, t, EventCode::Commit, 0, 3, 0, seqno, 0, 0, 0);
+            r.ev(
+                1,
+                77,
+                t + 10 * US,
+                EventCode::Submit,
+                0,
+                3,
+                0,
+                seqno,
+                0,
+                0,
+                1,
+            );
+            r.ev(0, 0, t + 30 * US, EventCode::Start, 0, 3, 0, seqno, 0, 0, 0);
+            r.ev(0, 0, t + 230 * US, EventCode::End, 0, 3, 0, seqno, 0, 0, 0);
+            r.ev(
+                0,
+                0,
+                t + 240 * US,
+                EventCode::Irq,
+                0,
+                3,
+                0,
+                seqno,
+                seqno,
+                0,
+                0,
+            );
+        }
+    };
+    full(&mut r);
+    let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    assert_eq!(jobs.len(), 5);
+    for j in &jobs {
+        let early = j.key.seqno < 9;
+        assert_eq!(j.flags.has(Flags::NO_COMMIT), early, "{j:?}");
+        assert_eq!(j.flags.has(Flags::NO_SUBMIT), early, "{j:?}");
+        assert_eq!(j.flags.incomplete(), early, "{j:?}");
+        assert!(
+            !j.flags.has(Flags::NO_END),
+            "END and START were seen: {j:?}"
+        );
+    }
+    assert_eq!(e.summary.all.complete, 3);
+
+    // The same early jobs in a recording of START/END/IRQ only (grtrace -a start,end,irq):
+    // nothing is missing, the host phases are unmeasured.
+    let filtered: Vec<_> = r
+        .recs
+        .iter()
+        .filter(|(_, b)| {
+            !matches!(b, Body::Event(ev) if ev.code == EventCode::Commit as u16
+                || ev.code == EventCode::Submit as u16)
+        })
+        .cloned()
+        .collect();
+    let (e, jobs) = run_bytes(merged_stream(&filtered), Rules::default());
+    assert_eq!(jobs.len(), 5);
+    assert!(jobs.iter().all(|j| !j.flags.incomplete()), "{jobs:?}");
+    assert_eq!(e.summary.all.complete, 5);
+}
+
+/// Held jobs are bounded: a recording with thousands of jobs and no COMMIT is taken as
+/// filtered after 4096 jobs, and they are reported complete.
+#[test]
+fn jobs_waiting_for_the_commit_decision_are_bounded() {
+    let mut r = Rec::default();
+    r.ring(T0, 0, 1 << 20, b"gfx");
+    let n = 10_000u64;
+    for seqno in 1..=n {
+        let t = T0 + seqno * 300 * US;
+        r.ev(0, 0, t, EventCode::Start, 0, 3, 0, seqno, 0, 0, 0);
+        r.ev(0, 0, t + 200 * US, EventCode::End, 0, 3, 0, seqno, 0, 0, 0);
+        r.ev(
+            0,
+            0,
+            t + 210 * US,
+            EventCode::Irq,
+            0,
+            3,
+            0,
+            seqno,
+            seqno,
+            0,
+            0,
+        );
+    }
+    let data = merged_stream(&r.recs);
+    let mut trace = grtrace_format::Trace::open(vec![grtrace_format::InputSource::Bytes {
+        name: "held".into(),
+        data,
+    }])
+    .unwrap();
+    let mut e = grtreport::Engine::new(
+        Rules::default(),
+        grtreport::joiner::JoinConfig::default(),
+        grtreport::Filter::default(),
+        3,
+    );
+    /// Counts the jobs the engine hands out.
+    struct Count(std::rc::Rc<std::cell::Cell<u64>>);
+    impl grtreport::engine::JobSink for Count {
+        fn job(
+            &mut self,
+            _: &grtreport::Job,
+            _: &grtreport::engine::Names<'_>,
+        ) -> std::io::Result<()> {
+            self.0.set(self.0.get() + 1);
+            Ok(())
+        }
+    }
+    let out = std::rc::Rc::new(std::cell::Cell::new(0));
+    e.add_sink(Box::new(Count(out.clone())));
+    let mut max_lag = 0u64;
+    trace.for_each(|item| {
+        if let grtrace_format::Item::Record(rec) = item {
+            e.feed(&rec).unwrap();
+            max_lag = max_lag.max(e.joiner.stats.jobs - out.get());
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    e.finish().unwrap();
+    assert_eq!(e.summary.all.complete, n);
+    // At most HELD (4096) jobs wait for the decision, plus the classifier's tail window
+    // (4096): without the bound all 10000 would wait for the end of the stream.
+    assert!(max_lag <= 2 * 4096 + 16, "jobs held back: {max_lag}");
 }

@@ -1,0 +1,481 @@
+//! The critical path (`--critical-path`): for a window (`-w`) or a frame between two user
+//! markers (NOTE_MSG), the chain of jobs and host gaps that decided when its last job ended,
+//! each link with its share of the time. JOBS.md §6 gives the rules.
+//!
+//! Walking back from the last job to end, each job's link starts where the constraint that
+//! let it finish last was met: its SUBMIT (the host was late: a host link back to the frame
+//! start follows), the END of the job ahead on its ring (it queued: that job is next), or the
+//! end of its dependency wait (the fence's owner is next; a fence no recorded job owns ends the
+//! walk). The links partition the frame: their shares add up to 100 %.
+//!
+//! Memory: a small node per job whose END is not older than the oldest open frame's start,
+//! at most [`MAX_NODES`]; a frame is closed (its path computed, its nodes dropped) once the
+//! engine's watermark says no job of it is still to come.
+
+use std::collections::VecDeque;
+
+use crate::job::{Job, JobKey, NONE};
+use crate::joiner::FxMap;
+
+/// Jobs kept for the walk at most: a window or frame that holds more (a whole long trace
+/// without markers) gets no path, and the report says so.
+pub const MAX_NODES: usize = 1 << 20;
+
+/// What the path covers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// `-w`: [start, end] in ns since the first record (jobs that begin in it).
+    Window(u64, u64),
+    /// Frames between NOTE_MSG markers whose text starts with the prefix ("" = every
+    /// message); the whole trace is one frame if there is none.
+    Frames(String),
+}
+
+/// Why a link's job could not finish earlier (the constraint met last).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// The host submitted it late: the link before it is a host gap.
+    Host,
+    /// It queued behind the job before it on its ring (the previous link).
+    Ring,
+    /// It waited for a fence that the previous link's job owns.
+    Dep,
+    /// It waited for a fence no recorded job owns (CPU-side, foreign): the walk ends.
+    Fence,
+    /// It was ready before the frame began: the walk ends at the frame start.
+    Start,
+}
+
+impl Via {
+    pub fn name(self) -> &'static str {
+        match self {
+            Via::Host => "host",
+            Via::Ring => "ring",
+            Via::Dep => "dep",
+            Via::Fence => "fence",
+            Via::Start => "start",
+        }
+    }
+}
+
+/// One link of a critical path: a job, or a host gap (`job` is None) before a host-bound
+/// job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    pub job: Option<JobKey>,
+    /// Job links: what it waited for last (see [`Via`]). Host gaps: [`Via::Host`].
+    pub via: Via,
+    /// The part of the frame the link accounts for, absolute ns.
+    pub from: u64,
+    pub to: u64,
+    /// Via::Fence and Via::Dep: the awaited fence (context, seqno).
+    pub fence: (u64, u64),
+    /// Job links: its own execution (END - START) and queue (START - SUBMIT), ns (NONE if
+    /// not recorded).
+    pub exec: u64,
+    pub queue: u64,
+}
+
+impl Link {
+    pub fn ns(&self) -> u64 {
+        self.to - self.from
+    }
+}
+
+/// The critical path of one frame or window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FramePath {
+    /// Frame start (the marker, or the window start) and the END of its last job, absolute.
+    pub start: u64,
+    pub end: u64,
+    /// The marker's text (frames), empty for a window or a trace without markers.
+    pub marker: String,
+    /// Jobs that began in the frame.
+    pub jobs: u64,
+    /// Links in time order; they cover [start, end] without gaps or overlaps.
+    pub links: Vec<Link>,
+}
+
+impl FramePath {
+    pub fn len(&self) -> u64 {
+        self.end - self.start
+    }
+    pub fn is_empty(&self) -> bool {
+        self.links.is_empty()
+    }
+    /// A link's share of the frame (0..1).
+    pub fn share(&self, l: &Link) -> f64 {
+        if self.len() == 0 {
+            0.0
+        } else {
+            l.ns() as f64 / self.len() as f64
+        }
+    }
+}
+
+/// What the report shows: the window's path, or the slowest frame's and every frame's
+/// length.
+#[derive(Clone, Debug, Default)]
+pub struct CritReport {
+    pub window: bool,
+    /// Frames with at least one job (1 for a window).
+    pub frames: u64,
+    /// Frame lengths (start to last END), ns, sorted.
+    pub lengths: Vec<u64>,
+    /// The window's path, or the slowest frame's.
+    pub slowest: Option<FramePath>,
+    /// Set when more than [`MAX_NODES`] jobs had to be kept: frames from then on got no path.
+    pub overflow: bool,
+}
+
+/// A job as the walk needs it.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    submit: u64,
+    start: u64,
+    end: u64,
+    ring_prev: JobKey,
+    ring_prev_end: u64,
+    /// The longest dependency wait: until when, on which fence, its owner (if recorded) and
+    /// whether the host waited (before the GPU had the job).
+    dep_until: u64,
+    dep_fence: (u64, u64),
+    dep_owner: Option<JobKey>,
+    dep_host: bool,
+}
+
+impl Node {
+    fn of(j: &Job) -> Node {
+        let d = &j.dep;
+        let submit = [j.submit, j.commit, j.start]
+            .into_iter()
+            .find(|&t| t != NONE)
+            .unwrap_or(NONE);
+        Node {
+            submit,
+            start: j.start,
+            end: j.end,
+            ring_prev: j.ring_prev,
+            ring_prev_end: j.ring_prev_end,
+            dep_until: if d.is_some() { d.until } else { NONE },
+            dep_fence: d.fence,
+            dep_owner: d.owned.then_some(d.key),
+            dep_host: j.host_wait > 0,
+        }
+    }
+}
+
+/// A frame still collecting its jobs.
+#[derive(Clone, Debug)]
+struct Open {
+    start: u64,
+    /// The next frame's start (NONE while this is the last): jobs that begin before it.
+    until: u64,
+    marker: String,
+    jobs: u64,
+    /// Its last job so far: END and key.
+    last: Option<(u64, JobKey)>,
+}
+
+/// Collects finished jobs and markers; closes frames as the watermark passes them.
+pub struct CriticalPath {
+    scope: Scope,
+    open: VecDeque<Open>,
+    /// Markers seen (frames scope); before the first, jobs belong to an implicit frame
+    /// that covers the trace.
+    markers: u64,
+    /// The first record was seen ([`CriticalPath::genesis`]).
+    started: bool,
+    nodes: FxMap<JobKey, Node>,
+    report: CritReport,
+    /// Every frame's path, when a test asks ([`CriticalPath::keep_all`]).
+    all: Option<Vec<FramePath>>,
+    /// Units of work (walk steps, node visits when pruning), for the linear-cost test.
+    pub ops: u64,
+}
+
+impl CriticalPath {
+    pub fn new(scope: Scope) -> CriticalPath {
+        let window = matches!(scope, Scope::Window(..));
+        CriticalPath {
+            scope,
+            open: VecDeque::new(),
+            markers: 0,
+            started: false,
+            nodes: FxMap::default(),
+            report: CritReport {
+                window,
+                ..CritReport::default()
+            },
+            all: None,
+            ops: 0,
+        }
+    }
+
+    /// Keeps every frame's path (tests).
+    pub fn keep_all(&mut self) {
+        self.all = Some(Vec::new());
+    }
+
+    pub fn take_all(&mut self) -> Vec<FramePath> {
+        self.all.take().unwrap_or_default()
+    }
+
+    /// The trace's first record time (call it before anything else): the window counts
+    /// from there, and the implicit frame of a trace without markers starts there.
+    pub fn genesis(&mut self, t: u64) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        let (start, until) = match self.scope {
+            Scope::Window(a, b) => (t.saturating_add(a), t.saturating_add(b).saturating_add(1)),
+            Scope::Frames(_) => (t, NONE),
+        };
+        self.open.push_back(Open {
+            start,
+            until,
+            marker: String::new(),
+            jobs: 0,
+            last: None,
+        });
+    }
+
+    /// A NOTE_MSG at `t`: starts a frame if its text is a marker.
+    pub fn message(&mut self, t: u64, text: &[u8]) {
+        let Scope::Frames(prefix) = &self.scope else {
+            return;
+        };
+        if !text.starts_with(prefix.as_bytes()) {
+            return;
+        }
+        let marker = String::from_utf8_lossy(&text[..text.len().min(64)])
+            .trim_end_matches(['\0', '\n'])
+            .to_string();
+        if self.markers == 0 {
+            // Jobs before the first marker belong to no frame (it began before the trace).
+            self.open.clear();
+        }
+        self.markers += 1;
+        if let Some(prev) = self.open.back_mut() {
+            prev.until = t;
+        }
+        self.open.push_back(Open {
+            start: t,
+            until: NONE,
+            marker,
+            jobs: 0,
+            last: None,
+        });
+    }
+
+    /// A finished job (any filter aside: the path is the GPU's, not a selection's).
+    pub fn job(&mut self, j: &Job) {
+        if j.end == NONE || j.start == NONE {
+            return;
+        }
+        let Some(oldest) = self.open.front().map(|f| f.start) else {
+            return;
+        };
+        if j.end < oldest {
+            return;
+        }
+        if self.nodes.len() >= MAX_NODES {
+            self.report.overflow = true;
+            return;
+        }
+        self.nodes.insert(j.key, Node::of(j));
+        let t = j.first_time();
+        // The frame the job began in (frames are few and in time order: scan from the back).
+        if let Some(f) = self
+            .open
+            .iter_mut()
+            .rev()
+            .find(|f| f.start <= t && t < f.until)
+        {
+            f.jobs += 1;
+            if f.last.is_none_or(|(e, k)| (j.end, j.key) > (e, k)) {
+                f.last = Some((j.end, j.key));
+            }
+        }
+    }
+
+    /// No job handed over from now on began before `watermark`: frames that end before it
+    /// are complete.
+    pub fn advance(&mut self, watermark: u64) {
+        while self
+            .open
+            .front()
+            .is_some_and(|f| f.until != NONE && f.until <= watermark)
+        {
+            let f = self.open.pop_front().expect("front");
+            self.close(f);
+        }
+    }
+
+    /// End of input: closes every frame.
+    pub fn finish(&mut self) -> &CritReport {
+        while let Some(f) = self.open.pop_front() {
+            self.close(f);
+        }
+        self.report.lengths.sort_unstable();
+        &self.report
+    }
+
+    pub fn report(&self) -> &CritReport {
+        &self.report
+    }
+
+    fn close(&mut self, f: Open) {
+        if let Some((end, last)) = f.last {
+            if !self.report.overflow {
+                let p = self.walk(&f, end, last);
+                self.report.frames += 1;
+                self.report.lengths.push(p.len());
+                if let Some(all) = &mut self.all {
+                    all.push(p.clone());
+                }
+                if self
+                    .report
+                    .slowest
+                    .as_ref()
+                    .is_none_or(|s| p.len() > s.len())
+                {
+                    self.report.slowest = Some(p);
+                }
+            }
+        }
+        // Nodes the next frame's walk can still reach end after its start.
+        let keep_from = self.open.front().map_or(NONE, |n| n.start);
+        self.ops += self.nodes.len() as u64;
+        self.nodes.retain(|_, n| n.end >= keep_from);
+    }
+
+    /// The chain behind `last` (ending at `end`), back to the frame start.
+    fn walk(&mut self, f: &Open, end: u64, last: JobKey) -> FramePath {
+        let s = f.start;
+        let mut links = Vec::new();
+        let mut cur = Some(last);
+        let mut hi = end;
+        // Every step goes strictly back in time (or stops): at most one link per node.
+        while let Some(k) = cur.take() {
+            self.ops += 1;
+            let Some(n) = self.nodes.get(&k).copied() else {
+                break;
+            };
+            let job = |via, from: u64, fence| Link {
+                job: Some(k),
+                via,
+                from,
+                to: hi,
+                fence,
+                exec: n.end.saturating_sub(n.start),
+                queue: if n.submit == NONE {
+                    NONE
+                } else {
+                    n.start.saturating_sub(n.submit)
+                },
+            };
+            // The constraints and when each was met; the latest one decided. Ties go to
+            // dependency, then ring, then host: a job submitted as its blocker ended
+            // waited for the blocker.
+            let host = n.submit;
+            let ring =
+                (n.ring_prev_end != NONE && n.ring_prev_end <= n.start).then_some(n.ring_prev_end);
+            let dep = (n.dep_until != NONE).then_some(n.dep_until);
+            let mut via = Via::Host;
+            let mut at = host;
+            if let Some(r) = ring {
+                if at == NONE || r >= at {
+                    (via, at) = (Via::Ring, r);
+                }
+            }
+            if let Some(d) = dep {
+                if at == NONE || d >= at {
+                    via = if n.dep_owner.is_some() {
+                        Via::Dep
+                    } else {
+                        Via::Fence
+                    };
+                    at = d;
+                }
+            }
+            if at == NONE || at <= s {
+                links.push(job(Via::Start, s, (0, 0)));
+                break;
+            }
+            // Where the link begins: the end of the job it waited for (the signal's latency
+            // counts in this link), or the time the constraint was met.
+            let prev = match via {
+                Via::Ring => Some(n.ring_prev),
+                Via::Dep => n.dep_owner,
+                _ => None,
+            };
+            let prev_end = prev
+                .and_then(|p| self.nodes.get(&p))
+                .map(|p| p.end)
+                .filter(|&e| e < hi);
+            match (via, prev_end) {
+                (Via::Ring | Via::Dep, Some(pe)) if pe > s => {
+                    links.push(job(via, pe.min(at), n.dep_fence));
+                    hi = pe.min(at);
+                    cur = prev;
+                }
+                (Via::Ring | Via::Dep, _) => {
+                    // Its blocker ended before the frame (or was not kept): the frame began
+                    // with this job waiting.
+                    links.push(job(Via::Start, s, n.dep_fence));
+                }
+                (Via::Fence, _) => {
+                    links.push(job(Via::Fence, s, n.dep_fence));
+                }
+                _ => {
+                    // Host-bound. A host that waited on a recorded job's fence before
+                    // submitting was blocked by that job: the gap runs from its END.
+                    let owner_end = n
+                        .dep_owner
+                        .filter(|_| n.dep_host)
+                        .and_then(|o| Some((o, self.nodes.get(&o)?.end)))
+                        .filter(|&(_, e)| e > s && e < at);
+                    links.push(job(Via::Host, at, (0, 0)));
+                    let from = owner_end.map_or(s, |(_, e)| e);
+                    links.push(Link {
+                        job: None,
+                        via: Via::Host,
+                        from,
+                        to: at,
+                        fence: n.dep_fence,
+                        exec: NONE,
+                        queue: NONE,
+                    });
+                    hi = from;
+                    cur = owner_end.map(|(o, _)| o);
+                }
+            }
+        }
+        if let Some(l) = links.last() {
+            if l.from > s {
+                // The walk stopped at a job not kept: the rest is unexplained host time.
+                let to = l.from;
+                links.push(Link {
+                    job: None,
+                    via: Via::Start,
+                    from: s,
+                    to,
+                    fence: (0, 0),
+                    exec: NONE,
+                    queue: NONE,
+                });
+            }
+        }
+        links.retain(|l| l.to > l.from);
+        links.reverse();
+        FramePath {
+            start: s,
+            end,
+            marker: f.marker.clone(),
+            jobs: f.jobs,
+            links,
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! The critical path: the simulator's `frames` scenario knows, for every frame between two
+//! markers, the chain of jobs that decided when its last job ended (a dependency chain
+//! across rings, a burst queued behind a long job, a late host submission, a dependency
+//! beside an independent job). The report must find each link, with its predecessor, with
+//! precision and recall of at least 0.95, and its links must cover the frame exactly.
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::*;
+use grtrace_format::{InputSource, Trace};
+use grtrace_sim::scenarios;
+use grtreport::critical::{FramePath, Scope, Via};
+use grtreport::engine::{Engine, Filter};
+use grtreport::joiner::JoinConfig;
+use grtreport::Rules;
+
+type Name = (u32, u32, u64);
+
+fn paths(data: Vec<u8>, scope: Scope) -> (Engine, Vec<FramePath>) {
+    let mut trace = Trace::open(vec![InputSource::Bytes {
+        name: "frames".into(),
+        data,
+    }])
+    .unwrap();
+    let mut e = Engine::new(
+        Rules::default(),
+        JoinConfig::default(),
+        Filter::default(),
+        3,
+    );
+    e.critical_path(scope);
+    e.critical.as_mut().unwrap().keep_all();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (sum, out, _) = grtreport::input::run(&mut trace, &mut e, &stop, false);
+    out.unwrap();
+    assert!(sum.errors.is_empty(), "{:?}", sum.errors);
+    e.finish().unwrap();
+    let all = e.critical.as_mut().unwrap().take_all();
+    (e, all)
+}
+
+/// Links cover [start, end] in order, without gaps or overlaps; shares add up to 1.
+fn check_cover(p: &FramePath) {
+    assert!(!p.links.is_empty());
+    assert_eq!(p.links[0].from, p.start, "{p:#?}");
+    assert_eq!(p.links.last().unwrap().to, p.end, "{p:#?}");
+    for w in p.links.windows(2) {
+        assert_eq!(w[0].to, w[1].from, "{p:#?}");
+    }
+    let total: f64 = p.links.iter().map(|l| p.share(l)).sum();
+    assert!((total - 1.0).abs() < 1e-9, "{total}");
+}
+
+/// (job, previous job on the path) for every job link of every path.
+fn reported(all: &[FramePath]) -> HashSet<(Name, Option<Name>)> {
+    let mut got = HashSet::new();
+    for p in all {
+        let mut prev: Option<Name> = None;
+        for l in &p.links {
+            let Some(k) = l.job else {
+                prev = None;
+                continue;
+            };
+            let me = (k.ctx, k.ring, k.seqno);
+            let before = match l.via {
+                Via::Ring | Via::Dep => prev,
+                _ => None,
+            };
+            got.insert((me, before));
+            prev = Some(me);
+        }
+    }
+    got
+}
+
+#[test]
+fn frame_paths_match_the_true_chains_with_precision_and_recall_095() {
+    for seed in [1, 2, 3] {
+        let sc = scenarios::by_name("frames", seed, 3000).unwrap();
+        let markers = sc
+            .records
+            .iter()
+            .filter(|(_, b)| matches!(b, grtrace_format::Body::Msg { .. }))
+            .count();
+        let (_, all) = paths(scenario_stream(&sc.records), Scope::Frames("frame".into()));
+        assert_eq!(all.len(), markers, "one path per frame");
+        for p in &all {
+            check_cover(p);
+        }
+        let truth: HashSet<(Name, Option<Name>)> = sc
+            .truth
+            .iter()
+            .filter(|t| t.tags.contains(&"critical-path"))
+            .map(|t| ((t.ctx, t.ring, t.seqno), t.blocker))
+            .collect();
+        let got = reported(&all);
+        let tp = got.intersection(&truth).count() as f64;
+        let (p, r) = (tp / got.len() as f64, tp / truth.len() as f64);
+        println!(
+            "seed {seed}: {} frames, {} links, precision {p:.3} recall {r:.3}",
+            all.len(),
+            got.len()
+        );
+        assert!(p >= 0.95 && r >= 0.95, "seed {seed}: p {p} r {r}");
+        // Every path starts where the host was late: a host gap from the marker to the
+        // first job's SUBMIT (the scenario starts every frame 20-300 µs before its first
+        // COMMIT).
+        let hosted = all
+            .iter()
+            .filter(|p| p.links[0].job.is_none() && p.links[0].via == Via::Host)
+            .count();
+        assert!(
+            hosted as f64 >= 0.95 * all.len() as f64,
+            "{hosted} of {}",
+            all.len()
+        );
+    }
+}
+
+/// `-w` around one frame gives that frame's path (jobs before the window still count as
+/// predecessors, the path starts at the window start).
+#[test]
+fn a_window_gets_the_path_of_the_jobs_that_begin_in_it() {
+    let sc = scenarios::by_name("frames", 4, 400).unwrap();
+    let data = scenario_stream(&sc.records);
+    let (_, frames) = paths(data.clone(), Scope::Frames(String::new()));
+    let genesis = {
+        let first = sc.records.iter().map(|(s, _)| s.time_ns).min().unwrap();
+        first + T0
+    };
+    // The slowest frame, as a window from its marker to its last END.
+    let f = frames.iter().max_by_key(|p| p.len()).unwrap();
+    let (a, b) = (f.start - genesis, f.end - genesis);
+    let (e, win) = paths(data, Scope::Window(a, b));
+    assert_eq!(win.len(), 1);
+    let w = &win[0];
+    check_cover(w);
+    assert_eq!((w.start, w.end), (f.start, f.end));
+    let jobs = |p: &FramePath| p.links.iter().filter_map(|l| l.job).collect::<Vec<_>>();
+    assert_eq!(jobs(w), jobs(f));
+    let rep = e.critical.as_ref().unwrap().report();
+    assert!(rep.window && rep.frames == 1);
+    assert_eq!(rep.slowest.as_ref(), Some(w));
+}
