@@ -32,7 +32,7 @@ pub use endian::Endian;
 pub use error::FormatError;
 pub use trace::{
     base_files, parse_window, resolve_inputs, ErrorKind, InputSource, Item, RawItem, RunSummary,
-    StreamInfoView, Trace, TraceError,
+    StreamInfoView, Trace, TraceError, Warning,
 };
 pub use view::{
     Body, ClockSync, EventBody, EventView, Lost, RecordView, Records, RingNote, Stamp,
