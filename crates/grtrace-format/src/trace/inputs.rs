@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{ErrorKind, TraceError, Warning};
 
 /// Where records come from.
+#[non_exhaustive]
 pub enum InputSource {
     /// A regular file, mapped read-only.
     File(PathBuf),

@@ -104,6 +104,8 @@ pub struct StreamInfoView {
 
 /// One item of the merged stream.
 #[derive(Clone, Copy, Debug)]
+// Deliberately exhaustive: a consumer that matches every item must be revisited when the
+// merge gains a kind of item, rather than skip it silently.
 pub enum Item<'a> {
     /// An event or note, including `NOTE_LOST` records written by the recorder.
     Record(RecordView<'a>),
@@ -114,6 +116,7 @@ pub enum Item<'a> {
 
 /// An item of [`Trace::for_each_raw`].
 #[derive(Clone, Copy, Debug)]
+// Exhaustive for the same reason as `Item`.
 pub enum RawItem<'a> {
     /// `count` whole native-endian event records, in merged order: copy `bytes` as they are.
     /// Consecutive records of one per-CPU file come as one slice; when any input is a
