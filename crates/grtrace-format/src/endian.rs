@@ -4,6 +4,7 @@ use byteorder::{BigEndian, ByteOrder, LittleEndian};
 
 use crate::abi::{BYTE_ORDER_BIG, BYTE_ORDER_LITTLE};
 
+/// The byte order of a stream. Exhaustive: FORMAT.md has no third byte order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Endian {
     Little,

@@ -4,6 +4,7 @@
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FormatError {
     /// The input has no bytes at all.
     Empty,
@@ -56,10 +57,19 @@ impl FormatError {
     }
 }
 
-impl fmt::Display for FormatError {
+impl FormatError {
+    /// What is wrong, without the byte offset (for messages that place it themselves).
+    pub fn what(&self) -> impl fmt::Display + '_ {
+        What(self)
+    }
+}
+
+/// [`FormatError::what`].
+struct What<'e>(&'e FormatError);
+
+impl fmt::Display for What<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "byte {}: ", self.offset())?;
-        match self {
+        match self.0 {
             FormatError::Empty => write!(f, "empty file (no stream header)"),
             FormatError::TruncatedHeader { have, need } => {
                 write!(f, "truncated stream header ({have} of {need} bytes)")
@@ -92,6 +102,12 @@ impl fmt::Display for FormatError {
                 )
             }
         }
+    }
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "byte {}: {}", self.offset(), self.what())
     }
 }
 

@@ -12,15 +12,68 @@
 //! * [`vocab`]: the vocabulary: record types ([`RecordType`]) and event codes ([`Event`]) as
 //!   open newtypes, with names and what each event's arguments mean.
 //! * [`synth`]: a deterministic synthetic workload (fixtures, benchmarks, tests).
+//!
+//! Features (both on by default): `relay` (the [`relay`] module) and `synth` (the [`synth`]
+//! module). A program that only reads traces can depend on the crate with
+//! `default-features = false`.
 //! * [`trace`]: whole traces: input discovery, mmapped or piped inputs, the k-way merge with
 //!   per-CPU sequence-gap detection ([`Trace`], [`Item`]).
+//!
+//! ## Reading a trace
+//!
+//! A recording `grtrace -o run` leaves one file per CPU, `run.grtrace.<cpu>`. Reading them is
+//! three calls: find the files of a base name, open them (mapped, headers checked), and merge
+//! them in time order with sequence gaps found:
+//!
+//! ```
+//! use std::ops::ControlFlow;
+//! use grtrace_format::{resolve_inputs, Body, Event, EventBody, Item, Stamp, StreamHeader,
+//!                      StreamWriter, Trace};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // A small recording of two CPUs, written the way the recorder writes it.
+//! let dir = std::env::temp_dir().join(format!("grtrace-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! for cpu in 0..2u32 {
+//!     let header = StreamHeader::new(cpu, 0, "virtio_gpu");
+//!     let file = std::fs::File::create(dir.join(format!("run.grtrace.{cpu}")))?;
+//!     let mut w = StreamWriter::new(file, &header)?;
+//!     for seq in 1..=3u64 {
+//!         let stamp = Stamp { cpu, pid: 42, time_ns: seq * 1000 + cpu as u64, seq };
+//!         let code = if cpu == 0 { Event::COMMIT } else { Event::END };
+//!         w.write(&stamp, &Body::Event(EventBody { code: code.0, ..EventBody::default() }))?;
+//!     }
+//! }
+//!
+//! // Reading it back: every event of both CPUs, in time order.
+//! let (sources, warnings) = resolve_inputs(&[dir.join("run")])?;
+//! assert!(warnings.is_empty());
+//! let mut trace = Trace::open(sources)?;
+//! let mut lines = Vec::new();
+//! let summary = trace.for_each(|item| {
+//!     if let Item::Record(r) = item {
+//!         if let Some(e) = r.event() {
+//!             lines.push(format!("{} cpu{} {}", r.time_ns(), r.cpu(), e.event()));
+//!         }
+//!     }
+//!     ControlFlow::Continue(())
+//! });
+//! assert_eq!(lines[..3], ["1000 cpu0 COMMIT", "1001 cpu1 END", "2000 cpu0 COMMIT"]);
+//! assert_eq!((summary.records, summary.gaps), (6, 0));
+//! assert!(summary.errors.is_empty());
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod abi;
 pub mod encode;
 pub mod endian;
 pub mod error;
+#[cfg(feature = "relay")]
 pub mod relay;
 mod sigbus;
+#[cfg(feature = "synth")]
 pub mod synth;
 pub mod trace;
 pub mod view;
@@ -32,7 +85,7 @@ pub use endian::Endian;
 pub use error::FormatError;
 pub use trace::{
     base_files, parse_window, resolve_inputs, ErrorKind, InputSource, Item, RawItem, RunSummary,
-    StreamInfoView, Trace, TraceError,
+    StreamInfoView, Trace, TraceError, Warning,
 };
 pub use view::{
     Body, ClockSync, EventBody, EventView, Lost, RecordView, Records, RingNote, Stamp,

@@ -495,6 +495,8 @@ pub struct StreamInfo {
 
 /// The type-specific part of a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+// Exhaustive: one variant per record type of this version (unknown types never become a
+// `Body`), so printers that match every note are told when a version adds one.
 pub enum Body<'a> {
     Event(EventBody),
     Process {

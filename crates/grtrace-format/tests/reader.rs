@@ -295,8 +295,12 @@ fn base_names_find_every_cpu_and_warn_about_holes_and_empty_files() {
         vec![format!("{base}.grtrace.0"), format!("{base}.grtrace.2")]
     );
     assert_eq!(warnings.len(), 2, "{warnings:?}");
-    assert!(warnings[0].contains("missing CPU file(s) for CPU 1"));
-    assert!(warnings[1].contains("run.grtrace.3: byte 0: empty file"));
+    assert!(warnings[0]
+        .to_string()
+        .contains("missing CPU file(s) for CPU 1"));
+    assert!(warnings[1]
+        .to_string()
+        .contains("run.grtrace.3: byte 0: empty file"));
     let missing = d.join("nothing").display().to_string();
     let e = resolve_inputs(&[missing]).unwrap_err();
     assert!(e.to_string().contains("no such file"), "{e}");

@@ -341,7 +341,7 @@ pub fn run(args: Args) -> i32 {
     }
     let reads_stdin = words.iter().any(grtrace_cli::is_dash);
     let (sources, mut warnings) = match resolve_inputs(&words) {
-        Ok(x) => x,
+        Ok((s, w)) => (s, w.iter().map(ToString::to_string).collect::<Vec<_>>()),
         Err(e) => return fail(grtrace_cli::input_error(&e.file, &e.to_string())),
     };
     for w in &warnings {

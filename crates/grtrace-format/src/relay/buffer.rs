@@ -509,6 +509,7 @@ pub struct Region {
 
 /// A sub-buffer header that breaks the protocol (the data of that CPU cannot be trusted).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RelayError {
     BadHeader {
         seq: u64,

@@ -21,6 +21,7 @@ pub fn parse_consumed_line(line: &str) -> Option<(u32, u64)> {
 
 /// Device state as `info` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DevState {
     Idle,
     Setup,
@@ -274,6 +275,7 @@ impl Filters {
 
 /// A command written to `ctl`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CtlCommand {
     Setup {
         subbuf_size: usize,

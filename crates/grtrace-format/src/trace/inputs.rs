@@ -5,9 +5,10 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use super::{ErrorKind, TraceError};
+use super::{ErrorKind, TraceError, Warning};
 
 /// Where records come from.
+#[non_exhaustive]
 pub enum InputSource {
     /// A regular file, mapped read-only.
     File(PathBuf),
@@ -78,7 +79,7 @@ pub fn parse_window(w: &str) -> Result<(u64, u64), String> {
 ///   out); a base name with no files at all is an error.
 pub fn resolve_inputs<S: AsRef<std::ffi::OsStr>>(
     args: &[S],
-) -> Result<(Vec<InputSource>, Vec<String>), TraceError> {
+) -> Result<(Vec<InputSource>, Vec<Warning>), TraceError> {
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     for arg in args {
@@ -215,7 +216,7 @@ fn scan_base(base: &Path) -> Result<Vec<BaseFile>, String> {
 
 /// Every `<base>.grtrace.<cpu>` and `<base>.card<N>.grtrace.<cpu>` file, sorted by device then
 /// CPU, with warnings for holes (per device) and empty files.
-fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
+fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<Warning>), String> {
     let mut cpus = scan_base(base)?;
     let mut prefix = base.file_name().unwrap_or_default().to_os_string();
     prefix.push(".");
@@ -237,15 +238,15 @@ fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
                 "" => base.display().to_string(),
                 d => format!("{}.{d}", base.display()),
             };
-            warnings.push(format!(
-                "{who}: missing CPU file(s) for CPU {missing} (other CPUs are parsed)"
-            ));
+            warnings.push(Warning::MissingCpuFiles { base: who, missing });
         }
     }
     let mut files = Vec::new();
     for (_, _, path, len) in cpus {
         if len == 0 {
-            warnings.push(format!("{}: byte 0: empty file, skipped", path.display()));
+            warnings.push(Warning::EmptyFile {
+                file: path.display().to_string(),
+            });
         } else {
             files.push(path);
         }

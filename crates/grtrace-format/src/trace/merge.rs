@@ -249,8 +249,10 @@ impl<'m> Merger<'m> {
     /// refilled before anything else goes out if it ran empty (the per-CPU watermark).
     // Not inlined into its callers: each sink gets its own copy of this hot loop, unaffected
     // by the code around it.
+    // `flush!` resets the run even where the loop is left right after.
+    #[allow(unused_assignments)]
     #[inline(never)]
-    pub(super) fn merge<S: Sink<'m>>(&mut self, sum: &mut RunSummary, sink: &mut S) {
+    pub(super) fn merge<S: Sink<'m>>(&mut self, sum: &mut RunSummary, mut sink: S) {
         for di in 0..self.demux.len() {
             if !self.demux[di].primed {
                 self.demux[di].primed = true;
@@ -266,7 +268,10 @@ impl<'m> Merger<'m> {
             if top.cur >= QUEUE_BASE {
                 reordered += (top.time < last_time) as u64;
                 last_time = top.time;
-                if self.queue_step(top, sum, sink, &mut records).is_break() {
+                if self
+                    .queue_step(top, sum, &mut sink, &mut records)
+                    .is_break()
+                {
                     sum.stopped = true;
                     break 'outer;
                 }
@@ -282,6 +287,23 @@ impl<'m> Merger<'m> {
             let card = self.origins.card(c.origin);
             let seqs = &mut self.origins.seqs[c.origin as usize];
             let data = c.data;
+            // Runs of native event records go to the sink as one slice each; the run is
+            // kept in locals (registers), and for a sink without runs it is dead code.
+            let native = S::RUNS && c.endian == Endian::NATIVE;
+            let (mut run_start, mut run_len, mut run_n) = (c.pos, 0usize, 0u64);
+            macro_rules! flush {
+                () => {
+                    if run_len > 0 {
+                        let bytes = &data[run_start..run_start + run_len];
+                        if sink.run(bytes, run_n).is_break() {
+                            sum.stopped = true;
+                            break 'outer;
+                        }
+                        run_len = 0;
+                        run_n = 0;
+                    }
+                };
+            }
             let Some(mut r) = c.head else { break };
             let mut key = top;
             loop {
@@ -291,6 +313,7 @@ impl<'m> Merger<'m> {
                     if let Some(g) =
                         seq::check(seqs, key.cpu, key.seq, key.time, c.name, c.pos as u64, sum)
                     {
+                        flush!();
                         if sink.item(card, Item::Gap(g)).is_break() {
                             sum.stopped = true;
                             break 'outer;
@@ -298,9 +321,22 @@ impl<'m> Merger<'m> {
                     }
                 }
                 records += 1;
-                if sink.file_record(card, r, data, c.pos).is_break() {
-                    sum.stopped = true;
-                    break 'outer;
+                if native && r.is_event() {
+                    if run_len > 0 && c.pos != run_start + run_len {
+                        // An unknown record was skipped in between.
+                        flush!();
+                    }
+                    if run_len == 0 {
+                        run_start = c.pos;
+                    }
+                    run_len += r.size();
+                    run_n += 1;
+                } else {
+                    flush!();
+                    if sink.item(card, Item::Record(r)).is_break() {
+                        sum.stopped = true;
+                        break 'outer;
+                    }
                 }
                 c.pos += r.size();
                 match c.seek_head(sum) {
@@ -309,6 +345,8 @@ impl<'m> Merger<'m> {
                         key = Entry::of(&n, top.cur);
                         match &limit {
                             Some(l) if !key.before(l) => {
+                                // Another cursor is next: the run held goes out first.
+                                flush!();
                                 c.head = Some(n);
                                 self.heap.replace_top(key);
                                 break;
@@ -317,19 +355,12 @@ impl<'m> Merger<'m> {
                         }
                     }
                     None => {
+                        flush!();
                         self.heap.pop_top();
                         break;
                     }
                 }
             }
-            // Another cursor is next: what the sink holds of this file goes out first.
-            if sink.flush().is_break() {
-                sum.stopped = true;
-                break 'outer;
-            }
-        }
-        if !sum.stopped && sink.flush().is_break() {
-            sum.stopped = true;
         }
         sum.records += records;
         sum.reordered += reordered;
@@ -397,7 +428,7 @@ impl<'m> Merger<'m> {
     where
         F: FnMut(u32, Item<'_>) -> ControlFlow<()>,
     {
-        self.merge(sum, &mut ItemSink(f));
+        self.merge(sum, ItemSink(f));
     }
 
     /// Updates the bytes and queues held by all merged inputs after demux `di` read more,
@@ -416,18 +447,13 @@ impl<'m> Merger<'m> {
 
 /// Where the merge loop delivers what it emits.
 pub(super) trait Sink<'m> {
-    /// A record of a mapped per-CPU file, which starts at `pos` of the file's `data`.
-    fn file_record(
-        &mut self,
-        card: u32,
-        r: RecordView<'m>,
-        data: &'m [u8],
-        pos: usize,
-    ) -> ControlFlow<()>;
-    /// A gap, or a record of a merged input (queued: it does not outlive the call).
+    /// Whether runs of consecutive native-endian event records of one mapped file go to
+    /// [`run`](Self::run) as one slice (else every record goes to [`item`](Self::item)).
+    const RUNS: bool;
+    /// A gap, or a record (of a mapped file, or queued: it does not outlive the call).
     fn item(&mut self, card: u32, it: Item<'_>) -> ControlFlow<()>;
-    /// The loop moves to another cursor (or ends): deliver anything held back.
-    fn flush(&mut self) -> ControlFlow<()>;
+    /// `count` whole native-endian event records of one mapped file, in merged order.
+    fn run(&mut self, bytes: &'m [u8], count: u64) -> ControlFlow<()>;
 }
 
 /// Every item to a closure, as [`Trace::for_each_card`] delivers them.
@@ -437,16 +463,7 @@ impl<'m, F> Sink<'m> for ItemSink<'_, F>
 where
     F: FnMut(u32, Item<'_>) -> ControlFlow<()>,
 {
-    #[inline(always)]
-    fn file_record(
-        &mut self,
-        card: u32,
-        r: RecordView<'m>,
-        _: &'m [u8],
-        _: usize,
-    ) -> ControlFlow<()> {
-        (self.0)(card, Item::Record(r))
-    }
+    const RUNS: bool = false;
 
     #[inline(always)]
     fn item(&mut self, card: u32, it: Item<'_>) -> ControlFlow<()> {
@@ -454,91 +471,37 @@ where
     }
 
     #[inline(always)]
-    fn flush(&mut self) -> ControlFlow<()> {
-        ControlFlow::Continue(())
+    fn run(&mut self, _: &'m [u8], _: u64) -> ControlFlow<()> {
+        unreachable!("no runs without RUNS")
     }
 }
 
-/// [`Trace::for_each_raw`]'s delivery: native event records as byte slices. With `runs`,
-/// consecutive native events of one mapped file are held and delivered as one slice; without
-/// (some input is a merged stream), every native event comes alone.
-pub(super) struct RawSink<'m, 'f, F> {
-    pub(super) f: &'f mut F,
-    pub(super) runs: bool,
-    /// The file bytes of the run held, its start and length in them, and its record count.
-    pub(super) data: &'m [u8],
-    pub(super) start: usize,
-    pub(super) len: usize,
-    pub(super) count: u64,
-}
+/// [`Trace::for_each_raw`]'s delivery: native event records as byte slices. With `RUNS`,
+/// consecutive native events of one mapped file come as one slice; without (some input is a
+/// merged stream), every native event comes alone.
+pub(super) struct RawSink<'f, F, const RUNS: bool>(pub(super) &'f mut F);
 
-impl<'m, 'f, F> RawSink<'m, 'f, F>
+impl<'m, F, const RUNS: bool> Sink<'m> for RawSink<'_, F, RUNS>
 where
     F: FnMut(RawItem<'_>) -> ControlFlow<()>,
 {
-    pub(super) fn new(f: &'f mut F, runs: bool) -> Self {
-        RawSink {
-            f,
-            runs,
-            data: &[],
-            start: 0,
-            len: 0,
-            count: 0,
-        }
-    }
-}
-
-impl<'m, F> Sink<'m> for RawSink<'m, '_, F>
-where
-    F: FnMut(RawItem<'_>) -> ControlFlow<()>,
-{
-    #[inline(always)]
-    fn file_record(
-        &mut self,
-        card: u32,
-        r: RecordView<'m>,
-        data: &'m [u8],
-        pos: usize,
-    ) -> ControlFlow<()> {
-        if !(self.runs && r.endian() == Endian::NATIVE && r.is_event()) {
-            return self.item(card, Item::Record(r));
-        }
-        if self.len > 0 && pos != self.start + self.len {
-            // An unknown record was skipped in between.
-            self.flush()?;
-        }
-        if self.len == 0 {
-            self.data = data;
-            self.start = pos;
-        }
-        self.len += r.size();
-        self.count += 1;
-        ControlFlow::Continue(())
-    }
+    const RUNS: bool = RUNS;
 
     #[inline(always)]
     fn item(&mut self, _: u32, it: Item<'_>) -> ControlFlow<()> {
-        self.flush()?;
         match it {
             Item::Record(r) if r.endian() == Endian::NATIVE && r.is_event() => {
-                (self.f)(RawItem::Events {
+                (self.0)(RawItem::Events {
                     bytes: r.bytes(),
                     count: 1,
                 })
             }
-            it => (self.f)(RawItem::Item(it)),
+            it => (self.0)(RawItem::Item(it)),
         }
     }
 
     #[inline(always)]
-    fn flush(&mut self) -> ControlFlow<()> {
-        if self.len == 0 {
-            return ControlFlow::Continue(());
-        }
-        let bytes = &self.data[self.start..self.start + self.len];
-        let count = self.count;
-        self.len = 0;
-        self.count = 0;
-        (self.f)(RawItem::Events { bytes, count })
+    fn run(&mut self, bytes: &'m [u8], count: u64) -> ControlFlow<()> {
+        (self.0)(RawItem::Events { bytes, count })
     }
 }

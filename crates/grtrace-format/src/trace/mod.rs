@@ -76,7 +76,7 @@ mod seq;
 #[cfg(test)]
 mod tests;
 
-pub use error::{ErrorKind, TraceError};
+pub use error::{ErrorKind, TraceError, Warning};
 pub use inputs::{base_files, parse_window, resolve_inputs, InputSource};
 
 use merge::{ItemSink, RawSink};
@@ -104,6 +104,8 @@ pub struct StreamInfoView {
 
 /// One item of the merged stream.
 #[derive(Clone, Copy, Debug)]
+// Deliberately exhaustive: a consumer that matches every item must be revisited when the
+// merge gains a kind of item, rather than skip it silently.
 pub enum Item<'a> {
     /// An event or note, including `NOTE_LOST` records written by the recorder.
     Record(RecordView<'a>),
@@ -114,6 +116,7 @@ pub enum Item<'a> {
 
 /// An item of [`Trace::for_each_raw`].
 #[derive(Clone, Copy, Debug)]
+// Exhaustive for the same reason as `Item`.
 pub enum RawItem<'a> {
     /// `count` whole native-endian event records, in merged order: copy `bytes` as they are.
     /// Consecutive records of one per-CPU file come as one slice; when any input is a
@@ -129,7 +132,7 @@ pub struct RunSummary {
     /// Damage: each ended one input early (everything before it was delivered).
     pub errors: Vec<TraceError>,
     /// Sequence repeats/backward steps and ordering problems (at most [`MAX_WARNINGS`]).
-    pub warnings: Vec<TraceError>,
+    pub warnings: Vec<Warning>,
     /// Warnings not kept because there were too many.
     pub warnings_dropped: u64,
     /// Records delivered as [`Item::Record`].
@@ -155,7 +158,7 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    fn warn(&mut self, w: TraceError) {
+    fn warn(&mut self, w: Warning) {
         if self.warnings.len() < MAX_WARNINGS {
             self.warnings.push(w);
         } else {
@@ -190,12 +193,8 @@ impl Trace {
         }
         if t.streams.is_empty() {
             return Err(t.open_errors.first().cloned().unwrap_or(TraceError {
-                file: "grtparse".into(),
-                error: ErrorKind::Input(if n == 0 {
-                    "no inputs".into()
-                } else {
-                    "no usable inputs".into()
-                }),
+                file: String::new(),
+                error: ErrorKind::NoInputs { given: n },
             }));
         }
         Ok(t)
@@ -233,7 +232,7 @@ impl Trace {
             ..RunSummary::default()
         };
         let mut m = self.merger(&mut sum);
-        m.merge(&mut sum, &mut ItemSink(&mut f));
+        m.merge(&mut sum, ItemSink(&mut f));
         m.origins.warn_overflow(&self.streams, &mut sum);
         sum
     }
@@ -252,8 +251,11 @@ impl Trace {
         };
         let mut m = self.merger(&mut sum);
         // Runs of one file only when no input is a merged stream (as documented on RawItem).
-        let runs = m.demux.is_empty();
-        m.merge(&mut sum, &mut RawSink::new(&mut f, runs));
+        if m.demux.is_empty() {
+            m.merge(&mut sum, RawSink::<_, true>(&mut f));
+        } else {
+            m.merge(&mut sum, RawSink::<_, false>(&mut f));
+        }
         m.origins.warn_overflow(&self.streams, &mut sum);
         sum
     }

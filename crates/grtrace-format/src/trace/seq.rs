@@ -1,6 +1,6 @@
 //! Sequence checking: per (card, session) origin and CPU, gaps become items, repeats warnings.
 
-use super::{ErrorKind, RunSummary, StreamInfoView, TraceError, MAX_CPUS};
+use super::{RunSummary, StreamInfoView, Warning, MAX_CPUS};
 use crate::abi::lost_source;
 use crate::view::{Lost, StreamHeader};
 
@@ -49,12 +49,10 @@ impl Origins {
     /// merged with another stream's).
     pub(super) fn warn_overflow(&self, streams: &[StreamInfoView], sum: &mut RunSummary) {
         if self.overflow > 0 {
-            sum.warn(TraceError {
+            sum.warn(Warning::TooManyOrigins {
                 file: streams.first().map_or_else(String::new, |s| s.name.clone()),
-                error: ErrorKind::Input(format!(
-                    "{} stream header(s) past {MAX_ORIGINS} different card/session pairs: their records are checked and labelled with an earlier stream of the same card (or the last one)",
-                    self.overflow
-                )),
+                headers: self.overflow,
+                limit: MAX_ORIGINS,
             });
         }
     }
@@ -106,13 +104,12 @@ pub(super) fn check(
         });
     }
     sum.seq_backwards += 1;
-    sum.warn(TraceError::at(
-        name,
+    sum.warn(Warning::SeqBackwards {
+        file: name.to_string(),
         offset,
-        format!(
-            "cpu {cpu}: sequence {} after {last} (repeated or backwards)",
-            seq
-        ),
-    ));
+        cpu,
+        seq,
+        last,
+    });
     None
 }

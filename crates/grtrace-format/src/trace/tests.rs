@@ -248,3 +248,39 @@ fn merged_input_queues_stay_within_max_cpus() {
         assert!(queues <= MAX_CPUS as usize + 1, "{queues} queues");
     }
 }
+
+/// A damaged embedded header is named at its own byte offset plus the offset of the damage
+/// inside it, by a typed error (no re-parsing of message text).
+#[test]
+fn a_damaged_embedded_header_is_named_at_its_offset() {
+    let mut data = stream(0, &[(10, 1), (20, 2)], Endian::Little);
+    let at = data.len() as u64;
+    let mut next = stream(0, &[(30, 3)], Endian::Little);
+    let off = abi::stream_off::VERSION_MAJOR;
+    next[off..off + 2].copy_from_slice(&9u16.to_le_bytes());
+    data.extend_from_slice(&next);
+    let (out, sum) = collect(vec![bytes("cat", data)]);
+    assert_eq!(out, vec!["0:10:1", "0:20:2"]);
+    assert_eq!(sum.errors.len(), 1, "{:?}", sum.errors);
+    let e = &sum.errors[0];
+    assert_eq!(e.offset(), Some(at + off as u64));
+    assert!(matches!(e.error, ErrorKind::EmbeddedHeader { at: a, .. } if a == at));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "cat: byte {}: embedded stream header: unsupported future format version 9.0 (this reader knows 1.0)",
+            at + off as u64
+        )
+    );
+}
+
+/// With no inputs there is no file to name: the library does not invent one.
+#[test]
+fn no_inputs_names_no_file() {
+    let e = Trace::open(Vec::new())
+        .err()
+        .expect("no inputs is an error");
+    assert_eq!(e.file, "");
+    assert_eq!(e.error, ErrorKind::NoInputs { given: 0 });
+    assert_eq!(e.to_string(), "no inputs");
+}
