@@ -439,6 +439,13 @@ struct Key {
     seqno: u64,
 }
 
+/// The key of records about no job of the trace (IMPORT.md §2).
+const NO_JOB: Key = Key {
+    ctx: 0,
+    ring: NO_RING,
+    seqno: 0,
+};
+
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     key: Key,
@@ -1334,11 +1341,7 @@ impl Mapper {
             }
             Kind::FenceSignaled | Kind::FenceWaitStart | Kind::FenceWaitEnd => {
                 let f = (u(0), u(1));
-                let key = self.fence_job(f).unwrap_or(Key {
-                    ctx: 0,
-                    ring: NO_RING,
-                    seqno: 0,
-                });
+                let key = self.fence_job(f).unwrap_or(NO_JOB);
                 let code = match kind {
                     Kind::FenceSignaled => EventCode::Signal,
                     Kind::FenceWaitStart => EventCode::Wait,
@@ -1514,11 +1517,7 @@ impl Mapper {
                     t,
                     EventCode::VmFault,
                     0,
-                    Key {
-                        ctx: 0,
-                        ring: NO_RING,
-                        seqno: 0,
-                    },
+                    NO_JOB,
                     (start, 0, 0, asid),
                 )
             }
@@ -1605,20 +1604,9 @@ impl Mapper {
                     self.run(sink, cpu, pid, t, k, 0, 0, 0)
                 }
             }
-            Kind::V3dReset => self.emit(
-                sink,
-                cpu,
-                pid,
-                t,
-                EventCode::Reset,
-                0,
-                Key {
-                    ctx: 0,
-                    ring: NO_RING,
-                    seqno: 0,
-                },
-                (0, 0, 0, 2),
-            ),
+            Kind::V3dReset => {
+                self.emit(sink, cpu, pid, t, EventCode::Reset, 0, NO_JOB, (0, 0, 0, 2))
+            }
             Kind::VirtioQueue | Kind::VirtioResponse => {
                 let (dev, vq) = (u(0), u(1));
                 if vq != 0 {
@@ -1701,11 +1689,7 @@ impl Mapper {
                     t,
                     EventCode::VmFault,
                     0,
-                    Key {
-                        ctx: 0,
-                        ring: NO_RING,
-                        seqno: 0,
-                    },
+                    NO_JOB,
                     (addr, 0, client as u32, (vmid << 16) | (pasid & 0xffff)),
                 )
             }
