@@ -730,10 +730,25 @@ impl Mapper {
             }
         }
         if names.is_empty() {
-            "drm_sched".into()
-        } else {
-            names.join("+")
+            return "drm_sched".into();
         }
+        // The header's driver field holds 32 bytes: whole names only, then "+more".
+        let mut out = String::new();
+        for (i, n) in names.iter().enumerate() {
+            let sep = if out.is_empty() { "" } else { "+" };
+            let room = if i + 1 == names.len() {
+                32
+            } else {
+                32 - "+more".len()
+            };
+            if out.len() + sep.len() + n.len() > room {
+                out.push_str("+more");
+                break;
+            }
+            out.push_str(sep);
+            out.push_str(n);
+        }
+        out
     }
 
     fn stamp_time(&mut self, cpu: u32, t: u64) -> u64 {
