@@ -16,7 +16,10 @@ WORK=${WORK:-/var/tmp/grtimport-bench}
 out="$here/results"
 mkdir -p "$out" "$WORK"
 command -v trace-cmd >/dev/null || { apt-get update -qq && apt-get install -y -qq trace-cmd; }
-(cd "$root" && cargo build --release -q -p grtimport -p grtrace-ftrace --example gendat)
+# Two builds: with --example, cargo builds only the example, and a stale grtimport would be
+# measured.
+(cd "$root" && cargo build --release -q -p grtimport --bin grtimport &&
+    cargo build --release -q -p grtrace-ftrace --example gendat)
 gendat="$root/target/release/examples/gendat"
 gi="$root/target/release/grtimport"
 raw="$out/raw.tsv"

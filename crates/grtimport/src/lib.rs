@@ -230,7 +230,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
         );
         return ExitCode::from(1);
     }
-    let mut ti = TextImport::new();
+    let mut ti = TextImport::for_text(data);
     let note = import::source_note(
         "text (trace-cmd report / tracefs trace)",
         concat!("grtimport ", env!("CARGO_PKG_VERSION")),
@@ -340,6 +340,13 @@ pub fn summary(
         "  {} events in, {} records out, {} jobs handed to drivers, {} starts inferred",
         st.events_in, st.records_out, st.jobs_started, st.inferred_starts
     )?;
+    if st.sched_duplicates > 0 {
+        writeln!(
+            w,
+            "  {} DRM scheduler events of xe/msm/v3d queues skipped: the drivers' own job events name those jobs",
+            st.sched_duplicates
+        )?;
+    }
     if st.lost_events > 0 || st.lost_unknown > 0 {
         writeln!(
             w,

@@ -287,9 +287,7 @@ impl<W: Write + Seek> DatWriter<W> {
                 z.write_all(data)?;
                 z.finish()?
             }
-            Some(Codec::Zstd) => {
-                ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
-            }
+            Some(Codec::Zstd) => zstd::bulk::compress(data, 1)?,
             None => data.to_vec(),
         })
     }

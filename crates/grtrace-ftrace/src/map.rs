@@ -439,6 +439,13 @@ struct Key {
     seqno: u64,
 }
 
+/// The key of records about no job of the trace (IMPORT.md §2).
+const NO_JOB: Key = Key {
+    ctx: 0,
+    ring: NO_RING,
+    seqno: 0,
+};
+
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     key: Key,
@@ -723,10 +730,25 @@ impl Mapper {
             }
         }
         if names.is_empty() {
-            "drm_sched".into()
-        } else {
-            names.join("+")
+            return "drm_sched".into();
         }
+        // The header's driver field holds 32 bytes: whole names only, then "+more".
+        let mut out = String::new();
+        for (i, n) in names.iter().enumerate() {
+            let sep = if out.is_empty() { "" } else { "+" };
+            let room = if i + 1 == names.len() {
+                32
+            } else {
+                32 - "+more".len()
+            };
+            if out.len() + sep.len() + n.len() > room {
+                out.push_str("+more");
+                break;
+            }
+            out.push_str(sep);
+            out.push_str(n);
+        }
+        out
     }
 
     fn stamp_time(&mut self, cpu: u32, t: u64) -> u64 {
@@ -1334,11 +1356,7 @@ impl Mapper {
             }
             Kind::FenceSignaled | Kind::FenceWaitStart | Kind::FenceWaitEnd => {
                 let f = (u(0), u(1));
-                let key = self.fence_job(f).unwrap_or(Key {
-                    ctx: 0,
-                    ring: NO_RING,
-                    seqno: 0,
-                });
+                let key = self.fence_job(f).unwrap_or(NO_JOB);
                 let code = match kind {
                     Kind::FenceSignaled => EventCode::Signal,
                     Kind::FenceWaitStart => EventCode::Wait,
@@ -1514,11 +1532,7 @@ impl Mapper {
                     t,
                     EventCode::VmFault,
                     0,
-                    Key {
-                        ctx: 0,
-                        ring: NO_RING,
-                        seqno: 0,
-                    },
+                    NO_JOB,
                     (start, 0, 0, asid),
                 )
             }
@@ -1605,20 +1619,9 @@ impl Mapper {
                     self.run(sink, cpu, pid, t, k, 0, 0, 0)
                 }
             }
-            Kind::V3dReset => self.emit(
-                sink,
-                cpu,
-                pid,
-                t,
-                EventCode::Reset,
-                0,
-                Key {
-                    ctx: 0,
-                    ring: NO_RING,
-                    seqno: 0,
-                },
-                (0, 0, 0, 2),
-            ),
+            Kind::V3dReset => {
+                self.emit(sink, cpu, pid, t, EventCode::Reset, 0, NO_JOB, (0, 0, 0, 2))
+            }
             Kind::VirtioQueue | Kind::VirtioResponse => {
                 let (dev, vq) = (u(0), u(1));
                 if vq != 0 {
@@ -1701,11 +1704,7 @@ impl Mapper {
                     t,
                     EventCode::VmFault,
                     0,
-                    Key {
-                        ctx: 0,
-                        ring: NO_RING,
-                        seqno: 0,
-                    },
+                    NO_JOB,
                     (addr, 0, client as u32, (vmid << 16) | (pasid & 0xffff)),
                 )
             }

@@ -21,6 +21,10 @@ enum V {
     Str(&'static str),
     /// `A:B`: two integers.
     Pair(&'static str, &'static str),
+    /// 1 when the word is printed (an unnamed `%s` of two choices, v3d's `RCL`/`BCL`).
+    Word(&'static str),
+    /// `A:B` printed without a key as the second `, `-separated item (xe's `%d:0x%x`).
+    SecondPair(&'static str, &'static str),
 }
 
 /// Printed key -> field of one tracepoint.
@@ -124,7 +128,104 @@ const TEXT: &[(&str, &str, Keys)] = &[
     ),
     ("lima_task_submit", "6.12", LIMA),
     ("lima_task_run", "6.12", LIMA),
+    ("i915_request_queue", "6.12", I915),
+    ("i915_request_add", "6.12", I915),
+    ("i915_request_submit", "6.12", I915),
+    ("i915_request_execute", "6.12", I915),
+    ("i915_request_guc_submit", "6.12", I915),
+    ("i915_request_in", "6.12", I915),
+    ("i915_request_out", "6.12", I915),
+    ("i915_request_retire", "6.12", I915),
+    ("i915_request_wait_begin", "6.12", I915),
+    ("i915_request_wait_end", "6.12", I915),
+    ("xe_exec_queue_create", "6.12", XE_QUEUE),
+    ("xe_exec_queue_destroy", "6.12", XE_QUEUE),
+    ("xe_exec_queue_reset", "6.12", XE_QUEUE),
+    ("xe_sched_job_exec", "6.12", XE_JOB),
+    ("xe_sched_job_run", "6.12", XE_JOB),
+    ("xe_sched_job_timedout", "6.12", XE_JOB),
+    ("xe_hw_fence_create", "6.12", XE_FENCE),
+    ("xe_hw_fence_signal", "6.12", XE_FENCE),
+    (
+        "xe_vma_pagefault",
+        "6.12",
+        &[
+            ("dev", V::Str("dev")),
+            ("vma", V::Ptr("vma")),
+            ("asid", V::Int("asid")),
+            ("start", V::Int("start")),
+            ("end", V::Int("end")),
+            ("userptr", V::Int("ptr")),
+        ],
+    ),
+    ("msm_gpu_submit_flush", "6.12", MSM),
+    ("msm_gpu_submit_retired", "6.12", MSM),
+    (
+        "v3d_submit_cl",
+        "6.12",
+        &[
+            ("dev", V::Int("dev")),
+            ("RCL", V::Word("is_render")),
+            ("seqno", V::Int("seqno")),
+        ],
+    ),
+    ("v3d_submit_tfu", "6.12", V3D),
+    ("v3d_submit_csd", "6.12", V3D),
+    ("v3d_bcl_irq", "6.12", V3D),
+    ("v3d_rcl_irq", "6.12", V3D),
+    ("v3d_tfu_irq", "6.12", V3D),
+    ("v3d_csd_irq", "6.12", V3D),
+    ("v3d_reset_begin", "6.12", V3D),
 ];
+
+const I915: &[(&str, V)] = &[
+    ("dev", V::Int("dev")),
+    ("engine", V::Pair("class", "instance")),
+    ("ctx", V::Int("ctx")),
+    ("seqno", V::Int("seqno")),
+    ("tail", V::Int("tail")),
+    ("flags", V::Int("flags")),
+    ("prio", V::Int("prio")),
+    ("port", V::Int("port")),
+    ("completed?", V::Int("completed")),
+];
+const XE_QUEUE: &[(&str, V)] = &[
+    ("dev", V::Str("dev")),
+    ("", V::SecondPair("class", "logical_mask")),
+    ("gt", V::Int("gt_id")),
+    ("width", V::Int("width")),
+    ("guc_id", V::Int("guc_id")),
+    ("guc_state", V::Int("guc_state")),
+    ("flags", V::Int("flags")),
+];
+const XE_JOB: &[(&str, V)] = &[
+    ("dev", V::Str("dev")),
+    ("fence", V::Ptr("fence")),
+    ("seqno", V::Int("seqno")),
+    ("lrc_seqno", V::Int("lrc_seqno")),
+    ("guc_id", V::Int("guc_id")),
+    ("batch_addr", V::Int("batch_addr")),
+    ("guc_state", V::Int("guc_state")),
+    ("flags", V::Int("flags")),
+    ("error", V::Int("error")),
+];
+const XE_FENCE: &[(&str, V)] = &[
+    ("dev", V::Str("dev")),
+    ("ctx", V::Int("ctx")),
+    ("fence", V::Ptr("fence")),
+    ("seqno", V::Int("seqno")),
+];
+const MSM: &[(&str, V)] = &[
+    ("id", V::Int("id")),
+    ("pid", V::Int("pid")),
+    ("ring", V::Pair("ringid", "seqno")),
+    ("ticks", V::Int("ticks")),
+    ("elapsed", V::Int("elapsed")),
+    ("mhz", V::Int("clock")),
+    ("start", V::Int("start_ticks")),
+    ("end", V::Int("end_ticks")),
+];
+const V3D: &[(&str, V)] = &[("dev", V::Int("dev")), ("seqno", V::Int("seqno"))];
 
 const LIMA: &[(&str, V)] = &[
     ("task", V::Int("task_id")),
@@ -342,9 +443,35 @@ impl Default for TextImport {
     }
 }
 
+/// Tracepoints whose presence in a trace changes how others map (IMPORT.md 5.7-5.10: i915
+/// with its low-level events, the DRM scheduler duplicates of xe, msm and v3d jobs).
+/// trace.dat carries only the formats of recorded events; text gets them only when it has
+/// such lines.
+const SWITCHES: [&str; 4] = [
+    "i915_request_in",
+    "xe_sched_job_run",
+    "msm_gpu_submit_retired",
+    "v3d_submit_cl",
+];
+
 impl TextImport {
+    /// A reader for text without the tracepoints of [`SWITCHES`] (see [`for_text`]).
+    ///
+    /// [`for_text`]: Self::for_text
     pub fn new() -> TextImport {
-        let formats = text_formats();
+        Self::for_text(b"")
+    }
+
+    /// A reader for `text`: the formats of [`SWITCHES`] are included when `text` has lines
+    /// of them, as a trace.dat of the same recording would carry them.
+    pub fn for_text(text: &[u8]) -> TextImport {
+        let text = String::from_utf8_lossy(text);
+        let formats: Vec<EventFormat> = text_formats()
+            .into_iter()
+            .filter(|f| {
+                !SWITCHES.contains(&f.name.as_str()) || text.contains(&format!(" {}: ", f.name))
+            })
+            .collect();
         let mapper = Mapper::new(grtrace_format::Endian::NATIVE, &formats);
         TextImport {
             formats,
@@ -368,7 +495,17 @@ impl TextImport {
         let mut r = Record::new(fmt, l.pid);
         let mut found = 0;
         for (key, v) in keys.iter() {
-            let Some(text) = value(l.rest, key) else {
+            let text = match v {
+                V::Word(f) => {
+                    let on = l.rest.split([',', ' ']).any(|w| w == *key);
+                    r.set(f, u64::from(on));
+                    found += 1;
+                    continue;
+                }
+                V::SecondPair(..) => l.rest.split(", ").nth(1),
+                _ => value(l.rest, key),
+            };
+            let Some(text) = text else {
                 continue;
             };
             found += 1;
@@ -384,11 +521,12 @@ impl TextImport {
                 V::Str(f) => {
                     r.set_str(f, text);
                 }
-                V::Pair(a, b) => {
+                V::Pair(a, b) | V::SecondPair(a, b) => {
                     let (x, y) = text.split_once(':').ok_or_else(bad)?;
                     r.set(a, int(x).ok_or_else(bad)?);
                     r.set(b, int(y).ok_or_else(bad)?);
                 }
+                V::Word(_) => {}
             }
         }
         if found == 0 {

@@ -65,12 +65,19 @@ fn err<T>(offset: usize, msg: impl Into<String>) -> Result<T, DatError> {
     })
 }
 
+thread_local! {
+    /// One libzstd decompression context per thread, reused for every chunk (creating one
+    /// per chunk cost more than inflating a small chunk).
+    static ZSTD_CONTEXT: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// v7 compression of sections and trace data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Codec {
     /// trace-cmd's "zlib": zlib-wrapped deflate (`compress2`).
     Zlib,
-    /// trace-cmd's "zstd": one zstd frame per section or chunk.
+    /// trace-cmd's "zstd": one zstd frame per section or chunk (decoded with libzstd).
     Zstd,
 }
 
@@ -97,14 +104,26 @@ impl Codec {
             Codec::Zlib => flate2::read::ZlibDecoder::new(src)
                 .take(size as u64 + 1)
                 .read_to_end(out)
+                .map(|_| ())
                 .map_err(|e| e.to_string()),
-            Codec::Zstd => match ruzstd::decoding::StreamingDecoder::new(src) {
-                Ok(d) => d
-                    .take(size as u64 + 1)
-                    .read_to_end(out)
-                    .map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
-            },
+            // libzstd straight into the buffer: it cannot write past `size` bytes.
+            Codec::Zstd => ZSTD_CONTEXT
+                .with(|c| {
+                    let mut c = c.borrow_mut();
+                    let d = match &mut *c {
+                        Some(d) => d,
+                        none => none.insert(zstd::bulk::Decompressor::new()?),
+                    };
+                    d.decompress_to_buffer(src, out)
+                })
+                .map(|_| ())
+                .map_err(|e| {
+                    if e.to_string().contains("too small") {
+                        format!("zstd data inflates to more than the {size} bytes the header says")
+                    } else {
+                        format!("zstd data: {e}")
+                    }
+                }),
         };
         r?;
         if out.len() != size {

@@ -1382,3 +1382,36 @@ fn v3d_queues_are_rings_and_their_interrupts_end_the_jobs() {
         ]
     );
 }
+
+/// The stream header's `driver` holds 32 bytes: with many driver systems it keeps whole
+/// names and says "+more", never a name cut in the middle.
+#[test]
+fn the_driver_name_fits_the_header_with_whole_names() {
+    let all = grtrace_ftrace::fixtures::formats("6.12");
+    let d = grtrace_ftrace::Mapper::new(grtrace_format::Endian::NATIVE, &all).drivers();
+    assert!(d.len() <= 32 && d.ends_with("+more"), "{d}");
+    let known = [
+        "virtio_gpu",
+        "amdgpu",
+        "lima",
+        "i915",
+        "xe",
+        "drm_msm_gpu",
+        "v3d",
+        "more",
+    ];
+    assert!(d.split('+').all(|n| known.contains(&n)), "{d}");
+    let virtio: Vec<_> = all
+        .into_iter()
+        .filter(|f| {
+            f.system != "amdgpu"
+                && f.system != "lima"
+                && f.system != "i915"
+                && f.system != "xe"
+                && f.system != "drm_msm_gpu"
+                && f.system != "v3d"
+        })
+        .collect();
+    let d = grtrace_ftrace::Mapper::new(grtrace_format::Endian::NATIVE, &virtio).drivers();
+    assert_eq!(d, "virtio_gpu");
+}

@@ -139,3 +139,167 @@ fn lost_markers_and_other_events_and_garbage() {
     // the command before the garbage was imported, the one after was not
     assert_eq!(c.codes(), ["COMMIT", "SUBMIT", "START"]);
 }
+
+/// i915 (with the low-level events), xe, msm and v3d: their TP_printk lines give the same
+/// records as the binary events (and the switches of IMPORT.md 5.7-5.10 follow the text).
+#[test]
+fn driver_lines_give_the_same_records_as_their_binary_events() {
+    let mut t = Trace::new("6.12");
+    let i915 = |t: &mut Trace, ts, name: &str, extra: &[(&str, u64)]| {
+        let mut f = vec![
+            ("dev", 0),
+            ("ctx", 7),
+            ("class", 0),
+            ("instance", 0),
+            ("seqno", 1),
+            ("tail", 64),
+        ];
+        f.extend_from_slice(extra);
+        t.ev(0, ts, 100, name, &f, &[]);
+    };
+    i915(&mut t, 1_000_001_000, "i915_request_add", &[]);
+    i915(&mut t, 1_000_002_000, "i915_request_submit", &[]);
+    i915(
+        &mut t,
+        1_000_003_000,
+        "i915_request_in",
+        &[("port", 0), ("prio", 0)],
+    );
+    i915(
+        &mut t,
+        1_000_009_000,
+        "i915_request_out",
+        &[("completed", 1)],
+    );
+    let dev = [("dev", "0000:03:00.0")];
+    t.ev(
+        0,
+        1_000_010_000,
+        100,
+        "xe_exec_queue_create",
+        &[
+            ("class", 3),
+            ("logical_mask", 1),
+            ("width", 1),
+            ("guc_id", 4),
+        ],
+        &dev,
+    );
+    t.ev(
+        0,
+        1_000_011_000,
+        100,
+        "xe_hw_fence_create",
+        &[("ctx", 0x20), ("seqno", 2), ("fence", 0xabc0)],
+        &dev,
+    );
+    let job = [
+        ("seqno", 2),
+        ("lrc_seqno", 2),
+        ("guc_id", 4),
+        ("fence", 0xabc0),
+    ];
+    t.ev(0, 1_000_012_000, 100, "xe_sched_job_exec", &job, &dev);
+    t.ev(0, 1_000_013_000, 100, "xe_sched_job_run", &job, &dev);
+    t.ev(
+        0,
+        1_000_019_000,
+        0,
+        "xe_hw_fence_signal",
+        &[("ctx", 0x20), ("seqno", 2), ("fence", 0xabc0)],
+        &dev,
+    );
+    t.ev(
+        0,
+        1_000_020_000,
+        300,
+        "msm_gpu_submit_flush",
+        &[
+            ("pid", 300),
+            ("id", 5),
+            ("ringid", 0),
+            ("seqno", 5),
+            ("ticks", 19_200),
+        ],
+        &[],
+    );
+    t.ev(
+        0,
+        1_000_030_000,
+        0,
+        "msm_gpu_submit_retired",
+        &[
+            ("pid", 300),
+            ("id", 5),
+            ("ringid", 0),
+            ("seqno", 5),
+            ("elapsed", 5000),
+            ("clock", 500),
+            ("start_ticks", 19_392),
+            ("end_ticks", 19_488),
+        ],
+        &[],
+    );
+    t.ev(
+        0,
+        1_000_040_000,
+        100,
+        "v3d_submit_cl",
+        &[
+            ("dev", 1),
+            ("is_render", 1),
+            ("seqno", 9),
+            ("ctnqba", 0x100),
+            ("ctnqea", 0x200),
+        ],
+        &[],
+    );
+    t.ev(
+        0,
+        1_000_049_000,
+        0,
+        "v3d_rcl_irq",
+        &[("dev", 1), ("seqno", 9)],
+        &[],
+    );
+    let (bin, _, r) = import(&t.dat(6, None));
+    r.unwrap();
+    let text = "cpus=1\n\
+        app-100 [000] 1.000001000: i915_request_add: dev=0, engine=0:0, ctx=7, seqno=1, tail=64\n\
+        app-100 [000] 1.000002000: i915_request_submit: dev=0, engine=0:0, ctx=7, seqno=1, tail=64\n\
+        app-100 [000] 1.000003000: i915_request_in: dev=0, engine=0:0, ctx=7, seqno=1, prio=0, port=0\n\
+        app-100 [000] 1.000009000: i915_request_out: dev=0, engine=0:0, ctx=7, seqno=1, completed?=1\n\
+        app-100 [000] 1.000010000: xe_exec_queue_create: dev=0000:03:00.0, 3:0x1, gt=0, width=1, guc_id=4, guc_state=0x0, flags=0x0\n\
+        app-100 [000] 1.000011000: xe_hw_fence_create: dev=0000:03:00.0, ctx=0x0000000000000020, fence=000000005d1c2a3b, seqno=2\n\
+        app-100 [000] 1.000012000: xe_sched_job_exec: dev=0000:03:00.0, fence=000000005d1c2a3b, seqno=2, lrc_seqno=2, guc_id=4, batch_addr=0x000000010000, guc_state=0x0, flags=0x0, error=0\n\
+        app-100 [000] 1.000013000: xe_sched_job_run: dev=0000:03:00.0, fence=000000005d1c2a3b, seqno=2, lrc_seqno=2, guc_id=4, batch_addr=0x000000010000, guc_state=0x0, flags=0x0, error=0\n\
+        <idle>-0 [000] 1.000019000: xe_hw_fence_signal: dev=0000:03:00.0, ctx=0x0000000000000020, fence=000000005d1c2a3b, seqno=2\n\
+        app-300 [000] 1.000020000: msm_gpu_submit_flush: id=5 pid=300 ring=0:5 ticks=19200\n\
+        <idle>-0 [000] 1.000030000: msm_gpu_submit_retired: id=5 pid=300 ring=0:5 elapsed=5000 ns mhz=500 start=19392 end=19488\n\
+        app-100 [000] 1.000040000: v3d_submit_cl: dev=1, RCL, seqno=9, 0x00000100..0x00000200\n\
+        <idle>-0 [000] 1.000049000: v3d_rcl_irq: dev=1, seqno=9\n";
+    let mut ti = TextImport::for_text(text.as_bytes());
+    let mut c = Collect::default();
+    ti.run(text.as_bytes(), &mut c).unwrap();
+    assert_eq!(c.rings(), bin.rings());
+    assert_eq!(c.events(), bin.events());
+    let rings: Vec<String> = c.rings().into_iter().map(|r| r.1).collect();
+    assert_eq!(
+        rings,
+        [
+            "card0/rcs0",
+            "0000:03:00.0/bcs-q4",
+            "msm/rb0",
+            "card1/render"
+        ]
+    );
+    // i915 with `in` in the text: START at `in`, END at `out` (the low-level rows)
+    let i915: Vec<_> = c
+        .events()
+        .into_iter()
+        .filter(|e| e.2 .1 == 0)
+        .map(|e| (e.0, e.1))
+        .collect();
+    assert_eq!(i915[3], ("START".to_string(), 1_000_003_000));
+    assert_eq!(i915[4], ("END".to_string(), 1_000_009_000));
+}
