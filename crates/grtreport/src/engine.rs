@@ -455,6 +455,7 @@ impl Engine {
             top,
             genesis: self.genesis(),
             warnings,
+            critical: self.critical.as_ref().map(CriticalPath::report),
         })
     }
 
