@@ -97,18 +97,16 @@ pub struct FramePath {
 }
 
 impl FramePath {
-    pub fn len(&self) -> u64 {
+    /// From the frame start to its last END, ns.
+    pub fn length(&self) -> u64 {
         self.end - self.start
-    }
-    pub fn is_empty(&self) -> bool {
-        self.links.is_empty()
     }
     /// A link's share of the frame (0..1).
     pub fn share(&self, l: &Link) -> f64 {
-        if self.len() == 0 {
+        if self.length() == 0 {
             0.0
         } else {
-            l.ns() as f64 / self.len() as f64
+            l.ns() as f64 / self.length() as f64
         }
     }
 }
@@ -331,7 +329,7 @@ impl CriticalPath {
             if !self.report.overflow {
                 let p = self.walk(&f, end, last);
                 self.report.frames += 1;
-                self.report.lengths.push(p.len());
+                self.report.lengths.push(p.length());
                 if let Some(all) = &mut self.all {
                     all.push(p.clone());
                 }
@@ -339,7 +337,7 @@ impl CriticalPath {
                     .report
                     .slowest
                     .as_ref()
-                    .is_none_or(|s| p.len() > s.len())
+                    .is_none_or(|s| p.length() > s.length())
                 {
                     self.report.slowest = Some(p);
                 }
@@ -547,7 +545,7 @@ pub fn write_text<W: std::io::Write>(
             w,
             "{what} at {} s: {} ms to its last END; frames median {} ms, max {} ms",
             secs(p.start, genesis),
-            ms(p.len()),
+            ms(p.length()),
             ms(median),
             ms(r.lengths.last().copied().unwrap_or(0)),
         )?;
@@ -586,12 +584,12 @@ pub fn write_text<W: std::io::Write>(
         .filter(|l| l.job.is_none())
         .map(Link::ns)
         .sum();
-    let jobs = p.len() - host;
+    let jobs = p.length() - host;
     writeln!(
         w,
         "  on the path: jobs {:.1}%, host {:.1}%",
-        100.0 * jobs as f64 / p.len().max(1) as f64,
-        100.0 * host as f64 / p.len().max(1) as f64
+        100.0 * jobs as f64 / p.length().max(1) as f64,
+        100.0 * host as f64 / p.length().max(1) as f64
     )
 }
 
@@ -603,7 +601,7 @@ pub fn to_json(r: &CritReport) -> serde_json::Value {
         json!({
             "start_ns": p.start,
             "end_ns": p.end,
-            "length_ns": p.len(),
+            "length_ns": p.length(),
             "marker": p.marker,
             "jobs": p.jobs,
             "links": p.links.iter().map(|l| json!({

@@ -131,7 +131,7 @@ fn a_window_gets_the_path_of_the_jobs_that_begin_in_it() {
         first + T0
     };
     // The slowest frame, as a window from its marker to its last END.
-    let f = frames.iter().max_by_key(|p| p.len()).unwrap();
+    let f = frames.iter().max_by_key(|p| p.length()).unwrap();
     let (a, b) = (f.start - genesis, f.end - genesis);
     let (e, win) = paths(data, Scope::Window(a, b));
     assert_eq!(win.len(), 1);
