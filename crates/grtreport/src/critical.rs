@@ -1,6 +1,6 @@
 //! The critical path (`--critical-path`): for a window (`-w`) or a frame between two user
 //! markers (NOTE_MSG), the chain of jobs and host gaps that decided when its last job ended,
-//! each link with its share of the time. JOBS.md §6 gives the rules.
+//! each link with its share of the time. JOBS.md §7 gives the rules.
 //!
 //! Walking back from the last job to end, each job's link starts where the constraint that
 //! let it finish last was met: its SUBMIT (the host was late: a host link back to the frame
@@ -97,18 +97,16 @@ pub struct FramePath {
 }
 
 impl FramePath {
-    pub fn len(&self) -> u64 {
+    /// From the frame start to its last END, ns.
+    pub fn length(&self) -> u64 {
         self.end - self.start
-    }
-    pub fn is_empty(&self) -> bool {
-        self.links.is_empty()
     }
     /// A link's share of the frame (0..1).
     pub fn share(&self, l: &Link) -> f64 {
-        if self.len() == 0 {
+        if self.length() == 0 {
             0.0
         } else {
-            l.ns() as f64 / self.len() as f64
+            l.ns() as f64 / self.length() as f64
         }
     }
 }
@@ -331,7 +329,7 @@ impl CriticalPath {
             if !self.report.overflow {
                 let p = self.walk(&f, end, last);
                 self.report.frames += 1;
-                self.report.lengths.push(p.len());
+                self.report.lengths.push(p.length());
                 if let Some(all) = &mut self.all {
                     all.push(p.clone());
                 }
@@ -339,7 +337,7 @@ impl CriticalPath {
                     .report
                     .slowest
                     .as_ref()
-                    .is_none_or(|s| p.len() > s.len())
+                    .is_none_or(|s| p.length() > s.length())
                 {
                     self.report.slowest = Some(p);
                 }
@@ -478,4 +476,156 @@ impl CriticalPath {
             links,
         }
     }
+}
+
+/// `ctx 3 ring 1 seqno 812`.
+fn job_name(k: &JobKey) -> String {
+    format!("ctx {} ring {} seqno {}", k.ctx, k.ring, k.seqno)
+}
+
+/// What a link is, in words: `job ctx 3 ring 1 seqno 812 (exec 2.100 ms) after dep`.
+pub fn describe(l: &Link) -> String {
+    let ms = crate::output::ms;
+    match l.job {
+        None if l.via == Via::Host => "host: nothing submitted".to_string(),
+        None => "unexplained (the job before was not kept)".to_string(),
+        Some(k) => {
+            let why = match l.via {
+                Via::Host => "submitted by the host".to_string(),
+                Via::Ring => "queued behind the job before".to_string(),
+                Via::Dep => format!(
+                    "waited on fence {}:{} of the job before",
+                    l.fence.0, l.fence.1
+                ),
+                Via::Fence => format!(
+                    "waited on fence {}:{} (no recorded job owns it)",
+                    l.fence.0, l.fence.1
+                ),
+                Via::Start => "was ready before the frame".to_string(),
+            };
+            format!("{} (exec {} ms) {why}", job_name(&k), ms(l.exec))
+        }
+    }
+}
+
+/// The text section: the window's path, or the slowest frame's and the frame lengths.
+pub fn write_text<W: std::io::Write>(
+    w: &mut W,
+    r: &CritReport,
+    genesis: u64,
+) -> std::io::Result<()> {
+    let (ms, secs) = (crate::output::ms, crate::output::secs);
+    let Some(p) = &r.slowest else {
+        if r.overflow {
+            writeln!(
+                w,
+                "not computed: more than {MAX_NODES} jobs to keep; narrow it with -w"
+            )?;
+        } else {
+            writeln!(w, "no job began and ended in the window or in any frame")?;
+        }
+        return Ok(());
+    };
+    if r.window {
+        writeln!(
+            w,
+            "window {} s to {} s:",
+            secs(p.start, genesis),
+            secs(p.end, genesis)
+        )?;
+    } else {
+        let n = r.lengths.len();
+        let median = r.lengths.get(n / 2).copied().unwrap_or(0);
+        let what = if p.marker.is_empty() {
+            "whole trace (no frame marker)".to_string()
+        } else {
+            format!("slowest of {} frames (marker \"{}\")", r.frames, p.marker)
+        };
+        writeln!(
+            w,
+            "{what} at {} s: {} ms to its last END; frames median {} ms, max {} ms",
+            secs(p.start, genesis),
+            ms(p.length()),
+            ms(median),
+            ms(r.lengths.last().copied().unwrap_or(0)),
+        )?;
+    }
+    if r.overflow {
+        writeln!(
+            w,
+            "warning: more than {MAX_NODES} jobs to keep: later frames have no path"
+        )?;
+    }
+    writeln!(
+        w,
+        "{} job(s) began in it; {} link(s) decided its end:",
+        p.jobs,
+        p.links.len()
+    )?;
+    writeln!(
+        w,
+        "  {:>12}  {:>12}  {:>6}  LINK",
+        "FROM (s)", "LENGTH", "SHARE"
+    )?;
+    for l in &p.links {
+        writeln!(
+            w,
+            "  {:>12}  {:>9} ms  {:>5.1}%  {}",
+            secs(l.from, genesis),
+            ms(l.ns()),
+            100.0 * p.share(l),
+            describe(l)
+        )?;
+    }
+    // Shares by kind: how much of the frame was GPU work on the path, host, waiting.
+    let host: u64 = p
+        .links
+        .iter()
+        .filter(|l| l.job.is_none())
+        .map(Link::ns)
+        .sum();
+    let jobs = p.length() - host;
+    writeln!(
+        w,
+        "  on the path: jobs {:.1}%, host {:.1}%",
+        100.0 * jobs as f64 / p.length().max(1) as f64,
+        100.0 * host as f64 / p.length().max(1) as f64
+    )
+}
+
+/// The JSON value (`critical_path`): see grtreport(1), JSON OUTPUT.
+pub fn to_json(r: &CritReport) -> serde_json::Value {
+    use serde_json::json;
+    let n = r.lengths.len();
+    let path = r.slowest.as_ref().map(|p| {
+        json!({
+            "start_ns": p.start,
+            "end_ns": p.end,
+            "length_ns": p.length(),
+            "marker": p.marker,
+            "jobs": p.jobs,
+            "links": p.links.iter().map(|l| json!({
+                "kind": if l.job.is_some() { "job" } else { "host" },
+                "ctx": l.job.map(|k| k.ctx),
+                "ring": l.job.map(|k| k.ring),
+                "seqno": l.job.map(|k| k.seqno),
+                "via": l.via.name(),
+                "fence": matches!(l.via, Via::Dep | Via::Fence).then(|| json!([l.fence.0, l.fence.1])),
+                "start_ns": l.from,
+                "end_ns": l.to,
+                "ns": l.ns(),
+                "share": p.share(l),
+                "exec_ns": (l.exec != NONE).then_some(l.exec),
+                "text": describe(l),
+            })).collect::<Vec<_>>(),
+        })
+    });
+    json!({
+        "scope": if r.window { "window" } else { "frames" },
+        "frames": r.frames,
+        "frame_median_ns": r.lengths.get(n / 2),
+        "frame_max_ns": r.lengths.last(),
+        "overflow": r.overflow,
+        "path": path,
+    })
 }

@@ -308,7 +308,10 @@ impl Engine {
 
     #[inline]
     pub fn feed(&mut self, rec: &RecordView<'_>) -> io::Result<()> {
-        self.filter.ring.learn(rec);
+        // Ring names matter only to a --ring selection: no call per record without one.
+        if self.filter.ring.is_active() {
+            self.filter.ring.learn(rec);
+        }
         self.joiner.feed(rec);
         if let Some(cp) = &mut self.critical {
             cp.genesis(self.joiner.stats.first_ns);
@@ -455,6 +458,7 @@ impl Engine {
             top,
             genesis: self.genesis(),
             warnings,
+            critical: self.critical.as_ref().map(CriticalPath::report),
         })
     }
 

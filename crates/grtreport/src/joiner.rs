@@ -1378,7 +1378,9 @@ impl Joiner {
             f32::NAN
         };
         self.stats.jobs += 1;
-        self.hold_or_out(Job {
+        // Built in place in `out` (a Job is a few hundred bytes: no extra move on the
+        // common path), then flagged, or moved to `held` if undecided.
+        self.out.push(Job {
             key,
             pid: s.pid,
             commit: s.commit,
@@ -1405,6 +1407,25 @@ impl Joiner {
             ring_prev: s.ring_prev,
             ring_prev_end: s.ring_prev_end,
         });
+        let last = self.out.last().expect("just pushed");
+        if self.undecided(last) == 0 {
+            let recorded = self.stats.seen_codes;
+            if let Some(j) = self.out.last_mut() {
+                Self::flag_missing(j, recorded);
+            }
+        } else if let Some(j) = self.out.pop() {
+            self.hold_or_out(j);
+        }
+    }
+
+    /// Flags the COMMIT / SUBMIT a job lacks that the stream records (`recorded`: codes).
+    fn flag_missing(j: &mut Job, recorded: u64) {
+        if j.commit == NONE && recorded & code_bit(EventCode::Commit) != 0 {
+            j.flags.set(Flags::NO_COMMIT | Flags::INCOMPLETE);
+        }
+        if j.submit == NONE && recorded & code_bit(EventCode::Submit) != 0 {
+            j.flags.set(Flags::NO_SUBMIT | Flags::INCOMPLETE);
+        }
     }
 
     /// The host events a finished job lacks whose code is still undecided: neither seen in
@@ -1434,13 +1455,7 @@ impl Joiner {
             }
             return;
         }
-        let recorded = self.stats.seen_codes;
-        if j.commit == NONE && recorded & code_bit(EventCode::Commit) != 0 {
-            j.flags.set(Flags::NO_COMMIT | Flags::INCOMPLETE);
-        }
-        if j.submit == NONE && recorded & code_bit(EventCode::Submit) != 0 {
-            j.flags.set(Flags::NO_SUBMIT | Flags::INCOMPLETE);
-        }
+        Self::flag_missing(&mut j, self.stats.seen_codes);
         self.out.push(j);
     }
 

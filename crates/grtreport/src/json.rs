@@ -261,5 +261,6 @@ pub fn report(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
         "top": top,
         "intervals": intervals.iter().map(interval).collect::<Vec<_>>(),
         "rules": rules,
+        "critical_path": r.critical.map_or(Value::Null, crate::critical::to_json),
     })
 }

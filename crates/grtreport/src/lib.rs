@@ -1,7 +1,7 @@
 //! # grtreport
 //!
 //! Turns a grtrace event stream into GPU jobs keyed by `<ctx, ring, seqno>`, splits each
-//! job's life into the phases of the design (§5.3: submit_host, queue, exec, complete,
+//! job's life into the phases of JOBS.md §2 (submit_host, queue, exec, complete,
 //! gpu_wait, vm_fault, total), tags what blocked it (host-submit, queue-wait, exec-tail,
 //! dep-wait, vm-fault, preempt-thrash) and summarises per ring and per context, btt-style.
 //!

@@ -498,6 +498,8 @@ pub struct ReportInput<'a> {
     pub top: usize,
     pub genesis: u64,
     pub warnings: &'a [String],
+    /// `--critical-path`: the window's or the slowest frame's path.
+    pub critical: Option<&'a crate::critical::CritReport>,
 }
 
 pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
@@ -625,6 +627,10 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
 
     if r.top > 0 {
         write_top(w, r)?;
+    }
+    if let Some(c) = r.critical {
+        section(w, "Critical Path")?;
+        crate::critical::write_text(w, c, r.genesis)?;
     }
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! Blocking-class thresholds (design §5.3 defaults). Every value can be changed with
+//! Blocking-class thresholds (JOBS.md §5; the design's §5.3 defaults). Every value can be changed with
 //! `--rule name=value` or a rules file of `name = value` lines (`#` starts a comment).
 
 use std::fmt;

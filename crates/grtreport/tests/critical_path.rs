@@ -131,7 +131,7 @@ fn a_window_gets_the_path_of_the_jobs_that_begin_in_it() {
         first + T0
     };
     // The slowest frame, as a window from its marker to its last END.
-    let f = frames.iter().max_by_key(|p| p.len()).unwrap();
+    let f = frames.iter().max_by_key(|p| p.length()).unwrap();
     let (a, b) = (f.start - genesis, f.end - genesis);
     let (e, win) = paths(data, Scope::Window(a, b));
     assert_eq!(win.len(), 1);
@@ -143,4 +143,78 @@ fn a_window_gets_the_path_of_the_jobs_that_begin_in_it() {
     let rep = e.critical.as_ref().unwrap().report();
     assert!(rep.window && rep.frames == 1);
     assert_eq!(rep.slowest.as_ref(), Some(w));
+}
+
+fn bin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_grtreport"))
+}
+
+/// The command line: a text section under --critical-path (absent without it), the same
+/// path in --json, and -w for a window.
+#[test]
+fn critical_path_text_and_json() {
+    let f = scenario_file("frames", 6, 300);
+    let plain = bin().arg(&f).output().unwrap();
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("Critical Path"));
+    let o = bin()
+        .arg(&f)
+        .args(["--critical-path", "--frame-marker", "frame"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let sec = text.split("== Critical Path ==").nth(1).expect("section");
+    println!("{sec}");
+    assert!(sec.contains("slowest of "), "{sec}");
+    assert!(sec.contains("host: nothing submitted"), "{sec}");
+    let pct: f64 = sec
+        .lines()
+        .filter_map(|l| {
+            l.split_whitespace()
+                .nth(3)?
+                .strip_suffix('%')?
+                .parse::<f64>()
+                .ok()
+        })
+        .sum();
+    assert!((pct - 100.0).abs() < 0.5, "shares add up: {pct}");
+
+    let o = bin()
+        .arg(&f)
+        .args(["--critical-path", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = &v["critical_path"];
+    assert_eq!(c["scope"], "frames");
+    let links = c["path"]["links"].as_array().unwrap();
+    let sum: u64 = links.iter().map(|l| l["ns"].as_u64().unwrap()).sum();
+    assert_eq!(sum, c["path"]["length_ns"].as_u64().unwrap());
+    assert_eq!(c["path"]["length_ns"], c["frame_max_ns"]);
+    assert!(
+        links
+            .iter()
+            .any(|l| l["kind"] == "job" && l["via"] != "host"),
+        "{c}"
+    );
+    // Without the flag the key is null: the schema keeps its shape.
+    let o = bin().arg(&f).arg("--json").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["critical_path"].is_null());
+
+    let o = bin()
+        .arg(&f)
+        .args(["--critical-path", "-w", "0.001:0.01"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    let sec = text.split("== Critical Path ==").nth(1).expect("section");
+    assert!(sec.contains("window 0.001000000 s to "), "{sec}");
+    // --frame-marker needs --critical-path.
+    let o = bin()
+        .arg(&f)
+        .args(["--frame-marker", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
 }

@@ -248,6 +248,15 @@ fn inputs_from_two_cards_are_called_out() {
     );
 }
 
+/// The GPU side of job `seqno` of ctx 3 on ring 0: START, END and IRQ at `at`.
+fn gpu_run(r: &mut Rec, seqno: u64, at: [u64; 3]) {
+    let codes = [EventCode::Start, EventCode::End, EventCode::Irq];
+    for (t, code) in at.into_iter().zip(codes) {
+        let arg0 = if code == EventCode::Irq { seqno } else { 0 };
+        r.ev(0, 0, t, code, 0, 3, 0, seqno, arg0, 0, 0);
+    }
+}
+
 /// A recording that starts while the GPU is busy: the first jobs it sees end before its
 /// first COMMIT. Whether they miss their COMMIT is decided from the whole stream, not from
 /// the codes seen up to their end: the stream does record COMMITs, so they are no-commit
@@ -259,21 +268,7 @@ fn a_job_that_ends_before_the_first_commit_is_no_commit() {
     // In flight at the start: START, END and IRQ only, all before the first COMMIT.
     for (i, seqno) in [7u64, 8].into_iter().enumerate() {
         let t = T0 + i as u64 * 300 * US;
-        r.ev(0, 0, t + 10 * US, EventCode::Start, 0, 3, 0, seqno, 0, 0, 0);
-        r.ev(0, 0, t + 200 * US, EventCode::End, 0, 3, 0, seqno, 0, 0, 0);
-        r.ev(
-            0,
-            0,
-            t + 210 * US,
-            EventCode::Irq,
-            0,
-            3,
-            0,
-            seqno,
-            seqno,
-            0,
-            0,
-        );
+        gpu_run(&mut r, seqno, [t + 10 * US, t + 200 * US, t + 210 * US]);
     }
     // 20 ms later (long after the 5 ms IRQ grace), the host commits and submits new work.
     let full = |r: &mut Rec| {
@@ -293,21 +288,7 @@ fn a_job_that_ends_before_the_first_commit_is_no_commit() {
                 0,
                 1,
             );
-            r.ev(0, 0, t + 30 * US, EventCode::Start, 0, 3, 0, seqno, 0, 0, 0);
-            r.ev(0, 0, t + 230 * US, EventCode::End, 0, 3, 0, seqno, 0, 0, 0);
-            r.ev(
-                0,
-                0,
-                t + 240 * US,
-                EventCode::Irq,
-                0,
-                3,
-                0,
-                seqno,
-                seqno,
-                0,
-                0,
-            );
+            gpu_run(r, seqno, [t + 30 * US, t + 230 * US, t + 240 * US]);
         }
     };
     full(&mut r);
@@ -351,21 +332,7 @@ fn jobs_waiting_for_the_commit_decision_are_bounded() {
     let n = 10_000u64;
     for seqno in 1..=n {
         let t = T0 + seqno * 300 * US;
-        r.ev(0, 0, t, EventCode::Start, 0, 3, 0, seqno, 0, 0, 0);
-        r.ev(0, 0, t + 200 * US, EventCode::End, 0, 3, 0, seqno, 0, 0, 0);
-        r.ev(
-            0,
-            0,
-            t + 210 * US,
-            EventCode::Irq,
-            0,
-            3,
-            0,
-            seqno,
-            seqno,
-            0,
-            0,
-        );
+        gpu_run(&mut r, seqno, [t, t + 200 * US, t + 210 * US]);
     }
     let data = merged_stream(&r.recs);
     let mut trace = grtrace_format::Trace::open(vec![grtrace_format::InputSource::Bytes {
