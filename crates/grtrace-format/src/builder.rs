@@ -24,6 +24,8 @@
 //! assert_eq!(trace.streams().len(), 1);
 //! ```
 
+use std::collections::BTreeMap;
+
 use crate::abi::{self, EventCode};
 use crate::encode::StreamWriter;
 use crate::view::{Body, EventBody, Stamp, StreamHeader};
@@ -35,8 +37,9 @@ pub type Record = (Stamp, Body<'static>);
 #[derive(Clone, Debug)]
 pub struct Builder {
     records: Vec<Record>,
-    /// Last sequence number used, by CPU (`None`: records are left unnumbered).
-    seq: Option<Vec<u64>>,
+    /// Last sequence number used, by CPU (`None`: records are left unnumbered). A map, not
+    /// a table indexed by CPU: any u32 is a CPU number (a test's stray CPU 4294967295).
+    seq: Option<BTreeMap<u32, u64>>,
     cpu: u32,
     pid: u32,
 }
@@ -46,7 +49,7 @@ impl Builder {
     pub fn new() -> Builder {
         Builder {
             records: Vec::new(),
-            seq: Some(Vec::new()),
+            seq: Some(BTreeMap::new()),
             cpu: 0,
             pid: 0,
         }
@@ -90,14 +93,7 @@ impl Builder {
     /// an event.
     pub fn record(&mut self, body: Body<'static>) -> RecordMut<'_> {
         let seq = match &mut self.seq {
-            Some(seqs) => {
-                let cpu = self.cpu as usize;
-                if seqs.len() <= cpu {
-                    seqs.resize(cpu + 1, 0);
-                }
-                seqs[cpu] += 1;
-                seqs[cpu]
-            }
+            Some(seqs) => next_seq(seqs, self.cpu),
             None => 0,
         };
         self.push(seq, body)
@@ -156,25 +152,22 @@ pub fn merged_stream(records: &[Record], card: u32, driver: &str) -> Vec<u8> {
     sorted.sort_by_key(|(s, _)| s.time_ns);
     let mut h = StreamHeader::new(abi::CPU_MERGED, card, driver);
     h.flags = abi::STREAM_MERGED;
-    let mut seqs: Vec<u64> = Vec::new();
+    let mut seqs = BTreeMap::new();
     let renumbered: Vec<Record> = sorted
         .into_iter()
         .map(|(s, b)| {
-            let cpu = s.cpu as usize;
-            if seqs.len() <= cpu {
-                seqs.resize(cpu + 1, 0);
-            }
-            seqs[cpu] += 1;
-            (
-                Stamp {
-                    seq: seqs[cpu],
-                    ..*s
-                },
-                *b,
-            )
+            let seq = next_seq(&mut seqs, s.cpu);
+            (Stamp { seq, ..*s }, *b)
         })
         .collect();
     write_stream(&h, renumbered.iter())
+}
+
+/// The next sequence number of `cpu` (1 for its first record).
+fn next_seq(seqs: &mut BTreeMap<u32, u64>, cpu: u32) -> u64 {
+    let n = seqs.entry(cpu).or_insert(0);
+    *n += 1;
+    *n
 }
 
 fn write_stream<'r>(header: &StreamHeader, records: impl Iterator<Item = &'r Record>) -> Vec<u8> {
@@ -278,6 +271,8 @@ mod tests {
         b.event(EventCode::End).at(5);
         let seqs: Vec<(u32, u64)> = b.records().iter().map(|(s, _)| (s.cpu, s.seq)).collect();
         assert_eq!(seqs, [(0, 1), (1, 1), (0, 2), (0, 0), (0, 3)]);
+        b.on(u32::MAX).event(EventCode::End).at(6);
+        assert_eq!(b.records()[5].0.seq, 1, "any CPU number, no table up to it");
         let mut u = Builder::unnumbered();
         u.on(3).event(EventCode::Start);
         assert_eq!(u.records()[0].0.seq, 0);

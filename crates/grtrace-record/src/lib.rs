@@ -370,6 +370,9 @@ fn start_tracing(sessions: &mut [Session]) -> Result<(), RecordError> {
     Ok(())
 }
 
+/// What a writer thread wrote: its output's path, records and bytes.
+type Written = (PathBuf, u64, u64);
+
 /// A drain thread and what it drains: a CPU of a device, into an output stream.
 struct DrainThread {
     dev_idx: usize,
@@ -384,7 +387,7 @@ struct DrainThread {
 struct Threads {
     /// Chunks to each writer, by output.
     writer_tx: Vec<crossbeam_channel::Sender<Chunk>>,
-    writers: Vec<JoinHandle<(PathBuf, u64, u64)>>,
+    writers: Vec<JoinHandle<Written>>,
     drains: Vec<DrainThread>,
     /// Per device: set when its drains should empty their buffers and end.
     finish: Vec<Arc<AtomicBool>>,
@@ -560,7 +563,7 @@ impl Threads {
 
     /// Closes the writers' channels and waits for them: each output's (path, records,
     /// bytes), and how the writers failed, if they did.
-    fn join_writers(self) -> Result<(Vec<(PathBuf, u64, u64)>, WriterFailure), RecordError> {
+    fn join_writers(self) -> Result<(Vec<Written>, WriterFailure), RecordError> {
         drop(self.writer_tx);
         let mut outputs = Vec::new();
         for h in self.writers {
