@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use common::{bytes, pipe};
 use grtrace_format::abi::{self, stream_off};
-use grtrace_format::trace::{resolve_inputs, InputSource, Item, RunSummary, Trace};
 use grtrace_format::builder::Builder;
+use grtrace_format::trace::{resolve_inputs, InputSource, Item, RunSummary, Trace};
 use grtrace_format::view::StreamHeader;
 use grtrace_format::{Endian, FormatError};
 
