@@ -1,6 +1,8 @@
 #!/bin/bash
 # Host-side verdict on an e2e boot (kernel/boot.sh ... e2e): reads the guest's results from
-# OUTDIR with the real grtparse and grtreport.
+# OUTDIR with the real grtparse and grtreport. Figures come from their machine-readable
+# summaries (grtparse --summary-json, grtreport --json: schemas in their man pages), read
+# with python3; the seqno comparisons read grtparse's event lines (fields, not prose).
 # usage: kernel/verify.sh OUTDIR GRTPARSE GRTREPORT
 #
 # Checks, each printed as "ok"/"FAIL":
@@ -26,6 +28,33 @@ check() {  # check DESCRIPTION CONDITION-EXIT-STATUS
     if [ "$2" = 0 ]; then echo "ok   $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi
 }
 t() { "$@" > /dev/null 2>&1; echo $?; }
+# jget FILE PATH: the value at PATH (keys and list indexes joined by dots, e.g. lost.kernel)
+# of the JSON document in FILE; empty if the file or the value is missing or null.
+jget() {
+    python3 - "$1" "$2" <<'PY' 2>/dev/null
+import json, sys
+try:
+    v = json.load(open(sys.argv[1]))
+    for k in sys.argv[2].split("."):
+        v = v[int(k)] if isinstance(v, list) else v[k]
+except Exception:
+    v = None
+print("" if v is None else v)
+PY
+}
+# jkeys FILE PATH: the keys of the object at PATH, sorted, each followed by a space.
+jkeys() {
+    python3 - "$1" "$2" <<'PY' 2>/dev/null
+import json, sys
+try:
+    v = json.load(open(sys.argv[1]))
+    for k in sys.argv[2].split("."):
+        v = v[k]
+    print("".join(k + " " for k in sorted(v)))
+except Exception:
+    print("")
+PY
+}
 
 check "guest finished (GRT: done)" "$(t grep -q '^GRT: done' "$LOG")"
 check "no kernel warning/oops (dmesg)" "$(t grep -q '^GRT: warnings=0' "$LOG")"
@@ -38,18 +67,26 @@ check "C drain of the unconsumed overflow exited 0 (lost == dropped, no bad reco
 echo "recorder: $(sed -n 's/^GRT: recorder=//p' "$LOG")"
 
 # ---- run ----
-"$P" "$OUT/run" > "$OUT/run.txt" 2> "$OUT/run.err"
+# parse NAME: grtparse OUTDIR/NAME into NAME.txt (lines and summary), NAME.err and the
+# summary's figures NAME.summary.json; returns grtparse's status
+parse() {
+    rm -f "$OUT/$1.summary.json"
+    "$P" "$OUT/$1" --summary-json "$OUT/$1.summary.json" > "$OUT/$1.txt" 2> "$OUT/$1.err"
+}
+parse run
 check "grtparse reads the run" $?
-sum() { sed -n "s/^$1 *\([0-9 ]*\)$/\1/p" "$2" | awk '{print $NF}'; }
-lost=$(sum 'lost(kernel)' "$OUT/run.txt"); gaps=$(sum 'lost(gap)' "$OUT/run.txt")
-events=$(sum events "$OUT/run.txt")
+S=$OUT/run.summary.json
+lost=$(jget "$S" lost.kernel); gaps=$(jget "$S" lost.gap)
+events=$(jget "$S" events)
 check "run: no record lost (lost(kernel)=${lost:-?})" "$([ "${lost:-x}" = 0 ]; echo $?)"
 check "run: no sequence gap (lost(gap)=${gaps:-?})" "$([ "${gaps:-x}" = 0 ]; echo $?)"
-check "run: no sequence error" "$(t grep -q 'Sequence errors: 0 ' "$OUT/run.txt")"
+check "run: no sequence error" "$([ "$(jget "$S" sequence_errors)" = 0 ]; echo $?)"
 "$R" "$OUT/run" > "$OUT/report.txt" 2>&1
 check "grtreport reads the run" $?
-jobs=$(sed -n 's/.* \([0-9]*\) job(s): \([0-9]*\) complete, \([0-9]*\) incomplete.*/\1 \2 \3/p' "$OUT/report.txt" | head -1)
-set -- $jobs
+# the figures of the report's first line ("N job(s): C complete, I incomplete"), as JSON
+"$R" "$OUT/run" --json -o "$OUT/report.json" > /dev/null 2>&1
+set -- $(jget "$OUT/report.json" all.jobs) $(jget "$OUT/report.json" all.complete) \
+    $(jget "$OUT/report.json" all.incomplete)
 # The fbdev worker flushes the console every ~200 ms, so a flush can straddle the start or the
 # stop (ctrlq is the one traced ring): jobs-edge.sh
 . "$(dirname "$0")/jobs-edge.sh"
@@ -102,10 +139,11 @@ same "WAIT_END vs dma_fence_wait_end" "$OUT/g.WAIT_END" "$OUT/f.WAIT_END.all" "$
 echo "FIGURE events_recorded $events"
 
 # ---- tiny buffers, recorded live ----
-"$P" "$OUT/small" > "$OUT/small.txt" 2> "$OUT/small.err"
+parse small
 check "grtparse reads the tiny-buffer run" $?
-slost=$(sum 'lost(kernel)' "$OUT/small.txt"); sgaps=$(sum 'lost(gap)' "$OUT/small.txt")
-sdrop=$(sed -n 's/.*device dropped counter at stop: \([0-9]*\).*/\1/p' "$OUT/small.txt")
+S=$OUT/small.summary.json
+slost=$(jget "$S" lost.kernel); sgaps=$(jget "$S" lost.gap)
+sdrop=$(jget "$S" device_dropped)
 check "tiny buffers: records were lost (${slost:-?})" "$([ "${slost:-0}" -gt 0 ]; echo $?)"
 check "tiny buffers: LOST notes in the stream = kernel dropped (${slost:-?} = ${sdrop:-?})" \
     "$([ -n "$sdrop" ] && [ "${slost:-x}" = "$sdrop" ]; echo $?)"
@@ -119,7 +157,8 @@ recorder=$(sed -n 's/^GRT: recorder=\([a-z-]*\).*/\1/p' "$LOG" | head -1)  # the
 if [ "$recorder" != grtrace-drain ]; then  # grtrace, or unknown (guest broke early)
     check "filter recorder exited 0" "$(t grep -q '^GRT: filter recorder rc=0' "$LOG")"
     check "filter recording present (filt.grtrace.0)" "$([ -f "$OUT/filt.grtrace.0" ]; echo $?)"
-    names=$("$P" -q "$OUT/filt" 2>/dev/null | awk '{print $6}' | sort -u | tr '\n' ' ')
+    "$P" -q -O "$OUT/filt" --summary-json "$OUT/filt.summary.json" > /dev/null 2>&1
+    names=$(jkeys "$OUT/filt.summary.json" counts)  # every event and note name recorded
     bad=$(echo "$names" | tr ' ' '\n' | grep -vxE 'COMMIT|END|RING|PROCESS|MSG|LOST|STREAM_INFO|' | tr '\n' ' ')
     check "event-mask filter: only COMMIT and END recorded (seen: $names)" \
         "$([ -z "$bad" ] && echo "$names" | grep -q COMMIT && echo "$names" | grep -q END; echo $?)"
@@ -128,8 +167,8 @@ else
 fi
 
 # ---- overflow with no consumer ----
-"$P" "$OUT/ovf" > "$OUT/ovf.txt" 2> "$OUT/ovf.err"
-olost=$(sum 'lost(kernel)' "$OUT/ovf.txt")
+parse ovf
+olost=$(jget "$OUT/ovf.summary.json" lost.kernel)
 odrop=$(sed -n 's/^GRT: overflow dropped=\([0-9]*\).*/\1/p' "$LOG")
 check "no consumer: LOST notes = dropped (${olost:-?} = ${odrop:-?})" \
     "$([ -n "$odrop" ] && [ "$odrop" -gt 0 ] && [ "${olost:-x}" = "$odrop" ]; echo $?)"

@@ -52,9 +52,6 @@ fn usage(msg: &str) -> ExitCode {
 
 /// Runs grtimport; returns the exit code (0 ok, 1 runtime error, 2 usage error).
 pub fn run(args: &Args) -> ExitCode {
-    if args.completions.print_if_asked::<Args>() {
-        return ExitCode::SUCCESS;
-    }
     let Some(input) = args.input.as_deref() else {
         return usage("no INPUT given");
     };

@@ -1,9 +1,5 @@
 //! grtimport: turn trace-cmd trace.dat files (and ftrace text) into grtrace streams.
-//! A thin wrapper over `grtimport::run` (see `grtimport --help`).
-use std::process::ExitCode;
-
-use clap::Parser;
-
-fn main() -> ExitCode {
-    grtimport::run(&grtimport::Args::parse())
+//! The command line is `grtimport::run` (see `grtimport --help`).
+fn main() -> std::process::ExitCode {
+    grtrace_cli::main(|args: grtimport::Args| grtimport::run(&args))
 }

@@ -1,11 +1,5 @@
-//! grtparse binary: a thin wrapper over the library (see `grtparse --help`).
-use clap::Parser;
-
-fn main() {
-    let cli = grtparse::Cli::parse();
-    if cli.completions.print_if_asked::<grtparse::Cli>() {
-        return;
-    }
-    let code = grtparse::run(cli, &mut std::io::stderr());
-    std::process::exit(code);
+//! grtparse: one human line per GPU event, like blkparse (see `grtparse --help`).
+//! The command line is `grtparse::Cli`, the run `grtparse::run`.
+fn main() -> std::process::ExitCode {
+    grtrace_cli::main(grtparse::run)
 }

@@ -3,13 +3,14 @@
 //! device's dropped counter when the streams carry it.
 
 use std::collections::{HashMap, HashSet};
+use std::io::{self, Write};
 
 use grtrace_format::abi::{lost_source, rtype};
 use grtrace_format::view::{Body, Lost, RecordView};
 use grtrace_format::RunSummary;
 
-use crate::format::{slot_name, Line, Render, NSLOTS, SLOT_NOTE_BASE};
 use crate::out::Out;
+use crate::printer::{slot_name, Line, Render, NSLOTS, SLOT_NOTE_BASE};
 
 /// CPUs at or above this are counted together as `CPU?`.
 const CPU_LIMIT: usize = 1024;
@@ -151,6 +152,104 @@ impl Stats {
             .fold(0u64, |a, &b| a.saturating_add(b))
     }
 
+    /// Records lost per cause (kernel, recorder, sequence gap), all CPUs together.
+    fn lost_total(&self, cause: usize) -> u64 {
+        self.lost
+            .iter()
+            .fold(0u64, |a, l| a.saturating_add(l[cause]))
+    }
+
+    /// Shown lines by slot, all CPUs together.
+    fn slot_totals(&self) -> [u64; NSLOTS] {
+        let mut total = [0u64; NSLOTS];
+        for s in &self.per_cpu {
+            for (t, v) in total.iter_mut().zip(s) {
+                *t += v;
+            }
+        }
+        total
+    }
+
+    /// Events of unknown codes among `total` (code 0 and codes past the known ones).
+    fn unknown_codes(total: &[u64; NSLOTS]) -> u64 {
+        total[0] + total[26..SLOT_NOTE_BASE].iter().sum::<u64>()
+    }
+
+    /// The summary as one JSON object (`--summary-json`, schema in grtparse(1)): the same
+    /// figures as the text summary, for scripts.
+    pub fn write_json(
+        &self,
+        w: &mut dyn Write,
+        render: &Render,
+        sum: &RunSummary,
+    ) -> io::Result<()> {
+        let total = self.slot_totals();
+        let events: u64 = total[..SLOT_NOTE_BASE].iter().sum();
+        let notes: u64 = total[SLOT_NOTE_BASE..].iter().sum();
+        let counts: Vec<String> = total
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(s, n)| format!("{}: {n}", json_str(slot_name(s).as_bytes())))
+            .collect();
+        let ncpu = self.per_cpu.len().max(self.lost.len());
+        let cpus: Vec<String> = (0..ncpu)
+            .filter_map(|c| {
+                let slots = self.per_cpu.get(c).copied().unwrap_or([0; NSLOTS]);
+                let lost = self.lost.get(c).copied().unwrap_or([0; 3]);
+                if slots.iter().chain(&lost).all(|&n| n == 0) {
+                    return None;
+                }
+                let cpu = if c == CPU_LIMIT {
+                    "null".to_string()
+                } else {
+                    c.to_string()
+                };
+                Some(format!(
+                    "{{\"cpu\": {cpu}, \"events\": {}, \"lost\": {{\"kernel\": {}, \"recorder\": {}, \"gap\": {}}}}}",
+                    slots[..SLOT_NOTE_BASE].iter().sum::<u64>(),
+                    lost[0],
+                    lost[1],
+                    lost[2]
+                ))
+            })
+            .collect();
+        let dropped = self
+            .dropped
+            .map_or_else(|| "null".to_string(), |d| d.to_string());
+        writeln!(w, "{{")?;
+        writeln!(w, "  \"schema\": \"grtparse-summary/1\",")?;
+        writeln!(w, "  \"cards\": {},", json_str(&render.cards_label()))?;
+        writeln!(w, "  \"events\": {events},")?;
+        writeln!(w, "  \"notes\": {notes},")?;
+        writeln!(w, "  \"counts\": {{{}}},", counts.join(", "))?;
+        writeln!(w, "  \"cpus\": [{}],", cpus.join(", "))?;
+        writeln!(
+            w,
+            "  \"lost\": {{\"kernel\": {}, \"recorder\": {}, \"gap\": {}}},",
+            self.lost_total(0),
+            self.lost_total(1),
+            self.lost_total(2)
+        )?;
+        writeln!(w, "  \"sequence_gaps\": {},", self.gaps)?;
+        writeln!(w, "  \"sequence_errors\": {},", sum.seq_backwards)?;
+        writeln!(w, "  \"device_dropped\": {dropped},")?;
+        writeln!(w, "  \"unknown_records\": {},", sum.unknown_records)?;
+        writeln!(
+            w,
+            "  \"unknown_event_codes\": {},",
+            Self::unknown_codes(&total)
+        )?;
+        writeln!(w, "  \"streams_not_ended\": {},", self.unended)?;
+        writeln!(
+            w,
+            "  \"streams_not_stopped_cleanly\": {},",
+            self.unclean_streams
+        )?;
+        writeln!(w, "  \"damaged_inputs\": {}", sum.errors.len())?;
+        writeln!(w, "}}")
+    }
+
     pub fn write_summary(&self, o: &mut Out, render: &Render, sum: &RunSummary) {
         let ncpu = self.per_cpu.len().max(self.lost.len());
         let cpus: Vec<usize> = (0..ncpu)
@@ -161,16 +260,11 @@ impl Stats {
                     || self.lost.get(c).is_some_and(|l| l.iter().any(|&x| x > 0))
             })
             .collect();
-        let mut total = [0u64; NSLOTS];
-        for s in &self.per_cpu {
-            for (t, v) in total.iter_mut().zip(s) {
-                *t += v;
-            }
-        }
+        let total = self.slot_totals();
         o.bytes(b"\nSummary (");
         o.bytes(&render.cards_label());
         o.bytes(b"):\n");
-        let lt = |i: usize| self.lost.iter().fold(0u64, |a, l| a.saturating_add(l[i]));
+        let lt = |i: usize| self.lost_total(i);
         let ev_total: u64 = total[..SLOT_NOTE_BASE].iter().sum();
         let notes_total: u64 = total[SLOT_NOTE_BASE..].iter().sum();
         // Columns grow with the largest count so that 19- and 20-digit counts stay apart.
@@ -245,8 +339,7 @@ impl Stats {
         o.bytes(b"Unknown records: ");
         o.u64(sum.unknown_records);
         o.bytes(b" skipped; unknown event codes: ");
-        let unknown_codes: u64 = total[0] + total[26..SLOT_NOTE_BASE].iter().sum::<u64>();
-        o.u64(unknown_codes);
+        o.u64(Self::unknown_codes(&total));
         o.byte(b'\n');
         if self.unended > 0 {
             o.bytes(b"Streams not ended: ");
@@ -305,4 +398,19 @@ fn write_counts(o: &mut Out, counts: &[u64]) {
         }
     }
     o.byte(b'\n');
+}
+
+/// `bytes` as a JSON string (names are ASCII; anything else is escaped or replaced).
+fn json_str(bytes: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for c in String::from_utf8_lossy(bytes).chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }

@@ -666,3 +666,66 @@ fn progress_is_off_when_stderr_is_not_a_terminal_and_can_be_forced() {
     let o = grtparse(&f, &["multi/run", "--progress", "--no-progress"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn summary_json_carries_the_figures_of_the_text_summary() {
+    let d = temp_dir("summary-json");
+    let json = d.join("sum.json");
+    let o = grtparse(
+        &fixtures(),
+        &["gap/run", "--summary-json", json.to_str().unwrap()],
+    );
+    // The text is what it always was (gap.txt), plus the JSON file.
+    assert_eq!(text(&o.stdout), golden("gap.txt"));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["schema"], "grtparse-summary/1");
+    assert_eq!(v["cards"], "card0");
+    assert_eq!(
+        (v["events"].as_u64(), v["notes"].as_u64()),
+        (Some(37), Some(9))
+    );
+    assert_eq!(v["counts"]["COMMIT"], 5);
+    assert_eq!(v["counts"]["LOST"], 1);
+    assert_eq!(v["lost"]["kernel"], 4);
+    assert_eq!(v["lost"]["recorder"], 0);
+    assert_eq!(v["lost"]["gap"], 3);
+    assert_eq!(v["sequence_gaps"], 1);
+    assert_eq!(v["sequence_errors"], 0);
+    assert_eq!(v["device_dropped"], 4);
+    assert_eq!(v["unknown_event_codes"], 0);
+    let cpus = v["cpus"].as_array().unwrap();
+    assert_eq!(cpus.len(), 2);
+    assert_eq!(
+        (cpus[0]["cpu"].as_u64(), cpus[0]["events"].as_u64()),
+        (Some(0), Some(14))
+    );
+    assert_eq!(cpus[1]["lost"]["gap"], 3);
+
+    // -q -O: no text at all, the JSON all the same (every record counted, none printed)...
+    let o = grtparse(&fixtures(), &["gap/run", "-q", "-O", "--summary-json", "-"]);
+    let q: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(q, v);
+    // ...and its counts follow the filters, like the text summary's.
+    let o = grtparse(
+        &fixtures(),
+        &["gap/run", "-q", "-O", "-a", "END", "--summary-json", "-"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["events"], 5);
+    assert_eq!(v["counts"]["END"], 5);
+    assert!(v["counts"].get("COMMIT").is_none());
+
+    // A file that is one of the inputs is refused before anything is written.
+    let files = copy_run("gap", &d);
+    let before = std::fs::read(&files[0]).unwrap();
+    let victim = files[0].to_str().unwrap();
+    let o = grtparse(&d, &["run", "-q", "--summary-json", victim]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("--summary-json"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&files[0]).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&d);
+}

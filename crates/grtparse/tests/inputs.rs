@@ -8,8 +8,8 @@ mod common;
 use common::*;
 use std::path::Path;
 
-use grtrace_format::view::{Body, EventBody, Lost, Stamp, StreamHeader};
-use grtrace_format::StreamWriter;
+use grtrace_format::builder::Builder;
+use grtrace_format::view::{Body, EventBody, Lost, StreamHeader};
 
 /// Writes `dir/<base>.grtrace.{0,1}` from the synthetic workload, with the given card and
 /// session in their headers.
@@ -98,15 +98,9 @@ fn a_stray_huge_cpu_file_is_one_short_warning() {
     for cpu in [4_294_967_295u32, 5_000_000] {
         let mut h = StreamHeader::new(cpu, 0, "t");
         h.session_id = 1;
-        let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
-        let st = Stamp {
-            cpu,
-            pid: 1,
-            time_ns: 1,
-            seq: 1,
-        };
-        w.write(&st, &Body::Event(EventBody::default())).unwrap();
-        std::fs::write(d.join(format!("run.grtrace.{cpu}")), w.into_inner()).unwrap();
+        let mut b = Builder::new();
+        b.on(cpu).pid(1).event_code(0).at(1);
+        std::fs::write(d.join(format!("run.grtrace.{cpu}")), b.stream(&h)).unwrap();
     }
     let o = grtparse(&d, &["run", "-q", "--force"]);
     let err = text(&o.stderr);
@@ -119,21 +113,16 @@ fn a_stray_huge_cpu_file_is_one_short_warning() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-fn one_stream(dir: &Path, name: &str, anchor: (u64, u64), recs: &[(u64, Body<'_>)]) {
+fn one_stream(dir: &Path, name: &str, anchor: (u64, u64), recs: &[(u64, Body<'static>)]) {
     let mut h = StreamHeader::new(0, 0, "t");
     h.anchor_realtime_ns = anchor.0;
     h.anchor_clock_ns = anchor.1;
-    let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
-    for (i, (t, b)) in recs.iter().enumerate() {
-        let st = Stamp {
-            cpu: 0,
-            pid: 1,
-            time_ns: *t,
-            seq: i as u64 + 1,
-        };
-        w.write(&st, b).unwrap();
+    let mut b = Builder::new();
+    b.pid(1);
+    for &(t, body) in recs {
+        b.record(body).at(t);
     }
-    std::fs::write(dir.join(name), w.into_inner()).unwrap();
+    std::fs::write(dir.join(name), b.stream(&h)).unwrap();
 }
 
 /// `--wall` with an anchor that puts records past the u64 nanosecond range or before 1970

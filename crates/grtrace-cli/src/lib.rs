@@ -10,7 +10,27 @@
 //!   opened for writing ([`Inputs`], [`open_output`]);
 //! * the byte-based progress line on standard error ([`Progress`], [`ProgressArgs`]);
 //! * shell completions ([`CompletionArgs`]) and the check that keeps a man page in step
-//!   with the real option set ([`man_page_drift`]).
+//!   with the real option set ([`man_page_drift`]);
+//! * the one `main` of every binary ([`main`]): clap's parse, `--completions`, and the run's
+//!   [`Outcome`] (a [`Failure`] is a usage, runtime or write error) turned into the status;
+//! * the signals that stop a run ([`signals`]);
+//! * the reading tools' input words ([`InputWords`], resolved into [`Resolved`]) and their
+//!   `-w` window ([`parse_window`]).
+//!
+//! Every `main.rs` is the same three lines:
+//!
+//! ```ignore
+//! fn main() -> std::process::ExitCode {
+//!     grtrace_cli::main(grtparse::run)
+//! }
+//! ```
+
+mod entry;
+mod inputs;
+pub mod signals;
+
+pub use entry::{is_broken_pipe, main, Failure, Outcome};
+pub use inputs::{parse_window, InputWords, Resolved};
 
 use std::ffi::OsStr;
 use std::fmt::Display;
@@ -105,12 +125,6 @@ pub fn usage(prog: &str, msg: impl Display) -> i32 {
         "Try '{prog} --help' for more information."
     );
     exit::USAGE
-}
-
-/// Whether a write failed because the reader went away (`grtparse run | head`): the program
-/// then stops quietly with status 0.
-pub fn is_broken_pipe(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::BrokenPipe
 }
 
 /// `-` (standard input or output) or a path.
@@ -544,15 +558,20 @@ pub struct CompletionArgs {
 }
 
 impl CompletionArgs {
-    /// Writes the completion script to standard output when asked; returns whether it did.
-    pub fn print_if_asked<C: clap::CommandFactory>(&self) -> bool {
-        let Some(shell) = self.completions else {
-            return false;
-        };
+    /// The shell `--completions` asks for, in parsed arguments of a command that has
+    /// [`CompletionArgs`] (None when it was not given or the command has no such option).
+    pub fn asked(m: &clap::ArgMatches) -> Option<clap_complete::Shell> {
+        m.try_get_one::<clap_complete::Shell>("completions")
+            .ok()
+            .flatten()
+            .copied()
+    }
+
+    /// Writes the completion script of `C` for `shell` to standard output.
+    pub fn print<C: clap::CommandFactory>(shell: clap_complete::Shell) {
         let mut cmd = C::command();
         let name = cmd.get_name().to_string();
         clap_complete::generate(shell, &mut cmd, name, &mut io::stdout());
-        true
     }
 }
 

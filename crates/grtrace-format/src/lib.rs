@@ -7,6 +7,8 @@
 //!
 //! * [`view`]: zero-copy, endian-aware views over stream bytes ([`RecordView`], [`Records`]).
 //! * [`encode`]: the writer ([`StreamWriter`]), used by the recorder, the simulator and tests.
+//! * [`builder`]: records made by hand with per-CPU sequence numbers ([`builder::Builder`]),
+//!   for tests, the synthetic generator and the simulator's scenarios.
 //! * [`error`]: typed decoding errors that name the byte offset.
 //! * [`relay`]: the relay sub-buffer protocol (FORMAT.md §7) shared by recorder and simulator.
 //! * [`vocab`]: the vocabulary: record types ([`RecordType`]) and event codes ([`Event`]) as
@@ -67,6 +69,7 @@
 //! ```
 
 pub mod abi;
+pub mod builder;
 pub mod encode;
 pub mod endian;
 pub mod error;

@@ -5,15 +5,17 @@
 //! The workload: a few processes submit jobs to the rings of one device. Each job is
 //! `QUEUE ALLOC COMMIT SUBMIT START` on the submitting CPU, then `END IRQ SIGNAL` on the CPU
 //! that took the completion interrupt (pid 0), like the blktrace generator's `Q G I D` / `C`.
-//! Per CPU, times strictly increase and `seq` counts 1, 2, ... over every kernel record.
+//! Per CPU, times strictly increase and `seq` counts 1, 2, ... over every kernel record
+//! (numbered by the [`Builder`]).
 //! The command line is `cargo run -p grtrace-format --example grtgen -- --help`.
 
 use std::io::{self, Write};
 
 use crate::abi::{self, lost_source, EventCode};
+use crate::builder::{Builder, RecordMut};
 use crate::encode::StreamWriter;
 use crate::endian::Endian;
-use crate::view::{Body, ClockSync, EventBody, Lost, RingNote, Stamp, StreamHeader, StreamInfo};
+use crate::view::{Body, ClockSync, EventBody, Lost, RingNote, StreamHeader, StreamInfo};
 
 /// What to generate.
 #[derive(Clone, Debug)]
@@ -89,7 +91,6 @@ type Step = (EventCode, u64, u64, u32, u32);
 
 struct CpuOut<W: Write> {
     w: StreamWriter<W>,
-    seq: u64,
     last_t: u64,
     written: u64,
 }
@@ -140,7 +141,6 @@ pub fn generate<W: Write>(cfg: &SynthConfig, outs: Vec<W>) -> io::Result<Vec<u64
         h.anchor_clock_ns = T0 - 1_000_000_000;
         cpus.push(CpuOut {
             w: StreamWriter::new(out, &h)?,
-            seq: 0,
             last_t: 0,
             written: 0,
         });
@@ -148,6 +148,7 @@ pub fn generate<W: Write>(cfg: &SynthConfig, outs: Vec<W>) -> io::Result<Vec<u64
     let mut g = Gen {
         cfg,
         cpus,
+        b: Builder::new(),
         rng: Rng(cfg.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
         seen_pid: Vec::new(),
         total: 0,
@@ -164,53 +165,64 @@ pub fn generate<W: Write>(cfg: &SynthConfig, outs: Vec<W>) -> io::Result<Vec<u64
 struct Gen<'c, W: Write> {
     cfg: &'c SynthConfig,
     cpus: Vec<CpuOut<W>>,
+    /// Numbers the records; each is written out as soon as it is made.
+    b: Builder,
     rng: Rng,
     seen_pid: Vec<u32>,
     total: u64,
 }
 
 impl<W: Write> Gen<'_, W> {
-    /// Writes one kernel record (sequenced) on `cpu` at time `t` or just after the last one.
-    fn put(&mut self, cpu: u32, pid: u32, t: u64, body: &Body<'_>) -> io::Result<u64> {
+    /// The time of a record on `cpu` at `t` or, if that is not later, just after the last
+    /// (`after` 1) or at the last (`after` 0).
+    fn time(&mut self, cpu: u32, t: u64, after: u64) -> u64 {
         let c = &mut self.cpus[cpu as usize];
-        let t = t.max(c.last_t + 1);
-        c.last_t = t;
-        c.seq += 1;
+        c.last_t = t.max(c.last_t + after);
         self.total += 1;
-        if let Some((gc, first, n)) = self.cfg.gap {
-            if gc == cpu && c.seq >= first && c.seq < first + n {
-                return Ok(t);
+        c.last_t
+    }
+
+    /// Writes the records made since the last call, leaving out the configured gap (whose
+    /// sequence numbers are used up all the same).
+    fn flush(&mut self) -> io::Result<()> {
+        for (st, body) in self.b.drain() {
+            if let Some((gc, first, n)) = self.cfg.gap {
+                if gc == st.cpu && st.seq != 0 && st.seq >= first && st.seq < first + n {
+                    continue;
+                }
             }
+            let c = &mut self.cpus[st.cpu as usize];
+            c.w.write(&st, &body)?;
+            c.written += 1;
         }
-        let st = Stamp {
-            cpu,
-            pid,
-            time_ns: t,
-            seq: c.seq,
-        };
-        c.w.write(&st, body)?;
-        c.written += 1;
+        Ok(())
+    }
+
+    /// Writes one kernel record (sequenced) on `cpu` at time `t` or just after the last one.
+    fn put(&mut self, cpu: u32, pid: u32, t: u64, body: Body<'static>) -> io::Result<u64> {
+        let t = self.time(cpu, t, 1);
+        self.b.on(cpu).pid(pid).record(body).at(t);
+        self.flush()?;
         Ok(t)
     }
 
     /// A user-space note (seq 0, pid 0).
-    fn put_note(&mut self, cpu: u32, t: u64, body: &Body<'_>) -> io::Result<()> {
-        let c = &mut self.cpus[cpu as usize];
-        let t = t.max(c.last_t);
-        c.last_t = t;
-        self.total += 1;
-        let st = Stamp {
-            cpu,
-            pid: 0,
-            time_ns: t,
-            seq: 0,
-        };
-        c.w.write(&st, body)?;
-        c.written += 1;
-        Ok(())
+    fn put_note(&mut self, cpu: u32, t: u64, body: Body<'static>) -> io::Result<()> {
+        let t = self.time(cpu, t, 0);
+        self.b.on(cpu).pid(0).user_note(body).at(t);
+        self.flush()
     }
 
-    fn event(&mut self, cpu: u32, pid: u32, t: u64, ev: EventBody) -> io::Result<u64> {
+    /// An event on `cpu` (after a PROCESS note the first time `pid` shows up), at `t` or
+    /// just after the CPU's last record; `fill` sets its fields. Returns its time.
+    fn event(
+        &mut self,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        code: u16,
+        fill: impl FnOnce(RecordMut<'_>) -> RecordMut<'_>,
+    ) -> io::Result<u64> {
         if pid != 0 && !self.seen_pid.contains(&pid) {
             self.seen_pid.push(pid);
             let comm = PROCS
@@ -222,12 +234,15 @@ impl<W: Write> Gen<'_, W> {
                 cpu,
                 pid,
                 t,
-                &Body::Process {
+                Body::Process {
                     comm: comm.as_bytes(),
                 },
             )?;
         }
-        self.put(cpu, pid, t, &Body::Event(ev))
+        let t = self.time(cpu, t, 1);
+        fill(self.b.on(cpu).pid(pid).event_code(code).at(t));
+        self.flush()?;
+        Ok(t)
     }
 
     /// Events `base` with each step's code and arguments, from time `t`, each followed by
@@ -242,15 +257,10 @@ impl<W: Write> Gen<'_, W> {
         (gap, jitter): (u64, u64),
     ) -> io::Result<u64> {
         for &(code, arg0, arg1, arg2, arg3) in steps {
-            let ev = EventBody {
-                code: code as u16,
-                arg0,
-                arg1,
-                arg2,
-                arg3,
-                ..*base
-            };
-            t = self.event(cpu, pid, t, ev)? + gap + self.rng.below(jitter);
+            let at = self.event(cpu, pid, t, code as u16, |r| {
+                r.body(*base).args(arg0, arg1, arg2, arg3)
+            })?;
+            t = at + gap + self.rng.below(jitter);
         }
         Ok(t)
     }
@@ -266,7 +276,7 @@ impl<W: Write> Gen<'_, W> {
                 unit,
                 name: name.as_bytes(),
             });
-            now = self.put(0, 0, now, &b)? + 100;
+            now = self.put(0, 0, now, b)? + 100;
         }
         let mut seqno = [0u64; 3];
         let mut wp = [0u64; 3];
@@ -337,7 +347,7 @@ impl<W: Write> Gen<'_, W> {
                         first_ns: last,
                         last_ns: last + 1000,
                     });
-                    self.put_note(lcpu, last + 1, &b)?;
+                    self.put_note(lcpu, last + 1, b)?;
                 }
             }
         }
@@ -351,7 +361,7 @@ impl<W: Write> Gen<'_, W> {
                 flags: abi::INFO_STOPPED_CLEANLY,
             });
             let t = self.cpus[cpu as usize].last_t;
-            self.put_note(cpu, t, &b)?;
+            self.put_note(cpu, t, b)?;
         }
         Ok(())
     }
@@ -359,12 +369,12 @@ impl<W: Write> Gen<'_, W> {
     /// One of every event code and note type, on CPU 0 (and a clock sync on every CPU).
     fn every_type(&mut self, mut now: u64) -> io::Result<u64> {
         self.seen_pid.push(4103);
-        self.put(0, 4103, now, &Body::Process { comm: b"Xorg" })?;
+        self.put(0, 4103, now, Body::Process { comm: b"Xorg" })?;
         self.put(
             0,
             4103,
             now,
-            &Body::Msg {
+            Body::Msg {
                 text: b"grtrace-test: every type follows",
             },
         )?;
@@ -374,39 +384,26 @@ impl<W: Write> Gen<'_, W> {
                 gpu_time: 123_456_789 + cpu as u64,
                 gpu_freq_hz: 19_200_000,
             });
-            self.put(cpu, 0, now + 50, &b)?;
+            self.put(cpu, 0, now + 50, b)?;
         }
         for code in EventCode::ALL {
             now += 1_000;
             let c = code as u64;
-            let ev = EventBody {
-                code: code as u16,
-                flags: match code {
-                    EventCode::CtxSwitch => abi::eflag::PREEMPT,
-                    EventCode::End | EventCode::Timeout => abi::eflag::ERROR,
-                    EventCode::SyncEnter | EventCode::SyncExit => abi::eflag::HOST,
-                    EventCode::MemAlloc => abi::eflag::KERNEL,
-                    _ => abi::eflag::FENCED,
-                },
-                ctx: 9,
-                ring: 2,
-                seqno: 1000 + c,
-                arg0: 0x10_0000 * c,
-                arg1: 4096 * c,
-                arg2: c as u32,
-                arg3: 2,
+            let flags = match code {
+                EventCode::CtxSwitch => abi::eflag::PREEMPT,
+                EventCode::End | EventCode::Timeout => abi::eflag::ERROR,
+                EventCode::SyncEnter | EventCode::SyncExit => abi::eflag::HOST,
+                EventCode::MemAlloc => abi::eflag::KERNEL,
+                _ => abi::eflag::FENCED,
             };
-            now = self.event(0, 4103, now, ev)?;
+            now = self.event(0, 4103, now, code as u16, |r| {
+                r.job(9, 2, 1000 + c)
+                    .flags(flags)
+                    .args(0x10_0000 * c, 4096 * c, c as u32, 2)
+            })?;
         }
         // An event code this version does not know: printed by number.
-        let ev = EventBody {
-            code: 42,
-            ctx: 9,
-            ring: 2,
-            seqno: 2000,
-            ..EventBody::default()
-        };
-        now = self.event(0, 4103, now + 1_000, ev)?;
+        now = self.event(0, 4103, now + 1_000, 42, |r| r.job(9, 2, 2000))?;
         Ok(now + 1_000)
     }
 }

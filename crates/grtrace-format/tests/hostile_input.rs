@@ -10,9 +10,10 @@ use std::path::PathBuf;
 
 use common::{bytes, pipe};
 use grtrace_format::abi::{self, stream_off};
+use grtrace_format::builder::Builder;
 use grtrace_format::trace::{resolve_inputs, InputSource, Item, RunSummary, Trace};
-use grtrace_format::view::{Body, EventBody, Stamp, StreamHeader};
-use grtrace_format::{Endian, FormatError, StreamWriter};
+use grtrace_format::view::StreamHeader;
+use grtrace_format::{Endian, FormatError};
 
 fn tmpdir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("grt-hostile-{tag}-{}", std::process::id()));
@@ -25,25 +26,12 @@ fn tmpdir(tag: &str) -> PathBuf {
 fn cpu_stream(cpu: u32, card: u32, session: u64, n: u64, t0: u64) -> Vec<u8> {
     let mut h = StreamHeader::new(cpu, card, "test");
     h.session_id = session;
-    let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
+    let mut b = Builder::new();
+    b.on(cpu).pid(1);
     for i in 0..n {
-        let st = Stamp {
-            cpu,
-            pid: 1,
-            time_ns: t0 + 10 * i,
-            seq: i + 1,
-        };
-        w.write(
-            &st,
-            &Body::Event(EventBody {
-                code: 2,
-                seqno: i,
-                ..EventBody::default()
-            }),
-        )
-        .unwrap();
+        b.event_code(2).job(0, 0, i).at(t0 + 10 * i);
     }
-    w.into_inner()
+    b.stream(&h)
 }
 
 /// (card, cpu, seq) of every record, and the summary.
@@ -154,15 +142,9 @@ fn embedded_headers_do_not_add_queues() {
         for cpu in 0..2u32 {
             let mut h = StreamHeader::new(cpu, 0, "test");
             h.session_id = 7;
-            let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
-            let st = Stamp {
-                cpu,
-                pid: 1,
-                time_ns: 100 + 10 * i,
-                seq: i + 1,
-            };
-            w.write(&st, &Body::Event(EventBody::default())).unwrap();
-            cat.extend_from_slice(&w.into_inner());
+            let mut b = Builder::new();
+            b.on(cpu).pid(1).event_code(0).at(100 + 10 * i).seq(i + 1);
+            cat.extend_from_slice(&b.stream(&h));
         }
     }
     for src in [pipe("-", cat.clone(), 65536), bytes("file", cat)] {
@@ -299,23 +281,13 @@ fn version_zero_is_invalid_not_future() {
 fn records_at_the_last_time_are_delivered() {
     let mut h = StreamHeader::new(0, 0, "t");
     h.session_id = 3;
-    let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
-    for (i, t) in [
-        (1u64, 5u64),
-        (2, u64::MAX - 1),
-        (3, u64::MAX),
-        (4, u64::MAX),
-    ] {
-        let st = Stamp {
-            cpu: 0,
-            pid: 1,
-            time_ns: t,
-            seq: i,
-        };
-        w.write(&st, &Body::Event(EventBody::default())).unwrap();
+    let mut b = Builder::new();
+    b.pid(1);
+    for t in [5u64, u64::MAX - 1, u64::MAX, u64::MAX] {
+        b.event_code(0).at(t); // seq 1, 2, 3, 4
     }
     let other = cpu_stream(1, 0, 3, 3, 10);
-    let data = w.into_inner();
+    let data = b.stream(&h);
     let (out, sum) = run(vec![bytes("a", data.clone()), bytes("b", other.clone())]);
     assert_eq!(out.len(), 7);
     assert_eq!(&out[4..], &[(0, 0, 2), (0, 0, 3), (0, 0, 4)]);

@@ -1,14 +1,15 @@
-//! The `grtrace` command line: arguments, their checks (usage errors exit 2), the stop
-//! signals, and the run with its summary; `main.rs` only wires them together. Also the
+//! The `grtrace` command line: arguments, their checks (usage errors exit 2) and the run
+//! with its summary (the stop signals are `grtrace_cli::signals`); `main.rs` only wires them together. Also the
 //! parsing of values that need more than clap: sizes and event masks.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::Parser;
+use grtrace_cli::Failure;
 use grtrace_format::abi::{EventCode, EVENT_MASK_ALL};
 use grtrace_format::relay::{n_subbufs_ok, subbuf_size_ok, Filters};
 
@@ -175,67 +176,27 @@ impl Args {
 
 const PROG: &str = "grtrace";
 
-/// Set by SIGINT, SIGTERM and SIGHUP: the recording stops cleanly.
-pub static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: nix::libc::c_int) {
-    STOP.store(true, Ordering::Release);
-}
-
-/// Installs the stop signals (first thing in `main`, so a Ctrl-C at any moment after start-up
-/// ends the run cleanly) and ignores SIGPIPE.
-pub fn install_signal_handlers() {
-    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-    let act = SigAction::new(
-        SigHandler::Handler(on_signal),
-        SaFlags::empty(),
-        SigSet::empty(),
-    );
-    let ign = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
-    // SAFETY: the handler only stores to an atomic (async-signal-safe). SIGPIPE is ignored so
-    // a closed `-o -` reader shows up as EPIPE on write, which ends the run quietly.
-    unsafe {
-        for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-            let _ = sigaction(sig, &act);
-        }
-        let _ = sigaction(Signal::SIGPIPE, &ign);
-    }
-}
-
-/// Runs `grtrace` as the arguments ask (`-k`, or a recording until `stop`) and prints the
-/// summary: per-CPU stats on stdout (stderr with `-o -`), drop warnings on stderr.
-pub fn run(args: &Args, stop: &AtomicBool) -> ExitCode {
-    if args.completions.print_if_asked::<Args>() {
-        return ExitCode::SUCCESS;
-    }
+/// Runs `grtrace` as the arguments ask (`-k`, or a recording until Ctrl-C, SIGTERM, SIGHUP
+/// or the stopwatch) and prints the summary: per-CPU stats on stdout (stderr with `-o -`),
+/// drop warnings on stderr.
+pub fn run(args: Args) -> ExitCode {
+    let stop = grtrace_cli::signals::stop_on_terminate();
     if args.ftrace {
-        return crate::ftrace::run_cli(args, stop);
+        return crate::ftrace::run_cli(&args, stop);
     }
-    let opts = match args.options() {
-        Ok(o) => o,
-        Err(msg) => return ExitCode::from(grtrace_cli::usage(PROG, msg) as u8),
-    };
+    grtrace_cli::Outcome::exit_code(record(&args, stop), PROG)
+}
+
+/// `-k`, or a recording with its summary.
+fn record(args: &Args, stop: &AtomicBool) -> Result<(), Failure> {
+    let opts = args.options().map_err(Failure::Usage)?;
     if args.kill {
-        return match crate::kill(&opts) {
-            Ok(lines) => {
-                for l in lines {
-                    grtrace_cli::error(PROG, l);
-                }
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                grtrace_cli::error(PROG, e);
-                ExitCode::from(1)
-            }
-        };
-    }
-    let report = match crate::record(&opts, stop) {
-        Ok(r) => r,
-        Err(e) => {
-            grtrace_cli::error(PROG, e);
-            return ExitCode::from(1);
+        for l in crate::kill(&opts).map_err(|e| e.to_string())? {
+            grtrace_cli::error(PROG, l);
         }
-    };
+        return Ok(());
+    }
+    let report = crate::record(&opts, stop).map_err(|e| e.to_string())?;
     let mut stderr = std::io::stderr().lock();
     if opts.is_pipe() {
         let _ = summary::print_stats(&report, &mut stderr);
@@ -246,12 +207,9 @@ pub fn run(args: &Args, stop: &AtomicBool) -> ExitCode {
     if args.verbose {
         let _ = summary::print_perf(&report, &mut stderr);
     }
-    match &report.failure {
-        Some(e) => {
-            grtrace_cli::error(PROG, e);
-            ExitCode::from(1)
-        }
-        None => ExitCode::SUCCESS,
+    match report.failure {
+        Some(e) => Err(Failure::Runtime(e.to_string())),
+        None => Ok(()),
     }
 }
 

@@ -193,12 +193,54 @@ fn map_cpu(dev: &Device, info: &Info, cpu: u32) -> Result<(File, memmap2::Mmap),
 pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordError> {
     let t_start = Instant::now();
     let cpu_start = summary::cpu_time();
-    let pipe = opts.is_pipe();
 
-    // 1. Set up every device (nothing is started before all are ready).
-    let mut sessions: Vec<Session> = Vec::new();
-    for d in &opts.devices {
-        let dev = Device::find(&opts.root, d)?;
+    // 1. Set up every device (nothing is started before all are ready; a device set up
+    // before an error is torn down when its Session drops).
+    let mut sessions = opts
+        .devices
+        .iter()
+        .map(|d| Session::set_up(opts, d))
+        .collect::<Result<Vec<_>, _>>()?;
+    // 2. Outputs, mappings, and where each CPU starts.
+    let (outputs, cpus) = open_outputs(opts, &sessions, stop)?;
+    // 3. One writer per output stream, one drain per CPU.
+    let mut threads = Threads::start(outputs, cpus, sessions.len(), opts.is_pipe())?;
+    // 4. Start tracing and wait for the end.
+    let mut first_error = start_tracing(&mut sessions).err();
+    if first_error.is_none() {
+        threads.wait(stop, opts.stopwatch);
+    }
+    // 5. Stop the kernel side, drain what is left, end every stream.
+    let mut reports = Vec::new();
+    for (di, s) in sessions.iter_mut().enumerate() {
+        reports.push(threads.finish_device(di, s, &mut first_error));
+    }
+    let (outputs, failure) = threads.join_writers()?;
+    for s in sessions.iter_mut() {
+        if let Err(e) = s.teardown() {
+            first_error.get_or_insert(e);
+        }
+    }
+    if let Some(e) = failure.error {
+        first_error = Some(e);
+    }
+    let cpu_end = summary::cpu_time();
+    Ok(RunReport {
+        devices: reports,
+        outputs,
+        elapsed: t_start.elapsed(),
+        cpu_time: (cpu_end.0 + cpu_end.1).saturating_sub(cpu_start.0 + cpu_start.1),
+        sys_time: cpu_end.1.saturating_sub(cpu_start.1),
+        pipe_closed: failure.pipe_closed,
+        failure: first_error,
+    })
+}
+
+impl Session {
+    /// Finds device `name`, checks that it is idle, sets it up with the options' geometry
+    /// and filters, and checks what the kernel made of it.
+    fn set_up(opts: &Options, name: &str) -> Result<Session, RecordError> {
+        let dev = Device::find(&opts.root, name)?;
         let info = dev.info()?;
         if info.state != DevState::Idle {
             let root = dev.root();
@@ -235,10 +277,18 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
         if s.info.cpus.is_empty() {
             return Err(bad("no trace<cpu> files after setup".into()));
         }
-        sessions.push(s);
+        Ok(s)
     }
+}
 
-    // 2. Outputs, mappings, and where each CPU starts.
+/// The output streams (stdout for `-o -`, else one file per CPU, stale files of the base
+/// name removed first) and every CPU buffer mapped, with the output it goes to.
+fn open_outputs(
+    opts: &Options,
+    sessions: &[Session],
+    stop: &AtomicBool,
+) -> Result<(Vec<Output>, Vec<MappedCpu>), RecordError> {
+    let pipe = opts.is_pipe();
     let mut outputs: Vec<Output> = Vec::new();
     let mut cpus: Vec<MappedCpu> = Vec::new();
     if pipe {
@@ -260,7 +310,7 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
             .map_err(|e| RecordError::io(format!("creating {}", d.display()), e))?;
     }
     if !pipe {
-        for p in remove_stale(opts, &sessions)? {
+        for p in remove_stale(opts, sessions)? {
             eprintln!(
                 "grtrace: removed {} (left by an earlier recording under this name)",
                 p.display()
@@ -306,90 +356,137 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
             });
         }
     }
+    Ok((outputs, cpus))
+}
 
-    // 3. Threads: one writer per output stream (each CPU file has its own, so writing
-    // scales with the CPUs like blktrace's per-CPU threads; `-o -` has one), one drain per CPU.
-    let failed = Arc::new(AtomicBool::new(false));
-    let failure = Arc::new(Mutex::new(WriterFailure::default()));
-    let mut writer_tx: Vec<crossbeam_channel::Sender<Chunk>> = Vec::new();
-    let mut writer_pool: Vec<crossbeam_channel::Receiver<Vec<u8>>> = Vec::new();
-    let mut writers = Vec::new();
-    let depth = if pipe { 4 * cpus.len() + 4 } else { 8 };
-    for (i, o) in outputs.into_iter().enumerate() {
-        let (tx, rx) = crossbeam_channel::bounded::<Chunk>(depth);
-        let (pool_tx, pool_rx) = crossbeam_channel::bounded::<Vec<u8>>(depth);
-        let (failed, failure) = (failed.clone(), failure.clone());
-        let h = std::thread::Builder::new()
-            .name(format!("grtrace-writer{i}"))
-            .spawn(move || writer::run(o, rx, pool_tx, failed, failure))
-            .map_err(|e| RecordError::io("starting a writer thread", e))?;
-        writer_tx.push(tx);
-        writer_pool.push(pool_rx);
-        writers.push(h);
-    }
-    let finish: Vec<Arc<AtomicBool>> = sessions
-        .iter()
-        .map(|_| Arc::new(AtomicBool::new(false)))
-        .collect();
-    let mut drains: Vec<(usize, u32, usize, JoinHandle<DrainTotals>)> = Vec::new();
-    for m in cpus {
-        let buf = RelayMap::new(m.map, m.subbuf_size, m.n_subbufs);
-        let d = Drain {
-            cpu: m.cpu,
-            buf,
-            trace: m.trace,
-            consumed: m.consumed,
-            cursor: DrainCursor::new(m.start),
-            endian: m.endian,
-            tx: writer_tx[m.output].clone(),
-            pool: writer_pool[m.output].clone(),
-            finish: finish[m.dev_idx].clone(),
-            abort: failed.clone(),
-            spare: None,
-            chunk_bytes: if pipe {
-                drain::PIPE_CHUNK_BYTES
-            } else {
-                drain::CHUNK_BYTES
-            },
-        };
-        let h = std::thread::Builder::new()
-            .name(format!("grtrace-cpu{}", m.cpu))
-            .spawn(move || d.run())
-            .map_err(|e| RecordError::io("starting a drain thread", e))?;
-        drains.push((m.dev_idx, m.cpu, m.output, h));
-    }
-
-    // 4. Start tracing and wait for the end.
-    let mut start_error = None;
+/// Starts tracing on every device, in order; stops at the first that fails.
+fn start_tracing(sessions: &mut [Session]) -> Result<(), RecordError> {
     for s in sessions.iter_mut() {
-        if let Err(e) = s
-            .dev
+        s.dev
             .ctl(&CtlCommand::Start)
-            .and_then(|_| s.dev.wait_state(DevState::Running))
-        {
-            start_error = Some(e);
-            break;
-        }
+            .and_then(|_| s.dev.wait_state(DevState::Running))?;
         s.running = true;
     }
-    let deadline = opts.stopwatch.map(|d| Instant::now() + d);
-    while start_error.is_none()
-        && !stop.load(Ordering::Acquire)
-        && !failed.load(Ordering::Acquire)
-        && deadline.is_none_or(|d| Instant::now() < d)
-        && !drains.iter().any(|d| d.3.is_finished())
-    {
-        std::thread::sleep(Duration::from_millis(10));
+    Ok(())
+}
+
+/// What a writer thread wrote: its output's path, records and bytes.
+type Written = (PathBuf, u64, u64);
+
+/// A drain thread and what it drains: a CPU of a device, into an output stream.
+struct DrainThread {
+    dev_idx: usize,
+    cpu: u32,
+    output: usize,
+    handle: JoinHandle<DrainTotals>,
+}
+
+/// The recorder's threads: one writer per output stream (each CPU file has its own, so
+/// writing scales with the CPUs like blktrace's per-CPU threads; `-o -` has one), one
+/// drain per CPU.
+struct Threads {
+    /// Chunks to each writer, by output.
+    writer_tx: Vec<crossbeam_channel::Sender<Chunk>>,
+    writers: Vec<JoinHandle<Written>>,
+    drains: Vec<DrainThread>,
+    /// Per device: set when its drains should empty their buffers and end.
+    finish: Vec<Arc<AtomicBool>>,
+    /// Set by a writer whose output failed: everything stops.
+    failed: Arc<AtomicBool>,
+    failure: Arc<Mutex<WriterFailure>>,
+}
+
+impl Threads {
+    fn start(
+        outputs: Vec<Output>,
+        cpus: Vec<MappedCpu>,
+        devices: usize,
+        pipe: bool,
+    ) -> Result<Threads, RecordError> {
+        let mut t = Threads {
+            writer_tx: Vec::new(),
+            writers: Vec::new(),
+            drains: Vec::new(),
+            finish: (0..devices)
+                .map(|_| Arc::new(AtomicBool::new(false)))
+                .collect(),
+            failed: Arc::new(AtomicBool::new(false)),
+            failure: Arc::new(Mutex::new(WriterFailure::default())),
+        };
+        let mut writer_pool: Vec<crossbeam_channel::Receiver<Vec<u8>>> = Vec::new();
+        let depth = if pipe { 4 * cpus.len() + 4 } else { 8 };
+        for (i, o) in outputs.into_iter().enumerate() {
+            let (tx, rx) = crossbeam_channel::bounded::<Chunk>(depth);
+            let (pool_tx, pool_rx) = crossbeam_channel::bounded::<Vec<u8>>(depth);
+            let (failed, failure) = (t.failed.clone(), t.failure.clone());
+            let h = std::thread::Builder::new()
+                .name(format!("grtrace-writer{i}"))
+                .spawn(move || writer::run(o, rx, pool_tx, failed, failure))
+                .map_err(|e| RecordError::io("starting a writer thread", e))?;
+            t.writer_tx.push(tx);
+            writer_pool.push(pool_rx);
+            t.writers.push(h);
+        }
+        for m in cpus {
+            let buf = RelayMap::new(m.map, m.subbuf_size, m.n_subbufs);
+            let d = Drain {
+                cpu: m.cpu,
+                buf,
+                trace: m.trace,
+                consumed: m.consumed,
+                cursor: DrainCursor::new(m.start),
+                endian: m.endian,
+                tx: t.writer_tx[m.output].clone(),
+                pool: writer_pool[m.output].clone(),
+                finish: t.finish[m.dev_idx].clone(),
+                abort: t.failed.clone(),
+                spare: None,
+                chunk_bytes: if pipe {
+                    drain::PIPE_CHUNK_BYTES
+                } else {
+                    drain::CHUNK_BYTES
+                },
+            };
+            let handle = std::thread::Builder::new()
+                .name(format!("grtrace-cpu{}", m.cpu))
+                .spawn(move || d.run())
+                .map_err(|e| RecordError::io("starting a drain thread", e))?;
+            t.drains.push(DrainThread {
+                dev_idx: m.dev_idx,
+                cpu: m.cpu,
+                output: m.output,
+                handle,
+            });
+        }
+        Ok(t)
     }
 
-    // 5. Stop the kernel side, drain what is left, end every stream.
-    let mut first_error = start_error;
-    let mut reports: Vec<DeviceReport> = Vec::new();
-    for (di, s) in sessions.iter_mut().enumerate() {
+    /// Waits for `stop`, the stopwatch, a failed output or a drain that ended on its own
+    /// (an error).
+    fn wait(&self, stop: &AtomicBool, stopwatch: Option<Duration>) {
+        let deadline = stopwatch.map(|d| Instant::now() + d);
+        while !stop.load(Ordering::Acquire)
+            && !self.failed.load(Ordering::Acquire)
+            && deadline.is_none_or(|d| Instant::now() < d)
+            && !self.drains.iter().any(|d| d.handle.is_finished())
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Stops device `di`, lets its drains empty their buffers, and ends each of its streams
+    /// (a last NOTE_LOST for records still pending, then NOTE_STREAM_INFO). The first error
+    /// goes into `first_error`.
+    fn finish_device(
+        &mut self,
+        di: usize,
+        s: &mut Session,
+        first_error: &mut Option<RecordError>,
+    ) -> DeviceReport {
         if let Err(e) = s.stop() {
             first_error.get_or_insert(e);
         }
-        finish[di].store(true, Ordering::Release);
+        self.finish[di].store(true, Ordering::Release);
         let state = s.dev.state().unwrap_or_default();
         let dropped = s.dev.dropped().unwrap_or(0);
         let now = monotonic_ns();
@@ -398,26 +495,18 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
             cpus: Vec::new(),
             dropped,
         };
-        let mine: Vec<_> = drains
-            .iter()
-            .filter(|d| d.0 == di)
-            .map(|d| (d.1, d.2))
-            .collect();
-        let handles: Vec<_> = {
-            let mut keep = Vec::new();
-            let mut taken = Vec::new();
-            for d in drains.drain(..) {
-                if d.0 == di {
-                    taken.push(d.3);
-                } else {
-                    keep.push(d);
-                }
-            }
-            drains = keep;
-            taken
-        };
-        for ((cpu, output), h) in mine.into_iter().zip(handles) {
-            let mut t = h.join().unwrap_or_else(|_| DrainTotals {
+        let (mine, others) = std::mem::take(&mut self.drains)
+            .into_iter()
+            .partition(|d| d.dev_idx == di);
+        self.drains = others;
+        for DrainThread {
+            cpu,
+            output,
+            handle,
+            ..
+        } in mine
+        {
+            let mut t = handle.join().unwrap_or_else(|_| DrainTotals {
                 cpu,
                 error: Some("drain thread panicked".into()),
                 ..Default::default()
@@ -448,7 +537,7 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
                 );
                 tail_records = 1;
             }
-            let _ = writer_tx[output].send(Chunk::Finish {
+            let _ = self.writer_tx[output].send(Chunk::Finish {
                 tail,
                 tail_records,
                 kernel_dropped: dropped,
@@ -465,35 +554,23 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
                 corrupt_bytes: t.corrupt_bytes,
             });
         }
-        reports.push(report);
+        report
     }
-    drop(writer_tx);
-    let mut outputs = Vec::new();
-    for h in writers {
-        outputs.push(h.join().map_err(|_| RecordError::Protocol {
-            dev: "writer".into(),
-            msg: "writer thread panicked".into(),
-        })?);
-    }
-    for s in sessions.iter_mut() {
-        if let Err(e) = s.teardown() {
-            first_error.get_or_insert(e);
+
+    /// Closes the writers' channels and waits for them: each output's (path, records,
+    /// bytes), and how the writers failed, if they did.
+    fn join_writers(self) -> Result<(Vec<Written>, WriterFailure), RecordError> {
+        drop(self.writer_tx);
+        let mut outputs = Vec::new();
+        for h in self.writers {
+            outputs.push(h.join().map_err(|_| RecordError::Protocol {
+                dev: "writer".into(),
+                msg: "writer thread panicked".into(),
+            })?);
         }
+        let f = std::mem::take(&mut *self.failure.lock().unwrap_or_else(|e| e.into_inner()));
+        Ok((outputs, f))
     }
-    let f = std::mem::take(&mut *failure.lock().unwrap_or_else(|e| e.into_inner()));
-    if let Some(e) = f.error {
-        first_error = Some(e);
-    }
-    let cpu_end = summary::cpu_time();
-    Ok(RunReport {
-        devices: reports,
-        outputs,
-        elapsed: t_start.elapsed(),
-        cpu_time: (cpu_end.0 + cpu_end.1).saturating_sub(cpu_start.0 + cpu_start.1),
-        sys_time: cpu_end.1.saturating_sub(cpu_start.1),
-        pipe_closed: f.pipe_closed,
-        failure: first_error,
-    })
 }
 
 /// `grtrace -k`: stop and tear down each device; returns one line per device.

@@ -1,11 +1,5 @@
 //! grtrace: record GPU ring-buffer events from the kernel's relay buffers (like blktrace).
-//! A thin wrapper over `grtrace_record::cli` (see `grtrace --help`).
-use std::process::ExitCode;
-
-use clap::Parser;
-use grtrace_record::cli::{install_signal_handlers, run, Args, STOP};
-
-fn main() -> ExitCode {
-    install_signal_handlers();
-    run(&Args::parse(), &STOP)
+//! The command line is `grtrace_record::cli` (see `grtrace --help`).
+fn main() -> std::process::ExitCode {
+    grtrace_cli::main(grtrace_record::cli::run)
 }

@@ -1,12 +1,12 @@
-//! The `grtsim` command line: arguments, their checks (usage errors exit 2), the stop
-//! signals and the serve loop; `main.rs` only wires them together.
+//! The `grtsim` command line: arguments, their checks (usage errors exit 2) and the serve
+//! loop (the stop signals are `grtrace_cli::signals`); `main.rs` only wires them together.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use clap::Parser;
+use grtrace_cli::Failure;
 
 use crate::{scenarios, Sim, SimConfig, MAX_CARDS, MAX_CPUS};
 
@@ -105,42 +105,17 @@ impl Args {
     }
 }
 
-/// Set by SIGINT, SIGTERM and SIGHUP: the simulator tears its tree down and exits.
-pub static QUIT: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: nix::libc::c_int) {
-    QUIT.store(true, Ordering::Release);
-}
-
-/// Installs the quit signals.
-pub fn install_signal_handlers() {
-    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-    let act = SigAction::new(
-        SigHandler::Handler(on_signal),
-        SaFlags::empty(),
-        SigSet::empty(),
-    );
-    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        let _ = unsafe { sigaction(sig, &act) };
-    }
-}
-
-/// Lists the scenarios, or writes the ground truth and serves the devices until `quit`.
-pub fn run(args: &Args, quit: &AtomicBool) -> ExitCode {
-    if args.completions.print_if_asked::<Args>() {
-        return ExitCode::SUCCESS;
-    }
+/// Lists the scenarios, or writes the ground truth and serves the devices until SIGINT,
+/// SIGTERM or SIGHUP (then the tree is torn down).
+pub fn run(args: Args) -> Result<(), Failure> {
+    let quit = grtrace_cli::signals::stop_on_terminate();
     if args.list_scenarios {
         for n in scenarios::names() {
             println!("{n}");
         }
-        return ExitCode::SUCCESS;
+        return Ok(());
     }
-    let cfg = match args.config() {
-        Ok(c) => c,
-        Err(msg) => return ExitCode::from(grtrace_cli::usage("grtsim", msg) as u8),
-    };
+    let cfg = args.config().map_err(Failure::Usage)?;
     // config() checked the name; the scenario is built once, for its truth and to play.
     let scenario = cfg
         .scenario
@@ -149,23 +124,15 @@ pub fn run(args: &Args, quit: &AtomicBool) -> ExitCode {
     let started = match scenario {
         Some(sc) => {
             if let Some(path) = &args.truth {
-                if let Err(e) = std::fs::write(path, scenarios::truth_csv(&sc.truth)) {
-                    grtrace_cli::error("grtsim", format_args!("{}: {e}", grtrace_cli::show(path)));
-                    return ExitCode::from(1);
-                }
+                std::fs::write(path, scenarios::truth_csv(&sc.truth))
+                    .map_err(|e| format!("{}: {e}", grtrace_cli::show(path)))?;
             }
             Sim::start_playing(&cfg, sc)
         }
         None => Sim::start(&cfg),
     };
     let root = grtrace_cli::show(&cfg.root);
-    let sim = match started {
-        Ok(s) => s,
-        Err(e) => {
-            grtrace_cli::error("grtsim", format_args!("cannot serve {root}/grtrace: {e}"));
-            return ExitCode::from(1);
-        }
-    };
+    let sim = started.map_err(|e| format!("cannot serve {root}/grtrace: {e}"))?;
     eprintln!(
         "grtsim: serving {} card(s) with {} CPU(s) under {root}/grtrace; record with: grtrace -r {root} -d card0 -o run",
         cfg.cards, cfg.cpus,
@@ -173,11 +140,5 @@ pub fn run(args: &Args, quit: &AtomicBool) -> ExitCode {
     while !quit.load(Ordering::Acquire) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    match sim.stop() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            grtrace_cli::error("grtsim", e);
-            ExitCode::from(1)
-        }
-    }
+    sim.stop().map_err(|e| Failure::Runtime(e.to_string()))
 }

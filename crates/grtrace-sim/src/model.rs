@@ -11,7 +11,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use grtrace_format::abi::{eflag, EventCode, RING_UNIT_BYTES};
-use grtrace_format::{Body, EventBody, RingNote, Stamp};
+use grtrace_format::builder::Builder;
+use grtrace_format::{Body, RingNote, Stamp};
 
 /// A record with its stamp, as a kernel would write it.
 pub type TimedRecord = (Stamp, Body<'static>);
@@ -201,53 +202,29 @@ impl Model {
     /// Records a device writes before the first job: ring table (on the first CPU), each
     /// process's name before its first event, and context creation.
     pub fn prologue(&self) -> Vec<(Stamp, Body<'static>)> {
-        let mut out = Vec::new();
-        let cpu0 = self.cfg.cpus[0];
+        let mut b = Builder::unnumbered();
+        b.on(self.cfg.cpus[0]);
         for r in &self.rings {
-            out.push((
-                Stamp {
-                    cpu: cpu0,
-                    pid: 0,
-                    time_ns: 0,
-                    seq: 0,
-                },
-                Body::Ring(RingNote {
-                    ring: r.def.ring,
-                    engine_class: r.def.engine_class,
-                    size: r.def.size,
-                    unit: RING_UNIT_BYTES,
-                    name: r.def.name.as_bytes(),
-                }),
-            ));
+            b.record(Body::Ring(RingNote {
+                ring: r.def.ring,
+                engine_class: r.def.engine_class,
+                size: r.def.size,
+                unit: RING_UNIT_BYTES,
+                name: r.def.name.as_bytes(),
+            }));
         }
-        out.push((
-            Stamp {
-                cpu: cpu0,
-                pid: self.sched_pid,
-                time_ns: 0,
-                seq: 0,
-            },
-            Body::Process { comm: b"drm_sched" },
-        ));
+        b.pid(self.sched_pid)
+            .record(Body::Process { comm: b"drm_sched" });
         for c in &self.clients {
-            let st = Stamp {
-                cpu: c.cpu,
-                pid: c.pid,
-                time_ns: 0,
-                seq: 0,
-            };
-            out.push((
-                st,
-                Body::Process {
-                    comm: c.comm.as_bytes(),
-                },
-            ));
+            b.on(c.cpu).pid(c.pid).record(Body::Process {
+                comm: c.comm.as_bytes(),
+            });
             // Created on the ring it will use, so its ring note is on the same CPU and comes
             // first (readers resolve ring names in order, also on a live pipe).
             let ring = self.rings[c.ring_idx].def.ring;
-            out.push((st, Body::Event(ev(EventCode::CtxCreate, c.ctx, ring, 0))));
+            b.event(EventCode::CtxCreate).job(c.ctx, ring, 0);
         }
-        out
+        b.into_records()
     }
 
     /// Generates `n` jobs after the previous ones; returns their events (not sorted) and the
@@ -264,6 +241,7 @@ impl Model {
         // Half the clients draw on gfx, so gfx is ~50 % busy and the others ~25 %.
         let service_mean = gap;
         let mut names = Vec::with_capacity(n);
+        let mut b = Builder::unnumbered();
         for _ in 0..n {
             self.now += self.rng.around(gap);
             let ci = self.rng.below(self.clients.len() as u64) as usize;
@@ -298,71 +276,55 @@ impl Model {
             let t_signal = t_irq + self.rng.around(scale(2_000));
             let fence_ctx = 100 + ring as u64;
 
-            let user = |t| Stamp {
-                cpu: c.cpu,
-                pid: c.pid,
-                time_ns: t,
-                seq: 0,
+            // Every event of the job: FENCED, named <ctx, ring, seqno>, by (cpu, pid).
+            let ctx = c.ctx;
+            let mut ev = |(cpu, pid): (u32, u32), t: u64, code, args: (u64, u64, u32, u32)| {
+                b.on(cpu)
+                    .pid(pid)
+                    .event(code)
+                    .at(t)
+                    .flags(eflag::FENCED)
+                    .job(ctx, ring, seqno)
+                    .args(args.0, args.1, args.2, args.3);
             };
-            let irq = |t| Stamp {
-                cpu: irq_cpu,
-                pid: 0,
-                time_ns: t,
-                seq: 0,
-            };
-            let sched = |t| Stamp {
-                cpu: c.cpu,
-                pid: sched_pid,
-                time_ns: t,
-                seq: 0,
-            };
-            let job = |code, arg0, arg1, arg2, arg3| {
-                let mut e = ev(code, c.ctx, ring, seqno);
-                e.flags = eflag::FENCED;
-                e.arg0 = arg0;
-                e.arg1 = arg1;
-                e.arg2 = arg2;
-                e.arg3 = arg3;
-                Body::Event(e)
-            };
-            out.push((user(t_alloc), job(EventCode::Alloc, wptr, units, fill, 0)));
-            out.push((user(t_commit), job(EventCode::Commit, wptr, units, fill, 0)));
-            out.push((user(t_submit), job(EventCode::Submit, wptr, units, fill, 1)));
-            out.push((
-                user(t_queue),
-                job(EventCode::Queue, fence_ctx, c.pid as u64, depth, 1),
-            ));
+            let user = (c.cpu, c.pid);
+            let irq = (irq_cpu, 0);
+            let sched = (c.cpu, sched_pid);
+            ev(user, t_alloc, EventCode::Alloc, (wptr, units, fill, 0));
+            ev(user, t_commit, EventCode::Commit, (wptr, units, fill, 0));
+            ev(user, t_submit, EventCode::Submit, (wptr, units, fill, 1));
+            let client = c.pid as u64;
+            ev(
+                user,
+                t_queue,
+                EventCode::Queue,
+                (fence_ctx, client, depth, 1),
+            );
             if let Some(prev) = switch_from {
-                out.push((
-                    sched(t_start),
-                    job(EventCode::CtxSwitch, prev as u64, 0, 0, 0),
-                ));
+                ev(sched, t_start, EventCode::CtxSwitch, (prev as u64, 0, 0, 0));
             }
-            out.push((
-                sched(t_start),
-                job(EventCode::Start, fence_ctx, c.pid as u64, 0, 0),
-            ));
-            out.push((
-                irq(t_end),
-                job(EventCode::End, fence_ctx, c.pid as u64, 0, 0),
-            ));
-            out.push((irq(t_irq), job(EventCode::Irq, seqno, 0, 0, 0)));
-            out.push((
-                irq(t_signal),
-                job(EventCode::Signal, fence_ctx, seqno, 0, 0),
-            ));
+            ev(sched, t_start, EventCode::Start, (fence_ctx, client, 0, 0));
+            ev(irq, t_end, EventCode::End, (fence_ctx, client, 0, 0));
+            ev(irq, t_irq, EventCode::Irq, (seqno, 0, 0, 0));
+            ev(irq, t_signal, EventCode::Signal, (fence_ctx, seqno, 0, 0));
             if self.rng.below(4) == 0 {
                 let t_wait = t_queue + scale(500);
-                out.push((
-                    user(t_wait.min(t_signal)),
-                    job(EventCode::Wait, fence_ctx, seqno, 0, 0),
-                ));
-                out.push((
-                    user(t_signal + scale(5_000)),
-                    job(EventCode::WaitEnd, fence_ctx, seqno, 0, 0),
-                ));
+                ev(
+                    user,
+                    t_wait.min(t_signal),
+                    EventCode::Wait,
+                    (fence_ctx, seqno, 0, 0),
+                );
+                let t_wait_end = t_signal + scale(5_000);
+                ev(
+                    user,
+                    t_wait_end,
+                    EventCode::WaitEnd,
+                    (fence_ctx, seqno, 0, 0),
+                );
             }
             names.push((c.ctx, ring, seqno));
+            out.extend(b.drain());
         }
         names
     }
@@ -373,17 +335,6 @@ impl Model {
         let names = self.jobs(n, &mut out);
         out.sort_by_key(|(s, _)| s.time_ns);
         (out, names)
-    }
-}
-
-/// An event body with the job name set and everything else zero.
-pub fn ev(code: EventCode, ctx: u32, ring: u32, seqno: u64) -> EventBody {
-    EventBody {
-        code: code as u16,
-        ctx,
-        ring,
-        seqno,
-        ..Default::default()
     }
 }
 

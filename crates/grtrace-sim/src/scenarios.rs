@@ -7,7 +7,8 @@
 //! API below stable: the recorder's tests, the simulator and grtreport's tests use it.
 
 use grtrace_format::abi::eflag;
-use grtrace_format::{Body, EventBody, EventCode, RingNote, Stamp};
+use grtrace_format::builder::{Builder, Record};
+use grtrace_format::{Body, EventCode, RingNote, Stamp};
 
 use crate::model::{JobName, Model, ModelCfg, Rng};
 
@@ -32,11 +33,11 @@ pub struct TruthJob {
     pub blocker: Option<(u32, u32, u64)>,
 }
 
-type Builder = fn(u64, usize) -> Scenario;
+type MakeScenario = fn(u64, usize) -> Scenario;
 
 mod frames;
 
-const SCENARIOS: &[(&str, Builder)] = &[
+const SCENARIOS: &[(&str, MakeScenario)] = &[
     ("clean", clean),
     ("report-clean", report_clean),
     ("host-submit", host_submit),
@@ -111,7 +112,8 @@ enum Inject {
 
 struct ReportGen {
     rng: Rng,
-    records: Vec<(Stamp, Body<'static>)>,
+    /// The records; the simulated kernel numbers them as it writes them.
+    b: Builder,
     truth: Vec<TruthJob>,
 }
 
@@ -119,79 +121,35 @@ impl ReportGen {
     fn new(seed: u64) -> ReportGen {
         let mut g = ReportGen {
             rng: Rng::new(seed ^ 0x7265_706f_7274),
-            records: Vec::new(),
+            b: Builder::unnumbered(),
             truth: Vec::new(),
         };
         for (ring, class, name) in REPORT_RINGS {
-            g.put(
-                0,
-                0,
-                0,
-                Body::Ring(RingNote {
+            g.b.on(0)
+                .pid(0)
+                .record(Body::Ring(RingNote {
                     ring,
                     engine_class: class,
                     size: 1 << 20,
                     unit: grtrace_format::abi::RING_UNIT_BYTES,
                     name: name.as_bytes(),
-                }),
-            );
+                }))
+                .at(0);
         }
         for c in 1..=REPORT_CTXS {
-            g.put(
-                c % 2,
-                2000 + c,
-                0,
-                Body::Process {
+            g.b.on(c % 2)
+                .pid(2000 + c)
+                .record(Body::Process {
                     comm: b"gpu-client",
-                },
-            );
-            g.ev(c % 2, 2000 + c, 0, EventCode::CtxCreate, 0, c, 0, 0, 0, 0);
+                })
+                .at(0);
+            g.b.on(c % 2)
+                .pid(2000 + c)
+                .event(EventCode::CtxCreate)
+                .at(0)
+                .job(c, 0, 0);
         }
         g
-    }
-
-    fn put(&mut self, cpu: u32, pid: u32, t: u64, body: Body<'static>) {
-        self.records.push((
-            Stamp {
-                cpu,
-                pid,
-                time_ns: t,
-                seq: 0,
-            },
-            body,
-        ));
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn ev(
-        &mut self,
-        cpu: u32,
-        pid: u32,
-        t: u64,
-        code: EventCode,
-        flags: u16,
-        ctx: u32,
-        ring: u32,
-        seqno: u64,
-        arg0: u64,
-        arg2: u32,
-    ) {
-        self.put(
-            cpu,
-            pid,
-            t,
-            Body::Event(EventBody {
-                code: code as u16,
-                flags,
-                ctx,
-                ring,
-                seqno,
-                arg0,
-                arg1: 0,
-                arg2,
-                arg3: 0,
-            }),
-        );
     }
 
     fn between(&mut self, lo: u64, hi: u64) -> u64 {
@@ -237,76 +195,53 @@ impl ReportGen {
                 let pid = 2000 + ctx;
                 let cpu = ctx % 2;
                 let fill = (4096 * (b as u32 + 1)) % (1 << 20);
-                self.ev(
-                    cpu,
-                    pid,
-                    commit,
-                    EventCode::Alloc,
-                    1,
-                    ctx,
-                    ring,
-                    seq,
-                    0,
-                    fill,
-                );
-                self.ev(
-                    cpu,
-                    pid,
-                    commit + 500,
-                    EventCode::Commit,
-                    1,
-                    ctx,
-                    ring,
-                    seq,
-                    0,
-                    fill,
-                );
+                self.b
+                    .on(cpu)
+                    .pid(pid)
+                    .event(EventCode::Alloc)
+                    .at(commit)
+                    .flags(1)
+                    .job(ctx, ring, seq)
+                    .args(0, 0, fill, 0);
+                self.b
+                    .on(cpu)
+                    .pid(pid)
+                    .event(EventCode::Commit)
+                    .at(commit + 500)
+                    .flags(1)
+                    .job(ctx, ring, seq)
+                    .args(0, 0, fill, 0);
                 if b + 1 == burst {
-                    let mut e = EventBody {
-                        code: EventCode::Submit as u16,
-                        flags: eflag::FENCED,
-                        ctx,
-                        ring,
-                        seqno: seq,
-                        arg0: 0,
-                        arg1: 0,
-                        arg2: fill,
-                        arg3: burst as u32,
-                    };
-                    e.arg1 = 256;
-                    self.put(cpu, pid, submit, Body::Event(e));
+                    self.b
+                        .on(cpu)
+                        .pid(pid)
+                        .event(EventCode::Submit)
+                        .at(submit)
+                        .flags(eflag::FENCED)
+                        .job(ctx, ring, seq)
+                        .args(0, 256, fill, burst as u32);
                 }
                 let commit = commit + 500;
                 let mut start = (submit + self.between(10 * US, 30 * US)).max(free_at[r] + 5 * US);
                 let mut tags: Vec<&'static str> = Vec::new();
                 if last_ctx[r] != ctx {
-                    self.ev(
-                        cpu,
-                        SCHED_PID,
-                        start,
-                        EventCode::CtxSwitch,
-                        0,
-                        ctx,
-                        ring,
-                        0,
-                        last_ctx[r] as u64,
-                        0,
-                    );
+                    self.b
+                        .on(cpu)
+                        .pid(SCHED_PID)
+                        .event(EventCode::CtxSwitch)
+                        .at(start)
+                        .job(ctx, ring, 0)
+                        .args(last_ctx[r] as u64, 0, 0, 0);
                     last_ctx[r] = ctx;
                     start += 1;
                 }
-                self.ev(
-                    cpu,
-                    SCHED_PID,
-                    start,
-                    EventCode::Start,
-                    1,
-                    ctx,
-                    ring,
-                    seq,
-                    0,
-                    0,
-                );
+                self.b
+                    .on(cpu)
+                    .pid(SCHED_PID)
+                    .event(EventCode::Start)
+                    .at(start)
+                    .flags(1)
+                    .job(ctx, ring, seq);
                 let mut own = if burst > 1 {
                     self.between(190 * US, 210 * US)
                 } else {
@@ -332,18 +267,40 @@ impl ReportGen {
                             } else {
                                 self.between(20 * US, 40 * US)
                             };
-                            self.ev(IRQ_CPU, 0, t, EventCode::SyncEnter, 0, ctx, ring, seq, 0, 0);
+                            self.b
+                                .on(IRQ_CPU)
+                                .pid(0)
+                                .event(EventCode::SyncEnter)
+                                .at(t)
+                                .job(ctx, ring, seq);
                             t += w;
-                            self.ev(IRQ_CPU, 0, t, EventCode::SyncExit, 0, ctx, ring, seq, 0, 0);
+                            self.b
+                                .on(IRQ_CPU)
+                                .pid(0)
+                                .event(EventCode::SyncExit)
+                                .at(t)
+                                .job(ctx, ring, seq);
                         }
                         tags.push("dep-wait");
                     }
                     Inject::Fault => {
                         t += self.between(20 * US, 60 * US);
                         let addr = 0x7f00_0000_0000 + self.rng.below(1 << 30);
-                        self.ev(IRQ_CPU, 0, t, EventCode::VmFault, 0, ctx, ring, 0, addr, 1);
+                        self.b
+                            .on(IRQ_CPU)
+                            .pid(0)
+                            .event(EventCode::VmFault)
+                            .at(t)
+                            .job(ctx, ring, 0)
+                            .args(addr, 0, 1, 0);
                         t += self.between(100 * US, 300 * US);
-                        self.ev(IRQ_CPU, 0, t, EventCode::VmRetry, 0, ctx, ring, 0, addr, 0);
+                        self.b
+                            .on(IRQ_CPU)
+                            .pid(0)
+                            .event(EventCode::VmRetry)
+                            .at(t)
+                            .job(ctx, ring, 0)
+                            .args(addr, 0, 0, 0);
                         tags.push("vm-fault");
                     }
                     Inject::Preempt => {
@@ -359,9 +316,19 @@ impl ReportGen {
                         if what == Inject::None && self.rng.below(8) == 0 {
                             // Benign: one short dependency wait.
                             t += self.between(10 * US, 40 * US);
-                            self.ev(IRQ_CPU, 0, t, EventCode::SyncEnter, 0, ctx, ring, seq, 0, 0);
+                            self.b
+                                .on(IRQ_CPU)
+                                .pid(0)
+                                .event(EventCode::SyncEnter)
+                                .at(t)
+                                .job(ctx, ring, seq);
                             t += self.between(5 * US, 30 * US);
-                            self.ev(IRQ_CPU, 0, t, EventCode::SyncExit, 0, ctx, ring, seq, 0, 0);
+                            self.b
+                                .on(IRQ_CPU)
+                                .pid(0)
+                                .event(EventCode::SyncExit)
+                                .at(t)
+                                .job(ctx, ring, seq);
                         } else if what == Inject::None && self.rng.below(40) == 0 {
                             // Benign: preempted once.
                             t += self.between(30 * US, 60 * US);
@@ -370,21 +337,28 @@ impl ReportGen {
                     }
                 }
                 let end = t.max(start) + own;
-                self.ev(IRQ_CPU, 0, end, EventCode::End, 1, ctx, ring, seq, 0, 0);
+                self.b
+                    .on(IRQ_CPU)
+                    .pid(0)
+                    .event(EventCode::End)
+                    .at(end)
+                    .flags(1)
+                    .job(ctx, ring, seq);
                 let irq = end + self.between(4 * US, 12 * US);
-                self.ev(IRQ_CPU, 0, irq, EventCode::Irq, 0, ctx, ring, seq, seq, 0);
-                self.ev(
-                    IRQ_CPU,
-                    0,
-                    irq + 2 * US,
-                    EventCode::Signal,
-                    1,
-                    ctx,
-                    ring,
-                    seq,
-                    0,
-                    0,
-                );
+                self.b
+                    .on(IRQ_CPU)
+                    .pid(0)
+                    .event(EventCode::Irq)
+                    .at(irq)
+                    .job(ctx, ring, seq)
+                    .args(seq, 0, 0, 0);
+                self.b
+                    .on(IRQ_CPU)
+                    .pid(0)
+                    .event(EventCode::Signal)
+                    .at(irq + 2 * US)
+                    .flags(1)
+                    .job(ctx, ring, seq);
                 free_at[r] = end;
                 if what == Inject::Host {
                     tags.push("host-submit");
@@ -409,9 +383,8 @@ impl ReportGen {
             made += burst;
             next_arrival[r] = t0 + self.between(700 * US, 1500 * US);
         }
-        self.records.sort_by_key(|(s, _)| s.time_ns);
         Scenario {
-            records: self.records,
+            records: by_time(self.b),
             truth: self.truth,
         }
     }
@@ -419,57 +392,45 @@ impl ReportGen {
     /// The job is taken off the GPU for another context and comes back.
     fn preempt_once(&mut self, cpu: u32, ctx: u32, ring: u32, seq: u64, t: &mut u64) {
         let other = if ctx > 3 { ctx - 3 } else { ctx + 3 };
-        self.ev(
-            IRQ_CPU,
-            0,
-            *t,
-            EventCode::End,
-            eflag::PREEMPT,
-            ctx,
-            ring,
-            seq,
-            0,
-            0,
-        );
-        self.ev(
-            cpu,
-            SCHED_PID,
-            *t,
-            EventCode::CtxSwitch,
-            eflag::PREEMPT,
-            other,
-            ring,
-            0,
-            ctx as u64,
-            0,
-        );
+        self.b
+            .on(IRQ_CPU)
+            .pid(0)
+            .event(EventCode::End)
+            .at(*t)
+            .flags(eflag::PREEMPT)
+            .job(ctx, ring, seq);
+        self.b
+            .on(cpu)
+            .pid(SCHED_PID)
+            .event(EventCode::CtxSwitch)
+            .at(*t)
+            .flags(eflag::PREEMPT)
+            .job(other, ring, 0)
+            .args(ctx as u64, 0, 0, 0);
         *t += self.between(100 * US, 300 * US);
-        self.ev(
-            cpu,
-            SCHED_PID,
-            *t,
-            EventCode::CtxSwitch,
-            0,
-            ctx,
-            ring,
-            0,
-            other as u64,
-            0,
-        );
+        self.b
+            .on(cpu)
+            .pid(SCHED_PID)
+            .event(EventCode::CtxSwitch)
+            .at(*t)
+            .job(ctx, ring, 0)
+            .args(other as u64, 0, 0, 0);
         *t += 1;
-        self.ev(
-            cpu,
-            SCHED_PID,
-            *t,
-            EventCode::Start,
-            1,
-            ctx,
-            ring,
-            seq,
-            0,
-            0,
-        );
+        self.b
+            .on(cpu)
+            .pid(SCHED_PID)
+            .event(EventCode::Start)
+            .at(*t)
+            .flags(1)
+            .job(ctx, ring, seq);
     }
+}
+
+/// A scenario's records in time order (stable: records of one time keep their order).
+fn by_time(b: Builder) -> Vec<Record> {
+    let mut records = b.into_records();
+    records.sort_by_key(|(s, _)| s.time_ns);
+    records
 }
 
 /// Injects `what` into about 1 job in `every`.
@@ -571,96 +532,66 @@ impl ReportGen {
         let f = fence_ctx(j.ring);
         let (ctx, ring, seq) = (j.ctx, j.ring, j.seq);
         let fenced = eflag::FENCED;
-        self.ev(
-            cpu,
-            pid,
-            j.commit,
-            EventCode::Commit,
-            fenced,
-            ctx,
-            ring,
-            seq,
-            0,
-            4096,
-        );
+        self.b
+            .on(cpu)
+            .pid(pid)
+            .event(EventCode::Commit)
+            .at(j.commit)
+            .flags(fenced)
+            .job(ctx, ring, seq)
+            .args(0, 0, 4096, 0);
         if j.visible > 0 {
-            let e = EventBody {
-                code: EventCode::Submit as u16,
-                flags: fenced,
-                ctx,
-                ring,
-                seqno: seq,
-                arg0: 0,
-                arg1: 256,
-                arg2: 4096 * j.visible,
-                arg3: j.visible,
-            };
-            self.put(cpu, pid, j.submit, Body::Event(e));
+            self.b
+                .on(cpu)
+                .pid(pid)
+                .event(EventCode::Submit)
+                .at(j.submit)
+                .flags(fenced)
+                .job(ctx, ring, seq)
+                .args(0, 256, 4096 * j.visible, j.visible);
         }
-        self.ev(
-            cpu,
-            SCHED_PID,
-            j.start,
-            EventCode::Start,
-            fenced,
-            ctx,
-            ring,
-            seq,
-            f,
-            0,
-        );
+        self.b
+            .on(cpu)
+            .pid(SCHED_PID)
+            .event(EventCode::Start)
+            .at(j.start)
+            .flags(fenced)
+            .job(ctx, ring, seq)
+            .args(f, 0, 0, 0);
         if let Some((enter, exit, fence)) = j.wait {
             for (t, code) in [(enter, EventCode::SyncEnter), (exit, EventCode::SyncExit)] {
-                let e = EventBody {
-                    code: code as u16,
-                    flags: 0,
-                    ctx,
-                    ring,
-                    seqno: seq,
-                    arg0: fence.0,
-                    arg1: fence.1,
-                    arg2: 0,
-                    arg3: 0,
-                };
-                self.put(IRQ_CPU, 0, t, Body::Event(e));
+                self.b
+                    .on(IRQ_CPU)
+                    .pid(0)
+                    .event(code)
+                    .at(t)
+                    .job(ctx, ring, seq)
+                    .args(fence.0, fence.1, 0, 0);
             }
         }
-        self.ev(
-            IRQ_CPU,
-            0,
-            j.end,
-            EventCode::End,
-            fenced,
-            ctx,
-            ring,
-            seq,
-            f,
-            0,
-        );
-        self.ev(
-            IRQ_CPU,
-            0,
-            j.irq(),
-            EventCode::Irq,
-            0,
-            ctx,
-            ring,
-            seq,
-            seq,
-            0,
-        );
-        let sig = EventBody {
-            code: EventCode::Signal as u16,
-            flags: fenced,
-            ctx,
-            ring,
-            seqno: seq,
-            arg0: f,
-            arg1: seq,
-            arg2: 0,
-            arg3: 0,
-        };
-        self.put(IRQ_CPU, 0, j.signal(), Body::Event(sig));
+        self.b
+            .on(IRQ_CPU)
+            .pid(0)
+            .event(EventCode::End)
+            .at(j.end)
+            .flags(fenced)
+            .job(ctx, ring, seq)
+            .args(f, 0, 0, 0);
+        self.b
+            .on(IRQ_CPU)
+            .pid(0)
+            .event(EventCode::Irq)
+            .at(j.irq())
+            .job(ctx, ring, seq)
+            .args(seq, 0, 0, 0);
+        self.b
+            .on(IRQ_CPU)
+            .pid(0)
+            .event(EventCode::Signal)
+            .at(j.signal())
+            .flags(fenced)
+            .job(ctx, ring, seq)
+            .args(f, seq, 0, 0);
     }
 
     /// A job of context `ctx` on `ring` committed at `t`, submitted alone, started 15 µs
@@ -704,15 +635,17 @@ impl ReportGen {
 fn dep_chain(seed: u64, jobs: usize) -> Scenario {
     let mut g = ReportGen::new(seed);
     for c in [7, 8] {
-        g.put(
-            c % 2,
-            2000 + c,
-            0,
-            Body::Process {
+        g.b.on(c % 2)
+            .pid(2000 + c)
+            .record(Body::Process {
                 comm: b"long-runner",
-            },
-        );
-        g.ev(c % 2, 2000 + c, 0, EventCode::CtxCreate, 0, c, 0, 0, 0, 0);
+            })
+            .at(0);
+        g.b.on(c % 2)
+            .pid(2000 + c)
+            .event(EventCode::CtxCreate)
+            .at(0)
+            .job(c, 0, 0);
     }
     let mut seqno = [1u64; 3];
     let mut t = 1_000 * US;
@@ -828,9 +761,8 @@ fn dep_chain(seed: u64, jobs: usize) -> Scenario {
         }
         t = last + g.between(100 * US, 300 * US);
     }
-    g.records.sort_by_key(|(s, _)| s.time_ns);
     Scenario {
-        records: g.records,
+        records: by_time(g.b),
         truth: g.truth,
     }
 }

@@ -1,13 +1,13 @@
-//! The `grtreport` command line (main.rs only calls [`main`]).
+//! The `grtreport` command line (main.rs hands [`run`] to `grtrace_cli::main`).
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
-use grtrace_format::{resolve_inputs, InputSource, Trace};
+use grtrace_cli::{Failure, InputWords};
+use grtrace_format::{InputSource, Trace};
 
 use crate::engine::{Engine, Filter, JobCsv, JobLines};
 use crate::joiner::JoinConfig;
@@ -46,7 +46,6 @@ With no input, grtreport reads stdin, so it works live:
   grtreport run --csv jobs.csv -q             # jobs.csv and jobs.rings.csv for pandas
   grtreport run --csv - -q | head             # the job rows on stdout
   grtreport run --json --top 10 > r.json      # everything, blockers and verdicts included
-  grtreport run --critical-path --frame-marker frame   # what decided the slowest frame
   grtrace -d card0 -o - | grtreport --interval 1 -q   # busy/idle per ring, every second
   grtreport run --rule queue-min-us=200 --ring gfx -w 1.5:3
   grtreport --list-rules > my.rules           # edit, then --rules my.rules
@@ -86,16 +85,6 @@ pub struct Args {
     /// trace time, as each interval completes (at once when reading a live pipe)
     #[arg(long, value_name = "SECS")]
     pub interval: Option<f64>,
-
-    /// Add the critical path: the jobs and host gaps that decided when the last job of the
-    /// -w window, or of the slowest frame between two NOTE_MSG markers, ended
-    #[arg(long)]
-    pub critical_path: bool,
-
-    /// Frames for --critical-path start at NOTE_MSG records whose text starts with TEXT
-    /// (default: every message)
-    #[arg(long, value_name = "TEXT", requires = "critical_path")]
-    pub frame_marker: Option<String>,
 
     /// Write the report as JSON (schema in grtreport(1), JSON OUTPUT) instead of text
     #[arg(long, conflicts_with = "jobs")]
@@ -178,27 +167,6 @@ pub struct Args {
     pub html_jobs: usize,
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigint(_: nix::libc::c_int) {
-    // A second Ctrl-C means "now": leave without a report.
-    if INTERRUPTED.swap(true, Ordering::SeqCst) {
-        // SAFETY: _exit is async-signal-safe.
-        unsafe { nix::libc::_exit(130) };
-    }
-}
-
-fn install_sigint() {
-    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-    let act = SigAction::new(
-        SigHandler::Handler(on_sigint),
-        SaFlags::SA_RESTART,
-        SigSet::empty(),
-    );
-    // SAFETY: the handler only touches an atomic and calls the async-signal-safe _exit.
-    let _ = unsafe { sigaction(Signal::SIGINT, &act) };
-}
-
 fn parse_list(what: &str, s: &Option<String>) -> Result<Vec<u32>, String> {
     let Some(s) = s else { return Ok(Vec::new()) };
     s.split(',')
@@ -242,8 +210,6 @@ fn usage(msg: &str) -> i32 {
     grtrace_cli::usage(PROG, msg)
 }
 
-use grtrace_cli::is_broken_pipe as is_pipe;
-
 /// Prints a runtime error on one line; returns exit status 1.
 fn fail(msg: impl std::fmt::Display) -> i32 {
     grtrace_cli::error(PROG, msg);
@@ -251,21 +217,6 @@ fn fail(msg: impl std::fmt::Display) -> i32 {
 }
 
 /// Runs grtreport; returns the exit status.
-pub fn main() -> i32 {
-    let args = match Args::try_parse() {
-        Ok(a) => a,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return code;
-        }
-    };
-    if args.completions.print_if_asked::<Args>() {
-        return 0;
-    }
-    run(args)
-}
-
 pub fn run(args: Args) -> i32 {
     let mut rules = Rules::default();
     if let Some(f) = &args.rules_file {
@@ -294,7 +245,7 @@ pub fn run(args: Args) -> i32 {
             window: args
                 .window
                 .as_deref()
-                .map(grtrace_format::parse_window)
+                .map(grtrace_cli::parse_window)
                 .transpose()?,
         })
     })() {
@@ -331,15 +282,12 @@ pub fn run(args: Args) -> i32 {
 
     let mut words = args.inputs.clone();
     words.extend(args.input.iter().cloned());
-    if words.is_empty() {
-        if io::stdin().is_terminal() {
-            return usage("no input: give a trace (base name or files) or pipe one in");
-        }
-        words.push("-".into());
-    }
-    if words.iter().filter(|w| grtrace_cli::is_dash(w)).count() > 1 {
-        return usage("stdin (-) is given more than once: it can be read only once");
-    }
+    let words = match InputWords::new(words)
+        .and_then(|w| w.or_stdin("no input: give a trace (base name or files) or pipe one in"))
+    {
+        Ok(w) => w,
+        Err(e) => return e.report(PROG),
+    };
     let csv_to_stdout = args.csv.as_deref().is_some_and(grtrace_cli::is_dash);
     let report_to_stdout = !args.quiet && args.output.as_deref().is_none_or(grtrace_cli::is_dash);
     if csv_to_stdout && (report_to_stdout || args.jobs) {
@@ -350,26 +298,20 @@ pub fn run(args: Args) -> i32 {
             return usage(&format!("{opt}: the file name is empty"));
         }
     }
-    let reads_stdin = words.iter().any(grtrace_cli::is_dash);
-    let (sources, mut warnings) = match resolve_inputs(&words) {
-        Ok((s, w)) => (s, w.iter().map(ToString::to_string).collect::<Vec<_>>()),
-        Err(e) => return fail(grtrace_cli::input_error(&e.file, &e.to_string())),
+    let reads_stdin = words.reads_stdin();
+    let grtrace_cli::Resolved {
+        sources,
+        mut warnings,
+        read,
+        files,
+    } = match words.resolve() {
+        Ok(r) => r,
+        Err(e) => return e.report(PROG),
     };
     for w in &warnings {
         grtrace_cli::warning(PROG, w);
     }
     // No output may be one of the inputs: checked before any output is opened.
-    let mut read = grtrace_cli::Inputs::new();
-    let mut files = Vec::new();
-    for w in &words {
-        read.add(w);
-    }
-    for s in &sources {
-        if let InputSource::File(p) = s {
-            read.add(p);
-            files.push(p.clone());
-        }
-    }
     let rings_csv = args
         .csv
         .as_deref()
@@ -405,15 +347,9 @@ pub fn run(args: Args) -> i32 {
         eprintln!("grtreport: warning: {e} (merged: --force)");
     }
 
-    let window = filter.window;
     let mut engine = Engine::new(rules, join, filter, args.samples);
-    if args.critical_path {
-        engine.critical_path(match window {
-            Some((a, b)) => crate::critical::Scope::Window(a, b),
-            None => crate::critical::Scope::Frames(args.frame_marker.clone().unwrap_or_default()),
-        });
-    }
     let input_words: Vec<String> = words
+        .words()
         .iter()
         .map(|w| w.to_string_lossy().into_owned())
         .collect();
@@ -461,8 +397,7 @@ pub fn run(args: Args) -> i32 {
         };
         match JobCsv::new(BufWriter::new(out.into_writer())) {
             Ok(s) => engine.add_sink(Box::new(s)),
-            Err(e) if is_pipe(&e) => return 0,
-            Err(e) => return fail(grtrace_cli::write_error(p, &e)),
+            Err(e) => return Failure::write(p, e).report(PROG),
         }
     }
     // Where a failed write during the run went (--jobs on stdout, or --csv).
@@ -471,7 +406,7 @@ pub fn run(args: Args) -> i32 {
         _ => PathBuf::from("-"),
     };
 
-    install_sigint();
+    let interrupted = grtrace_cli::signals::stop_on_interrupt();
     let mut progress =
         grtrace_cli::Progress::new(PROG, grtrace_cli::total_size(&files), args.progress.mode());
     // From a pipe, Ctrl-C also stops the producer, which then closes the pipe: keep reading
@@ -479,16 +414,13 @@ pub fn run(args: Args) -> i32 {
     let (sum, out, stopped) = crate::input::run_with_progress(
         &mut trace,
         &mut engine,
-        &INTERRUPTED,
+        interrupted,
         !reads_stdin,
         &mut progress,
     );
     let out = out.and_then(|_| engine.finish());
     if let Err(e) = out {
-        if is_pipe(&e) {
-            return 0;
-        }
-        return fail(grtrace_cli::write_error(&sink_name, &e));
+        return Failure::write(&sink_name, e).report(PROG);
     }
     if stopped {
         warnings.push("interrupted: the report covers the records read so far".into());
@@ -530,7 +462,7 @@ pub fn run(args: Args) -> i32 {
         }
     }
     if let Err(e) = engine.finish_timelines(&warnings) {
-        if is_pipe(&e) {
+        if grtrace_cli::is_broken_pipe(&e) {
             return 0;
         }
         return fail(format!("export: {e}"));
@@ -551,10 +483,7 @@ pub fn run(args: Args) -> i32 {
         }
         .and_then(|_| w.flush());
         if let Err(e) = res {
-            if is_pipe(&e) {
-                return 0;
-            }
-            return fail(grtrace_cli::write_error(&name, &e));
+            return Failure::write(&name, e).report(PROG);
         }
     }
     for e in &sum.errors {

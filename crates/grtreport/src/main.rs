@@ -1,3 +1,5 @@
-fn main() {
-    std::process::exit(grtreport::cli::main());
+//! grtreport: join grtrace events into GPU jobs and report what blocked them.
+//! The command line is `grtreport::cli` (see `grtreport --help`).
+fn main() -> std::process::ExitCode {
+    grtrace_cli::main(grtreport::cli::run)
 }

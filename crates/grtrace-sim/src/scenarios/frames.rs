@@ -8,7 +8,7 @@
 
 use grtrace_format::Body;
 
-use super::{JobName, Planned, ReportGen, Scenario, TruthJob, US};
+use super::{by_time, JobName, Planned, ReportGen, Scenario, TruthJob, US};
 
 pub(super) fn frames(seed: u64, jobs: usize) -> Scenario {
     let mut g = ReportGen::new(seed ^ 0x6672_616d_6573);
@@ -16,7 +16,7 @@ pub(super) fn frames(seed: u64, jobs: usize) -> Scenario {
     let (mut t, mut made) = (1_000 * US, 0usize);
     let client = |g: &mut ReportGen| 1 + g.rng.below(6) as u32;
     while made < jobs {
-        g.put(0, 1000, t, Body::Msg { text: b"frame" });
+        g.b.on(0).pid(1000).record(Body::Msg { text: b"frame" }).at(t);
         let s = t + g.between(20 * US, 300 * US);
         let need = [3, 4, 2, 3];
         let mut kind = g.rng.below(4) as usize;
@@ -121,9 +121,8 @@ pub(super) fn frames(seed: u64, jobs: usize) -> Scenario {
         }
         t = last + g.between(100 * US, 300 * US);
     }
-    g.records.sort_by_key(|(s, _)| s.time_ns);
     Scenario {
-        records: g.records,
+        records: by_time(g.b),
         truth: g.truth,
     }
 }

@@ -3,9 +3,8 @@
 #![allow(dead_code)]
 
 use grtrace_format::abi::{self, EventCode};
-use grtrace_format::{
-    Body, EventBody, InputSource, RingNote, Stamp, StreamHeader, StreamWriter, Trace,
-};
+use grtrace_format::builder::Builder;
+use grtrace_format::{Body, InputSource, RingNote, Stamp, Trace};
 use grtreport::engine::{Engine, Filter};
 use grtreport::joiner::JoinConfig;
 use grtreport::{Job, Rules};
@@ -14,26 +13,17 @@ pub const T0: u64 = 1_000_000_000_000;
 pub const US: u64 = 1_000;
 pub const MS: u64 = 1_000_000;
 
-/// Builds records with per-CPU sequence numbers.
+/// Builds records with per-CPU sequence numbers (numbered by grtrace-format's `Builder`).
 #[derive(Default)]
 pub struct Rec {
     pub recs: Vec<(Stamp, Body<'static>)>,
-    seq: std::collections::HashMap<u32, u64>,
+    b: Builder,
 }
 
 impl Rec {
     pub fn push(&mut self, cpu: u32, pid: u32, t: u64, body: Body<'static>) {
-        let s = self.seq.entry(cpu).or_insert(0);
-        *s += 1;
-        self.recs.push((
-            Stamp {
-                cpu,
-                pid,
-                time_ns: t,
-                seq: *s,
-            },
-            body,
-        ));
+        self.b.on(cpu).pid(pid).record(body).at(t);
+        self.recs.extend(self.b.drain());
     }
     #[allow(clippy::too_many_arguments)]
     pub fn ev(
@@ -50,22 +40,15 @@ impl Rec {
         arg2: u32,
         arg3: u32,
     ) {
-        self.push(
-            cpu,
-            pid,
-            t,
-            Body::Event(EventBody {
-                code: code as u16,
-                flags,
-                ctx,
-                ring,
-                seqno,
-                arg0,
-                arg1: 0,
-                arg2,
-                arg3,
-            }),
-        );
+        self.b
+            .on(cpu)
+            .pid(pid)
+            .event(code)
+            .at(t)
+            .flags(flags)
+            .job(ctx, ring, seqno)
+            .args(arg0, 0, arg2, arg3);
+        self.recs.extend(self.b.drain());
     }
     pub fn ring(&mut self, t: u64, ring: u32, size: u64, name: &'static [u8]) {
         self.push(
@@ -86,19 +69,7 @@ impl Rec {
 /// Encodes records (sorted by time, stable) as one merged stream, numbering `seq` per CPU
 /// in time order as the kernel would.
 pub fn merged_stream(recs: &[(Stamp, Body<'static>)]) -> Vec<u8> {
-    let mut v: Vec<&(Stamp, Body<'static>)> = recs.iter().collect();
-    v.sort_by_key(|(s, _)| s.time_ns);
-    let mut h = StreamHeader::new(abi::CPU_MERGED, 0, "virtio_gpu");
-    h.flags = abi::STREAM_MERGED;
-    let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
-    let mut seq = std::collections::HashMap::new();
-    for (s, b) in v {
-        let n = seq.entry(s.cpu).or_insert(0u64);
-        *n += 1;
-        let st = Stamp { seq: *n, ..*s };
-        w.write(&st, b).unwrap();
-    }
-    w.into_inner()
+    grtrace_format::builder::merged_stream(recs, 0, "virtio_gpu")
 }
 
 /// Runs a stream through the reader and the engine; returns the engine (finished) and jobs.

@@ -1,4 +1,4 @@
-//! Text lines: the default line, `-f`/`-F` format strings, and the per-event details.
+//! The line printer: the default line, `-f`/`-F` format strings, and the per-event details.
 //!
 //! Default line (whitespace-separated; fields 1-9 are always present, the process name is
 //! always last):

@@ -1,0 +1,149 @@
+//! The one `main` of every binary ([`main`]) and how a run ends ([`Failure`], [`Outcome`]):
+//! exit statuses, one-line messages, and the quiet end of a closed pipe.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::{exit, one_line, write_error, CompletionArgs};
+
+/// Why a run stopped early. Each kind has its exit status ([`Failure::code`]).
+#[derive(Debug)]
+pub enum Failure {
+    /// The command line is wrong (exit status 2).
+    Usage(String),
+    /// A runtime problem: damaged or missing input, an output that cannot be created
+    /// (exit status 1).
+    Runtime(String),
+    /// A write to the output `name` (`-` is standard output) failed. A broken pipe is the
+    /// reader going away (`grtparse run | head`): the run then ends quietly with status 0.
+    Write {
+        /// The output as given (`-` for standard output).
+        name: PathBuf,
+        /// What the write returned.
+        error: io::Error,
+    },
+}
+
+impl Failure {
+    /// A failed write to the output `name`.
+    pub fn write(name: impl AsRef<Path>, error: io::Error) -> Failure {
+        Failure::Write {
+            name: name.as_ref().to_path_buf(),
+            error,
+        }
+    }
+
+    /// Whether this is the reader of an output going away: nothing to report.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Failure::Write { error, .. } if is_broken_pipe(error))
+    }
+
+    /// The exit status: 2 usage, 1 runtime or write error, 0 for a broken pipe.
+    pub fn code(&self) -> i32 {
+        match self {
+            Failure::Usage(_) => exit::USAGE,
+            _ if self.is_broken_pipe() => exit::OK,
+            _ => exit::RUNTIME,
+        }
+    }
+
+    /// The message, on one line, without the program name (None for a broken pipe).
+    pub fn message(&self) -> Option<String> {
+        match self {
+            _ if self.is_broken_pipe() => None,
+            Failure::Usage(m) | Failure::Runtime(m) => Some(one_line(m)),
+            Failure::Write { name, error } => Some(one_line(&write_error(name, error))),
+        }
+    }
+
+    /// Writes `prog: message` on one line to `err` (nothing for a broken pipe); returns the
+    /// exit status. For a program whose messages go to a writer of its caller's choice.
+    pub fn print_to(&self, prog: &str, err: &mut dyn Write) -> i32 {
+        if let Some(m) = self.message() {
+            let _ = writeln!(err, "{prog}: {m}");
+        }
+        self.code()
+    }
+
+    /// Reports on standard error (a usage error adds the `--help` hint); returns the exit
+    /// status.
+    pub fn report(&self, prog: &str) -> i32 {
+        match self {
+            Failure::Usage(m) => crate::usage(prog, m),
+            _ => self.print_to(prog, &mut io::stderr().lock()),
+        }
+    }
+}
+
+impl From<String> for Failure {
+    /// A runtime failure with this message.
+    fn from(m: String) -> Failure {
+        Failure::Runtime(m)
+    }
+}
+
+/// Whether a write failed because the reader went away (`grtparse run | head`): the program
+/// then stops quietly with status 0.
+pub fn is_broken_pipe(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}
+
+/// What a binary's run returns, turned into its exit status by [`main`].
+pub trait Outcome {
+    /// The exit status; `prog` names the program in any message still to print.
+    fn exit_code(self, prog: &str) -> ExitCode;
+}
+
+impl Outcome for ExitCode {
+    fn exit_code(self, _: &str) -> ExitCode {
+        self
+    }
+}
+
+impl Outcome for i32 {
+    fn exit_code(self, _: &str) -> ExitCode {
+        ExitCode::from(u8::try_from(self).unwrap_or(exit::RUNTIME as u8))
+    }
+}
+
+impl Outcome for Result<(), Failure> {
+    fn exit_code(self, prog: &str) -> ExitCode {
+        match self {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(f) => f.report(prog).exit_code(prog),
+        }
+    }
+}
+
+/// The whole `main` of a grtrace binary: parses the command line (a wrong one prints clap's
+/// message and exits 2; `--help` and `--version` exit 0), prints the completion script when
+/// `--completions SHELL` asks for it ([`CompletionArgs`]), else runs `run` and turns what it
+/// returns into the exit status.
+///
+/// ```no_run
+/// # mod grtparse { pub fn run(_: Cli) -> i32 { 0 } #[derive(clap::Parser)] pub struct Cli {} }
+/// use std::process::ExitCode;
+///
+/// fn main() -> ExitCode {
+///     grtrace_cli::main(grtparse::run)
+/// }
+/// ```
+pub fn main<A: clap::Parser, O: Outcome>(run: impl FnOnce(A) -> O) -> ExitCode {
+    let cmd = A::command();
+    let prog = cmd.get_name().to_string();
+    let parsed = cmd
+        .try_get_matches()
+        .and_then(|m| Ok((CompletionArgs::asked(&m), A::from_arg_matches(&m)?)));
+    match parsed {
+        Err(e) => {
+            let _ = e.print();
+            ExitCode::from(e.exit_code() as u8)
+        }
+        Ok((Some(shell), _)) => {
+            CompletionArgs::print::<A>(shell);
+            ExitCode::SUCCESS
+        }
+        Ok((None, args)) => run(args).exit_code(&prog),
+    }
+}
