@@ -7,7 +7,8 @@
 pub const STREAM_MAGIC: [u8; 8] = *b"GRTRACE\0";
 /// Format major version written by this crate; a reader refuses a larger one (FORMAT.md §2.1).
 pub const VERSION_MAJOR: u16 = 1;
-/// Format minor version; larger minors only add record types, flags or header bytes (FORMAT.md §2.1).
+/// Format minor version; larger minors only add record types, flags or header bytes
+/// (FORMAT.md §2.1).
 pub const VERSION_MINOR: u16 = 0;
 /// Size in bytes of a 1.0 stream header (FORMAT.md §2.1).
 pub const STREAM_HEADER_SIZE: usize = 128;
@@ -103,11 +104,13 @@ pub mod rtype {
     pub const NOTE_RING: u16 = 3;
     /// Record type of a `NOTE_MSG` record: text written to `msg` (FORMAT.md §3).
     pub const NOTE_MSG: u16 = 4;
-    /// Record type of a `NOTE_CLOCK_SYNC` record: a GPU timestamp read at a CPU time (FORMAT.md §3).
+    /// Record type of a `NOTE_CLOCK_SYNC` record: a GPU timestamp read at a CPU time
+    /// (FORMAT.md §3).
     pub const NOTE_CLOCK_SYNC: u16 = 5;
     /// Record type of a `NOTE_LOST` record: records lost on a CPU (FORMAT.md §3).
     pub const NOTE_LOST: u16 = 6;
-    /// Record type of a `NOTE_STREAM_INFO` record: the recorder's last record of a stream (FORMAT.md §3).
+    /// Record type of a `NOTE_STREAM_INFO` record: the recorder's last record of a stream
+    /// (FORMAT.md §3).
     pub const NOTE_STREAM_INFO: u16 = 7;
 }
 
@@ -119,7 +122,8 @@ pub mod rsize {
     pub const NOTE_PROCESS: usize = 48;
     /// Size in bytes of a `NOTE_RING` record (FORMAT.md §3).
     pub const NOTE_RING: usize = 88;
-    /// Size in bytes of a `NOTE_MSG` record with empty text; text follows, padded to 8 (FORMAT.md §3).
+    /// Size in bytes of a `NOTE_MSG` record with empty text; text follows, padded to 8
+    /// (FORMAT.md §3).
     pub const NOTE_MSG_MIN: usize = 40;
     /// Size in bytes of a `NOTE_CLOCK_SYNC` record (FORMAT.md §3).
     pub const NOTE_CLOCK_SYNC: usize = 56;
@@ -192,7 +196,8 @@ pub mod note_off {
     /// Offset of `last_ns` in a `NOTE_LOST`, the end of the loss window (FORMAT.md §3).
     pub const LOST_LAST_NS: usize = 56;
 
-    /// Offset of `kernel_dropped` in a `NOTE_STREAM_INFO`, the device-wide `dropped` at stop (FORMAT.md §3).
+    /// Offset of `kernel_dropped` in a `NOTE_STREAM_INFO`, the device-wide `dropped` at stop
+    /// (FORMAT.md §3).
     pub const INFO_KERNEL_DROPPED: usize = 32;
     /// Offset of `records` in a `NOTE_STREAM_INFO`, the records in this stream (FORMAT.md §3).
     pub const INFO_RECORDS: usize = 40;
@@ -230,7 +235,8 @@ pub mod eflag {
     pub const ERROR: u16 = 1 << 2;
     /// Event flag `KERNEL`: submitted by the kernel itself, not a user client (FORMAT.md §4.2).
     pub const KERNEL: u16 = 1 << 3;
-    /// Event flag `HOST`: the dependency is waited for by the host scheduler, not the GPU (FORMAT.md §4.2).
+    /// Event flag `HOST`: the dependency is waited for by the host scheduler, not the GPU
+    /// (FORMAT.md §4.2).
     pub const HOST: u16 = 1 << 4;
     /// Bits defined in 1.0 and written by the kernel; the rest are reserved there.
     pub const KNOWN: u16 = 0x1f;
@@ -260,7 +266,8 @@ pub enum EventCode {
     Alloc = 1,
     /// `COMMIT`: the job's commands written to the ring (FORMAT.md §4.1).
     Commit = 2,
-    /// `SUBMIT`: doorbell, everything committed up to `seqno` is visible to the GPU (FORMAT.md §4.1).
+    /// `SUBMIT`: doorbell, everything committed up to `seqno` is visible to the GPU
+    /// (FORMAT.md §4.1).
     Submit = 3,
     /// `STALL`: ring full, the submitter waits for space (FORMAT.md §4.1).
     Stall = 4,
@@ -298,7 +305,8 @@ pub enum EventCode {
     MemUnmap = 20,
     /// `VM_FAULT`: GPU page fault (FORMAT.md §4.1).
     VmFault = 21,
-    /// `VM_RETRY`: the faulting access was resolved or retried, ending the fault window (FORMAT.md §4.1).
+    /// `VM_RETRY`: the faulting access was resolved or retried, ending the fault window
+    /// (FORMAT.md §4.1).
     VmRetry = 22,
     /// `TIMEOUT`: job timed out (FORMAT.md §4.1).
     Timeout = 23,
@@ -385,7 +393,8 @@ pub mod subbuf {
     pub const VERSION: u16 = 1;
     /// Size in bytes of the sub-buffer header; records start here (FORMAT.md §7.2).
     pub const HEADER_SIZE: usize = 32;
-    /// `flags` bit 0 `FINAL`: the kernel switched away, `commit + padding = subbuf_size` (FORMAT.md §7.2).
+    /// `flags` bit 0 `FINAL`: the kernel switched away, `commit + padding = subbuf_size`
+    /// (FORMAT.md §7.2).
     pub const FLAG_FINAL: u32 = 1 << 0;
 
     /// Offset of `magic` (FORMAT.md §7.2).
@@ -394,7 +403,8 @@ pub mod subbuf {
     pub const OFF_VERSION: usize = 4;
     /// Offset of `header_size` (FORMAT.md §7.2).
     pub const OFF_HEADER_SIZE: usize = 6;
-    /// Offset of `subbuf_seq`, the absolute sub-buffer number on this CPU, stored last (FORMAT.md §7.2).
+    /// Offset of `subbuf_seq`, the absolute sub-buffer number on this CPU, stored last
+    /// (FORMAT.md §7.2).
     pub const OFF_SUBBUF_SEQ: usize = 8;
     /// Offset of `commit`, the bytes valid from the sub-buffer start (FORMAT.md §7.2).
     pub const OFF_COMMIT: usize = 16;

@@ -3,7 +3,8 @@
 
 use std::fmt;
 
-/// Why stream bytes could not be decoded, with the byte offset of the damage ([`FormatError::offset`]).
+/// Why stream bytes could not be decoded, with the byte offset of the damage
+/// ([`FormatError::offset`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FormatError {

@@ -26,7 +26,7 @@ pub struct StreamHeader {
     pub cpu: u32,
     /// DRM card index N of `cardN`.
     pub card: u32,
-    /// Stream flags: `abi::STREAM_MERGED`, `STREAM_SIMULATED`, `STREAM_SEQ_CHECKED`, `STREAM_IMPORTED`.
+    /// Stream flags (`abi::STREAM_*`): merged, simulated, seq-checked, imported.
     pub flags: u32,
     /// Random id chosen by the kernel at setup, the same in every CPU file of a run.
     pub session_id: u64,
@@ -147,7 +147,7 @@ impl StreamHeader {
         b
     }
 
-    /// Whether this is a merged stream of several CPUs (`cpu` is merged or the `MERGED` flag is set).
+    /// Whether this is a merged stream (`cpu` is `CPU_MERGED` or the `MERGED` flag is set).
     pub fn is_merged(&self) -> bool {
         self.cpu == abi::CPU_MERGED || self.flags & abi::STREAM_MERGED != 0
     }
@@ -381,7 +381,7 @@ impl<'a> EventView<'a> {
     pub fn ring(&self) -> u32 {
         self.0.endian.u32(self.0.bytes, event_off::RING)
     }
-    /// Job sequence number on the ring (the job's fence seqno); with `ctx` and `ring` it names a job.
+    /// The job's fence seqno on the ring; with `ctx` and `ring` it names a job.
     #[inline]
     pub fn seqno(&self) -> u64 {
         self.0.endian.u64(self.0.bytes, event_off::SEQNO)
@@ -513,7 +513,7 @@ impl EventBody {
 pub struct RingNote<'a> {
     /// Ring id that events name in their `ring` field.
     pub ring: u32,
-    /// Engine class: 0 other, 1 graphics, 2 compute, 3 copy, 4 video decode, 5 video encode, 6 control.
+    /// Engine class: 0 other, 1 graphics, 2 compute, 3 copy, 4 vdec, 5 venc, 6 control.
     pub engine_class: u32,
     /// Ring size in `unit`s.
     pub size: u64,
