@@ -119,6 +119,7 @@ pub struct StreamWriter<W: Write> {
 }
 
 impl<W: Write> StreamWriter<W> {
+    /// Writes `header` to `out` and returns a writer for the records that follow it.
     pub fn new(mut out: W, header: &StreamHeader) -> io::Result<StreamWriter<W>> {
         out.write_all(&header.encode())?;
         Ok(StreamWriter {
@@ -130,6 +131,7 @@ impl<W: Write> StreamWriter<W> {
         })
     }
 
+    /// Encodes one record in the header's byte order and writes it.
     pub fn write(&mut self, stamp: &Stamp, body: &Body<'_>) -> io::Result<()> {
         self.scratch.clear();
         encode(stamp, body, self.endian, &mut self.scratch);
@@ -148,15 +150,19 @@ impl<W: Write> StreamWriter<W> {
         Ok(())
     }
 
+    /// Records written so far (raw regions count as the `count` given).
     pub fn records(&self) -> u64 {
         self.records
     }
+    /// Bytes written so far, the stream header included.
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+    /// The underlying writer (to flush it, for example).
     pub fn get_mut(&mut self) -> &mut W {
         &mut self.out
     }
+    /// Ends writing and returns the underlying writer (not flushed by this call).
     pub fn into_inner(self) -> W {
         self.out
     }

@@ -7,7 +7,9 @@ use crate::abi::{BYTE_ORDER_BIG, BYTE_ORDER_LITTLE};
 /// The byte order of a stream. Exhaustive: FORMAT.md has no third byte order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Endian {
+    /// Least significant byte first (`byte_order` 1).
     Little,
+    /// Most significant byte first (`byte_order` 2).
     Big,
 }
 
@@ -19,6 +21,7 @@ impl Endian {
         Endian::Little
     };
 
+    /// The byte order named by a stream header's `byte_order` byte, or `None` if it is not 1 or 2.
     pub fn from_header_byte(b: u8) -> Option<Endian> {
         match b {
             BYTE_ORDER_LITTLE => Some(Endian::Little),
@@ -27,6 +30,7 @@ impl Endian {
         }
     }
 
+    /// The stream header's `byte_order` byte for this order (1 little, 2 big).
     pub fn header_byte(self) -> u8 {
         match self {
             Endian::Little => BYTE_ORDER_LITTLE,
@@ -34,6 +38,7 @@ impl Endian {
         }
     }
 
+    /// `little` or `big`, as `info` and messages name it.
     pub fn name(self) -> &'static str {
         match self {
             Endian::Little => "little",
@@ -44,6 +49,7 @@ impl Endian {
     // The readers take `buf[off..]` and panic if it is short: callers check lengths once per
     // record, so the hot path does no further checks than the slice bound.
 
+    /// Reads the u16 at `off` in `buf`; panics if `buf` is shorter than `off + 2`.
     #[inline(always)]
     pub fn u16(self, buf: &[u8], off: usize) -> u16 {
         match self {
@@ -52,6 +58,7 @@ impl Endian {
         }
     }
 
+    /// Reads the u32 at `off` in `buf`; panics if `buf` is shorter than `off + 4`.
     #[inline(always)]
     pub fn u32(self, buf: &[u8], off: usize) -> u32 {
         match self {
@@ -60,6 +67,7 @@ impl Endian {
         }
     }
 
+    /// Reads the u64 at `off` in `buf`; panics if `buf` is shorter than `off + 8`.
     #[inline(always)]
     pub fn u64(self, buf: &[u8], off: usize) -> u64 {
         match self {
@@ -68,6 +76,7 @@ impl Endian {
         }
     }
 
+    /// Writes `v` as a u16 at `off` in `buf`; panics if `buf` is shorter than `off + 2`.
     #[inline(always)]
     pub fn put_u16(self, buf: &mut [u8], off: usize, v: u16) {
         match self {
@@ -76,6 +85,7 @@ impl Endian {
         }
     }
 
+    /// Writes `v` as a u32 at `off` in `buf`; panics if `buf` is shorter than `off + 4`.
     #[inline(always)]
     pub fn put_u32(self, buf: &mut [u8], off: usize, v: u32) {
         match self {
@@ -84,6 +94,7 @@ impl Endian {
         }
     }
 
+    /// Writes `v` as a u64 at `off` in `buf`; panics if `buf` is shorter than `off + 8`.
     #[inline(always)]
     pub fn put_u64(self, buf: &mut [u8], off: usize, v: u64) {
         match self {

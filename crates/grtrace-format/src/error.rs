@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+/// Why stream bytes could not be decoded, with the byte offset of the damage
+/// ([`FormatError::offset`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FormatError {
@@ -10,33 +12,49 @@ pub enum FormatError {
     Empty,
     /// Fewer bytes than the stream header needs.
     TruncatedHeader {
+        /// Bytes the input has.
         have: usize,
+        /// Bytes the stream header needs (128, or its `header_size`).
         need: usize,
     },
+    /// The first 8 bytes are not `"GRTRACE\0"`: not a grtrace stream.
     BadMagic,
+    /// `byte_order` is neither 1 (little) nor 2 (big); the byte found.
     BadByteOrder(u8),
     /// A major version this reader does not know: a future one, or 0 (never valid).
     FutureVersion {
+        /// The major version found.
         major: u16,
+        /// The minor version found.
         minor: u16,
     },
+    /// `header_size` is below 128, above 4096 or not a multiple of 8; the size found.
     BadHeaderSize(u16),
     /// A record header or body runs past the end of the data.
     TruncatedRecord {
+        /// Byte offset of the record from the start of the stream.
         offset: u64,
+        /// Bytes the record needs (its header, or its `size`).
         need: usize,
+        /// Bytes left in the data at that offset.
         have: usize,
     },
     /// `size` is below the header size, not a multiple of 8, or too small for its type.
     BadRecordSize {
+        /// Byte offset of the record from the start of the stream.
         offset: u64,
+        /// The record's type.
         rtype: u16,
+        /// The record's invalid `size`.
         size: u16,
     },
     /// A `NOTE_MSG` whose `len` does not fit its record.
     BadMsgLength {
+        /// Byte offset of the record from the start of the stream.
         offset: u64,
+        /// The `len` the note claims.
         len: u32,
+        /// The record's `size`.
         size: u16,
     },
 }

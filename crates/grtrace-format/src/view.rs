@@ -12,17 +12,29 @@ use crate::vocab::{Event, RecordType};
 /// The decoded stream header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StreamHeader {
+    /// Byte order of everything after the `byte_order` byte.
     pub endian: Endian,
+    /// Major format version (1 for every stream this crate accepts).
     pub version_major: u16,
+    /// Minor format version; a larger minor only adds record types, flags or header bytes.
     pub version_minor: u16,
+    /// Header length in bytes; the first record starts at this offset.
     pub header_size: u16,
+    /// Linux clock id of every record's `time_ns` (1 = `CLOCK_MONOTONIC`).
     pub clock_id: u32,
+    /// CPU the stream came from; `abi::CPU_MERGED` for a merged stream.
     pub cpu: u32,
+    /// DRM card index N of `cardN`.
     pub card: u32,
+    /// Stream flags (`abi::STREAM_*`): merged, simulated, seq-checked, imported.
     pub flags: u32,
+    /// Random id chosen by the kernel at setup, the same in every CPU file of a run.
     pub session_id: u64,
+    /// `CLOCK_REALTIME` at the anchor instant (0 = no anchor).
     pub anchor_realtime_ns: u64,
+    /// `clock_id` time at the anchor instant: `wall = anchor_realtime + (t - anchor_clock)`.
     pub anchor_clock_ns: u64,
+    /// Driver name, e.g. `virtio_gpu`, `amdgpu`, `i915`.
     pub driver: String,
 }
 
@@ -135,6 +147,7 @@ impl StreamHeader {
         b
     }
 
+    /// Whether this is a merged stream (`cpu` is `CPU_MERGED` or the `MERGED` flag is set).
     pub fn is_merged(&self) -> bool {
         self.cpu == abi::CPU_MERGED || self.flags & abi::STREAM_MERGED != 0
     }
@@ -208,42 +221,52 @@ impl<'a> RecordView<'a> {
         r
     }
 
+    /// The record's bytes, header included (exactly `size` bytes).
     #[inline]
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
     }
+    /// The byte order the record's fields are read in.
     #[inline]
     pub fn endian(&self) -> Endian {
         self.endian
     }
+    /// The record type number (FORMAT.md §3).
     #[inline]
     pub fn rtype(&self) -> u16 {
         self.endian.u16(self.bytes, rec_off::TYPE)
     }
+    /// Total record size in bytes, header included; how far to advance to the next record.
     #[inline]
     pub fn size(&self) -> usize {
         self.bytes.len()
     }
+    /// The event code of an `EVENT` record; 0 for notes.
     #[inline]
     pub fn code(&self) -> u16 {
         self.endian.u16(self.bytes, rec_off::CODE)
     }
+    /// The event flags (`abi::eflag`); 0 for notes unless the note says otherwise.
     #[inline]
     pub fn flags(&self) -> u16 {
         self.endian.u16(self.bytes, rec_off::FLAGS)
     }
+    /// The CPU that wrote the record (for recorder notes: the CPU the note is about).
     #[inline]
     pub fn cpu(&self) -> u32 {
         self.endian.u32(self.bytes, rec_off::CPU)
     }
+    /// Thread id of the task in context; 0 in hard-IRQ context or for recorder notes.
     #[inline]
     pub fn pid(&self) -> u32 {
         self.endian.u32(self.bytes, rec_off::PID)
     }
+    /// Time of the record, in nanoseconds of the stream header's clock.
     #[inline]
     pub fn time_ns(&self) -> u64 {
         self.endian.u64(self.bytes, rec_off::TIME_NS)
     }
+    /// Per-CPU sequence number written by the kernel (1, 2, 3, ...); 0 = not sequenced.
     #[inline]
     pub fn seq(&self) -> u64 {
         self.endian.u64(self.bytes, rec_off::SEQ)
@@ -253,6 +276,7 @@ impl<'a> RecordView<'a> {
     pub fn record_type(&self) -> RecordType {
         RecordType(self.rtype())
     }
+    /// Whether this is an `EVENT` record.
     #[inline]
     pub fn is_event(&self) -> bool {
         self.rtype() == rtype::EVENT
@@ -332,42 +356,52 @@ impl<'a> EventView<'a> {
     pub fn event(&self) -> Event {
         Event(self.code())
     }
+    /// The whole record this event is read from.
     #[inline]
     pub fn record(&self) -> RecordView<'a> {
         self.0
     }
+    /// The event code number (FORMAT.md §4.1).
     #[inline]
     pub fn code(&self) -> u16 {
         self.0.code()
     }
+    /// The event code if format 1.0 defines it, `None` for unknown codes.
     #[inline]
     pub fn event_code(&self) -> Option<abi::EventCode> {
         abi::EventCode::from_u16(self.code())
     }
+    /// Context id (driver or DRM client context; 0 = kernel or none).
     #[inline]
     pub fn ctx(&self) -> u32 {
         self.0.endian.u32(self.0.bytes, event_off::CTX)
     }
+    /// Ring id, named by a `NOTE_RING`.
     #[inline]
     pub fn ring(&self) -> u32 {
         self.0.endian.u32(self.0.bytes, event_off::RING)
     }
+    /// The job's fence seqno on the ring; with `ctx` and `ring` it names a job.
     #[inline]
     pub fn seqno(&self) -> u64 {
         self.0.endian.u64(self.0.bytes, event_off::SEQNO)
     }
+    /// First argument, meaning per event code (FORMAT.md §4.1).
     #[inline]
     pub fn arg0(&self) -> u64 {
         self.0.endian.u64(self.0.bytes, event_off::ARG0)
     }
+    /// Second argument, meaning per event code (FORMAT.md §4.1).
     #[inline]
     pub fn arg1(&self) -> u64 {
         self.0.endian.u64(self.0.bytes, event_off::ARG1)
     }
+    /// Third argument, meaning per event code (often ring fill or an error; FORMAT.md §4.1).
     #[inline]
     pub fn arg2(&self) -> u32 {
         self.0.endian.u32(self.0.bytes, event_off::ARG2)
     }
+    /// Fourth argument, meaning per event code (FORMAT.md §4.1).
     #[inline]
     pub fn arg3(&self) -> u32 {
         self.0.endian.u32(self.0.bytes, event_off::ARG3)
@@ -398,13 +432,18 @@ impl<'a> EventView<'a> {
 /// Common header fields of a record, as plain data.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stamp {
+    /// CPU that wrote the record.
     pub cpu: u32,
+    /// Thread id of the task in context, 0 in hard-IRQ context or for recorder notes.
     pub pid: u32,
+    /// Time of the record in nanoseconds.
     pub time_ns: u64,
+    /// Per-CPU sequence number; 0 = not sequenced.
     pub seq: u64,
 }
 
 impl RecordView<'_> {
+    /// The common header fields (cpu, pid, time, seq) copied out.
     pub fn stamp(&self) -> Stamp {
         Stamp {
             cpu: self.cpu(),
@@ -418,14 +457,23 @@ impl RecordView<'_> {
 /// The event part of an event record.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EventBody {
+    /// Event code (FORMAT.md §4.1).
     pub code: u16,
+    /// Event flags (`abi::eflag`, FORMAT.md §4.2).
     pub flags: u16,
+    /// Context id (0 = kernel or none).
     pub ctx: u32,
+    /// Ring id, named by a `NOTE_RING`.
     pub ring: u32,
+    /// Job sequence number on the ring (the job's fence seqno).
     pub seqno: u64,
+    /// First argument, meaning per event code (FORMAT.md §4.1).
     pub arg0: u64,
+    /// Second argument, meaning per event code (FORMAT.md §4.1).
     pub arg1: u64,
+    /// Third argument, meaning per event code (FORMAT.md §4.1).
     pub arg2: u32,
+    /// Fourth argument, meaning per event code (FORMAT.md §4.1).
     pub arg3: u32,
 }
 
@@ -460,36 +508,57 @@ impl EventBody {
     }
 }
 
+/// A `NOTE_RING` body: one entry of the device's ring table (FORMAT.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RingNote<'a> {
+    /// Ring id that events name in their `ring` field.
     pub ring: u32,
+    /// Engine class: 0 other, 1 graphics, 2 compute, 3 copy, 4 vdec, 5 venc, 6 control.
     pub engine_class: u32,
+    /// Ring size in `unit`s.
     pub size: u64,
+    /// Unit of size and fill: `abi::RING_UNIT_BYTES` or `abi::RING_UNIT_SLOTS`.
     pub unit: u32,
+    /// Ring name, without NUL padding.
     pub name: &'a [u8],
 }
 
+/// A `NOTE_CLOCK_SYNC` body: a GPU timestamp read at the record's CPU time (FORMAT.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClockSync {
+    /// Id of the GPU clock that was read (`gpu_clock_id`).
     pub gpu_clock_id: u32,
+    /// The GPU timestamp read at the record's `time_ns`.
     pub gpu_time: u64,
+    /// Frequency of the GPU clock in Hz.
     pub gpu_freq_hz: u64,
 }
 
+/// A `NOTE_LOST` body: records of one CPU lost in a time window (FORMAT.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Lost {
+    /// CPU whose records were lost (`lost_cpu`).
     pub cpu: u32,
+    /// Who lost them: `abi::lost_source` (kernel, recorder, sequence gap).
     pub source: u32,
+    /// Number of records lost.
     pub count: u64,
+    /// Start of the window in which they were lost (ns).
     pub first_ns: u64,
+    /// End of the window in which they were lost (ns).
     pub last_ns: u64,
 }
 
+/// A `NOTE_STREAM_INFO` body: the recorder's closing totals of a stream (FORMAT.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StreamInfo {
+    /// Device-wide `dropped` (records the kernel refused) at stop.
     pub kernel_dropped: u64,
+    /// Records in this stream.
     pub records: u64,
+    /// Bytes in this stream.
     pub bytes: u64,
+    /// `info_flags`: bit 0 `abi::INFO_STOPPED_CLEANLY`.
     pub flags: u32,
 }
 
@@ -498,19 +567,29 @@ pub struct StreamInfo {
 // Exhaustive: one variant per record type of this version (unknown types never become a
 // `Body`), so printers that match every note are told when a version adds one.
 pub enum Body<'a> {
+    /// An `EVENT` record's fields.
     Event(EventBody),
+    /// A `NOTE_PROCESS`: the process name of the record's `pid`.
     Process {
+        /// Process name, without NUL padding.
         comm: &'a [u8],
     },
+    /// A `NOTE_RING`: one ring table entry.
     Ring(RingNote<'a>),
+    /// A `NOTE_MSG`: text written to `msg` by the record's `pid`.
     Msg {
+        /// The message text (`len` bytes).
         text: &'a [u8],
     },
+    /// A `NOTE_CLOCK_SYNC`: a GPU timestamp paired with a CPU time.
     ClockSync(ClockSync),
+    /// A `NOTE_LOST`: records lost on a CPU.
     Lost(Lost),
+    /// A `NOTE_STREAM_INFO`: the last record of a recorder's stream.
     StreamInfo(StreamInfo),
     /// A record type this reader does not know (skipped and counted by readers).
     Unknown {
+        /// The unknown record type number.
         rtype: u16,
     },
 }
@@ -563,6 +642,7 @@ impl<'a> Records<'a> {
         }
     }
 
+    /// Byte offset in the data where the next record would start.
     pub fn offset(&self) -> usize {
         self.pos
     }

@@ -502,6 +502,7 @@ pub struct Region {
     pub lost: u32,
     /// New record bytes: `[off, off + len)` of the sub-buffer (len may be 0).
     pub off: usize,
+    /// Length of the new record bytes.
     pub len: usize,
     /// The sub-buffer is `FINAL` and fully read: the consumer may release it.
     pub finished: bool,
@@ -511,14 +512,22 @@ pub struct Region {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RelayError {
+    /// The sub-buffer header has an unsupported `version` or `header_size`.
     BadHeader {
+        /// Absolute sub-buffer number.
         seq: u64,
+        /// The `version` found.
         version: u16,
+        /// The `header_size` found.
         header_size: u16,
     },
+    /// `commit` lies outside the sub-buffer or behind what was already read.
     BadCommit {
+        /// Absolute sub-buffer number.
         seq: u64,
+        /// The `commit` found.
         commit: u32,
+        /// The read offset inside the sub-buffer that `commit` must not fall behind.
         cursor: usize,
     },
 }

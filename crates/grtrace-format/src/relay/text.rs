@@ -23,13 +23,18 @@ pub fn parse_consumed_line(line: &str) -> Option<(u32, u64)> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DevState {
+    /// `idle`: no relay channel; `setup` creates one.
     Idle,
+    /// `setup`: the relay channel exists, nothing is written yet.
     Setup,
+    /// `running`: records are being written (after `start`).
     Running,
+    /// `stopped`: writing stopped and every sub-buffer with data flushed as `FINAL`.
     Stopped,
 }
 
 impl DevState {
+    /// The word `info` uses for this state.
     pub fn name(self) -> &'static str {
         match self {
             DevState::Idle => "idle",
@@ -38,6 +43,7 @@ impl DevState {
             DevState::Stopped => "stopped",
         }
     }
+    /// The state named by an `info` word, or `None` for an unknown word.
     pub fn from_name(s: &str) -> Option<DevState> {
         Some(match s {
             "idle" => DevState::Idle,
@@ -52,18 +58,31 @@ impl DevState {
 /// The `info` file (FORMAT.md §7.1).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Info {
+    /// `version`: the protocol and format version, e.g. `1.0` (parsing accepts only 1.x).
     pub version: String,
+    /// `card`: the DRM card index N of `cardN`.
     pub card: u32,
+    /// `driver`: the driver name, e.g. `virtio_gpu`.
     pub driver: String,
+    /// `state`: where the device is in setup, start, stop and teardown.
     pub state: DevState,
+    /// `subbuf_size`: bytes per relay sub-buffer; 0 when idle.
     pub subbuf_size: usize,
+    /// `n_subbufs`: sub-buffers per CPU relay buffer.
     pub n_subbufs: usize,
+    /// `subbuf_header`: size in bytes of the sub-buffer header.
     pub subbuf_header: usize,
+    /// `cpus`: the CPUs that have a `trace<cpu>` file.
     pub cpus: Vec<u32>,
+    /// `clock`: Linux clock id of every record time.
     pub clock: u32,
+    /// `session`: the random session id the stream headers carry.
     pub session: u64,
+    /// `anchor` (first number): `CLOCK_REALTIME` ns at the anchor instant.
     pub anchor_realtime_ns: u64,
+    /// `anchor` (second number): `CLOCK_MONOTONIC` ns at the same instant.
     pub anchor_clock_ns: u64,
+    /// `byte_order`: whether the device writes little-endian records.
     pub little_endian: bool,
     /// `simulated 1`: written by grtsim only (sets the stream header's SIMULATED flag).
     pub simulated: bool,
@@ -210,13 +229,18 @@ pub fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
 /// One line of `state`: `<cpu> <produced> <consumed> <lost_pending>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CpuState {
+    /// The CPU this line is about.
     pub cpu: u32,
+    /// Sub-buffers produced on this CPU since setup.
     pub produced: u64,
+    /// Sub-buffers consumed on this CPU since setup.
     pub consumed: u64,
+    /// Records refused on this CPU since the last sub-buffer switch.
     pub lost_pending: u64,
 }
 
 impl CpuState {
+    /// Parses every non-empty line of a `state` file; an error names the bad line.
     pub fn parse_all(text: &str) -> Result<Vec<CpuState>, String> {
         let mut out = Vec::new();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -252,9 +276,13 @@ impl fmt::Display for CpuState {
 /// Kernel-side filters of `setup`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Filters {
+    /// `events=`: mask of admitted event codes (bit N = code N); `None` = all.
     pub events: Option<u64>,
+    /// `pid=`: only events of this thread id; `None` = all.
     pub pid: Option<u32>,
+    /// `ctx=`: only events of this context id; `None` = all.
     pub ctx: Option<u32>,
+    /// `ring=`: only events of this ring id; `None` = all.
     pub ring: Option<u32>,
 }
 
@@ -277,13 +305,20 @@ impl Filters {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CtlCommand {
+    /// `setup`: create the relay channel with this geometry and these filters.
     Setup {
+        /// Bytes per sub-buffer (4 KiB to 64 MiB, a multiple of 8).
         subbuf_size: usize,
+        /// Sub-buffers per CPU (2 to 4096).
         n_subbufs: usize,
+        /// Kernel-side filters; filtered-out records take no sequence number.
         filters: Filters,
     },
+    /// `start`: begin writing records (ring-table notes first).
     Start,
+    /// `stop`: stop writing, wait for writers and flush every sub-buffer with data as `FINAL`.
     Stop,
+    /// `teardown`: remove the `trace<cpu>` files (from setup or stopped).
     Teardown,
 }
 

@@ -12,7 +12,12 @@ pub enum ErrorKind {
     /// The bytes do not decode (the error names the byte offset).
     Format(FormatError),
     /// Reading failed, or some other problem at a byte offset.
-    At { offset: u64, message: String },
+    At {
+        /// Byte offset in the input.
+        offset: u64,
+        /// What went wrong there.
+        message: String,
+    },
     /// A problem with the input as a whole (not found, no files for a base name).
     Input(String),
     /// A stream header inside an input (concatenated streams) at byte `at` does not decode;
@@ -33,7 +38,9 @@ pub enum ErrorKind {
 /// An error or warning about one input: `run.grtrace.1: byte 4168: ...`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceError {
+    /// Name of the input, as given (or `(stdin)`).
     pub file: String,
+    /// What went wrong, and where in that input.
     pub error: ErrorKind,
 }
 

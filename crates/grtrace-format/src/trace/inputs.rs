@@ -13,9 +13,19 @@ pub enum InputSource {
     /// A regular file, mapped read-only.
     File(PathBuf),
     /// A byte stream read incrementally (stdin, a FIFO).
-    Stream { name: String, reader: Box<dyn Read> },
+    Stream {
+        /// Name used in messages.
+        name: String,
+        /// Where the bytes are read from.
+        reader: Box<dyn Read>,
+    },
     /// Bytes already in memory (tests, fuzzing).
-    Bytes { name: String, data: Vec<u8> },
+    Bytes {
+        /// Name used in messages.
+        name: String,
+        /// The stream's bytes, header included.
+        data: Vec<u8>,
+    },
 }
 
 impl InputSource {
@@ -27,6 +37,7 @@ impl InputSource {
         }
     }
 
+    /// The name messages use for this input: the file path, or the stream's name.
     pub fn name(&self) -> String {
         match self {
             InputSource::File(p) => p.display().to_string(),

@@ -97,8 +97,11 @@ const MIN_CHUNK: usize = 4 << 10;
 /// One opened input: its name, header and length (None for streams).
 #[derive(Clone, Debug)]
 pub struct StreamInfoView {
+    /// Name of the input, as messages use it.
     pub name: String,
+    /// Its (first) stream header.
     pub header: StreamHeader,
+    /// Byte length of the input; `None` for a stream read incrementally.
     pub len: Option<u64>,
 }
 
@@ -121,7 +124,12 @@ pub enum RawItem<'a> {
     /// `count` whole native-endian event records, in merged order: copy `bytes` as they are.
     /// Consecutive records of one per-CPU file come as one slice; when any input is a
     /// merged stream (a pipe, a dump), every event comes alone (`count` 1).
-    Events { bytes: &'a [u8], count: u64 },
+    Events {
+        /// The records' bytes, whole and contiguous.
+        bytes: &'a [u8],
+        /// How many event records `bytes` holds.
+        count: u64,
+    },
     /// Any other item, exactly as [`Trace::for_each`] delivers it.
     Item(Item<'a>),
 }
@@ -141,6 +149,7 @@ pub struct RunSummary {
     pub unknown_records: u64,
     /// [`Item::Gap`]s delivered, and the records they stand for.
     pub gaps: u64,
+    /// Records the delivered gaps stand for.
     pub gap_records: u64,
     /// Records whose `seq` repeated or went backwards on their CPU.
     pub seq_backwards: u64,
