@@ -97,7 +97,9 @@ off_only=$(comm -13 "$OBJ-on.warn" "$OBJ-off.warn" | grep -vE 'drm_grtrace|_grtr
 [ -z "$on_only" ] || { echo "compile-test: warnings only with DRM_GRTRACE=y:"; echo "$on_only"; fail=1; }
 [ -z "$off_only" ] || { echo "compile-test: warnings only with DRM_GRTRACE off:"; echo "$off_only"; fail=1; }
 if [ $fail = 1 ]; then
-    grep -E 'error' "$OBJ-on.out" "$OBJ-off.out" | head -30
+    # make's own error lines name the object that failed; the diagnostics are in the .out files
+    grep -hE '^make.*Error [0-9]' "$OBJ-on.out" "$OBJ-off.out" | head -10
+    echo "compile-test: diagnostics in $OBJ-on.out and $OBJ-off.out"
     echo "compile-test: FAIL (log $LOG)"
     exit 1
 fi
