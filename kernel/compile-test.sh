@@ -1,6 +1,6 @@
 #!/bin/bash
 # Compile test of every hook site of the series that QEMU cannot run: drm_sched, amdgpu and
-# i915 (plus the core and virtio-gpu), as single objects with -Werror, in a second build
+# i915 (plus the core, virtio-gpu and the vsched test GPU), as single objects with -Werror, in a second build
 # tree configured with DRM_AMDGPU=y (no DC), DRM_I915=y, DRM_VIRTIO_GPU=y, DRM_GRTRACE=y.
 # usage: kernel/compile-test.sh SRC_TREE [OBJDIR]
 #   SRC_TREE: a linux-source-6.12 tree with the series applied (ci.sh keeps one in
@@ -23,9 +23,9 @@ $C -e 64BIT -e SMP -e PRINTK -e TTY -e PROC_FS -e SYSFS -e DEBUG_FS -e RELAY -e 
    -e MULTIUSER -e FUTEX -e PCI -e PCI_MSI -e DRM -e DRM_FBDEV_EMULATION \
    -e FTRACE -e ENABLE_DEFAULT_TRACERS -e KUNIT \
    -e DRM_AMDGPU -d DRM_AMD_DC -e DRM_I915 -e DRM_VIRTIO_GPU -e VIRTIO_MENU -e VIRTIO_PCI \
-   -e MTRR -e X86_PAT -e DRM_GRTRACE -e DRM_GRTRACE_KUNIT_TEST
+   -e MTRR -e X86_PAT -e DRM_GRTRACE -e DRM_GRTRACE_KUNIT_TEST -e DRM_GRTRACE_VSCHED
 "${MAKE[@]}" olddefconfig > /dev/null
-for s in DRM_SCHED DRM_AMDGPU DRM_I915 DRM_VIRTIO_GPU DRM_GRTRACE DRM_GRTRACE_KUNIT_TEST; do
+for s in DRM_SCHED DRM_AMDGPU DRM_I915 DRM_VIRTIO_GPU DRM_GRTRACE DRM_GRTRACE_KUNIT_TEST DRM_GRTRACE_VSCHED; do
     grep -q "^CONFIG_$s=y" "$OBJ/.config" || { echo "compile-test: MISSING CONFIG_$s" >&2; exit 1; }
 done
 "${MAKE[@]}" prepare > "$OBJ/../compile-test.log" 2>&1 || { tail -30 "$OBJ/../compile-test.log"; exit 1; }
@@ -34,6 +34,7 @@ D=drivers/gpu/drm
 OBJS=(
   $D/drm_grtrace.o $D/drm_drv.o
   $D/scheduler/sched_main.o $D/scheduler/sched_entity.o $D/scheduler/sched_fence.o
+  $D/grtrace/vsched.o
   $D/virtio/virtgpu_vq.o $D/virtio/virtgpu_fence.o $D/virtio/virtgpu_ioctl.o
   $D/virtio/virtgpu_kms.o $D/virtio/virtgpu_object.o
   $D/amd/amdgpu/amdgpu_ring.o $D/amd/amdgpu/amdgpu_fence.o $D/amd/amdgpu/amdgpu_ib.o
@@ -51,4 +52,4 @@ fi
 t2=$(date +%s.%N)
 printf 'TIMING compile-test: config+prepare %.1f s, %d hook objects %.1f s\n' \
     "$(echo "$t1 - $t0" | bc)" "${#OBJS[@]}" "$(echo "$t2 - $t1" | bc)"
-echo "compile-test: OK (${#OBJS[@]} objects: core, drm_sched, virtio-gpu, amdgpu, i915, -Werror)"
+echo "compile-test: OK (${#OBJS[@]} objects: core, drm_sched, vsched, virtio-gpu, amdgpu, i915, -Werror)"
