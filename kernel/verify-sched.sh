@@ -101,8 +101,8 @@ awk -v dir="$W" -v map="$J" '
         if (ev == "drm_sched_job") { fk[get("fence")] = k; print k > (dir "/t.QUEUE") }
         else if (ev == "drm_run_job") print k > (dir "/t.START")
         else if (ev == "drm_sched_process_job") {
-            f = get("fence"); k = fk[f]; delete fk[f]
-            if (k == "") { unknown++; k = "unknown fence " f }
+            fp = get("fence"); k = fk[fp]; delete fk[fp]
+            if (k == "") { unknown++; k = "unknown fence " fp }
             print k > (dir "/t.END")
         } else if (ev == "drm_sched_job_wait_dep") print k, get("context"), get("seq") > (dir "/t.SYNC_ENTER")
         else next
