@@ -24,6 +24,7 @@
 #    drm_sched_job, START = drm_run_job, END = drm_sched_process_job, SYNC_ENTER (with the
 #    awaited fence's context and seqno) = drm_sched_job_wait_dep; and each is exactly the
 #    workload's job set (SYNC_ENTER: its dependency list);
+#  * each of those events is stamped at or after its tracepoint (a FIGURE gives the delays);
 #  * QUEUE/START/END name the job's own fence context (arg0) and one DRM client id per
 #    context, three distinct ones;
 #  * every SYNC_ENTER has one SYNC_EXIT naming the same fence, not before it;
@@ -98,19 +99,43 @@ awk -v dir="$W" -v map="$J" '
             ring = get("ring"); k = key[ring "/" get("id")]
             if (k == "") { unknown++; k = "unknown " ring " id" get("id") }
         }
-        if (ev == "drm_sched_job") { fk[get("fence")] = k; print k > (dir "/t.QUEUE") }
-        else if (ev == "drm_run_job") print k > (dir "/t.START")
+        if (ev == "drm_sched_job") { fk[get("fence")] = k; ty = "QUEUE"; print k > (dir "/t.QUEUE") }
+        else if (ev == "drm_run_job") { ty = "START"; print k > (dir "/t.START") }
         else if (ev == "drm_sched_process_job") {
             fp = get("fence"); k = fk[fp]; delete fk[fp]
             if (k == "") { unknown++; k = "unknown fence " fp }
-            print k > (dir "/t.END")
-        } else if (ev == "drm_sched_job_wait_dep") print k, get("context"), get("seq") > (dir "/t.SYNC_ENTER")
+            ty = "END"; print k > (dir "/t.END")
+        } else if (ev == "drm_sched_job_wait_dep") { ty = "SYNC_ENTER"; print k, get("context"), get("seq") > (dir "/t.SYNC_ENTER") }
         else next
+        print ty, k, ts > (dir "/t.times")
         n[ev]++
     }
     END { for (e in n) printf "FIGURE tracepoint %s %d\n", e, n[e]; printf "FIGURE tracepoint unmapped %d\n", unknown + 0 }
 ' "$OUT/sched-ftrace.txt"
 for e in QUEUE START END SYNC_ENTER; do touch "$W/t.$e"; sort -o "$W/t.$e" "$W/t.$e"; done
+
+# ---- the same instants: grtrace's time of each event minus its tracepoint's (both
+# CLOCK_MONOTONIC: the instance's trace clock is mono; grtrace's wall clock minus the session
+# anchor); the tracepoint fires just before each hook, so the difference is the hook's delay ----
+anchor=$(sed -n 's/^GRT: sched info: .* anchor \([0-9]*\) \([0-9]*\) .*/\1 \2/p' "$LOG" | head -1)
+"$P" "$OUT/sched" -a QUEUE,START,END,SYNC_ENTER -f '%a %x %r %n %z\n' 2> /dev/null |
+    awk -v a="$anchor" -v T="$W/t.times" '
+    BEGIN { split(a, an, " "); rs = substr(an[1], 1, length(an[1]) - 9); rn = substr(an[1], length(an[1]) - 8)
+            while ((getline l < T) > 0) { split(l, f, " "); p = index(f[5], ".")
+                tp[f[1] " " f[2] " " f[3] " " f[4]] = substr(f[5], 1, p - 1) * 1000000 + substr(f[5], p + 1) } }
+    $2 ~ /^[0-9]+$/ && $3 ~ /^vsched-/ {
+        k = $1 " " $2 " " $3 " " $4; if (!(k in tp)) next
+        p = index($5, "."); mono = (substr($5, 1, p - 1) - rs) * 1000000000 + (substr($5, p + 1) - rn) + an[2]
+        d = mono / 1000 - tp[k]; print $1, d
+    }' | sort -k1,1 -k2,2n | awk '
+    { v[$1, ++n[$1]] = $2 }
+    END { for (e in n) printf "FIGURE grtrace-minus-tracepoint %s n=%d min=%.0f median=%.0f max=%.0f us\n", e, n[e], v[e, 1], v[e, int((n[e] + 1) / 2)], v[e, n[e]] }' |
+    tee "$W/times.txt"
+# same CPU, same thread, one clock source: a hook is never stamped before its tracepoint (the
+# instance prints microseconds, so -1 us is the resolution)
+early=$(awk '{ m = $5; sub(/^min=/, "", m); if (m + 0 < -1) n++ } END { print n + 0 }' "$W/times.txt")
+check "every event stamped at or after its tracepoint, the same instant of the same job ($(awk '{ a = $5; b = $7; sub(/^min=/, "", a); sub(/^max=/, "", b); printf "%s %s..%s us; ", $3, a, b }' "$W/times.txt"))" \
+    "$([ "$(wc -l < "$W/times.txt")" = 4 ] && [ "$early" = 0 ]; echo $?)"
 
 # ---- one for one ----
 same() {  # same LABEL A B
