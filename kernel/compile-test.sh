@@ -1,7 +1,8 @@
 #!/bin/bash
-# Compile test of every hook site of the series, including those QEMU cannot run (drm_sched,
-# amdgpu, i915), as single objects, twice: with CONFIG_DRM_GRTRACE=y and with it off, each in
-# its own build tree configured with DRM_AMDGPU=y (no DC), DRM_I915=y, DRM_VIRTIO_GPU=y.
+# Compile test of every hook site of the series, including those QEMU cannot run (amdgpu,
+# i915), and of the vsched test GPU, as single objects, twice: with CONFIG_DRM_GRTRACE=y and
+# with it off, each in its own build tree configured with DRM_AMDGPU=y (no DC), DRM_I915=y,
+# DRM_VIRTIO_GPU=y, DRM_GRTRACE_VSCHED=y.
 # Both builds use W=1 and sparse (C=2, when `sparse` is installed).
 #
 # Verdict: the objects build; the series' own files (drm_grtrace*, *_grtrace.h) have no
@@ -31,6 +32,7 @@ D=drivers/gpu/drm
 HOOKS=(
   $D/drm_drv.o
   $D/scheduler/sched_main.o $D/scheduler/sched_entity.o $D/scheduler/sched_fence.o
+  $D/grtrace/vsched.o
   $D/virtio/virtgpu_vq.o $D/virtio/virtgpu_fence.o $D/virtio/virtgpu_ioctl.o
   $D/virtio/virtgpu_kms.o $D/virtio/virtgpu_object.o
   $D/amd/amdgpu/amdgpu_ring.o $D/amd/amdgpu/amdgpu_fence.o $D/amd/amdgpu/amdgpu_ib.o
@@ -52,10 +54,10 @@ config() {
        -e MULTIUSER -e FUTEX -e PCI -e PCI_MSI -e DRM -e DRM_FBDEV_EMULATION \
        -e FTRACE -e ENABLE_DEFAULT_TRACERS -e KUNIT \
        -e DRM_AMDGPU -d DRM_AMD_DC -e DRM_I915 -e DRM_VIRTIO_GPU -e VIRTIO_MENU -e VIRTIO_PCI \
-       -e MTRR -e X86_PAT
+       -e MTRR -e X86_PAT -e DRM_GRTRACE_VSCHED
     if [ "$v" = on ]; then $C -e DRM_GRTRACE -e DRM_GRTRACE_KUNIT_TEST; else $C -d DRM_GRTRACE; fi
     make -C "$SRC" O="$o" ARCH=x86_64 olddefconfig >> "$LOG" 2>&1 || return 1
-    want=(DRM_SCHED DRM_AMDGPU DRM_I915 DRM_VIRTIO_GPU)
+    want=(DRM_SCHED DRM_AMDGPU DRM_I915 DRM_VIRTIO_GPU DRM_GRTRACE_VSCHED)
     [ "$v" = on ] && want+=(DRM_GRTRACE DRM_GRTRACE_KUNIT_TEST)
     for s in "${want[@]}"; do
         grep -q "^CONFIG_$s=y" "$o/.config" || { echo "compile-test: $v: MISSING CONFIG_$s" >&2; return 1; }
