@@ -25,6 +25,8 @@
 #    awaited fence's context and seqno) = drm_sched_job_wait_dep; and each is exactly the
 #    workload's job set (SYNC_ENTER: its dependency list);
 #  * each of those events is stamped at or after its tracepoint (a FIGURE gives the delays);
+#  * END carries the hardware fence's error: F (failed by the engine) status 5 (EIO) with the
+#    ERROR flag, every other job status 0;
 #  * QUEUE/START/END name the job's own fence context (arg0) and one DRM client id per
 #    context, three distinct ones;
 #  * every SYNC_ENTER has one SYNC_EXIT naming the same fence, not before it;
@@ -74,7 +76,7 @@ awk -v dir="$W" '
         key = $8 " " $7 " " $9
         if ($6 ~ /^SYNC_/) print key, val("fctx"), val("fseqno") > (dir "/g." $6)
         else print key > (dir "/g." $6)
-        print $6, key, $4, val("fctx"), val("client"), val("fseqno") > (dir "/g.all")
+        print $6, key, $4, val("fctx"), val("client"), val("fseqno"), val("status"), ($0 ~ / flags=([a-z]+,)*error/) > (dir "/g.all")
     }' "$OUT/sched.txt"
 for e in QUEUE START END SYNC_ENTER SYNC_EXIT; do touch "$W/g.$e"; sort -o "$W/g.$e" "$W/g.$e"; done
 
@@ -154,12 +156,12 @@ same "END = the workload's jobs" "$W/g.END" "$W/truth.jobs"
 same "SYNC_ENTER = the workload's dependencies" "$W/g.SYNC_ENTER" "$W/truth.deps"
 
 # ---- per-job consistency and the pattern's orderings ----
-# g.all: NAME ctx ring seqno time fctx client fseqno
+# g.all: NAME ctx ring seqno time fctx client fseqno status error-flag
 awk -v J="$J" '
     BEGIN { while ((getline l < J) > 0) { split(l, f, " "); if (f[1] != "JOB") continue
                 rn = f[5] == 0 ? "vsched-gfx" : "vsched-copy"; k = f[6] " " rn " " f[7]
                 lab[k] = f[3]; rnd[k] = f[2]; cx[k] = f[4]; fc[k] = f[6]
-                byl[f[2] " " f[3]] = k; ex[k] = (f[3] == "L" ? 30000 : f[3] == "X" ? 5000 : 2000) * 1000 } }
+                byl[f[2] " " f[3]] = k; ex[k] = (f[3] == "L" ? 30000 : f[3] == "X" ? 5000 : f[3] == "F" ? 1000 : 2000) * 1000 } }
     function ns(s,   p) { p = index(s, "."); return substr(s, 1, p - 1) * 1000000000 + substr(s, p + 1) }
     {
         k = $2 " " $3 " " $4; t = ns($5)
@@ -168,6 +170,11 @@ awk -v J="$J" '
             if ((k, $8 " " $6) in se) { if (t < st[k, $6 " " $8]) exit_early++; sx[k, $8 " " $6]++ }
             else { exit_other++; if (exit_other <= 3) printf "     SYNC_EXIT of %s (%s) names fence %s:%s, not one its SYNC_ENTER named\n", k, lab[k], $6, $8 }
             next
+        }
+        if ($1 == "END") {
+            # F is failed by the engine (-EIO = 5 on Linux), every other job succeeds
+            if (lab[k] == "F") { nf++; if ($9 != 5 || $10 != 1) baderr++ }
+            else if ($9 != 0 || $10 != 0) baderr++
         }
         if ($6 != fc[k]) badfctx++
         if (!(cx[k] in cl)) cl[cx[k]] = $7; else if (cl[cx[k]] != $7) badclient++
@@ -193,6 +200,7 @@ awk -v J="$J" '
             if (tm["START", X] < tm["END", L]) xdep++
             if (tm["START", Y] < tm["START", X] || tm["END", Y] < tm["END", X]) ydep++
         }
+        printf "failed %d baderr %d ", nf, baderr
         printf "missing %d negq %d nege %d short %d minq %d maxq %d badfctx %d badclient %d contexts %d dupclient %d unpaired %d exit_other %d exit_early %d credit %d xdep %d ydep %d rounds %d\n",
             missing, negq, nege, short, minq, maxq, badfctx, badclient, nc, dupc, unpaired, exit_other, exit_early, credit, xdep, ydep, r
     }' "$W/g.all" > "$W/order.txt"
@@ -202,6 +210,8 @@ check "every job has QUEUE, START and END ($(o missing) without)" "$([ "$(o miss
 check "queue time never negative: QUEUE <= START for every job ($(o negq) negative; min $(o minq) ns, max $(o maxq) ns)" "$([ "$(o negq)" = 0 ]; echo $?)"
 check "START <= END, END - START >= the job's engine time ($(o nege) negative, $(o short) shorter)" \
     "$([ "$(o nege)" = 0 ] && [ "$(o short)" = 0 ]; echo $?)"
+check "END reports the hardware fence's error: F (failed by the engine) status=5 with the error flag in each of $(o failed) rounds, every other job status=0 ($(o baderr) wrong)" \
+    "$([ "$(o failed)" = "$(o rounds)" ] && [ "$(o baderr)" = 0 ]; echo $?)"
 check "QUEUE/START/END name the job's own fence context ($(o badfctx) do not)" "$([ "$(o badfctx)" = 0 ]; echo $?)"
 check "one DRM client id per context, $(o contexts) distinct (other ids: $(o badclient), shared: $(o dupclient))" \
     "$([ "$(o contexts)" = 3 ] && [ "$(o badclient)" = 0 ] && [ "$(o dupclient)" = 0 ]; echo $?)"

@@ -16,6 +16,7 @@
  *                                       waits for X's *scheduled* fence only
  *   M   A gfx    2 ms  deps L           same entity: the dependency is ignored
  *   P   C gfx    2 ms  deps Y of the previous round (already signalled: no wait)
+ *   F   A copy   1 ms                   the engine fails it: END with -EIO
  *
  * then every job's out-syncobj is waited for.  One line per job on stdout:
  *   JOB <round> <label> <ctx A|B|C> <ring> <fence context> <fence seqno>
@@ -47,7 +48,8 @@ struct job {
 	int ctx;		/* 0 A, 1 B, 2 C */
 	uint32_t ring;
 	uint32_t exec_us;
-	const char *dep;	/* label in this round, "P" = Y of the previous */
+	const char *dep;	/* label in this round, "Y@prev" = Y of the previous */
+	uint32_t flags;		/* VSCHED_SUBMIT_* */
 	uint32_t syncobj;	/* on ctx's file */
 	struct drm_vsched_submit s;
 };
@@ -61,6 +63,7 @@ static const struct job pattern[] = {
 	{ "Y", 1, VSCHED_RING_COPY, 2000, "X" },
 	{ "M", 0, VSCHED_RING_GFX, 2000, "L" },
 	{ "P", 2, VSCHED_RING_GFX, 2000, "Y@prev" },
+	{ "F", 0, VSCHED_RING_COPY, 1000, NULL, VSCHED_SUBMIT_FAULT },
 };
 #define NJOBS (sizeof(pattern) / sizeof(pattern[0]))
 
@@ -191,6 +194,7 @@ int main(int argc, char **argv)
 			j->s = (struct drm_vsched_submit) {
 				.in_syncs = (uintptr_t)in, .n_in_syncs = n_in,
 				.out_sync = j->syncobj, .ring = j->ring, .exec_us = j->exec_us,
+				.flags = j->flags,
 			};
 			if (xioctl(fds[j->ctx], DRM_IOCTL_VSCHED_SUBMIT, &j->s, "VSCHED_SUBMIT"))
 				return 1;

@@ -23,6 +23,9 @@ extern "C" {
 #define VSCHED_RING_COPY		1
 #define VSCHED_RINGS			2
 
+/* drm_vsched_submit.flags: the engine fails the job (its fence signals -EIO) */
+#define VSCHED_SUBMIT_FAULT		(1u << 0)
+
 /* limits of one job */
 #define VSCHED_MAX_IN_SYNCS		16
 #define VSCHED_MAX_EXEC_US		1000000
@@ -36,7 +39,7 @@ extern "C" {
  * @ring: %VSCHED_RING_GFX or %VSCHED_RING_COPY
  * @exec_us: how long the ring's engine executes the job, at most
  *           %VSCHED_MAX_EXEC_US
- * @flags: must be 0
+ * @flags: %VSCHED_SUBMIT_FAULT or 0
  * @pad: must be 0
  * @fence_context: out: context of the job's finished fence
  * @fence_seqno: out: seqno of the job's finished fence
