@@ -8,12 +8,15 @@
 #      kernel's tracepoints in the same run, tiny-buffer and no-consumer loss runs, KUnit
 #   5. host verdict with grtparse and grtreport (kernel/verify.sh)
 #   6. QEMU boot "stress": teardown while recording, repeated start/stop, error paths
+#   6b. QEMU boot "sched": drm_sched for real on the vsched test GPU (patch 8), recorded by
+#      grtrace and checked one for one against the gpu_scheduler tracepoints
+#      (kernel/verify-sched.sh; GRT_SCHED=0 skips it)
 #   7. compile test of the drm_sched, amdgpu and i915 hook sites (kernel/compile-test.sh)
 #   8. stock kernel (build.sh stock: Debian's 6.12 without the series, cached the same way):
 #      the GPU tracepoints recorded in one run by `grtrace --ftrace`, `trace-cmd record` into
 #      trace.dat v7 and v6, and counted by a tracefs instance; host verdict with grtimport,
 #      grtparse and grtreport (kernel/verify-stock.sh); 2D and virgl (GRT_STOCK=0 skips it)
-#   9. lockdep + KASAN kernel (build.sh debug, cached like the main one): e2e and stress again
+#   9. lockdep + KASAN kernel (build.sh debug, cached like the main one): e2e, stress and sched again
 #      (GRT_DEBUG=0 skips it; it is last so that every other failure shows first)
 # The e2e boot runs twice: 2D (virtio-gpu-pci) and virgl (virtio-gpu-gl-pci; GRT_VIRGL=0 skips).
 # Optional: GRT_COST=1 also builds the kernel without the series and measures the tracing
@@ -128,6 +131,16 @@ t=$(date +%s.%N)
 stress "$KERNEL" stress stress
 lap "stress boot" "$t"
 
+if [ "${GRT_SCHED:-1}" = 1 ]; then
+    stage "QEMU sched: drm_sched on the vsched test GPU, grtrace vs the gpu_scheduler tracepoints"
+    t=$(date +%s.%N)
+    bash "$HERE/boot.sh" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/sched" sched || fail "sched boot"
+    grep -hE '^GRT: (\[swl\]|sched workload rc=|after sched run|vsched grtrace dir)' "$RUN/sched/serial-sched.log"
+    bash "$HERE/verify-sched.sh" "$RUN/sched" "$GRTPARSE" "$GRTREPORT" | tee "$RUN/sched/verify.txt"
+    [ "${PIPESTATUS[0]}" = 0 ] || fail "sched verification"
+    lap "sched boot to verdict" "$t"
+fi
+
 stage "compile test of the hook sites (drm_sched, amdgpu, i915)"
 t=$(date +%s.%N)
 # Its own tree, stamped (CT/SERIES) with the source version and the series it carries, written
@@ -203,6 +216,12 @@ if [ "${GRT_DEBUG:-1}" = 1 ]; then
     if kbuild debug; then
         TIMEOUT=600 MEM=1G e2e "$KIMG" debug-e2e "debug e2e"
         TIMEOUT=600 MEM=1G stress "$KIMG" debug-stress "debug stress"
+        if [ "${GRT_SCHED:-1}" = 1 ]; then
+            TIMEOUT=600 MEM=1G bash "$HERE/boot.sh" "$KIMG" "$RUN/initramfs.cpio" "$RUN/debug-sched" sched ||
+                fail "debug sched boot"
+            bash "$HERE/verify-sched.sh" "$RUN/debug-sched" "$GRTPARSE" "$GRTREPORT" | tee "$RUN/debug-sched/verify.txt"
+            [ "${PIPESTATUS[0]}" = 0 ] || fail "debug sched verification"
+        fi
     fi
     lap "lockdep+KASAN" "$t"
 fi

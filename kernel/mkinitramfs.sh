@@ -1,6 +1,6 @@
 #!/bin/bash
-# Build the test guest's initramfs: busybox (static), /init, the static virtio-gpu workload,
-# the static C protocol drain, and the real grtrace recorder if given.
+# Build the test guest's initramfs: busybox (static), /init, the static virtio-gpu and
+# vsched (drm_sched) workloads, the static C protocol drain, and the real grtrace recorder if given.
 # usage: kernel/mkinitramfs.sh OUT.cpio [GRTRACE_BINARY]
 #   GRTRACE_BINARY: a statically linked `grtrace` (see ci.sh); without it the guest
 #   records with grtrace-drain, the C implementation of FORMAT.md section 7.2.
@@ -21,6 +21,8 @@ install -m 755 "$HERE/guest/init" "$STAGE/init"
 CFLAGS=(-static -O2 -Wall -Werror -D__user= -I"$HERE/guest/include" -I"$HERE/include/uapi")
 gcc "${CFLAGS[@]}" -o "$STAGE/bin/vgpu-workload" "$HERE/guest/vgpu-workload.c"
 gcc "${CFLAGS[@]}" -o "$STAGE/bin/grtrace-drain" "$HERE/guest/grtrace-drain.c"
+# vsched_drm.h (patch 8's uapi, kept here like grtrace.h) includes "drm.h" as the kernel's uapi does
+gcc "${CFLAGS[@]}" -I"$HERE/guest/include/drm" -o "$STAGE/bin/sched-workload" "$HERE/guest/sched-workload.c"
 if [ -n "$REC" ]; then
     file -L "$REC" | grep -qE 'statically linked|static-pie linked' ||
         { echo "mkinitramfs.sh: $REC is not static" >&2; exit 1; }

@@ -18,6 +18,8 @@
 #  * small (tiny buffers, recorded live): records were lost, and the LOST notes in the
 #    stream add up to the kernel's dropped counter; no sequence gap;
 #  * filt (real grtrace only, events=COMMIT|END): recorder exited 0, only those events;
+#  * pidf (real grtrace only, --pid of a workload): its COMMITs and the ENDs the dequeue
+#    worker reports are both recorded;
 #  * ovf (no consumer at all): the same equality.
 # Prints "FIGURE ..." lines and exits non-zero if any check failed.
 set -uo pipefail
@@ -59,6 +61,8 @@ PY
 check "guest finished (GRT: done)" "$(t grep -q '^GRT: done' "$LOG")"
 check "no kernel warning/oops (dmesg)" "$(t grep -q '^GRT: warnings=0' "$LOG")"
 check "KUnit drm_grtrace suite passed" "$(t grep -qE '^\[ *[0-9.]+\] ok [0-9]+ drm_grtrace' "$LOG")"
+kpass=$(grep -A0 -E '# drm_grtrace: pass:[0-9]+' "$LOG" | sed -n 's/.*# drm_grtrace: pass:\([0-9]*\) fail:0 .*/\1/p' | head -1)
+check "KUnit drm_grtrace: every case passed (${kpass:-?} of 9)" "$([ "${kpass:-0}" = 9 ]; echo $?)"
 check "workload completed (A and B paths)" "$(t grep -qE 'DONE A=[1-9][0-9]* B=[1-9]' "$LOG")"
 check "recorder exited 0 (run)" "$(t grep -q '^GRT: workload rc=0 recorder rc=0' "$LOG")"
 check "recorder exited 0 (tiny buffers)" "$(t grep -q '^GRT: small recorder rc=0' "$LOG")"
@@ -162,8 +166,18 @@ if [ "$recorder" != grtrace-drain ]; then  # grtrace, or unknown (guest broke ea
     bad=$(echo "$names" | tr ' ' '\n' | grep -vxE 'COMMIT|END|RING|PROCESS|MSG|LOST|STREAM_INFO|' | tr '\n' ' ')
     check "event-mask filter: only COMMIT and END recorded (seen: $names)" \
         "$([ -z "$bad" ] && echo "$names" | grep -q COMMIT && echo "$names" | grep -q END; echo $?)"
+
+    # pid filter: the workload's COMMITs are there, and so are the END events, which the
+    # virtio-gpu dequeue worker reports (a v1 pid filter dropped every one of them)
+    wlpid=$(sed -n 's/^GRT: pid filter recorder rc=0 pid=\([0-9]*\).*/\1/p' "$LOG" | head -1)
+    check "pid filter recorder exited 0" "$([ -n "$wlpid" ]; echo $?)"
+    "$P" -q "$OUT/pidf" > "$OUT/pidf.txt" 2>/dev/null
+    pcommit=$(awk -v p="$wlpid" '$6 == "COMMIT" && $5 == p' "$OUT/pidf.txt" | wc -l)
+    pend=$(awk '$6 == "END"' "$OUT/pidf.txt" | wc -l)
+    check "pid filter: the workload's COMMITs ($pcommit) and the worker's ENDs ($pend) recorded" \
+        "$([ "$pcommit" -gt 0 ] && [ "$pend" -gt 0 ]; echo $?)"
 else
-    echo "skip event-mask filter (recorder ${recorder:-?}: the C drain has no -a)"
+    echo "skip event-mask and pid filters (recorder ${recorder:-?}: the C drain has neither)"
 fi
 
 # ---- overflow with no consumer ----

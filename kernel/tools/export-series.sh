@@ -2,14 +2,16 @@
 # Regenerate kernel/patches/ from a git tree of linux-source-6.12 whose first commit is the
 # unmodified source and whose following commits are the series (maintainer tool).
 # usage: kernel/tools/export-series.sh GIT_TREE
-# Checks that patch 1 carries kernel/include/uapi/drm/grtrace.h unchanged and runs
-# scripts/checkpatch.pl --strict on every patch.
+# Checks that the tree carries kernel/include/uapi/drm/grtrace.h (patch 1) and vsched_drm.h
+# (patch 8) unchanged and runs scripts/checkpatch.pl --strict on every patch.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 TREE=${1:?usage: export-series.sh GIT_TREE}
 base=$(git -C "$TREE" rev-list --max-parents=0 HEAD)
-cmp "$HERE/include/uapi/drm/grtrace.h" "$TREE/include/uapi/drm/grtrace.h" ||
-    { echo "uapi header differs between the repo and $TREE" >&2; exit 1; }
+for h in grtrace.h vsched_drm.h; do
+    cmp "$HERE/include/uapi/drm/$h" "$TREE/include/uapi/drm/$h" ||
+        { echo "uapi header $h differs between the repo and $TREE" >&2; exit 1; }
+done
 rm -f "$HERE"/patches/*.patch
 git -C "$TREE" format-patch -q --cover-letter --zero-commit \
     --subject-prefix="RFC PATCH" -o "$HERE/patches" "$base"..HEAD

@@ -204,6 +204,7 @@ struct grtrace_note_stream_info {
 #define GRTRACE_MAX_SUBBUF_SIZE		(64u << 20)
 #define GRTRACE_MIN_N_SUBBUFS		2
 #define GRTRACE_MAX_N_SUBBUFS		4096
+/* and subbuf_size * n_subbufs * possible CPUs at most a quarter of RAM */
 
 struct grtrace_subbuf_header {
 	__u32 magic;
