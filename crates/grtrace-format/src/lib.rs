@@ -6,7 +6,7 @@
 //! against it byte for byte.
 //!
 //! * [`view`]: zero-copy, endian-aware views over stream bytes ([`RecordView`], [`Records`]).
-//! * [`encode`]: the writer ([`StreamWriter`]), used by the recorder, the simulator and tests.
+//! * [`encode`](mod@encode): the writer ([`StreamWriter`]), used by the recorder, the simulator and tests.
 //! * [`builder`]: records made by hand with per-CPU sequence numbers ([`builder::Builder`]),
 //!   for tests, the synthetic generator and the simulator's scenarios.
 //! * [`error`]: typed decoding errors that name the byte offset.
@@ -67,6 +67,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![deny(missing_docs)]
 
 pub mod abi;
 pub mod builder;
@@ -87,8 +88,8 @@ pub use encode::{encode, encode_into, encoded_size, StreamWriter};
 pub use endian::Endian;
 pub use error::FormatError;
 pub use trace::{
-    base_files, parse_window, resolve_inputs, ErrorKind, InputSource, Item, RawItem, RunSummary,
-    StreamInfoView, Trace, TraceError, Warning,
+    base_files, resolve_inputs, ErrorKind, InputSource, Item, RawItem, RunSummary, StreamInfoView,
+    Trace, TraceError, Warning,
 };
 pub use view::{
     Body, ClockSync, EventBody, EventView, Lost, RecordView, Records, RingNote, Stamp,

@@ -23,8 +23,11 @@ pub struct SynthConfig {
     /// Records to write in total (all CPUs, notes included); the generator stops at the first
     /// job boundary at or past this number.
     pub records: u64,
+    /// CPUs to spread the records over (one `<base>.grtrace.<cpu>` file each).
     pub cpus: u32,
+    /// Seed of the pseudo-random generator: the same seed gives the same bytes.
     pub seed: u64,
+    /// Byte order of the generated streams.
     pub endian: Endian,
     /// `(cpu, first_seq, count)`: leave out these kernel records (their sequence numbers are
     /// used up), as if a file region had been lost.

@@ -46,6 +46,7 @@ With no input, grtreport reads stdin, so it works live:
   grtreport run --csv jobs.csv -q             # jobs.csv and jobs.rings.csv for pandas
   grtreport run --csv - -q | head             # the job rows on stdout
   grtreport run --json --top 10 > r.json      # everything, blockers and verdicts included
+  grtreport run --critical-path --frame-marker frame   # what decided the slowest frame
   grtrace -d card0 -o - | grtreport --interval 1 -q   # busy/idle per ring, every second
   grtreport run --rule queue-min-us=200 --ring gfx -w 1.5:3
   grtreport --list-rules > my.rules           # edit, then --rules my.rules
@@ -85,6 +86,16 @@ pub struct Args {
     /// trace time, as each interval completes (at once when reading a live pipe)
     #[arg(long, value_name = "SECS")]
     pub interval: Option<f64>,
+
+    /// Add the critical path: the jobs and host gaps that decided when the last job of the
+    /// -w window, or of the slowest frame between two NOTE_MSG markers, ended
+    #[arg(long)]
+    pub critical_path: bool,
+
+    /// Frames for --critical-path start at NOTE_MSG records whose text starts with TEXT
+    /// (default: every message)
+    #[arg(long, value_name = "TEXT", requires = "critical_path")]
+    pub frame_marker: Option<String>,
 
     /// Write the report as JSON (schema in grtreport(1), JSON OUTPUT) instead of text
     #[arg(long, conflicts_with = "jobs")]
@@ -347,7 +358,14 @@ pub fn run(args: Args) -> i32 {
         eprintln!("grtreport: warning: {e} (merged: --force)");
     }
 
+    let window = filter.window;
     let mut engine = Engine::new(rules, join, filter, args.samples);
+    if args.critical_path {
+        engine.critical_path(match window {
+            Some((a, b)) => crate::critical::Scope::Window(a, b),
+            None => crate::critical::Scope::Frames(args.frame_marker.clone().unwrap_or_default()),
+        });
+    }
     let input_words: Vec<String> = words
         .words()
         .iter()

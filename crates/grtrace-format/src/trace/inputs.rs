@@ -56,31 +56,6 @@ impl fmt::Debug for InputSource {
     }
 }
 
-/// The `-w` time window the reading tools share: `END` or `START:END` in seconds since the
-/// first record; an empty START is 0 and an empty END leaves the window open
-/// (`u64::MAX`). Returns nanoseconds, or a message saying what is wrong.
-pub fn parse_window(w: &str) -> Result<(u64, u64), String> {
-    let ns = |s: &str, open: u64| -> Result<u64, String> {
-        let s = s.trim();
-        if s.is_empty() {
-            return Ok(open);
-        }
-        match s.parse::<f64>() {
-            Ok(v) if v.is_finite() && v >= 0.0 => Ok((v * 1e9).round() as u64),
-            _ => Err(format!("-w '{w}': '{s}' is not a number of seconds")),
-        }
-    };
-    let (a, b) = match w.split_once(':') {
-        Some((a, b)) => (ns(a, 0)?, ns(b, u64::MAX)?),
-        None if w.trim().is_empty() => return Err(format!("-w '{w}': expected END or START:END")),
-        None => (0, ns(w, u64::MAX)?),
-    };
-    if b < a {
-        return Err(format!("-w '{w}': the window ends before it starts"));
-    }
-    Ok((a, b))
-}
-
 /// Turns command-line input words into sources.
 ///
 /// * `-` is stdin.

@@ -50,7 +50,7 @@
 //! * [`Trace::open`] fails only when *no* input could be opened; header errors of individual
 //!   inputs are kept ([`Trace::open_errors`]) and repeated in the summary of [`Trace::for_each`],
 //!   so the good inputs are still parsed.
-//! * [`TraceError`] has `file` and `error: ErrorKind`; `ErrorKind::Format` wraps [`FormatError`].
+//! * [`TraceError`] has `file` and `error: ErrorKind`; `ErrorKind::Format` wraps [`FormatError`](crate::FormatError).
 //! * Added: [`Trace::for_each_raw`] for consumers that copy records verbatim (`grtparse -d`):
 //!   the same merge, with native-endian event records delivered as byte slices ([`RawItem`]):
 //!   consecutive ones of one per-CPU file as one slice.
@@ -77,7 +77,7 @@ mod seq;
 mod tests;
 
 pub use error::{ErrorKind, TraceError, Warning};
-pub use inputs::{base_files, parse_window, resolve_inputs, InputSource};
+pub use inputs::{base_files, resolve_inputs, InputSource};
 
 use merge::{ItemSink, RawSink};
 use open::{MappedInput, PipeInput};
