@@ -200,3 +200,37 @@ fn one_card_keeps_the_single_card_shapes() {
     let (out, _) = run(&["--jobs", "-q"], &inputs[1..]);
     assert!(out.starts_with("#         time"), "{out}");
 }
+
+/// A job of card0 waits for fence (50, 1), which job 1 of card1 owns (its START names fence
+/// context 50); card0's own job 1 has the same <ctx, ring, seqno> but another fence. The
+/// wait is on a fence no recorded job of card0 owns, never on card1's job.
+#[test]
+fn a_fence_of_another_card_is_not_owned_here() {
+    let mut c0 = Rec::default();
+    c0.ring(T0, 0, 1 << 20, b"gfx");
+    job(&mut c0, 1, [1_000, 2_000, 3_000, 9_000]);
+    let key = (1, 0, 2);
+    c0.ev(0, 7, T0 + 100_000, EventCode::Commit, 1, 1, 0, 2, 0, 0, 0);
+    c0.ev(0, 7, T0 + 101_000, EventCode::Submit, 1, 1, 0, 2, 0, 0, 1);
+    c0.sync(T0 + 102_000, EventCode::SyncEnter, key, (50, 1));
+    c0.sync(T0 + 400_000, EventCode::SyncExit, key, (50, 1));
+    c0.ev(0, 0, T0 + 401_000, EventCode::Start, 1, 1, 0, 2, 0, 0, 0);
+    c0.ev(0, 0, T0 + 402_000, EventCode::End, 1, 1, 0, 2, 0, 0, 0);
+    let mut c1 = Rec::default();
+    c1.ring(T0, 0, 1 << 20, b"gfx");
+    c1.ev(0, 7, T0 + 1_500, EventCode::Commit, 1, 1, 0, 1, 0, 0, 0);
+    c1.ev(0, 7, T0 + 2_500, EventCode::Submit, 1, 1, 0, 1, 0, 0, 1);
+    c1.ev(0, 0, T0 + 20_000, EventCode::Start, 1, 1, 0, 1, 50, 0, 0);
+    c1.ev(0, 0, T0 + 300_000, EventCode::End, 1, 1, 0, 1, 50, 0, 0);
+    let inputs = vec![card_file("fence", 0, &c0), card_file("fence", 1, &c1)];
+    let (out, _) = run(&["--jobs", "-q"], &inputs);
+    let waiter = out
+        .lines()
+        .find(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.first() == Some(&"0") && w.get(4) == Some(&"2")
+        })
+        .unwrap_or_else(|| panic!("card 0 job 2: {out}"));
+    assert!(waiter.ends_with(" fence:50:1"), "{out}");
+    assert!(!out.contains(" 1/0/1"), "{out}");
+}
