@@ -25,7 +25,6 @@ impl Rec {
         self.b.on(cpu).pid(pid).record(body).at(t);
         self.recs.extend(self.b.drain());
     }
-    #[allow(clippy::too_many_arguments)]
     /// A SYNC_ENTER or SYNC_EXIT of job <ctx, ring, seqno> awaiting fence (context, seqno).
     #[allow(dead_code)]
     pub fn sync(&mut self, t: u64, code: EventCode, key: (u32, u32, u64), fence: (u64, u64)) {
@@ -40,6 +39,7 @@ impl Rec {
         self.recs.extend(self.b.drain());
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub fn ev(
         &mut self,
         cpu: u32,
