@@ -16,10 +16,7 @@ pub(super) fn frames(seed: u64, jobs: usize) -> Scenario {
     let (mut t, mut made) = (1_000 * US, 0usize);
     let client = |g: &mut ReportGen| 1 + g.rng.below(6) as u32;
     while made < jobs {
-        g.b.on(0)
-            .pid(1000)
-            .record(Body::Msg { text: b"frame" })
-            .at(t);
+        g.b.on(0).pid(1000).record(Body::Msg { text: b"frame" }).at(t);
         let s = t + g.between(20 * US, 300 * US);
         let need = [3, 4, 2, 3];
         let mut kind = g.rng.below(4) as usize;
