@@ -9,7 +9,8 @@ use clap::Parser;
 use grtrace_cli::{Failure, InputWords};
 use grtrace_format::{InputSource, Trace};
 
-use crate::engine::{Engine, Filter, JobCsv, JobLines};
+use crate::engine::{Engine, Filter, JobCsv, JobLines, JobSink, SharedSink};
+use crate::input::Engines;
 use crate::joiner::JoinConfig;
 use crate::rules::Rules;
 
@@ -359,63 +360,95 @@ pub fn run(args: Args) -> i32 {
     }
 
     let window = filter.window;
-    let mut engine = Engine::new(rules, join, filter, args.samples);
-    if args.critical_path {
-        engine.critical_path(match window {
-            Some((a, b)) => crate::critical::Scope::Window(a, b),
-            None => crate::critical::Scope::Frames(args.frame_marker.clone().unwrap_or_default()),
-        });
-    }
-    let input_words: Vec<String> = words
-        .words()
-        .iter()
-        .map(|w| w.to_string_lossy().into_owned())
-        .collect();
-    if let Err(e) = exports.attach(&mut engine, trace.streams(), &input_words.join(" "), &read) {
-        eprintln!("grtreport: {e}");
-        return 1;
-    }
-    if let Some(h) = trace.streams().first() {
-        let h = &h.header;
-        let simulated = h.flags & grtrace_format::abi::STREAM_SIMULATED != 0;
-        engine.source = (format!("driver {}, card{}", h.driver, h.card), simulated);
-    }
-    let mut cards: Vec<u32> = trace.streams().iter().map(|s| s.header.card).collect();
-    cards.sort_unstable();
-    cards.dedup();
-    if cards.len() > 1 {
-        // The reader does not say which input (card) a record came from yet, so jobs cannot
-        // be keyed by card: say so rather than report joined jobs silently.
-        warnings.push(format!(
-            "inputs come from {} cards ({}): jobs with the same <ctx, ring, seqno> on different cards are joined; report one card at a time",
-            cards.len(),
-            cards.iter().map(|c| format!("card{c}")).collect::<Vec<_>>().join(", ")
+    // One engine per card (like btt per device): jobs of different cards are never joined.
+    let mut cards_in: Vec<u32> = trace.streams().iter().map(|s| s.header.card).collect();
+    cards_in.sort_unstable();
+    cards_in.dedup();
+    let several = cards_in.len() > 1;
+    if several && interval_ns.is_some() && !args.json {
+        return usage(&format!(
+            "--interval prints rows of one card: the inputs come from {} cards (give one card's files, or add --json)",
+            cards_in.len()
         ));
     }
     let stdout = io::stdout();
-    if let Some(secs) = interval_ns {
-        if args.json {
-            // The rows go into the JSON document.
-            engine.joiner.set_interval(secs);
-        } else {
-            let out = BufWriter::with_capacity(1 << 16, io::stdout());
-            engine.set_interval(secs, Box::new(out), reads_stdin);
-        }
-    }
+    type Shared = std::rc::Rc<std::cell::RefCell<dyn JobSink>>;
+    let mut shared: Vec<Shared> = Vec::new();
     if args.jobs {
-        engine.add_sink(Box::new(JobLines::new(BufWriter::with_capacity(
-            1 << 16,
-            stdout.lock(),
-        ))));
+        let mut lines = JobLines::new(BufWriter::with_capacity(1 << 16, stdout.lock()));
+        if several {
+            lines = lines.with_card_column();
+        }
+        shared.push(std::rc::Rc::new(std::cell::RefCell::new(lines)));
     }
     if let Some(p) = &args.csv {
         let out = match grtrace_cli::open_output("--csv", p, &read) {
             Ok(o) => o,
             Err(e) => return fail(e),
         };
-        match JobCsv::new(BufWriter::new(out.into_writer())) {
-            Ok(s) => engine.add_sink(Box::new(s)),
+        match JobCsv::with_cards(BufWriter::new(out.into_writer()), several) {
+            Ok(s) => shared.push(std::rc::Rc::new(std::cell::RefCell::new(s))),
             Err(e) => return Failure::write(p, e).report(PROG),
+        }
+    }
+    let sources: Vec<(u32, String, bool)> = trace
+        .streams()
+        .iter()
+        .map(|s| {
+            let h = &s.header;
+            let simulated = h.flags & grtrace_format::abi::STREAM_SIMULATED != 0;
+            (h.card, h.driver.clone(), simulated)
+        })
+        .collect();
+    let json_intervals = interval_ns.filter(|_| args.json);
+    let mut engines = crate::input::Cards::new(|card| {
+        let mut e = Engine::new(rules.clone(), join, filter.clone(), args.samples);
+        // The driver and SIMULATED flag of the card's first stream header, for its report.
+        if let Some((c, driver, sim)) = sources.iter().find(|s| s.0 == card) {
+            e.source = (format!("driver {driver}, card{c}"), *sim);
+        }
+        if several {
+            e.card = Some(card);
+        }
+        if args.critical_path {
+            e.critical_path(match window {
+                Some((a, b)) => crate::critical::Scope::Window(a, b),
+                None => {
+                    crate::critical::Scope::Frames(args.frame_marker.clone().unwrap_or_default())
+                }
+            });
+        }
+        if let Some(secs) = json_intervals {
+            // The rows go into the JSON document.
+            e.joiner.set_interval(secs);
+        }
+        for s in &shared {
+            e.add_sink(Box::new(SharedSink(s.clone())));
+        }
+        e
+    });
+    // Every card of the inputs gets its report, even one without records.
+    if cards_in.is_empty() {
+        cards_in.push(0);
+    }
+    for &c in &cards_in {
+        engines.of_card(c);
+    }
+    let input_words: Vec<String> = words
+        .words()
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    // The exports draw one card: attach() refuses inputs of several.
+    if let Some(c) = cards_in.first() {
+        let engine = engines.of_card(*c);
+        if let Err(e) = exports.attach(engine, trace.streams(), &input_words.join(" "), &read) {
+            eprintln!("grtreport: {e}");
+            return 1;
+        }
+        if let Some(secs) = interval_ns.filter(|_| !args.json) {
+            let out = BufWriter::with_capacity(1 << 16, io::stdout());
+            engine.set_interval(secs, Box::new(out), reads_stdin);
         }
     }
     // Where a failed write during the run went (--jobs on stdout, or --csv).
@@ -431,12 +464,12 @@ pub fn run(args: Args) -> i32 {
     // to its end so the report covers everything (a second Ctrl-C leaves at once).
     let (sum, out, stopped) = crate::input::run_with_progress(
         &mut trace,
-        &mut engine,
+        &mut engines,
         interrupted,
         !reads_stdin,
         &mut progress,
     );
-    let out = out.and_then(|_| engine.finish());
+    let out = out.and_then(|_| engines.iter_mut().try_for_each(|(_, e)| e.finish()));
     if let Err(e) = out {
         return Failure::write(&sink_name, e).report(PROG);
     }
@@ -455,35 +488,55 @@ pub fn run(args: Args) -> i32 {
             sum.reordered
         ));
     }
-    if engine.joiner.stats.irq_unnamed > 0 {
+    let irq_unnamed: u64 = engines
+        .iter()
+        .map(|(_, e)| e.joiner.stats.irq_unnamed)
+        .sum();
+    if irq_unnamed > 0 {
         warnings.push(format!(
-            "{} IRQ(s) named no job (seqno 0): those jobs complete at their fence SIGNAL or END",
-            engine.joiner.stats.irq_unnamed
+            "{irq_unnamed} IRQ(s) named no job (seqno 0): those jobs complete at their fence SIGNAL or END"
         ));
     }
     for e in &sum.errors {
         warnings.push(format!("{e} (records before it were used)"));
     }
 
-    // Only the input knows its ring names: a name that matched none is found here.
-    if let Err(e) = engine.filter.ring.check_names() {
-        return usage(&e);
+    // Only the input knows its ring names: a name that matched none is found here (on
+    // several cards, a name is good if some card's ring notes name it).
+    let names = engines
+        .iter()
+        .map(|(_, e)| e.filter.ring.check_names())
+        .collect::<Vec<_>>();
+    if !names.is_empty() && names.iter().all(Result::is_err) {
+        if let Some(Err(e)) = names.into_iter().next() {
+            return usage(&e);
+        }
     }
     if let Some(rp) = &rings_csv {
         let res = grtrace_cli::open_output("--csv", rp, &read).and_then(|out| {
-            engine
-                .write_ring_csv(BufWriter::new(out.into_writer()))
+            // One header; on several cards each row starts with its card.
+            let mut c = csv::Writer::from_writer(BufWriter::new(out.into_writer()));
+            c.write_record(crate::output::ring_csv_header(several))
+                .map_err(io::Error::from)
+                .and_then(|_| {
+                    engines
+                        .iter()
+                        .try_for_each(|(_, e)| e.write_ring_csv_rows(&mut c))
+                })
+                .and_then(|_| c.flush())
                 .map_err(|e| grtrace_cli::write_error(rp, &e))
         });
         if let Err(e) = res {
             return fail(e);
         }
     }
-    if let Err(e) = engine.finish_timelines(&warnings) {
-        if grtrace_cli::is_broken_pipe(&e) {
-            return 0;
+    for (_, engine) in engines.iter_mut() {
+        if let Err(e) = engine.finish_timelines(&warnings) {
+            if grtrace_cli::is_broken_pipe(&e) {
+                return 0;
+            }
+            return fail(format!("export: {e}"));
         }
-        return fail(format!("export: {e}"));
     }
     // An export on stdout leaves the text report to -o FILE.
     let quiet = args.quiet || (exports.uses_stdout() && args.output.is_none());
@@ -494,12 +547,8 @@ pub fn run(args: Args) -> i32 {
             Err(e) => return fail(e),
         };
         let mut w = BufWriter::new(out.into_writer());
-        let res = if args.json {
-            engine.write_json(&mut w, args.top, &warnings)
-        } else {
-            engine.write_report(&mut w, args.top, &warnings)
-        }
-        .and_then(|_| w.flush());
+        let res = write_reports(&mut w, &engines, several, args.json, args.top, &warnings)
+            .and_then(|_| w.flush());
         if let Err(e) = res {
             return Failure::write(&name, e).report(PROG);
         }
@@ -512,4 +561,53 @@ pub fn run(args: Args) -> i32 {
     } else {
         1
     }
+}
+
+/// The report: one engine's as before; of several cards, one per card in card order (text:
+/// a `card N` heading before each, the warnings once on top; JSON: `{"cards": [...]}`, each
+/// a single-card report with a `card` member).
+fn write_reports<W: Write, F: FnMut(u32) -> Engine>(
+    w: &mut W,
+    engines: &crate::input::Cards<F>,
+    several: bool,
+    json: bool,
+    top: usize,
+    warnings: &[String],
+) -> io::Result<()> {
+    if !several {
+        for (_, e) in engines.iter() {
+            if json {
+                e.write_json(w, top, warnings)?;
+            } else {
+                e.write_report(w, top, warnings)?;
+            }
+        }
+        return Ok(());
+    }
+    if json {
+        let cards: Vec<serde_json::Value> = engines
+            .iter()
+            .map(|(c, e)| {
+                let mut v = e.json(top, warnings);
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("card".into(), (*c).into());
+                }
+                v
+            })
+            .collect();
+        let v = serde_json::json!({ "cards": cards });
+        serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::other)?;
+        return writeln!(w);
+    }
+    for warn in warnings {
+        writeln!(w, "grtreport: warning: {warn}")?;
+    }
+    for (i, (c, e)) in engines.iter().enumerate() {
+        if i > 0 {
+            writeln!(w)?;
+        }
+        writeln!(w, "card {c}")?;
+        e.write_report(w, top, &[])?;
+    }
+    Ok(())
 }

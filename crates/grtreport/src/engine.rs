@@ -65,26 +65,51 @@ pub trait JobSink {
 pub struct JobLines<W: Write> {
     out: W,
     header: bool,
+    /// Several cards: every line starts with its job's card.
+    card_column: bool,
 }
 
 impl<W: Write> JobLines<W> {
     pub fn new(out: W) -> Self {
-        JobLines { out, header: false }
+        JobLines {
+            out,
+            header: false,
+            card_column: false,
+        }
+    }
+
+    /// Lines of several cards' jobs: a `card` column first.
+    pub fn with_card_column(mut self) -> Self {
+        self.card_column = true;
+        self
+    }
+
+    fn header(&mut self) -> io::Result<()> {
+        self.header = true;
+        if self.card_column {
+            // The header's `#` moves to the card column; the other columns keep their places.
+            let rest = output::JOB_HEADER.replacen('#', " ", 1);
+            writeln!(self.out, "{:<5} {rest}", "#card")
+        } else {
+            writeln!(self.out, "{}", output::JOB_HEADER)
+        }
     }
 }
 
 impl<W: Write> JobSink for JobLines<W> {
     fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
         if !self.header {
-            self.header = true;
-            writeln!(self.out, "{}", output::JOB_HEADER)?;
+            self.header()?;
         }
-        writeln!(self.out, "{}", output::job_line(job, names.genesis))
+        let line = output::job_line(job, names.genesis);
+        match names.card.filter(|_| self.card_column) {
+            Some(c) => writeln!(self.out, "{c:>5} {line}"),
+            None => writeln!(self.out, "{line}"),
+        }
     }
     fn finish(&mut self) -> io::Result<()> {
         if !self.header {
-            self.header = true;
-            writeln!(self.out, "{}", output::JOB_HEADER)?;
+            self.header()?;
         }
         self.out.flush()
     }
@@ -93,24 +118,49 @@ impl<W: Write> JobSink for JobLines<W> {
 /// `--csv`: per-job rows with a header.
 pub struct JobCsv<W: Write> {
     out: csv::Writer<W>,
+    /// Several cards: a `card` column first.
+    card_column: bool,
 }
 
 impl<W: Write> JobCsv<W> {
     pub fn new(w: W) -> io::Result<Self> {
+        Self::with_cards(w, false)
+    }
+
+    /// `card_column`: the rows of several cards' jobs, each starting with its card.
+    pub fn with_cards(w: W, card_column: bool) -> io::Result<Self> {
         let mut out = csv::Writer::from_writer(w);
-        out.write_record(output::job_csv_header())?;
-        Ok(JobCsv { out })
+        let mut h = output::job_csv_header();
+        if card_column {
+            h.insert(0, "card".into());
+        }
+        out.write_record(h)?;
+        Ok(JobCsv { out, card_column })
     }
 }
 
 impl<W: Write> JobSink for JobCsv<W> {
     fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
-        self.out
-            .write_record(output::job_csv_row(job, names))
-            .map_err(io::Error::from)
+        let mut row = output::job_csv_row(job, names);
+        if self.card_column {
+            row.insert(0, names.card.map_or(String::new(), |c| c.to_string()));
+        }
+        self.out.write_record(row).map_err(io::Error::from)
     }
     fn finish(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+/// One sink fed by the engines of several cards (`--jobs`, `--csv` of a multi-card run).
+pub struct SharedSink(pub std::rc::Rc<std::cell::RefCell<dyn JobSink>>);
+
+impl JobSink for SharedSink {
+    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
+        self.0.borrow_mut().job(job, names)
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        self.0.borrow_mut().finish()
     }
 }
 
@@ -172,6 +222,8 @@ impl RecentTags {
 pub struct Names<'a> {
     pub genesis: u64,
     pub joiner: &'a Joiner,
+    /// The job's card, when the run has several (see [`Engine::card`]).
+    pub card: Option<u32>,
 }
 
 impl Names<'_> {
@@ -205,6 +257,9 @@ pub struct Engine {
     since_watermark: u32,
     /// `--critical-path`: frames or the window, walked as they complete.
     pub critical: Option<CriticalPath>,
+    /// The card whose jobs this engine joins, set when a run has several cards (one engine
+    /// per card: jobs are never joined across cards); the sinks then label rows with it.
+    pub card: Option<u32>,
 }
 
 impl Engine {
@@ -225,6 +280,7 @@ impl Engine {
             timelines: Vec::new(),
             since_watermark: 0,
             critical: None,
+            card: None,
         }
     }
 
@@ -385,12 +441,14 @@ impl Engine {
             kept,
             timelines,
             critical,
+            card,
             ..
         } = self;
         joiner.take_finished(finished);
         let names = Names {
             genesis,
             joiner: &*joiner,
+            card: *card,
         };
         let mut err = None;
         let mut emit = |mut job: Job| {
@@ -481,6 +539,13 @@ impl Engine {
         )
     }
 
+    /// The report as a JSON value (after [`finish`](Self::finish)).
+    pub fn json(&self, top: usize, warnings: &[String]) -> serde_json::Value {
+        self.with_report(top, warnings, |r| {
+            crate::json::report(r, &self.kept_intervals)
+        })
+    }
+
     /// The report as JSON (after [`finish`](Self::finish)).
     pub fn write_json<W: Write>(
         &self,
@@ -488,9 +553,7 @@ impl Engine {
         top: usize,
         warnings: &[String],
     ) -> io::Result<()> {
-        let v = self.with_report(top, warnings, |r| {
-            crate::json::report(r, &self.kept_intervals)
-        });
+        let v = self.json(top, warnings);
         serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::other)?;
         writeln!(w)
     }
@@ -504,5 +567,11 @@ impl Engine {
     pub fn write_ring_csv<W: Write>(&self, w: W) -> io::Result<()> {
         let rings = |id: u32| self.ring_info(id);
         output::write_ring_csv(w, &self.summary, &rings)
+    }
+
+    /// This engine's per-ring CSV rows, each starting with [`card`](Self::card) when set.
+    pub fn write_ring_csv_rows<W: Write>(&self, c: &mut csv::Writer<W>) -> io::Result<()> {
+        let rings = |id: u32| self.ring_info(id);
+        output::write_ring_csv_rows(c, self.card, &self.summary, &rings)
     }
 }

@@ -69,7 +69,8 @@ impl Exports {
         }
         let card = first.header.card;
         if let Some(other) = streams.iter().find(|s| s.header.card != card) {
-            // The joiner names jobs by <ctx, ring, seqno> only: two cards' jobs would mix.
+            // The exports draw one card's processes: report several cards with the text,
+            // JSON or CSV outputs (one engine per card), or export one card at a time.
             return Err(format!(
                 "{}: card {} differs from card {} of {}: export one card per run",
                 other.name, other.header.card, card, first.name

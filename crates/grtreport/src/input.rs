@@ -25,7 +25,7 @@ pub fn run(
 /// [`run`], telling `progress` how many bytes were read (stream headers count as read).
 pub fn run_with_progress(
     trace: &mut Trace,
-    engine: &mut Engine,
+    engine: &mut impl Engines,
     stop: &AtomicBool,
     stop_on_signal: bool,
     progress: &mut grtrace_cli::Progress,
@@ -35,7 +35,8 @@ pub fn run_with_progress(
     let mut stopped = false;
     let mut done = (trace.streams().iter().filter(|s| s.len.is_some()).count()
         * grtrace_format::abi::STREAM_HEADER_SIZE) as u64;
-    let sum = trace.for_each(|item| {
+    let sum = trace.for_each_card(|card, item| {
+        let engine = engine.of_card(card);
         match item {
             Item::Record(r) => {
                 done += r.bytes().len() as u64;
@@ -56,4 +57,66 @@ pub fn run_with_progress(
     });
     progress.finish(done);
     (sum, out_err.map_or(Ok(()), Err), stopped)
+}
+
+/// Where the items of a card go: one [`Engine`] for everything (a single-card run, the
+/// tests), or one per card ([`Cards`]).
+pub trait Engines {
+    /// The engine that joins the jobs of `card`.
+    fn of_card(&mut self, card: u32) -> &mut Engine;
+}
+
+impl Engines for Engine {
+    fn of_card(&mut self, _card: u32) -> &mut Engine {
+        self
+    }
+}
+
+/// One [`Engine`] per card, like btt per device: jobs of different cards are never joined,
+/// a fence owned on another card is one no job of this card owns. Engines are made by
+/// `make` when their card first appears and kept in card order.
+pub struct Cards<F: FnMut(u32) -> Engine> {
+    engines: Vec<(u32, Engine)>,
+    make: F,
+}
+
+impl<F: FnMut(u32) -> Engine> Cards<F> {
+    pub fn new(make: F) -> Self {
+        Cards {
+            engines: Vec::new(),
+            make,
+        }
+    }
+
+    /// The engines with their cards, in card order.
+    pub fn iter(&self) -> impl Iterator<Item = &(u32, Engine)> {
+        self.engines.iter()
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut (u32, Engine)> {
+        self.engines.iter_mut()
+    }
+
+    pub fn len(&self) -> usize {
+        self.engines.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.engines.is_empty()
+    }
+}
+
+impl<F: FnMut(u32) -> Engine> Engines for Cards<F> {
+    #[inline]
+    fn of_card(&mut self, card: u32) -> &mut Engine {
+        // A handful of cards at most: a sorted vector, the common case its first entry.
+        let i = match self.engines.binary_search_by_key(&card, |(c, _)| *c) {
+            Ok(i) => i,
+            Err(i) => {
+                self.engines.insert(i, (card, (self.make)(card)));
+                i
+            }
+        };
+        &mut self.engines[i].1
+    }
 }

@@ -282,6 +282,13 @@ pub fn write_ring_csv<W: Write>(
     rings: &dyn Fn(u32) -> Option<RingInfo>,
 ) -> io::Result<()> {
     let mut c = csv::Writer::from_writer(w);
+    c.write_record(ring_csv_header(false))?;
+    write_ring_csv_rows(&mut c, None, summary, rings)?;
+    c.flush()
+}
+
+/// The per-ring CSV header; `card_column`: a `card` column first (runs of several cards).
+pub fn ring_csv_header(card_column: bool) -> Vec<String> {
     let mut h: Vec<String> = [
         "ring",
         "name",
@@ -312,10 +319,23 @@ pub fn write_ring_csv<W: Write>(
         h.push(format!("{}_jobs", snake(t)));
         h.push(format!("{}_lost_ns", snake(t)));
     }
-    c.write_record(&h)?;
+    if card_column {
+        h.insert(0, "card".into());
+    }
+    h
+}
+
+/// The per-ring CSV rows of one summary, each starting with `card` when given.
+pub fn write_ring_csv_rows<W: Write>(
+    c: &mut csv::Writer<W>,
+    card: Option<u32>,
+    summary: &Summary,
+    rings: &dyn Fn(u32) -> Option<RingInfo>,
+) -> io::Result<()> {
     for (id, g) in &summary.rings {
         let info = rings(*id).unwrap_or_default();
-        let mut r = vec![
+        let mut r: Vec<String> = card.map(|c| c.to_string()).into_iter().collect();
+        r.extend([
             id.to_string(),
             info.name.clone(),
             info.size.to_string(),
@@ -342,7 +362,7 @@ pub fn write_ring_csv<W: Write>(
             info.switches.to_string(),
             info.stalls.to_string(),
             info.faults.to_string(),
-        ];
+        ]);
         for i in 0..N_PHASES {
             let (min, max) = if g.n[i] == 0 {
                 (0, 0)
@@ -364,7 +384,6 @@ pub fn write_ring_csv<W: Write>(
         }
         c.write_record(&r)?;
     }
-    c.flush()?;
     Ok(())
 }
 

@@ -217,37 +217,6 @@ fn interval_rows_come_out_while_the_pipe_is_open() {
     assert!(child.wait().unwrap().success());
 }
 
-/// Until the reader says which card a record came from, inputs of two cards cannot be
-/// kept apart: the report must say so instead of joining them silently.
-#[test]
-fn inputs_from_two_cards_are_called_out() {
-    use grtrace_format::{StreamHeader, StreamWriter};
-    let mut paths = Vec::new();
-    for card in [0u32, 1] {
-        let mut r = Rec::default();
-        r.ring(T0, 0, 1 << 20, b"gfx");
-        r.ev(0, 7, T0 + US, EventCode::Commit, 1, 1, 0, 1, 0, 0, 0);
-        r.ev(0, 7, T0 + 2 * US, EventCode::Submit, 1, 1, 0, 1, 0, 0, 1);
-        r.ev(0, 0, T0 + 3 * US, EventCode::Start, 1, 1, 0, 1, 0, 0, 0);
-        r.ev(0, 0, T0 + 9 * US, EventCode::End, 1, 1, 0, 1, 0, 0, 0);
-        let h = StreamHeader::new(0, card, "virtio_gpu");
-        let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
-        for (s, b) in &r.recs {
-            w.write(s, b).unwrap();
-        }
-        let p = tmp(&format!("card{card}.grtrace.0"));
-        std::fs::write(&p, w.into_inner()).unwrap();
-        paths.push(p);
-    }
-    let out = bin().args(&paths).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("inputs come from 2 cards (card0, card1)"),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The GPU side of job `seqno` of ctx 3 on ring 0: START, END and IRQ at `at`.
 fn gpu_run(r: &mut Rec, seqno: u64, at: [u64; 3]) {
     let codes = [EventCode::Start, EventCode::End, EventCode::Irq];

@@ -25,6 +25,20 @@ impl Rec {
         self.b.on(cpu).pid(pid).record(body).at(t);
         self.recs.extend(self.b.drain());
     }
+    /// A SYNC_ENTER or SYNC_EXIT of job <ctx, ring, seqno> awaiting fence (context, seqno).
+    #[allow(dead_code)]
+    pub fn sync(&mut self, t: u64, code: EventCode, key: (u32, u32, u64), fence: (u64, u64)) {
+        self.b
+            .on(0)
+            .pid(0)
+            .event(code)
+            .at(t)
+            .flags(0)
+            .job(key.0, key.1, key.2)
+            .args(fence.0, fence.1, 0, 0);
+        self.recs.extend(self.b.drain());
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub fn ev(
         &mut self,
