@@ -137,19 +137,24 @@ impl ReportGen {
                 .at(0);
         }
         for c in 1..=REPORT_CTXS {
-            g.b.on(c % 2)
-                .pid(2000 + c)
-                .record(Body::Process {
-                    comm: b"gpu-client",
-                })
-                .at(0);
-            g.b.on(c % 2)
-                .pid(2000 + c)
-                .event(EventCode::CtxCreate)
-                .at(0)
-                .job(c, 0, 0);
+            g.context(c, b"gpu-client");
         }
         g
+    }
+
+    /// Context `c`: its process (pid 2000 + c, on CPU c % 2) and its CTX_CREATE at time 0.
+    fn context(&mut self, c: u32, comm: &'static [u8]) {
+        self.b
+            .on(c % 2)
+            .pid(2000 + c)
+            .record(Body::Process { comm })
+            .at(0);
+        self.b
+            .on(c % 2)
+            .pid(2000 + c)
+            .event(EventCode::CtxCreate)
+            .at(0)
+            .job(c, 0, 0);
     }
 
     fn between(&mut self, lo: u64, hi: u64) -> u64 {
@@ -635,17 +640,7 @@ impl ReportGen {
 fn dep_chain(seed: u64, jobs: usize) -> Scenario {
     let mut g = ReportGen::new(seed);
     for c in [7, 8] {
-        g.b.on(c % 2)
-            .pid(2000 + c)
-            .record(Body::Process {
-                comm: b"long-runner",
-            })
-            .at(0);
-        g.b.on(c % 2)
-            .pid(2000 + c)
-            .event(EventCode::CtxCreate)
-            .at(0)
-            .job(c, 0, 0);
+        g.context(c, b"long-runner");
     }
     let mut seqno = [1u64; 3];
     let mut t = 1_000 * US;
