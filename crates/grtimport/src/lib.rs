@@ -215,7 +215,27 @@ fn target(args: &Args, to_stdout: bool) -> Result<Target, ExitCode> {
         }
         None => PathBuf::from(base),
     };
+    refuse_overwriting_the_input(args.input.as_deref().unwrap_or("-"), &base)?;
     Ok(Target::Files(base))
+}
+
+/// The input file (mapped while the output is written) must not be one of the
+/// `BASE.grtrace.<cpu>` files about to be created: `grtimport run.grtrace.0 -o run` would
+/// truncate what it reads. Only the CPU number the input's own name ends in can collide.
+fn refuse_overwriting_the_input(input: &str, base: &Path) -> Result<(), ExitCode> {
+    let Some(cpu) = input
+        .rsplit_once(".grtrace.")
+        .and_then(|(_, n)| n.parse::<u32>().ok())
+    else {
+        return Ok(());
+    };
+    let mut read = grtrace_cli::Inputs::new();
+    read.add(input);
+    read.check_output("-o", Streams::file_name(base, cpu))
+        .map_err(|e| {
+            eprintln!("grtimport: {e}");
+            ExitCode::from(1)
+        })
 }
 
 /// `trace-cmd report` or tracefs `trace` text: read line by line (stdin streams).

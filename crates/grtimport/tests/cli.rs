@@ -304,3 +304,27 @@ fn completions_need_no_input_and_input_is_still_required_otherwise() {
     let (code, err) = grtimport(&[]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// An input named like one of the streams grtimport is about to write is refused before
+/// anything is created, and is left as it was (`grtimport run.grtrace.0 -o run`).
+#[test]
+fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
+    let d = dir("output-is-input");
+    let input = d.join("run.grtrace.0");
+    let w = Workload {
+        flavor: Flavor::Sched617,
+        jobs: 50,
+        cpus: 2,
+    };
+    write_dat(&input, w, 7, None);
+    let before = std::fs::read(&input).unwrap();
+    let base = d.join("run");
+    let (code, err) = grtimport(&[input.to_str().unwrap(), "-o", base.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("refusing to overwrite"), "{err}");
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    // Another base name in the same directory is fine.
+    let other = d.join("other");
+    let (code, err) = grtimport(&[input.to_str().unwrap(), "-o", other.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+}
