@@ -176,7 +176,7 @@ pub fn run(args: &Args) -> ExitCode {
     let lost = mapper.stats.lost_events;
     let outputs = match sink.finish(lost) {
         Ok(o) => o,
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
+        Err(e) if grtrace_cli::is_broken_pipe(&e) => return ExitCode::SUCCESS,
         Err(e) => return out_error(e),
     };
     if !args.quiet {
@@ -184,7 +184,7 @@ pub fn run(args: &Args) -> ExitCode {
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(ImportError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(ImportError::Output(e)) if grtrace_cli::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(ImportError::Output(e)) => out_error(e),
         Err(ImportError::Input(e)) => {
             eprintln!("grtimport: {name}: {e} (everything before it was imported)");
@@ -267,7 +267,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
     let result = ti.run(data, &mut sink);
     let outputs = match sink.finish(ti.mapper.stats.lost_events) {
         Ok(o) => o,
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
+        Err(e) if grtrace_cli::is_broken_pipe(&e) => return ExitCode::SUCCESS,
         Err(e) => return out_error(e),
     };
     if !args.quiet {
@@ -282,7 +282,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(TextErrorOrIo::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(TextErrorOrIo::Io(e)) if grtrace_cli::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(TextErrorOrIo::Io(e)) => out_error(e),
         Err(TextErrorOrIo::Text(e)) => {
             eprintln!("grtimport: {name}: {e} (everything before it was imported)");

@@ -462,7 +462,7 @@ pub fn record(
         let upto = if last { u64::MAX } else { live.watermark() };
         match live.emit(upto, &mut mapper, &mut sink) {
             Ok(()) => {}
-            Err(ImportError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
+            Err(ImportError::Output(e)) if grtrace_cli::is_broken_pipe(&e) => {
                 pipe_closed = true;
                 break;
             }
@@ -527,7 +527,7 @@ pub fn record(
     let lost_total = mapper.stats.lost_events.max(dropped);
     let outputs = match sink.finish(lost_total) {
         Ok(v) => v,
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+        Err(e) if grtrace_cli::is_broken_pipe(&e) => {
             pipe_closed = true;
             Vec::new()
         }

@@ -208,7 +208,7 @@ fn fail(o: &mut Output, e: io::Error, failed: &AtomicBool, failure: &Mutex<Write
         let _ = o.stream.get_mut().set_len(whole);
     }
     let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
-    if e.kind() == io::ErrorKind::BrokenPipe {
+    if grtrace_cli::is_broken_pipe(&e) {
         f.pipe_closed = true;
     } else if f.error.is_none() {
         f.error = Some(write_error(&o.path, e));
