@@ -1271,16 +1271,22 @@ impl Joiner {
         if s.born_loss != self.losses {
             s.flags.set(Flags::LOST | Flags::INCOMPLETE);
         }
-        let submits_recorded = self.stats.seen_codes & (1 << (EventCode::Submit as u16 & 63)) != 0;
+        let submits_recorded = self.stats.seen_codes & code_bit(EventCode::Submit) != 0;
+        // Before the stream's first SUBMIT it is undecided whether it records them: the job
+        // is held (`hold_or_out`) and called no-doorbell there if SUBMITs turn up.
+        let submits_maybe =
+            submits_recorded || self.absent_codes & code_bit(EventCode::Submit) == 0;
         if let Some(r) = self.rings.get_mut(&key.ring) {
             if s.in_pending {
                 r.pending.remove(&(key.seqno, key.ctx));
             }
-            if s.submit == NONE && s.commit != NONE && s.end != NONE && submits_recorded {
+            if s.submit == NONE && s.commit != NONE && s.end != NONE && submits_maybe {
                 // Committed and ended with no doorbell yet: the GPU took it from the ring
                 // (visible since COMMIT). A doorbell that comes later covers it.
-                s.submit = s.commit;
-                s.flags.set(Flags::NO_DOORBELL);
+                if submits_recorded {
+                    s.submit = s.commit;
+                    s.flags.set(Flags::NO_DOORBELL);
+                }
                 r.taken_early.insert((key.seqno, key.ctx));
                 if r.taken_early.len() > TAKEN_EARLY {
                     r.taken_early.pop_first();
@@ -1424,7 +1430,26 @@ impl Joiner {
             j.flags.set(Flags::NO_COMMIT | Flags::INCOMPLETE);
         }
         if j.submit == NONE && recorded & code_bit(EventCode::Submit) != 0 {
-            j.flags.set(Flags::NO_SUBMIT | Flags::INCOMPLETE);
+            if j.commit != NONE && j.end != NONE {
+                // Held until the stream showed SUBMITs: the same no-doorbell job `finish`
+                // makes of one that ends after the first SUBMIT (JOBS.md §2).
+                Self::took_before_doorbell(j);
+            } else {
+                j.flags.set(Flags::NO_SUBMIT | Flags::INCOMPLETE);
+            }
+        }
+    }
+
+    /// A finished job the GPU took from the ring before its doorbell: visible since COMMIT,
+    /// which is taken as its SUBMIT (submit_host 0, queue from COMMIT), flag `no-doorbell`.
+    fn took_before_doorbell(j: &mut Job) {
+        j.submit = j.commit;
+        j.flags.set(Flags::NO_DOORBELL);
+        j.phases.submit_host = 0;
+        j.measured |= 1 << 0;
+        if j.start != NONE {
+            j.phases.queue = j.start.saturating_sub(j.commit);
+            j.measured |= 1 << 1;
         }
     }
 

@@ -420,3 +420,65 @@ fn jobs_the_gpu_took_before_their_doorbell_are_complete_and_the_late_doorbell_in
     }
     assert!(!find(&jobs, 120).flags.to_string().contains("no-doorbell"));
 }
+
+/// The virtio drain above, with the doorbell of job 120 left out: every job ends (and leaves
+/// the joiner) before the stream's first SUBMIT, so whether SUBMITs are recorded is not known
+/// yet when they finish. They are still no-doorbell jobs with the same phases as when a
+/// SUBMIT came first (not no-submit, incomplete), and the late doorbell invents no job.
+#[test]
+fn no_doorbell_does_not_depend_on_where_the_first_submit_falls() {
+    let ms = 1_000 * US;
+    let drain = |early_doorbell: bool| {
+        let mut r = Rec::default();
+        r.ring(T0, 0, 64, b"ctrlq");
+        r.ev(0, 85, T0, EventCode::Commit, 0, 0, 0, 120, 120, 2, 0);
+        if early_doorbell {
+            r.ev(0, 85, T0 + 10, EventCode::Submit, 0, 0, 0, 120, 120, 2, 1);
+        }
+        r.ev(0, 85, T0 + ms, EventCode::Commit, 0, 0, 0, 121, 121, 3, 0);
+        r.ev(
+            0,
+            85,
+            T0 + ms + 60,
+            EventCode::Commit,
+            0,
+            0,
+            0,
+            122,
+            122,
+            4,
+            0,
+        );
+        for (i, seqno) in [120u64, 121, 122].into_iter().enumerate() {
+            let t = T0 + 9 * ms + 700 * US + i as u64 * 10;
+            r.ev(1, 36, t, EventCode::Start, 0, 0, 0, seqno, 0, 0, 0);
+            r.ev(1, 36, t + 5, EventCode::End, 0, 0, 0, seqno, 0, 0, 0);
+        }
+        let visible = if early_doorbell { 2 } else { 3 };
+        let t = T0 + 16 * ms + 800 * US;
+        r.ev(0, 85, t, EventCode::Submit, 0, 0, 0, 122, 122, 0, visible);
+        let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+        jobs
+    };
+    let late = drain(false);
+    let seqnos: Vec<u64> = late.iter().map(|j| j.key.seqno).collect();
+    assert_eq!(late.len(), 3, "no phantom job: {seqnos:?} {late:#?}");
+    let early = drain(true);
+    for seqno in [120, 121, 122] {
+        let j = find(&late, seqno);
+        assert!(!j.flags.incomplete(), "{j:#?}");
+        assert!(j.flags.has(Flags::NO_DOORBELL), "{}", j.flags);
+        assert_eq!(j.submit, j.commit, "{j:#?}");
+        assert!(
+            j.measured(0) && j.measured(1),
+            "submit_host and queue measured: {j:#?}"
+        );
+        if seqno != 120 {
+            // The same job as when a SUBMIT came first: same flags, same phases.
+            let e = find(&early, seqno);
+            assert_eq!(j.flags, e.flags);
+            assert_eq!(j.phases, e.phases);
+            assert_eq!(j.measured, e.measured);
+        }
+    }
+}
