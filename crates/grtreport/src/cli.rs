@@ -365,12 +365,6 @@ pub fn run(args: Args) -> i32 {
     cards_in.sort_unstable();
     cards_in.dedup();
     let several = cards_in.len() > 1;
-    if several && interval_ns.is_some() && !args.json {
-        return usage(&format!(
-            "--interval prints rows of one card: the inputs come from {} cards (give one card's files, or add --json)",
-            cards_in.len()
-        ));
-    }
     let stdout = io::stdout();
     type Shared = std::rc::Rc<std::cell::RefCell<dyn JobSink>>;
     let mut shared: Vec<Shared> = Vec::new();
@@ -401,11 +395,43 @@ pub fn run(args: Args) -> i32 {
         })
         .collect();
     let json_intervals = interval_ns.filter(|_| args.json);
+    // Text --interval rows: one stream for all cards, a card column when there are several.
+    let interval_lines = interval_ns.filter(|_| !args.json).map(|secs| {
+        let out = BufWriter::with_capacity(1 << 16, io::stdout());
+        let mut lines = crate::output::IntervalLines::new(Box::new(out), reads_stdin);
+        if several {
+            lines = lines.with_card_column();
+        }
+        (secs, std::rc::Rc::new(std::cell::RefCell::new(lines)))
+    });
+    let input_words: Vec<String> = words
+        .words()
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    // The timeline exports: one document for all cards, a process (or section) per card.
+    let opened = match exports.open(&input_words.join(" "), &read, several) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("grtreport: {e}");
+            return 1;
+        }
+    };
+    // A failed write of an export's head, met while the engines are made.
+    let attach_err = std::cell::RefCell::new(None);
     let mut engines = crate::input::Cards::new(|card| {
         let mut e = Engine::new(rules.clone(), join, filter.clone(), args.samples);
         // The driver and SIMULATED flag of the card's first stream header, for its report.
-        if let Some((c, driver, sim)) = sources.iter().find(|s| s.0 == card) {
+        let driver = sources.iter().find(|s| s.0 == card);
+        if let Some((c, driver, sim)) = driver {
             e.source = (format!("driver {driver}, card{c}"), *sim);
+        }
+        let driver = driver.map_or("", |d| d.1.as_str());
+        if let Err(err) = opened.attach(&mut e, card, driver) {
+            attach_err.borrow_mut().get_or_insert(err);
+        }
+        if let Some((secs, lines)) = &interval_lines {
+            e.set_interval_lines(*secs, lines.clone());
         }
         if several {
             e.card = Some(card);
@@ -434,22 +460,9 @@ pub fn run(args: Args) -> i32 {
     for &c in &cards_in {
         engines.of_card(c);
     }
-    let input_words: Vec<String> = words
-        .words()
-        .iter()
-        .map(|w| w.to_string_lossy().into_owned())
-        .collect();
-    // The exports draw one card: attach() refuses inputs of several.
-    if let Some(c) = cards_in.first() {
-        let engine = engines.of_card(*c);
-        if let Err(e) = exports.attach(engine, trace.streams(), &input_words.join(" "), &read) {
-            eprintln!("grtreport: {e}");
-            return 1;
-        }
-        if let Some(secs) = interval_ns.filter(|_| !args.json) {
-            let out = BufWriter::with_capacity(1 << 16, io::stdout());
-            engine.set_interval(secs, Box::new(out), reads_stdin);
-        }
+    if let Some(e) = attach_err.borrow_mut().take() {
+        eprintln!("grtreport: {e}");
+        return 1;
     }
     // Where a failed write during the run went (--jobs on stdout, or --csv).
     let sink_name = match (&args.csv, args.jobs) {

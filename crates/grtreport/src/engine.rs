@@ -87,9 +87,7 @@ impl<W: Write> JobLines<W> {
     fn header(&mut self) -> io::Result<()> {
         self.header = true;
         if self.card_column {
-            // The header's `#` moves to the card column; the other columns keep their places.
-            let rest = output::JOB_HEADER.replacen('#', " ", 1);
-            writeln!(self.out, "{:<5} {rest}", "#card")
+            writeln!(self.out, "{}", output::card_header(output::JOB_HEADER))
         } else {
             writeln!(self.out, "{}", output::JOB_HEADER)
         }
@@ -244,9 +242,8 @@ pub struct Engine {
     pub filter: Filter,
     pub summary: Summary,
     sinks: Vec<Box<dyn JobSink>>,
-    /// `--interval` rows go here as each interval closes; flushed at once when live.
-    interval_out: Option<(Box<dyn Write>, bool)>,
-    interval_header: bool,
+    /// `--interval` rows go here as each interval closes (shared by the cards' engines).
+    interval_out: Option<std::rc::Rc<std::cell::RefCell<output::IntervalLines>>>,
     /// Interval rows kept for `--json` (no text stream for them).
     pub kept_intervals: Vec<crate::util::IntervalRow>,
     /// Driver and SIMULATED flag of the input's stream header, for the report.
@@ -273,7 +270,6 @@ impl Engine {
             summary: Summary::new(samples),
             sinks: Vec::new(),
             interval_out: None,
-            interval_header: false,
             kept_intervals: Vec::new(),
             source: (String::new(), false),
             kept: None,
@@ -315,30 +311,31 @@ impl Engine {
     /// Prints a row per ring every `ns` of trace time to `out` as each interval closes
     /// (`live`: flushed at once, for a pipe being watched).
     pub fn set_interval(&mut self, ns: u64, out: Box<dyn Write>, live: bool) {
+        let lines = output::IntervalLines::new(out, live);
+        self.set_interval_lines(ns, std::rc::Rc::new(std::cell::RefCell::new(lines)));
+    }
+
+    /// [`set_interval`](Self::set_interval) into rows shared with other cards' engines
+    /// (labelled with [`card`](Self::card)).
+    pub fn set_interval_lines(
+        &mut self,
+        ns: u64,
+        lines: std::rc::Rc<std::cell::RefCell<output::IntervalLines>>,
+    ) {
         self.joiner.set_interval(ns);
-        self.interval_out = Some((out, live));
+        self.interval_out = Some(lines);
     }
 
     fn write_intervals(&mut self) -> io::Result<()> {
         let rows = std::mem::take(&mut self.joiner.intervals);
-        let Some((out, live)) = &mut self.interval_out else {
+        let Some(out) = &self.interval_out else {
             self.kept_intervals.extend(rows);
             return Ok(());
         };
-        if !self.interval_header {
-            self.interval_header = true;
-            writeln!(out, "{}", output::INTERVAL_HEADER)?;
-        }
         let genesis = self.joiner.stats.first_ns;
         let joiner = &self.joiner;
         let rings = |id: u32| joiner.ring(id).map(RingInfo::from);
-        for row in &rows {
-            writeln!(out, "{}", output::interval_line(row, genesis, &rings))?;
-        }
-        if *live {
-            out.flush()?;
-        }
-        Ok(())
+        out.borrow_mut().rows(self.card, &rows, genesis, &rings)
     }
 
     pub fn add_sink(&mut self, s: Box<dyn JobSink>) {
@@ -418,8 +415,8 @@ impl Engine {
             cp.finish();
         }
         self.write_intervals()?;
-        if let Some((out, _)) = &mut self.interval_out {
-            out.flush()?;
+        if let Some(out) = &self.interval_out {
+            out.borrow_mut().flush()?;
         }
         self.summary.finalize();
         for s in &mut self.sinks {

@@ -1,15 +1,16 @@
 //! The command line's side of the timeline exports: checks `--perfetto` and `--html`
 //! against the other options, opens their outputs (`-` is stdout) and registers them with
-//! the [`Engine`].
+//! the [`Engine`] of each card (several cards write one document, a process or section
+//! per card).
 
+use std::cell::RefCell;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-
-use grtrace_format::StreamInfoView;
+use std::rc::Rc;
 
 use crate::engine::Engine;
-use crate::html::{Html, HtmlConfig};
-use crate::perfetto::{Perfetto, PerfettoConfig, DEFAULT_INTERVAL_NS};
+use crate::html::{Html, HtmlConfig, HtmlJoint};
+use crate::perfetto::{Joint, Perfetto, PerfettoConfig, SharedOut, DEFAULT_INTERVAL_NS};
 
 /// The export options of the command line.
 #[derive(Clone, Debug, Default)]
@@ -52,51 +53,68 @@ impl Exports {
         Ok(())
     }
 
-    /// Opens the outputs and adds the exporters to `engine`. `streams` are the opened inputs
-    /// (card and driver come from the first), `input` the inputs as given.
-    pub fn attach(
+    /// Opens the outputs once for all cards (`several`: the inputs hold more than one);
+    /// [`Opened::attach`] then adds each card's exporters to its engine. `input` is the
+    /// inputs as given.
+    pub fn open(
         &self,
-        engine: &mut Engine,
-        streams: &[StreamInfoView],
         input: &str,
         inputs: &grtrace_cli::Inputs,
-    ) -> Result<(), String> {
-        let Some(first) = streams.first() else {
-            return Ok(());
+        several: bool,
+    ) -> Result<Opened, String> {
+        let mut o = Opened {
+            perfetto: None,
+            html: None,
+            input: input.to_string(),
+            html_max_jobs: self.html_max_jobs,
         };
-        if self.perfetto.is_none() && self.html.is_none() {
-            return Ok(());
-        }
-        let card = first.header.card;
-        if let Some(other) = streams.iter().find(|s| s.header.card != card) {
-            // The exports draw one card's processes: report several cards with the text,
-            // JSON or CSV outputs (one engine per card), or export one card at a time.
-            return Err(format!(
-                "{}: card {} differs from card {} of {}: export one card per run",
-                other.name, other.header.card, card, first.name
-            ));
-        }
-        let driver = first.header.driver.clone();
         if let Some(p) = &self.perfetto {
-            let out = open("--perfetto", p, inputs)?;
-            let cfg = PerfettoConfig {
-                card,
-                driver: driver.clone(),
-                input: input.to_string(),
-                interval_ns: DEFAULT_INTERVAL_NS,
+            let out = SharedOut(Rc::new(RefCell::new(open("--perfetto", p, inputs)?)));
+            let joint = if several {
+                Joint::several_cards()
+            } else {
+                Rc::new(Joint::default())
             };
-            let exp = Perfetto::new(out, cfg).map_err(|e| grtrace_cli::write_error(p, &e))?;
-            engine.add_timeline(Box::new(exp));
+            o.perfetto = Some((p.clone(), out, joint));
         }
         if let Some(p) = &self.html {
-            let out = open("--html", p, inputs)?;
+            let out = SharedOut(Rc::new(RefCell::new(open("--html", p, inputs)?)));
+            o.html = Some((out, Rc::new(HtmlJoint::new(several))));
+        }
+        Ok(o)
+    }
+}
+
+/// The opened outputs of the exports, shared by the cards' exporters.
+pub struct Opened {
+    perfetto: Option<(PathBuf, SharedOut<Out>, Rc<Joint>)>,
+    html: Option<(SharedOut<Out>, Rc<HtmlJoint>)>,
+    input: String,
+    html_max_jobs: usize,
+}
+
+impl Opened {
+    /// Adds the exporters of `card` (its `driver` from its stream header) to its engine.
+    pub fn attach(&self, engine: &mut Engine, card: u32, driver: &str) -> Result<(), String> {
+        if let Some((p, out, joint)) = &self.perfetto {
+            let cfg = PerfettoConfig {
+                card,
+                driver: driver.to_string(),
+                input: self.input.clone(),
+                interval_ns: DEFAULT_INTERVAL_NS,
+            };
+            let exp = Perfetto::in_joint(out.clone(), cfg, joint.clone())
+                .map_err(|e| grtrace_cli::write_error(p, &e))?;
+            engine.add_timeline(Box::new(exp));
+        }
+        if let Some((out, joint)) = &self.html {
             let cfg = HtmlConfig {
                 card,
-                driver,
-                input: input.to_string(),
+                driver: driver.to_string(),
+                input: self.input.clone(),
                 max_jobs: self.html_max_jobs,
             };
-            engine.add_timeline(Box::new(Html::new(out, cfg)));
+            engine.add_timeline(Box::new(Html::in_joint(out.clone(), cfg, joint.clone())));
         }
         Ok(())
     }

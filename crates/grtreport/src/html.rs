@@ -6,10 +6,16 @@
 //! earliest window that fits (every job that began before a cut-off time), and says how
 //! many it left out; the plots cover the whole trace at a level of detail that halves as it
 //! grows (at most [`MAX_BUCKETS`] points per ring). Memory is bounded by those two limits.
+//!
+//! Several cards make one page with a section per card (its own verdicts, tables, timeline,
+//! plots and job details; times share one origin): each card's builder writes its data
+//! element into the page through an [`HtmlJoint`], the last one the script.
 
+use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{self, Write};
+use std::rc::Rc;
 
 use grtrace_format::abi::EventCode;
 use grtrace_format::{Lost, RecordView};
@@ -116,6 +122,30 @@ struct Series {
     buckets: Vec<Bucket>,
 }
 
+/// The page the builders of several cards share (one per card's engine, writing to the
+/// same output one after the other): the first to finish writes the page's head, each its
+/// card's data element, the last the script.
+#[derive(Debug, Default)]
+pub struct HtmlJoint {
+    /// Several cards: data elements `grt-data-cardN` of class `grt-data`, one section each.
+    several: bool,
+    started: Cell<bool>,
+    /// Builders not finished yet.
+    open: Cell<u32>,
+    /// `card0 (amdgpu)` of every card, for the title.
+    cards: RefCell<Vec<String>>,
+}
+
+impl HtmlJoint {
+    /// `several`: the page shows more than one card.
+    pub fn new(several: bool) -> Self {
+        HtmlJoint {
+            several,
+            ..HtmlJoint::default()
+        }
+    }
+}
+
 /// A job the page carries, ordered by first time (the latest is evicted first).
 struct Carried(Job);
 
@@ -155,11 +185,25 @@ pub struct Html<W: Write> {
     width: u64,
     series: BTreeMap<u32, Series>,
     lost: Vec<(u64, u64)>,
+    joint: Rc<HtmlJoint>,
 }
 
 impl<W: Write> Html<W> {
+    /// The page of one card on `out`.
     pub fn new(out: W, cfg: HtmlConfig) -> Self {
+        Self::in_joint(out, cfg, Rc::new(HtmlJoint::new(false)))
+    }
+
+    /// The section of one card of a page `joint` shares with other cards (their builders
+    /// write to the same `out`).
+    pub fn in_joint(out: W, cfg: HtmlConfig, joint: Rc<HtmlJoint>) -> Self {
+        joint.open.set(joint.open.get() + 1);
+        joint
+            .cards
+            .borrow_mut()
+            .push(format!("card{} ({})", cfg.card, cfg.driver));
         Html {
+            joint,
             out,
             cfg,
             genesis: NONE,
@@ -222,22 +266,40 @@ impl<W: Write> Html<W> {
     }
 
     fn write_page(&mut self, engine: &Engine, warnings: &[String]) -> io::Result<()> {
-        let title = format!(
-            "grtreport: card{} ({}) {}",
-            self.cfg.card, self.cfg.driver, self.cfg.input
-        );
         let o = &mut self.out;
-        o.write_all(b"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>")?;
-        html_text(o, &title)?;
-        o.write_all(b"</title>\n<style>\n")?;
-        o.write_all(PAGE_CSS.as_bytes())?;
-        o.write_all(b"</style></head>\n<body>\n<noscript>This page draws its timeline with JavaScript; the text report is below.</noscript>\n")?;
-        o.write_all(b"<script id=\"grt-data\" type=\"application/json\">\n")?;
+        if !self.joint.started.replace(true) {
+            let title = format!(
+                "grtreport: {} {}",
+                self.joint.cards.borrow().join(", "),
+                self.cfg.input
+            );
+            o.write_all(
+                b"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>",
+            )?;
+            html_text(o, &title)?;
+            o.write_all(b"</title>\n<style>\n")?;
+            o.write_all(PAGE_CSS.as_bytes())?;
+            o.write_all(b"</style></head>\n<body>\n<noscript>This page draws its timeline with JavaScript; the text report is below.</noscript>\n")?;
+        }
+        if self.joint.several {
+            write!(
+                o,
+                "<script class=\"grt-data\" id=\"grt-data-card{}\" type=\"application/json\">\n",
+                self.cfg.card
+            )?;
+        } else {
+            o.write_all(b"<script id=\"grt-data\" type=\"application/json\">\n")?;
+        }
         self.write_data(engine, warnings)?;
         let o = &mut self.out;
-        o.write_all(b"\n</script>\n<script>\n")?;
-        o.write_all(PAGE_JS.as_bytes())?;
-        o.write_all(b"</script>\n</body></html>\n")?;
+        o.write_all(b"\n</script>\n")?;
+        let open = self.joint.open.get().saturating_sub(1);
+        self.joint.open.set(open);
+        if open == 0 {
+            o.write_all(b"<script>\n")?;
+            o.write_all(PAGE_JS.as_bytes())?;
+            o.write_all(b"</script>\n</body></html>\n")?;
+        }
         o.flush()
     }
 

@@ -35,7 +35,14 @@ pub fn run_with_progress(
     let mut stopped = false;
     let mut done = (trace.streams().iter().filter(|s| s.len.is_some()).count()
         * grtrace_format::abi::STREAM_HEADER_SIZE) as u64;
+    let mut started = false;
     let sum = trace.for_each_card(|card, item| {
+        if !started {
+            if let Item::Record(r) = &item {
+                started = true;
+                engine.start_at(r.time_ns());
+            }
+        }
         let engine = engine.of_card(card);
         match item {
             Item::Record(r) => {
@@ -64,6 +71,9 @@ pub fn run_with_progress(
 pub trait Engines {
     /// The engine that joins the jobs of `card`.
     fn of_card(&mut self, card: u32) -> &mut Engine;
+
+    /// The run's first record is at `t` (called once, before it is fed).
+    fn start_at(&mut self, _t: u64) {}
 }
 
 impl Engines for Engine {
@@ -75,9 +85,13 @@ impl Engines for Engine {
 /// One [`Engine`] per card, like btt per device: jobs of different cards are never joined,
 /// a fence owned on another card is one no job of this card owns. Engines are made by
 /// `make` when their card first appears and kept in card order.
+/// Every card's clock starts at the run's first record (see [`Joiner::start_at`](crate::joiner::Joiner::start_at)):
+/// times, `--interval` rows and the timeline exports of all cards share one origin.
 pub struct Cards<F: FnMut(u32) -> Engine> {
     engines: Vec<(u32, Engine)>,
     make: F,
+    /// The run's first record time, once known.
+    origin: Option<u64>,
 }
 
 impl<F: FnMut(u32) -> Engine> Cards<F> {
@@ -85,6 +99,7 @@ impl<F: FnMut(u32) -> Engine> Cards<F> {
         Cards {
             engines: Vec::new(),
             make,
+            origin: None,
         }
     }
 
@@ -113,10 +128,21 @@ impl<F: FnMut(u32) -> Engine> Engines for Cards<F> {
         let i = match self.engines.binary_search_by_key(&card, |(c, _)| *c) {
             Ok(i) => i,
             Err(i) => {
-                self.engines.insert(i, (card, (self.make)(card)));
+                let mut e = (self.make)(card);
+                if let Some(t) = self.origin {
+                    e.joiner.start_at(t);
+                }
+                self.engines.insert(i, (card, e));
                 i
             }
         };
         &mut self.engines[i].1
+    }
+
+    fn start_at(&mut self, t: u64) {
+        self.origin = Some(t);
+        for (_, e) in &mut self.engines {
+            e.joiner.start_at(t);
+        }
     }
 }

@@ -751,8 +751,10 @@ impl Joiner {
         self.losses += 1;
     }
 
-    #[inline]
-    fn tick(&mut self, t: u64) {
+    /// Starts the joiner's clock at `t` (the first record's time) unless it runs already.
+    /// A run of several cards starts every card's joiner at the run's first record, so all
+    /// cards count times and `--interval` rows from the same instant.
+    pub fn start_at(&mut self, t: u64) {
         if self.stats.first_ns == NONE {
             self.stats.first_ns = t;
             self.next_sweep = t.saturating_add(self.cfg.horizon_ns);
@@ -760,6 +762,13 @@ impl Joiner {
                 self.iv_start = t;
                 self.iv_end = t.saturating_add(self.iv_ns);
             }
+        }
+    }
+
+    #[inline]
+    fn tick(&mut self, t: u64) {
+        if self.stats.first_ns == NONE {
+            self.start_at(t);
         }
         if t < self.now {
             // Merged input is time ordered; small inversions across CPUs are tolerated (the

@@ -986,3 +986,71 @@ pub fn interval_line(
         sh(f.idle_none(row.end.saturating_sub(row.start)))
     )
 }
+
+/// A header of lines that several cards share (`--jobs`, `--interval`): a `#card` column
+/// first; the header's own `#` moves to it, so the other columns keep their places.
+pub fn card_header(header: &str) -> String {
+    let rest = header.replacen('#', " ", 1);
+    format!("{:<5} {rest}", "#card")
+}
+
+/// `--interval` rows as text, as each interval closes: the header once, then a row per ring
+/// that has run. One writer serves the engines of all cards; with several, every row
+/// starts with its card (like `--jobs` lines), so the cards' rows interleave in time.
+pub struct IntervalLines {
+    out: Box<dyn Write>,
+    /// Flushed after every batch of rows: a live pipe is being watched.
+    live: bool,
+    header: bool,
+    card_column: bool,
+}
+
+impl IntervalLines {
+    pub fn new(out: Box<dyn Write>, live: bool) -> Self {
+        IntervalLines {
+            out,
+            live,
+            header: false,
+            card_column: false,
+        }
+    }
+
+    /// Rows of several cards: a `card` column first.
+    pub fn with_card_column(mut self) -> Self {
+        self.card_column = true;
+        self
+    }
+
+    /// Writes `rows` of `card` (times since `genesis`).
+    pub fn rows(
+        &mut self,
+        card: Option<u32>,
+        rows: &[crate::util::IntervalRow],
+        genesis: u64,
+        rings: &dyn Fn(u32) -> Option<RingInfo>,
+    ) -> io::Result<()> {
+        if !self.header {
+            self.header = true;
+            if self.card_column {
+                writeln!(self.out, "{}", card_header(INTERVAL_HEADER))?;
+            } else {
+                writeln!(self.out, "{INTERVAL_HEADER}")?;
+            }
+        }
+        for row in rows {
+            let line = interval_line(row, genesis, rings);
+            match card.filter(|_| self.card_column) {
+                Some(c) => writeln!(self.out, "{c:>5} {line}")?,
+                None => writeln!(self.out, "{line}")?,
+            }
+        }
+        if self.live {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}

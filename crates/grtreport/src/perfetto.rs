@@ -17,13 +17,20 @@
 //! goes to a second lane of the track (`ring 0 gfx #2`), so every thread track holds only
 //! properly nested slices in time order.
 //!
+//! Several cards (`grtrace -d card0 -d card1`): one exporter per card's engine, all writing
+//! into one document through a [`Joint`]: each card is its own process, its tracks and
+//! counters are named after it (`card1 ring 0 gfx`), a host thread gets a track per card
+//! (`Xorg card1`), and `otherData` lists every card. A single card's document is unchanged.
+//!
 //! Streaming: jobs reach the exporter as they finish, out of start order. Each slice waits
 //! in a heap until the engine's watermark (the oldest job still open or held back) passes
 //! it, then is written; memory is bounded by the jobs in flight, as the report's is.
 
+use std::cell::{Cell, RefCell};
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Write};
+use std::rc::Rc;
 
 use grtrace_format::abi::EventCode;
 use grtrace_format::{Lost, RecordView};
@@ -52,6 +59,72 @@ pub struct PerfettoConfig {
     pub input: String,
     /// Width of the counter buckets (busy %, outstanding, fill).
     pub interval_ns: u64,
+}
+
+/// The document the exporters of several cards share (one per card's engine, each a
+/// process of its own): the first to start writes the document's head, the last to finish
+/// its tail with every card's figures. [`Perfetto::new`] makes one of its own.
+#[derive(Debug, Default)]
+pub struct Joint {
+    /// Trace events written so far by all cards (a comma goes before all but the first).
+    events: Cell<u64>,
+    started: Cell<bool>,
+    /// Exporters not finished yet.
+    open: Cell<u32>,
+    /// Finished cards' figures, in the order they finished.
+    cards: RefCell<Vec<CardMeta>>,
+    /// Several cards: track and counter names carry the card, host threads get a track
+    /// per card.
+    label_cards: bool,
+    /// Next thread id of a host track (label_cards), shared so cards never collide.
+    next_host_tid: Cell<u32>,
+}
+
+impl Joint {
+    /// A document for the exporters of several cards.
+    pub fn several_cards() -> Rc<Joint> {
+        Rc::new(Joint {
+            label_cards: true,
+            next_host_tid: Cell::new(HOST_LANE_TID_BASE),
+            ..Joint::default()
+        })
+    }
+}
+
+/// One card's figures in the document's `otherData`.
+#[derive(Clone, Debug)]
+struct CardMeta {
+    card: u32,
+    driver: String,
+    records: u64,
+    jobs: u64,
+    events: u64,
+    lanes: u64,
+    lost_records: u64,
+    moved: u64,
+    late_busy_ns: u64,
+    max_held: u64,
+}
+
+/// A writer several exporters share (`--perfetto` of a multi-card run).
+pub struct SharedOut<W: Write>(pub Rc<RefCell<W>>);
+
+impl<W: Write> Clone for SharedOut<W> {
+    fn clone(&self) -> Self {
+        SharedOut(self.0.clone())
+    }
+}
+
+impl<W: Write> Write for SharedOut<W> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().write(b)
+    }
+    fn write_all(&mut self, b: &[u8]) -> io::Result<()> {
+        self.0.borrow_mut().write_all(b)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.borrow_mut().flush()
+    }
 }
 
 /// Which track a slice or instant goes to.
@@ -205,12 +278,29 @@ pub struct Perfetto<W: Write> {
     /// Rings in first-seen order (counters are written in it).
     ring_order: Vec<u32>,
     pub stats: PerfettoStats,
+    joint: Rc<Joint>,
+    /// `card1 ` before track and counter names when the document has several cards.
+    prefix: String,
 }
 
 impl<W: Write> Perfetto<W> {
     /// Starts the JSON document on `out`.
-    pub fn new(mut out: W, cfg: PerfettoConfig) -> io::Result<Self> {
-        out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
+    pub fn new(out: W, cfg: PerfettoConfig) -> io::Result<Self> {
+        Self::in_joint(out, cfg, Rc::new(Joint::default()))
+    }
+
+    /// The exporter of one card of a document `joint` shares with other cards (their
+    /// exporters write to the same `out`, see [`SharedOut`]); the first starts the document.
+    pub fn in_joint(mut out: W, cfg: PerfettoConfig, joint: Rc<Joint>) -> io::Result<Self> {
+        if !joint.started.replace(true) {
+            out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
+        }
+        joint.open.set(joint.open.get() + 1);
+        let prefix = if joint.label_cards {
+            format!("card{} ", cfg.card)
+        } else {
+            String::new()
+        };
         let pid = CARD_PID_BASE.wrapping_add(cfg.card);
         let mut p = Perfetto {
             out,
@@ -230,6 +320,8 @@ impl<W: Write> Perfetto<W> {
             ring_order: Vec::new(),
             stats: PerfettoStats::default(),
             cfg,
+            joint,
+            prefix,
         };
         let name = format!("card{} ({})", p.cfg.card, p.cfg.driver);
         p.meta_name("process_name", pid, 0, &name)?;
@@ -239,9 +331,11 @@ impl<W: Write> Perfetto<W> {
 
     /// Starts an event: a comma before every event but the first.
     fn sep(&mut self) -> io::Result<()> {
-        if self.stats.events > 0 {
+        let n = self.joint.events.get();
+        if n > 0 {
             self.out.write_all(b",\n")?;
         }
+        self.joint.events.set(n + 1);
         self.stats.events += 1;
         Ok(())
     }
@@ -287,6 +381,12 @@ impl<W: Write> Perfetto<W> {
         }
         let n = lanes.len();
         let (pid, tid) = match key {
+            TrackKey::Host(t) if self.joint.label_cards => {
+                // Another card's jobs may run on this thread too: a track per card.
+                let tid = self.joint.next_host_tid.get() + 1;
+                self.joint.next_host_tid.set(tid);
+                (t, tid)
+            }
             TrackKey::Host(t) if n == 0 => (t, t),
             TrackKey::Host(t) => {
                 self.next_host_tid += 1;
@@ -322,8 +422,17 @@ impl<W: Write> Perfetto<W> {
                 if self.named_hosts.insert(t, ()).is_none() {
                     self.meta_name("process_name", pid, 0, &comm)?;
                 }
-                (comm, 0)
+                if self.joint.label_cards {
+                    let card = self.prefix.trim_end();
+                    (format!("{comm} {card}"), 0)
+                } else {
+                    (comm, 0)
+                }
             }
+        };
+        let base = match key {
+            TrackKey::Host(_) => base,
+            _ => format!("{}{base}", self.prefix),
         };
         let name = if lane == 0 {
             base
@@ -637,9 +746,9 @@ impl<W: Write> Perfetto<W> {
         if !self.counters.contains_key(&ring) {
             self.ring_order.push(ring);
         }
-        let names = &self.names;
+        let (names, prefix) = (&self.names, &self.prefix);
         let rc = self.counters.entry(ring).or_insert_with(|| RingCounters {
-            label: names.ring_label(ring),
+            label: format!("{prefix}{}", names.ring_label(ring)),
             base: idx,
             open: VecDeque::new(),
             carry: Bucket {
@@ -871,23 +980,74 @@ impl<W: Write> Timeline for Perfetto<W> {
         // last sample shows the rings idle).
         self.advance(end.saturating_add(2 * self.cfg.interval_ns))?;
         let st = &engine.joiner.stats;
+        self.joint.cards.borrow_mut().push(CardMeta {
+            card: self.cfg.card,
+            driver: self.cfg.driver.clone(),
+            records: st.records,
+            jobs: self.stats.jobs,
+            events: self.stats.events,
+            lanes: self.stats.lanes,
+            lost_records: st.lost_records,
+            moved: self.stats.moved,
+            late_busy_ns: self.stats.late_busy_ns,
+            max_held: self.stats.max_held,
+        });
+        let open = self.joint.open.get().saturating_sub(1);
+        self.joint.open.set(open);
+        if open > 0 {
+            // Another card's exporter closes the document.
+            return self.out.flush();
+        }
         self.out
             .write_all(b"\n],\"otherData\":{\"tool\":\"grtreport\"")?;
-        write!(self.out, ",\"card\":{},\"driver\":", self.cfg.card)?;
-        jsonw::string(&mut self.out, self.cfg.driver.as_bytes())?;
-        self.out.write_all(b",\"input\":")?;
-        jsonw::string(&mut self.out, self.cfg.input.as_bytes())?;
-        write!(
-            self.out,
-            ",\"records\":{},\"jobs\":{},\"trace_events\":{},\"lanes\":{},\"lost_records\":{},\"counter_interval_us\":",
-            st.records, self.stats.jobs, self.stats.events, self.stats.lanes, st.lost_records
-        )?;
-        jsonw::us(&mut self.out, self.cfg.interval_ns)?;
-        write!(
-            self.out,
-            ",\"instants_moved\":{},\"late_busy_ns\":{},\"max_held_items\":{},\"warnings\":[",
-            self.stats.moved, self.stats.late_busy_ns, self.stats.max_held
-        )?;
+        let cards = self.joint.cards.take();
+        if let [c] = &cards[..] {
+            write!(self.out, ",\"card\":{},\"driver\":", c.card)?;
+            jsonw::string(&mut self.out, c.driver.as_bytes())?;
+            self.out.write_all(b",\"input\":")?;
+            jsonw::string(&mut self.out, self.cfg.input.as_bytes())?;
+            write!(
+                self.out,
+                ",\"records\":{},\"jobs\":{},\"trace_events\":{},\"lanes\":{},\"lost_records\":{},\"counter_interval_us\":",
+                c.records, c.jobs, c.events, c.lanes, c.lost_records
+            )?;
+            jsonw::us(&mut self.out, self.cfg.interval_ns)?;
+            write!(
+                self.out,
+                ",\"instants_moved\":{},\"late_busy_ns\":{},\"max_held_items\":{}",
+                c.moved, c.late_busy_ns, c.max_held
+            )?;
+        } else {
+            // Several cards: each one's figures, in card order; the totals that add up.
+            let mut cards = cards;
+            cards.sort_by_key(|c| c.card);
+            self.out.write_all(b",\"cards\":[")?;
+            for (i, c) in cards.iter().enumerate() {
+                if i > 0 {
+                    self.out.write_all(b",")?;
+                }
+                write!(self.out, "{{\"card\":{},\"driver\":", c.card)?;
+                jsonw::string(&mut self.out, c.driver.as_bytes())?;
+                write!(
+                    self.out,
+                    ",\"records\":{},\"jobs\":{},\"trace_events\":{},\"lanes\":{},\"lost_records\":{},\"instants_moved\":{},\"late_busy_ns\":{},\"max_held_items\":{}}}",
+                    c.records, c.jobs, c.events, c.lanes, c.lost_records, c.moved, c.late_busy_ns, c.max_held
+                )?;
+            }
+            self.out.write_all(b"],\"input\":")?;
+            jsonw::string(&mut self.out, self.cfg.input.as_bytes())?;
+            let sum = |f: fn(&CardMeta) -> u64| cards.iter().map(f).sum::<u64>();
+            write!(
+                self.out,
+                ",\"records\":{},\"jobs\":{},\"trace_events\":{},\"lost_records\":{},\"counter_interval_us\":",
+                sum(|c| c.records),
+                sum(|c| c.jobs),
+                self.joint.events.get(),
+                sum(|c| c.lost_records)
+            )?;
+            jsonw::us(&mut self.out, self.cfg.interval_ns)?;
+        }
+        self.out.write_all(b",\"warnings\":[")?;
         for (i, w) in warnings.iter().enumerate() {
             if i > 0 {
                 self.out.write_all(b",")?;

@@ -2,6 +2,8 @@
 //! and `run.card1.grtrace.*`): one engine per card, jobs never joined across cards.
 
 mod common;
+#[path = "common/tef.rs"]
+mod tef;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -233,4 +235,166 @@ fn a_fence_of_another_card_is_not_owned_here() {
         .unwrap_or_else(|| panic!("card 0 job 2: {out}"));
     assert!(waiter.ends_with(" fence:50:1"), "{out}");
     assert!(!out.contains(" 1/0/1"), "{out}");
+}
+
+/// A two-card recording made by grtsim: card0 plays `report-mixed` (300 jobs), card1
+/// `report-clean` with another seed (120 jobs). Both use the same contexts, rings and
+/// seqnos from 1, so the same <ctx, ring, seqno> names different jobs on the two cards.
+fn sim_cards() -> Vec<PathBuf> {
+    [
+        (0u32, "report-mixed", 3u64, 300usize),
+        (1, "report-clean", 7, 120),
+    ]
+    .iter()
+    .map(|&(card, name, seed, jobs)| {
+        let sc = grtrace_sim::scenarios::by_name(name, seed, jobs).expect("scenario");
+        let recs: Vec<_> = sc
+            .records
+            .iter()
+            .map(|(s, b)| {
+                let mut s = *s;
+                s.time_ns += T0;
+                (s, *b)
+            })
+            .collect();
+        let p = tmp(&format!("sim.card{card}.grtrace"));
+        std::fs::write(
+            &p,
+            grtrace_format::builder::merged_stream(&recs, card, "grtsim"),
+        )
+        .unwrap();
+        p
+    })
+    .collect()
+}
+
+/// `--jobs` rows of a multi-card run as (card, ctx, ring, seqno, exec in µs), the rows of
+/// jobs with a START and an END (those the timeline draws on a ring).
+fn drawn_jobs(inputs: &[PathBuf]) -> Vec<(u64, u64, u64, u64, i64)> {
+    let (out, _) = run(&["--jobs", "-q"], inputs);
+    let mut v: Vec<_> = out
+        .lines()
+        .skip(1)
+        .filter(|l| !l.contains("no-end"))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let n = |i: usize| w[i].parse::<u64>().unwrap();
+            let exec: f64 = w[7].parse().unwrap();
+            (n(0), n(2), n(3), n(4), (exec * 1e3).round() as i64)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// `--perfetto` of two cards: one process per card, every track and counter named after
+/// its card, host threads on a track per card, and each card's ring tracks drawing exactly
+/// that card's jobs (same keys, same execution times): no job of card1 on card0's tracks.
+#[test]
+fn perfetto_draws_each_card_in_its_own_process() {
+    use grtreport::perfetto::CARD_PID_BASE;
+    let inputs = sim_cards();
+    let (out, _) = run(&["--perfetto", "-"], &inputs);
+    let c = tef::check(&out).unwrap_or_else(|e| panic!("invalid trace:\n{}", e.join("\n")));
+    let base = CARD_PID_BASE as i64;
+    assert_eq!(c.processes[&base], "card0 (grtsim)");
+    assert_eq!(c.processes[&(base + 1)], "card1 (grtsim)");
+    let card_of = |pid: i64| (pid - base) as u64;
+    for (&(pid, _), name) in &c.threads {
+        if pid >= base {
+            let want = format!("card{} ", card_of(pid));
+            assert!(
+                name.starts_with(&want),
+                "{name} under card {}",
+                card_of(pid)
+            );
+        } else {
+            // A host thread: its track says which card's jobs it submitted.
+            assert!(
+                name.ends_with(" card0")
+                    || name.ends_with(" card1")
+                    || name.contains(" card0 #")
+                    || name.contains(" card1 #"),
+                "host track {name}"
+            );
+        }
+    }
+    for e in c.events.iter().filter(|e| e["ph"] == "C") {
+        let pid = e["pid"].as_i64().unwrap();
+        let want = format!("card{} ring ", card_of(pid));
+        assert!(e["name"].as_str().unwrap().starts_with(&want), "{e}");
+    }
+    // Ring slices by the card whose process they are in.
+    let mut drawn: Vec<(u64, u64, u64, u64, i64)> = c
+        .events
+        .iter()
+        .filter(|e| {
+            let (pid, tid) = (e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap_or(0));
+            e["ph"] == "X"
+                && pid >= base
+                && c.threads[&(pid, tid)].starts_with(&format!("card{} ring ", card_of(pid)))
+        })
+        .map(|e| {
+            let a = &e["args"];
+            let exec: f64 = a["exec_ms"].as_f64().unwrap();
+            (
+                card_of(e["pid"].as_i64().unwrap()),
+                a["ctx"].as_u64().unwrap(),
+                a["ring"].as_u64().unwrap(),
+                a["seqno"].as_u64().unwrap(),
+                (exec * 1e3).round() as i64,
+            )
+        })
+        .collect();
+    drawn.sort();
+    let want = drawn_jobs(&inputs);
+    assert!(want.iter().any(|j| j.0 == 0) && want.iter().any(|j| j.0 == 1));
+    // Same <ctx, ring, seqno> on both cards: the test means something.
+    assert!(want.iter().any(|a| a.0 == 0
+        && want
+            .iter()
+            .any(|b| b.0 == 1 && (a.1, a.2, a.3) == (b.1, b.2, b.3))));
+    assert_eq!(drawn, want);
+    // Host slices: each on a track of its own card.
+    for e in c.named("X", |n| n.starts_with("submit ")) {
+        let name = &c.threads[&(e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap())];
+        assert!(name.contains(" card"), "{name}");
+    }
+    let other = c.other.as_ref().expect("otherData");
+    let cards = other["cards"].as_array().expect("cards in otherData");
+    assert_eq!(cards.len(), 2);
+    for (i, card) in cards.iter().enumerate() {
+        assert_eq!(card["card"], i as u64);
+        let n = want.iter().filter(|j| j.0 == i as u64).count() as u64;
+        assert!(card["jobs"].as_u64().unwrap() >= n, "{card}");
+    }
+    assert_eq!(
+        other["trace_events"].as_u64().unwrap() as usize,
+        c.events.len()
+    );
+}
+
+/// `--interval` of two cards: one stream of rows with a card column (as `--jobs`), each
+/// card's rows those the card gives alone (its intervals, from the same origin).
+#[test]
+fn interval_rows_of_two_cards_carry_the_card() {
+    let inputs = sim_cards();
+    let (out, _) = run(&["--interval", "0.005", "-q"], &inputs);
+    let mut lines = out.lines();
+    assert!(lines.next().unwrap().starts_with("#card"), "{out}");
+    let mut per_card: [Vec<String>; 2] = Default::default();
+    for l in lines {
+        let (card, row) = l.trim_start().split_once(' ').unwrap();
+        per_card[card.parse::<usize>().unwrap()].push(row.trim_start().to_string());
+    }
+    for (card, rows) in per_card.iter().enumerate() {
+        assert!(rows.len() >= 2, "card {card}: {out}");
+        let (alone, _) = run(&["--interval", "0.005", "-q"], &inputs[card..card + 1]);
+        let alone: Vec<String> = alone
+            .lines()
+            .skip(1)
+            .map(|l| l.trim_start().to_string())
+            .collect();
+        assert_eq!(rows, &alone, "card {card}");
+    }
 }
