@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The browser stage of scripts/test.sh: makes an HTML report from a simulator scenario
 # (grtsim plays it, grtrace records it) and checks it in Debian's chromium, headless, driven
-# by playwright-core (scripts/browser/html.test.mjs, node's test runner). Installs chromium,
+# by playwright-core (scripts/browser/html.test.mjs, node's test runner), then the same
+# scenario on two cards (html-cards.test.mjs). Installs chromium,
 # nodejs, npm and playwright-core when missing (fresh Debian 12, as root). The page and the
 # screenshot are kept under target/browser/ (gitignored).
 #   scripts/browser/run.sh [SCENARIO [JOBS]]        default: report-mixed 400
@@ -44,6 +45,21 @@ echo "browser test: $out/$scenario.html, $bars job bars expected"
 PATH="$bin:$PATH" PAGE="$out/$scenario.html" BARS="$bars" SHOT="$out/$scenario.png" \
     NODE_PATH="$PWD/$mods" node --test scripts/browser/html.test.mjs
 echo "screenshot: $out/$scenario.png"
+
+# Two cards: grtsim plays the scenario on card0 and card1, grtrace records both
+# (two.card0.grtrace.<cpu>, two.card1.grtrace.<cpu>); the page has a section per card.
+"$bin/grtsim" --root "$work/debugfs2" --cards 2 --scenario "$scenario" --jobs "$jobs" &
+sim=$!
+for _ in $(seq 100); do [ -e "$work/debugfs2/grtrace/card1/info" ] && break; sleep 0.1; done
+"$bin/grtrace" -r "$work/debugfs2" -d card0 -d card1 -w 2 -D "$work" -o two >/dev/null 2>&1
+kill "$sim"
+cp "$work"/two.card*.grtrace.* "$out/"
+"$bin/grtreport" "$out/two" --html "$out/$scenario-cards.html" -q
+card_bars() { "$bin/grtreport" "$out/two" --jobs -q | tail -n +2 | grep -v 'no-end' | awk -v c="$1" '$1 == c' | wc -l; }
+bars0=$(card_bars 0) bars1=$(card_bars 1)
+echo "browser test: $out/$scenario-cards.html, $bars0 + $bars1 job bars expected"
+PATH="$bin:$PATH" PAGE="$out/$scenario-cards.html" BARS0="$bars0" BARS1="$bars1" \
+    NODE_PATH="$PWD/$mods" node --test scripts/browser/html-cards.test.mjs
 if [ -n "${SHOTS:-}" ]; then
     "$bin/grtreport" "$out/run" --perfetto "$out/$scenario.json" -q
     node scripts/browser/shots.mjs "$out/$scenario.html" "$SHOTS"

@@ -398,3 +398,68 @@ fn interval_rows_of_two_cards_carry_the_card() {
         assert_eq!(rows, &alone, "card {card}");
     }
 }
+
+/// `--html` of two cards: one self-contained page, a data element per card (read by the
+/// page's script into a section each), each carrying exactly its card's jobs.
+#[test]
+fn html_has_a_section_per_card_with_its_own_jobs() {
+    let inputs = sim_cards();
+    let (html, _) = run(&["--html", "-", "-q"], &inputs);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(
+        html.contains("<title>grtreport: card0 (grtsim), card1 (grtsim) "),
+        "{}",
+        &html[..300]
+    );
+    // Two data elements and the script, once.
+    assert_eq!(html.matches("<script").count(), 3);
+    assert_eq!(html.matches("<style>").count(), 1);
+    assert!(!html.contains("id=\"grt-data\""));
+    let (out, _) = run(&["--jobs", "-q"], &inputs);
+    for card in 0..2u64 {
+        let open = format!(
+            "<script class=\"grt-data\" id=\"grt-data-card{card}\" type=\"application/json\">"
+        );
+        let a = html.find(&open).expect("data element") + open.len();
+        let b = a + html[a..].find("</script>").unwrap();
+        let d: Value = serde_json::from_str(&html[a..b]).expect("data is JSON");
+        assert_eq!(d["card"], card);
+        let mut got: Vec<(u64, u64, u64)> = d["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                (
+                    j[0].as_u64().unwrap(),
+                    j[1].as_u64().unwrap(),
+                    j[2].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let mut want: Vec<(u64, u64, u64)> = out
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|w| w[0] == card.to_string())
+            .map(|w| {
+                (
+                    w[2].parse().unwrap(),
+                    w[3].parse().unwrap(),
+                    w[4].parse().unwrap(),
+                )
+            })
+            .collect();
+        got.sort();
+        want.sort();
+        assert!(!want.is_empty());
+        assert_eq!(got, want, "card {card}");
+        // The card's own report in its section.
+        let all = d["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["label"] == "all")
+            .unwrap();
+        assert_eq!(all["jobs"].as_u64().unwrap() as usize, want.len());
+    }
+}

@@ -1,0 +1,86 @@
+// Browser test of `grtreport --html` on a recording of two cards (grtsim --cards 2, recorded
+// with grtrace -d card0 -d card1): a section per card, each drawing its own jobs, with its
+// own view and job details. scripts/browser/run.sh makes the page and sets:
+//   PAGE          the two-card page
+//   BARS0, BARS1  job bars expected on card0 and card1 (from `grtreport --jobs`)
+//   CHROMIUM      the browser (default /usr/bin/chromium)
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execSync } from "node:child_process";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const { chromium } = require("playwright-core");
+
+const PAGE = process.env.PAGE;
+const BARS = [Number(process.env.BARS0), Number(process.env.BARS1)];
+let browser, page;
+const requests = [];
+
+before(async () => {
+  assert.ok(PAGE && BARS[0] > 0 && BARS[1] > 0, "PAGE, BARS0 and BARS1 must be set");
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu"],
+  });
+  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  await page.route("**/*", route => {
+    const url = route.request().url();
+    if (url === "file://" + PAGE) return route.continue();
+    requests.push(url);
+    return route.abort();
+  });
+  const errors = [];
+  page.on("pageerror", e => errors.push(String(e)));
+  await page.goto("file://" + PAGE);
+  await page.waitForSelector("body[data-ready='1']", { timeout: 30000 });
+  assert.deepEqual(errors, [], "script errors");
+});
+
+after(async () => {
+  if (browser) await browser.close();
+});
+
+test("the page loads nothing from the network", () => {
+  assert.deepEqual(requests, []);
+});
+
+test("each card has its section, with its own bars, tables and plots", async () => {
+  assert.equal(await page.locator("section.card").count(), 2);
+  for (const c of [0, 1]) {
+    const s = page.locator("#card" + c);
+    assert.match(await s.locator("h1").innerText(), new RegExp("card" + c + " "));
+    assert.equal(await page.locator("#timeline-card" + c + " rect.job").count(), BARS[c], "card" + c);
+    assert.ok((await page.locator("#groups-card" + c + " tbody tr").count()) >= 2);
+    assert.ok((await s.locator(".plot svg").count()) >= 4);
+  }
+  assert.equal(await page.locator("rect.job").count(), BARS[0] + BARS[1]);
+});
+
+test("a job of card1 shows in card1's details, and its command prints card1's events", async () => {
+  const bar = page.locator("#timeline-card1 rect.job").nth(Math.floor(BARS[1] / 2));
+  const i = Number(await bar.getAttribute("data-i"));
+  const job = await page.evaluate(i => window.grtreport.cards[1].data.jobs[i], i);
+  await bar.click({ force: true });
+  const text = await page.locator("#details-card1").innerText();
+  assert.match(text, new RegExp("ctx " + job[0] + " · ring " + job[1] + ".* · seqno " + job[2]));
+  assert.equal(await page.locator("#card0 rect.sel").count(), 0, "card0 selected nothing");
+  const cmd = await page.locator("#grtparse-cmd-card1").innerText();
+  const out = execSync(cmd, { shell: "/bin/bash", encoding: "utf8" });
+  for (const ev of ["COMMIT", "SUBMIT", "START", "END"]) {
+    assert.ok(out.split("\n").some(l => l.split(/\s+/)[5] === ev), ev + " missing from:\n" + out);
+  }
+  for (const l of out.trim().split("\n")) {
+    const f = l.split(/\s+/);
+    assert.equal(f[0], "card1", l);
+    assert.equal(f[8], String(job[2]), l);
+  }
+});
+
+test("zooming one card's timeline leaves the other's view alone", async () => {
+  const z0 = await page.locator("#zoom-card0").getAttribute("transform");
+  const z1 = await page.locator("#zoom-card1").getAttribute("transform");
+  await page.click("#zoom-in-card1");
+  await page.waitForFunction(b => document.querySelector("#zoom-card1").getAttribute("transform") !== b, z1);
+  assert.equal(await page.locator("#zoom-card0").getAttribute("transform"), z0);
+});
