@@ -259,11 +259,13 @@ impl<'e> Pass<'e> {
             && !cli.per_process
             && render.default_fmt.is_none()
             && render.per_slot.iter().all(|f| f.is_none());
+        let mut stats = Stats::new(cli.per_process);
+        stats.set_card(card);
         Pass {
             render,
             text,
             dump,
-            stats: Stats::new(cli.per_process),
+            stats,
             filters,
             progress,
             done_bytes,
@@ -321,6 +323,7 @@ impl<'e> Pass<'e> {
         if card != self.card {
             self.card = card;
             self.render.set_card(card);
+            self.stats.set_card(card);
         }
         match item {
             Item::Record(r) => {

@@ -1,6 +1,7 @@
 //! Counting and the end-of-run summary: per CPU and total counts by event and note, losses
 //! split into kernel drops, recorder losses and sequence gaps, unknown records, and the
-//! device's dropped counter when the streams carry it.
+//! device's dropped counter when the streams carry it. Inputs of several cards are counted
+//! per card (card0's CPU 0 is not card1's CPU 0): a table per card, totals across them.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
@@ -20,17 +21,61 @@ pub const PID_LIMIT: usize = 4096;
 /// Most stream CPUs remembered as having ended with NOTE_STREAM_INFO.
 const INFO_CPU_LIMIT: usize = 1 << 16;
 
-#[derive(Default)]
-pub struct Stats {
+/// The counts of one card.
+#[derive(Clone, Default)]
+struct CardCounts {
     per_cpu: Vec<[u64; NSLOTS]>,
     /// Per CPU: records lost per the kernel, the recorder, sequence gaps.
     lost: Vec<[u64; 3]>,
-    gaps: u64,
     /// Largest device-wide `kernel_dropped` from NOTE_STREAM_INFO.
     dropped: Option<u64>,
+}
+
+impl CardCounts {
+    /// Shown lines by slot, all CPUs together.
+    fn slot_totals(&self) -> [u64; NSLOTS] {
+        let mut total = [0u64; NSLOTS];
+        for s in &self.per_cpu {
+            for (t, v) in total.iter_mut().zip(s) {
+                *t += v;
+            }
+        }
+        total
+    }
+
+    /// Records lost per cause (kernel, recorder, sequence gap), all CPUs together.
+    fn lost_total(&self, cause: usize) -> u64 {
+        self.lost
+            .iter()
+            .fold(0u64, |a, l| a.saturating_add(l[cause]))
+    }
+
+    /// CPUs with a count or a loss, in order.
+    fn cpus(&self) -> Vec<usize> {
+        let ncpu = self.per_cpu.len().max(self.lost.len());
+        (0..ncpu)
+            .filter(|&c| {
+                self.per_cpu
+                    .get(c)
+                    .is_some_and(|s| s.iter().any(|&x| x > 0))
+                    || self.lost.get(c).is_some_and(|l| l.iter().any(|&x| x > 0))
+            })
+            .collect()
+    }
+}
+
+#[derive(Default)]
+pub struct Stats {
+    /// The counts of the card being read (the hot path touches only these).
+    cur: CardCounts,
+    /// Which card `cur` counts.
+    card: u32,
+    /// The other cards' counts, while another is being read.
+    others: Vec<(u32, CardCounts)>,
+    gaps: u64,
     unclean_streams: u64,
-    /// CPUs stamped on NOTE_STREAM_INFO records (a per-CPU stream ends with its own).
-    info_cpus: HashSet<u32>,
+    /// (card, CPU) stamped on NOTE_STREAM_INFO records (a per-CPU stream ends with its own).
+    info_cpus: HashSet<(u32, u32)>,
     /// Streams that had no NOTE_STREAM_INFO (set before the summary).
     unended: u64,
     per_proc: Option<HashMap<u32, [u64; NSLOTS]>>,
@@ -51,14 +96,45 @@ impl Stats {
         }
     }
 
+    /// Counts what follows for `card` (the reader's items come per card; the card changes
+    /// only between streams, so this is a rare swap, not a per-record lookup).
+    pub fn set_card(&mut self, card: u32) {
+        if card == self.card {
+            return;
+        }
+        let cur = std::mem::take(&mut self.cur);
+        let old = std::mem::replace(&mut self.card, card);
+        if cur.per_cpu.is_empty() && cur.lost.is_empty() && cur.dropped.is_none() {
+            // Nothing counted for it (yet): no entry, so a card with nothing is not listed.
+        } else {
+            self.others.push((old, cur));
+        }
+        if let Some(i) = self.others.iter().position(|(c, _)| *c == card) {
+            self.cur = self.others.swap_remove(i).1;
+        }
+    }
+
+    /// Every card's counts, in card order (one entry per card that has any).
+    fn cards(&self) -> Vec<(u32, &CardCounts)> {
+        let mut v: Vec<(u32, &CardCounts)> = self.others.iter().map(|(c, x)| (*c, x)).collect();
+        v.push((self.card, &self.cur));
+        v.sort_by_key(|(c, _)| *c);
+        // The card being read may have nothing if it was never counted, unless it is the only one.
+        if v.len() > 1 {
+            v.retain(|(_, x)| !(x.per_cpu.is_empty() && x.lost.is_empty() && x.dropped.is_none()));
+        }
+        v
+    }
+
     /// Counts a shown event per CPU only (the fast path runs without `-s`).
     #[inline(always)]
     pub fn count_event(&mut self, cpu: u32, slot: usize) {
         let c = cpu_index(cpu);
-        if c >= self.per_cpu.len() {
-            self.per_cpu.resize(c + 1, [0; NSLOTS]);
+        let per_cpu = &mut self.cur.per_cpu;
+        if c >= per_cpu.len() {
+            per_cpu.resize(c + 1, [0; NSLOTS]);
         }
-        self.per_cpu[c][slot] += 1;
+        per_cpu[c][slot] += 1;
     }
 
     /// Counts a shown line.
@@ -84,10 +160,11 @@ impl Stats {
 
     fn lost_slot(&mut self, cpu: u32) -> &mut [u64; 3] {
         let c = cpu_index(cpu);
-        if c >= self.lost.len() {
-            self.lost.resize(c + 1, [0; 3]);
+        let lost = &mut self.cur.lost;
+        if c >= lost.len() {
+            lost.resize(c + 1, [0; 3]);
         }
-        &mut self.lost[c]
+        &mut lost[c]
     }
 
     /// Losses and drop counts carried by a note (counted whether or not it is shown).
@@ -111,9 +188,10 @@ impl Stats {
             }
             Body::StreamInfo(s) => {
                 if self.info_cpus.len() < INFO_CPU_LIMIT {
-                    self.info_cpus.insert(r.cpu());
+                    self.info_cpus.insert((self.card, r.cpu()));
                 }
-                self.dropped = Some(self.dropped.unwrap_or(0).max(s.kernel_dropped));
+                let d = &mut self.cur.dropped;
+                *d = Some(d.unwrap_or(0).max(s.kernel_dropped));
                 if s.flags & grtrace_format::abi::INFO_STOPPED_CLEANLY == 0 {
                     self.unclean_streams += 1;
                 }
@@ -123,12 +201,12 @@ impl Stats {
     }
 
     /// Whether the stream with this header ended with a NOTE_STREAM_INFO: a per-CPU stream
-    /// with one stamped with its CPU, a merged stream with any.
+    /// with one of its card stamped with its CPU, a merged stream with any of its card.
     pub fn ended_cleanly(&self, h: &grtrace_format::StreamHeader) -> bool {
         if h.is_merged() {
-            !self.info_cpus.is_empty()
+            self.info_cpus.iter().any(|(c, _)| *c == h.card)
         } else {
-            self.info_cpus.contains(&h.cpu)
+            self.info_cpus.contains(&(h.card, h.cpu))
         }
     }
 
@@ -146,28 +224,33 @@ impl Stats {
 
     /// Records lost by any cause.
     pub fn total_lost(&self) -> u64 {
-        self.lost
-            .iter()
-            .flatten()
-            .fold(0u64, |a, &b| a.saturating_add(b))
+        (0..3).fold(0u64, |a, i| a.saturating_add(self.lost_total(i)))
     }
 
-    /// Records lost per cause (kernel, recorder, sequence gap), all CPUs together.
+    /// Records lost per cause (kernel, recorder, sequence gap), all cards and CPUs together.
     fn lost_total(&self, cause: usize) -> u64 {
-        self.lost
+        self.cards()
             .iter()
-            .fold(0u64, |a, l| a.saturating_add(l[cause]))
+            .fold(0u64, |a, (_, x)| a.saturating_add(x.lost_total(cause)))
     }
 
-    /// Shown lines by slot, all CPUs together.
+    /// Shown lines by slot, all cards and CPUs together.
     fn slot_totals(&self) -> [u64; NSLOTS] {
         let mut total = [0u64; NSLOTS];
-        for s in &self.per_cpu {
-            for (t, v) in total.iter_mut().zip(s) {
+        for (_, x) in self.cards() {
+            for (t, v) in total.iter_mut().zip(x.slot_totals()) {
                 *t += v;
             }
         }
         total
+    }
+
+    /// The devices' dropped counters at stop, added over the cards that report one.
+    fn dropped(&self) -> Option<u64> {
+        self.cards()
+            .iter()
+            .filter_map(|(_, x)| x.dropped)
+            .reduce(|a, b| a.saturating_add(b))
     }
 
     /// Events of unknown codes among `total` (code 0 and codes past the known ones).
@@ -176,7 +259,9 @@ impl Stats {
     }
 
     /// The summary as one JSON object (`--summary-json`, schema in grtparse(1)): the same
-    /// figures as the text summary, for scripts.
+    /// figures as the text summary, for scripts. Inputs of several cards: a `cpus` entry per
+    /// card and CPU (with its `card`) and `per_card`, each card's own figures; the other
+    /// members are totals over the cards.
     pub fn write_json(
         &self,
         w: &mut dyn Write,
@@ -186,43 +271,19 @@ impl Stats {
         let total = self.slot_totals();
         let events: u64 = total[..SLOT_NOTE_BASE].iter().sum();
         let notes: u64 = total[SLOT_NOTE_BASE..].iter().sum();
-        let counts: Vec<String> = total
+        let cards = self.cards();
+        let several = cards.len() > 1;
+        let cpus: Vec<String> = cards
             .iter()
-            .enumerate()
-            .filter(|(_, &n)| n > 0)
-            .map(|(s, n)| format!("{}: {n}", json_str(slot_name(s).as_bytes())))
+            .flat_map(|(c, x)| cpu_entries(several.then_some(*c), x))
             .collect();
-        let ncpu = self.per_cpu.len().max(self.lost.len());
-        let cpus: Vec<String> = (0..ncpu)
-            .filter_map(|c| {
-                let slots = self.per_cpu.get(c).copied().unwrap_or([0; NSLOTS]);
-                let lost = self.lost.get(c).copied().unwrap_or([0; 3]);
-                if slots.iter().chain(&lost).all(|&n| n == 0) {
-                    return None;
-                }
-                let cpu = if c == CPU_LIMIT {
-                    "null".to_string()
-                } else {
-                    c.to_string()
-                };
-                Some(format!(
-                    "{{\"cpu\": {cpu}, \"events\": {}, \"lost\": {{\"kernel\": {}, \"recorder\": {}, \"gap\": {}}}}}",
-                    slots[..SLOT_NOTE_BASE].iter().sum::<u64>(),
-                    lost[0],
-                    lost[1],
-                    lost[2]
-                ))
-            })
-            .collect();
-        let dropped = self
-            .dropped
-            .map_or_else(|| "null".to_string(), |d| d.to_string());
+        let dropped = json_opt(self.dropped());
         writeln!(w, "{{")?;
         writeln!(w, "  \"schema\": \"grtparse-summary/1\",")?;
         writeln!(w, "  \"cards\": {},", json_str(&render.cards_label()))?;
         writeln!(w, "  \"events\": {events},")?;
         writeln!(w, "  \"notes\": {notes},")?;
-        writeln!(w, "  \"counts\": {{{}}},", counts.join(", "))?;
+        writeln!(w, "  \"counts\": {},", counts_json(&total))?;
         writeln!(w, "  \"cpus\": [{}],", cpus.join(", "))?;
         writeln!(
             w,
@@ -246,70 +307,50 @@ impl Stats {
             "  \"streams_not_stopped_cleanly\": {},",
             self.unclean_streams
         )?;
-        writeln!(w, "  \"damaged_inputs\": {}", sum.errors.len())?;
-        writeln!(w, "}}")
+        write!(w, "  \"damaged_inputs\": {}", sum.errors.len())?;
+        if several {
+            writeln!(w, ",\n  \"per_card\": [")?;
+            for (i, (c, x)) in cards.iter().enumerate() {
+                let t = x.slot_totals();
+                write!(
+                    w,
+                    "    {{\"card\": {c}, \"events\": {}, \"notes\": {}, \"counts\": {}, \"cpus\": [{}], \"lost\": {{\"kernel\": {}, \"recorder\": {}, \"gap\": {}}}, \"device_dropped\": {}}}",
+                    t[..SLOT_NOTE_BASE].iter().sum::<u64>(),
+                    t[SLOT_NOTE_BASE..].iter().sum::<u64>(),
+                    counts_json(&t),
+                    cpu_entries(None, x).join(", "),
+                    x.lost_total(0),
+                    x.lost_total(1),
+                    x.lost_total(2),
+                    json_opt(x.dropped)
+                )?;
+                writeln!(w, "{}", if i + 1 < cards.len() { "," } else { "" })?;
+            }
+            write!(w, "  ]")?;
+        }
+        writeln!(w, "\n}}")
     }
 
     pub fn write_summary(&self, o: &mut Out, render: &Render, sum: &RunSummary) {
-        let ncpu = self.per_cpu.len().max(self.lost.len());
-        let cpus: Vec<usize> = (0..ncpu)
-            .filter(|&c| {
-                self.per_cpu
-                    .get(c)
-                    .is_some_and(|s| s.iter().any(|&x| x > 0))
-                    || self.lost.get(c).is_some_and(|l| l.iter().any(|&x| x > 0))
-            })
-            .collect();
         let total = self.slot_totals();
         o.bytes(b"\nSummary (");
         o.bytes(&render.cards_label());
         o.bytes(b"):\n");
+        let cards = self.cards();
+        if let [(_, x)] = &cards[..] {
+            write_table(o, x);
+        } else {
+            // A table per card: each card's CPUs are its own.
+            for (c, x) in &cards {
+                o.bytes(b"card");
+                o.u64(*c as u64);
+                o.bytes(b":\n");
+                write_table(o, x);
+            }
+        }
         let lt = |i: usize| self.lost_total(i);
         let ev_total: u64 = total[..SLOT_NOTE_BASE].iter().sum();
         let notes_total: u64 = total[SLOT_NOTE_BASE..].iter().sum();
-        // Columns grow with the largest count so that 19- and 20-digit counts stay apart.
-        let widest = total
-            .iter()
-            .copied()
-            .chain([ev_total, lt(0), lt(1), lt(2)])
-            .max()
-            .unwrap_or(0);
-        let w = 12.max(widest.checked_ilog10().unwrap_or(0) as usize + 3);
-        o.str_left(b"name", 16);
-        for &c in &cpus {
-            let label = if c == CPU_LIMIT {
-                "CPU?".to_string()
-            } else {
-                format!("CPU{c}")
-            };
-            o.str_right(label.as_bytes(), w);
-        }
-        o.str_right(b"Total", w);
-        o.byte(b'\n');
-        let row = |o: &mut Out, name: &str, f: &dyn Fn(usize) -> u64, t: u64| {
-            o.str_left(name.as_bytes(), 16);
-            for &c in &cpus {
-                o.u64_w(f(c), w);
-            }
-            o.u64_w(t, w);
-            o.byte(b'\n');
-        };
-        let slot_of_cpu = |c: usize, s: usize| self.per_cpu.get(c).map_or(0, |x| x[s]);
-        for (s, &t) in total.iter().enumerate() {
-            if t > 0 {
-                row(o, &slot_name(s), &|c| slot_of_cpu(c, s), t);
-            }
-        }
-        let events = |c: usize| (0..SLOT_NOTE_BASE).map(|s| slot_of_cpu(c, s)).sum::<u64>();
-        row(o, "events", &events, ev_total);
-        let lost = |c: usize, i: usize| self.lost.get(c).map_or(0, |l| l[i]);
-        row(o, "lost(kernel)", &|c| lost(c, 0), lt(0));
-        if lt(1) > 0 {
-            row(o, "lost(recorder)", &|c| lost(c, 1), lt(1));
-        }
-        row(o, "lost(gap)", &|c| lost(c, 2), lt(2));
-        o.byte(b'\n');
-
         o.bytes(b"Events: ");
         o.u64(ev_total);
         o.bytes(b" entries, ");
@@ -318,7 +359,7 @@ impl Stats {
         o.bytes(b"Kernel dropped: ");
         o.u64(lt(0));
         o.bytes(b" records in LOST notes");
-        if let Some(d) = self.dropped {
+        if let Some(d) = self.dropped() {
             o.bytes(b"; device dropped counter at stop: ");
             o.u64(d);
         }
@@ -385,6 +426,57 @@ impl Stats {
     }
 }
 
+/// One card's table: a row per event and note name and for events and losses, a column
+/// per CPU and the total.
+fn write_table(o: &mut Out, x: &CardCounts) {
+    let cpus = x.cpus();
+    let total = x.slot_totals();
+    let lt = |i: usize| x.lost_total(i);
+    let ev_total: u64 = total[..SLOT_NOTE_BASE].iter().sum();
+    // Columns grow with the largest count so that 19- and 20-digit counts stay apart.
+    let widest = total
+        .iter()
+        .copied()
+        .chain([ev_total, lt(0), lt(1), lt(2)])
+        .max()
+        .unwrap_or(0);
+    let w = 12.max(widest.checked_ilog10().unwrap_or(0) as usize + 3);
+    o.str_left(b"name", 16);
+    for &c in &cpus {
+        let label = if c == CPU_LIMIT {
+            "CPU?".to_string()
+        } else {
+            format!("CPU{c}")
+        };
+        o.str_right(label.as_bytes(), w);
+    }
+    o.str_right(b"Total", w);
+    o.byte(b'\n');
+    let row = |o: &mut Out, name: &str, f: &dyn Fn(usize) -> u64, t: u64| {
+        o.str_left(name.as_bytes(), 16);
+        for &c in &cpus {
+            o.u64_w(f(c), w);
+        }
+        o.u64_w(t, w);
+        o.byte(b'\n');
+    };
+    let slot_of_cpu = |c: usize, s: usize| x.per_cpu.get(c).map_or(0, |v| v[s]);
+    for (s, &t) in total.iter().enumerate() {
+        if t > 0 {
+            row(o, &slot_name(s), &|c| slot_of_cpu(c, s), t);
+        }
+    }
+    let events = |c: usize| (0..SLOT_NOTE_BASE).map(|s| slot_of_cpu(c, s)).sum::<u64>();
+    row(o, "events", &events, ev_total);
+    let lost = |c: usize, i: usize| x.lost.get(c).map_or(0, |l| l[i]);
+    row(o, "lost(kernel)", &|c| lost(c, 0), lt(0));
+    if lt(1) > 0 {
+        row(o, "lost(recorder)", &|c| lost(c, 1), lt(1));
+    }
+    row(o, "lost(gap)", &|c| lost(c, 2), lt(2));
+    o.byte(b'\n');
+}
+
 /// `events=N NAME=N ...\n`: the events total, then every non-zero count by name.
 fn write_counts(o: &mut Out, counts: &[u64]) {
     o.bytes(b"events=");
@@ -398,6 +490,46 @@ fn write_counts(o: &mut Out, counts: &[u64]) {
         }
     }
     o.byte(b'\n');
+}
+
+/// `{"NAME": N, ...}` of the non-zero counts by slot.
+fn counts_json(total: &[u64; NSLOTS]) -> String {
+    let counts: Vec<String> = total
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(s, n)| format!("{}: {n}", json_str(slot_name(s).as_bytes())))
+        .collect();
+    format!("{{{}}}", counts.join(", "))
+}
+
+/// The `cpus` entries of one card's counts (`card`: labelled with it).
+fn cpu_entries(card: Option<u32>, x: &CardCounts) -> Vec<String> {
+    x.cpus()
+        .into_iter()
+        .map(|c| {
+            let slots = x.per_cpu.get(c).copied().unwrap_or([0; NSLOTS]);
+            let lost = x.lost.get(c).copied().unwrap_or([0; 3]);
+            let cpu = if c == CPU_LIMIT {
+                "null".to_string()
+            } else {
+                c.to_string()
+            };
+            let card = card.map_or(String::new(), |k| format!("\"card\": {k}, "));
+            format!(
+                "{{{card}\"cpu\": {cpu}, \"events\": {}, \"lost\": {{\"kernel\": {}, \"recorder\": {}, \"gap\": {}}}}}",
+                slots[..SLOT_NOTE_BASE].iter().sum::<u64>(),
+                lost[0],
+                lost[1],
+                lost[2]
+            )
+        })
+        .collect()
+}
+
+/// A number or `null`.
+fn json_opt(v: Option<u64>) -> String {
+    v.map_or_else(|| "null".to_string(), |d| d.to_string())
 }
 
 /// `bytes` as a JSON string (names are ASCII; anything else is escaped or replaced).

@@ -64,6 +64,87 @@ fn every_card_of_a_base_name_is_read_and_labelled() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// The summary of two cards of 2 CPUs each: a table per card with that card's 2 CPUs (the
+/// same table the card gives alone), not 2 columns adding CPU N of both cards; the JSON
+/// keeps its totals (what kernel/verify.sh reads) and lists every card's own figures.
+#[test]
+fn the_summary_of_several_cards_is_per_card() {
+    let d = temp_dir("cardsum");
+    synth(&d, "two.card0", 0, 0x10, 600);
+    synth(&d, "two.card1", 1, 0x20, 400);
+    // The table part of a summary: from the header line to the first blank line.
+    let table = |out: &str| -> String {
+        let s = out.find("\nname ").expect("summary table") + 1;
+        let e = s + out[s..].find("\n\n").unwrap();
+        out[s..e].to_string()
+    };
+    let alone: Vec<String> = ["two.card0", "two.card1"]
+        .iter()
+        .map(|b| {
+            let json = d.join(format!("{b}.json"));
+            let o = grtparse(&d, &[b, "--summary-json", json.to_str().unwrap()]);
+            table(&text(&o.stdout))
+        })
+        .collect();
+    let json = d.join("two.json");
+    let o = grtparse(&d, &["two", "--summary-json", json.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let sum = &out[out.find("\nSummary (card0, card1):\n").expect("summary")..];
+    for (c, t) in alone.iter().enumerate() {
+        assert!(t.lines().next().unwrap().contains("CPU1"), "{t}");
+        assert!(!t.contains("CPU2"), "{t}");
+        let head = format!("\ncard{c}:\n");
+        let at = sum
+            .find(&head)
+            .unwrap_or_else(|| panic!("card{c} table: {sum}"))
+            + head.len();
+        assert_eq!(&sum[at..at + t.len()], t.as_str(), "card{c}");
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let one = |c: usize| -> serde_json::Value {
+        let p = d.join(format!("two.card{c}.json"));
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let (a, b) = (one(0), one(1));
+    assert_eq!(v["schema"], "grtparse-summary/1");
+    assert!(
+        a.get("per_card").is_none(),
+        "one card: the shape is unchanged"
+    );
+    let n = |x: &serde_json::Value, k: &str| x[k].as_u64().unwrap();
+    assert_eq!(n(&v, "events"), n(&a, "events") + n(&b, "events"));
+    assert_eq!(
+        n(&v["lost"], "kernel"),
+        n(&a["lost"], "kernel") + n(&b["lost"], "kernel")
+    );
+    // Four CPU entries: two per card, each with its card.
+    let cpus = v["cpus"].as_array().unwrap();
+    assert_eq!(cpus.len(), 4, "{cpus:?}");
+    let per = v["per_card"].as_array().expect("per_card");
+    for (c, alone) in [a, b].iter().enumerate() {
+        assert_eq!(per[c]["card"], c as u64);
+        for k in [
+            "events",
+            "notes",
+            "counts",
+            "cpus",
+            "lost",
+            "device_dropped",
+        ] {
+            assert_eq!(per[c][k], alone[k], "card{c} {k}");
+        }
+        let mine: Vec<&serde_json::Value> = cpus.iter().filter(|e| e["card"] == c as u64).collect();
+        assert_eq!(mine.len(), 2);
+        for (e, want) in mine.iter().zip(alone["cpus"].as_array().unwrap()) {
+            assert_eq!(e["cpu"], want["cpu"]);
+            assert_eq!(e["events"], want["events"]);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// A 2-CPU recording written over an older 4-CPU one leaves run.grtrace.2 and .3 of another
 /// session: refused with one line naming the files, unless --force.
 #[test]
