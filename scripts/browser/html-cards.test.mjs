@@ -7,34 +7,15 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execSync } from "node:child_process";
-import { createRequire } from "node:module";
-
-const require = createRequire(import.meta.url);
-const { chromium } = require("playwright-core");
+import { openPage } from "./page.mjs";
 
 const PAGE = process.env.PAGE;
 const BARS = [Number(process.env.BARS0), Number(process.env.BARS1)];
-let browser, page;
-const requests = [];
+let browser, page, requests;
 
 before(async () => {
   assert.ok(PAGE && BARS[0] > 0 && BARS[1] > 0, "PAGE, BARS0 and BARS1 must be set");
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu"],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  await page.route("**/*", route => {
-    const url = route.request().url();
-    if (url === "file://" + PAGE) return route.continue();
-    requests.push(url);
-    return route.abort();
-  });
-  const errors = [];
-  page.on("pageerror", e => errors.push(String(e)));
-  await page.goto("file://" + PAGE);
-  await page.waitForSelector("body[data-ready='1']", { timeout: 30000 });
-  assert.deepEqual(errors, [], "script errors");
+  ({ browser, page, requests } = await openPage(PAGE));
 });
 
 after(async () => {
