@@ -281,10 +281,12 @@ impl<W: Write> Html<W> {
             o.write_all(PAGE_CSS.as_bytes())?;
             o.write_all(b"</style></head>\n<body>\n<noscript>This page draws its timeline with JavaScript; the text report is below.</noscript>\n")?;
         }
-        if self.joint.several {
-            write!(
+        // Known by now: every card's builder registered before any finished (a card that
+        // turned up in concatenated streams too).
+        if self.joint.several || self.joint.cards.borrow().len() > 1 {
+            writeln!(
                 o,
-                "<script class=\"grt-data\" id=\"grt-data-card{}\" type=\"application/json\">\n",
+                "<script class=\"grt-data\" id=\"grt-data-card{}\" type=\"application/json\">",
                 self.cfg.card
             )?;
         } else {

@@ -45,6 +45,8 @@ use crate::timeline::{self, Names, Seen};
 pub const CARD_PID_BASE: u32 = 0x7f00_0000;
 /// Thread ids of a host thread's extra lanes (overlapping COMMIT..SUBMIT slices).
 const HOST_LANE_TID_BASE: u32 = 0x4000_0000;
+/// Thread ids of host tracks named after their card (a document of several cards).
+const HOST_CARD_TID_BASE: u32 = 0x5000_0000;
 /// Records may come this much out of time order (across CPUs) and still be placed in order.
 const SLACK_NS: u64 = 5_000_000;
 /// Default width of the counter buckets.
@@ -76,8 +78,12 @@ pub struct Joint {
     /// Several cards: track and counter names carry the card, host threads get a track
     /// per card.
     label_cards: bool,
-    /// Next thread id of a host track (label_cards), shared so cards never collide.
-    next_host_tid: Cell<u32>,
+    /// Exporters made so far: a card that turns up after the first in a document made for
+    /// one (concatenated streams of two cards) is labelled all the same.
+    made: Cell<u32>,
+    /// Thread ids of host tracks named after their card handed out so far (from
+    /// [`HOST_CARD_TID_BASE`]), shared so cards never collide.
+    host_card_tids: Cell<u32>,
 }
 
 impl Joint {
@@ -85,7 +91,6 @@ impl Joint {
     pub fn several_cards() -> Rc<Joint> {
         Rc::new(Joint {
             label_cards: true,
-            next_host_tid: Cell::new(HOST_LANE_TID_BASE),
             ..Joint::default()
         })
     }
@@ -296,7 +301,9 @@ impl<W: Write> Perfetto<W> {
             out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
         }
         joint.open.set(joint.open.get() + 1);
-        let prefix = if joint.label_cards {
+        let label = joint.label_cards || joint.made.get() > 0;
+        joint.made.set(joint.made.get() + 1);
+        let prefix = if label {
             format!("card{} ", cfg.card)
         } else {
             String::new()
@@ -381,11 +388,11 @@ impl<W: Write> Perfetto<W> {
         }
         let n = lanes.len();
         let (pid, tid) = match key {
-            TrackKey::Host(t) if self.joint.label_cards => {
+            TrackKey::Host(t) if !self.prefix.is_empty() => {
                 // Another card's jobs may run on this thread too: a track per card.
-                let tid = self.joint.next_host_tid.get() + 1;
-                self.joint.next_host_tid.set(tid);
-                (t, tid)
+                let n = self.joint.host_card_tids.get();
+                self.joint.host_card_tids.set(n + 1);
+                (t, HOST_CARD_TID_BASE.wrapping_add(n))
             }
             TrackKey::Host(t) if n == 0 => (t, t),
             TrackKey::Host(t) => {
@@ -422,7 +429,7 @@ impl<W: Write> Perfetto<W> {
                 if self.named_hosts.insert(t, ()).is_none() {
                     self.meta_name("process_name", pid, 0, &comm)?;
                 }
-                if self.joint.label_cards {
+                if !self.prefix.is_empty() {
                     let card = self.prefix.trim_end();
                     (format!("{comm} {card}"), 0)
                 } else {
