@@ -180,13 +180,14 @@ int main(int argc, char **argv)
 	if (rfd >= 0) {
 		int e = by_ioctl(rfd, SETUP, NULL);
 
-		snprintf(what, sizeof(what), "setup on the render node refused: %s",
+		snprintf(what, sizeof(what), "setup on a render node refused: %s",
 			 e ? strerror(e) : "accepted");
 		check(e == EACCES, what);
 		close(rfd);
 	}
 
 	/* not root any more, with the primary node still open: DRM_ROOT_ONLY */
+	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
 		int e1, e2;
@@ -197,6 +198,7 @@ int main(int argc, char **argv)
 		e2 = by_ioctl(fd, STOP, NULL);
 		printf("GRT: ioctl as uid 65534: setup %s, stop %s\n",
 		       e1 ? strerror(e1) : "accepted", e2 ? strerror(e2) : "accepted");
+		fflush(stdout);
 		_exit(e1 == EACCES && e2 == EACCES ? 0 : 1);
 	}
 	waitpid(pid, &status, 0);

@@ -376,6 +376,8 @@ mod tests {
     use super::*;
 
     #[test]
+    // the request type is c_ulong on glibc and c_int on musl
+    #[allow(clippy::unnecessary_cast)]
     fn nix_encodes_the_ioctls_as_the_uapi_header() {
         let size = std::mem::size_of::<DrmGrtraceSetup>();
         let setup = nix::request_code_readwrite!(gio::DRM_IOCTL_BASE, gio::NR_SETUP, size);
