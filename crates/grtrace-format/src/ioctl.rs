@@ -107,35 +107,21 @@ impl DrmGrtraceSetup {
     }
 }
 
-// `_IOC` encoding: the asm-generic one (x86, arm, arm64, riscv, s390, loongarch) and the one
+// `_IOC` encoding: the asm-generic one (x86, arm, arm64, riscv, s390, loongarch), or the one
 // of powerpc, mips and sparc (3 direction bits, 13 size bits).
-#[cfg(not(any(
-    target_arch = "powerpc",
-    target_arch = "powerpc64",
-    target_arch = "mips",
-    target_arch = "mips64",
-    target_arch = "sparc",
-    target_arch = "sparc64"
-)))]
 mod ioc {
-    pub const NONE: u32 = 0;
-    pub const WRITE: u32 = 1;
+    const WIDE_DIR: bool = cfg!(any(
+        target_arch = "powerpc",
+        target_arch = "powerpc64",
+        target_arch = "mips",
+        target_arch = "mips64",
+        target_arch = "sparc",
+        target_arch = "sparc64"
+    ));
+    pub const NONE: u32 = if WIDE_DIR { 1 } else { 0 };
+    pub const WRITE: u32 = if WIDE_DIR { 4 } else { 1 };
     pub const READ: u32 = 2;
-    pub const SIZE_BITS: u32 = 14;
-}
-#[cfg(any(
-    target_arch = "powerpc",
-    target_arch = "powerpc64",
-    target_arch = "mips",
-    target_arch = "mips64",
-    target_arch = "sparc",
-    target_arch = "sparc64"
-))]
-mod ioc {
-    pub const NONE: u32 = 1;
-    pub const WRITE: u32 = 4;
-    pub const READ: u32 = 2;
-    pub const SIZE_BITS: u32 = 13;
+    pub const SIZE_BITS: u32 = if WIDE_DIR { 13 } else { 14 };
 }
 
 /// `_IOC(dir, DRM_IOCTL_BASE, nr, size)`.
