@@ -1,18 +1,21 @@
 //! # grtrace-record
 //!
-//! The recorder behind `grtrace`: sets up the kernel's per-device relay channel through
-//! `<debugfs>/grtrace/cardN/ctl`, maps every per-CPU `trace<cpu>` buffer read-only, and drains
-//! it with the consumer of FORMAT.md §7.2 (one thread per CPU) into `BASE.grtrace.<cpu>`
-//! streams, or one merged stream on stdout for `-o -`. One writer thread per output stream owns
-//! it; drain threads hand writers pooled buffers over crossbeam channels, so nothing is
-//! allocated per record.
+//! The recorder behind `grtrace`: sets up the kernel's per-device relay channel through the
+//! `DRM_IOCTL_GRTRACE_*` ioctls on the card's primary node `/dev/dri/cardN` (or, for the
+//! simulator, which has no DRM device, through `<root>/grtrace/cardN/ctl`), maps every
+//! per-CPU `trace<cpu>` buffer read-only, and drains it with the consumer of FORMAT.md §7.2
+//! (one thread per CPU) into `BASE.grtrace.<cpu>` streams, or one merged stream on stdout
+//! for `-o -`. One writer thread per output stream owns it; drain threads hand writers pooled
+//! buffers over crossbeam channels, so nothing is allocated per record.
 //!
 //! Losses are never silent: sub-buffer `lost` counts become `NOTE_LOST` records in the stream
 //! where they happened, records still pending at stop become a final `NOTE_LOST`, each stream
 //! ends with `NOTE_STREAM_INFO`, and the end-of-run summary warns about kernel drops.
 //!
 //! Nothing here depends on the simulator: `poll()` is only a hint, file sizes are never read,
-//! and commands are confirmed by reading `info` (immediate on the kernel).
+//! and commands are confirmed by reading `info` (immediate on the kernel). The one difference
+//! is the control path ([`device::Control`]): ioctls where the card is a DRM device, the `ctl`
+//! file where it is not (a `grtsim` tree).
 
 pub mod cli;
 pub mod device;
@@ -249,6 +252,8 @@ impl Session {
                 root,
             });
         }
+        // says which control path is used (the e2e boot checks that the kernel's is the ioctl)
+        eprintln!("grtrace: {}: control by {}", dev.name, dev.control_desc());
         dev.ctl(&CtlCommand::Setup {
             subbuf_size: opts.subbuf_size,
             n_subbufs: opts.n_subbufs,

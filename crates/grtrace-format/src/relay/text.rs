@@ -301,7 +301,9 @@ impl Filters {
     }
 }
 
-/// A command written to `ctl`.
+/// A session command: a line written to `ctl` (its `Display` form), or, on the kernel, the
+/// `DRM_IOCTL_GRTRACE_*` ioctl of the same name ([`crate::ioctl`]); both make the same
+/// transition and fail with the same errno.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CtlCommand {
