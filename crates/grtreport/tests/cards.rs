@@ -469,29 +469,11 @@ fn html_has_a_section_per_card_with_its_own_jobs() {
 /// of its own with its tracks named after it, and the document stays valid.
 #[test]
 fn a_card_that_turns_up_on_stdin_is_drawn_apart() {
-    use std::io::Write;
-    use std::process::Stdio;
     let inputs = sim_cards();
     let mut cat = std::fs::read(&inputs[0]).unwrap();
     cat.extend(std::fs::read(&inputs[1]).unwrap());
-    let mut child = bin()
-        .args(["-", "--perfetto", "-", "-q"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let feeder = std::thread::spawn(move || stdin.write_all(&cat));
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let c = tef::check(&String::from_utf8(out.stdout).unwrap())
-        .unwrap_or_else(|e| panic!("invalid trace:\n{}", e.join("\n")));
+    let (out, _) = run_stdin(&["--perfetto", "-", "-q"], &cat);
+    let c = tef::check(&out).unwrap_or_else(|e| panic!("invalid trace:\n{}", e.join("\n")));
     let base = grtreport::perfetto::CARD_PID_BASE as i64;
     assert!(c.processes[&base].starts_with("card0 "));
     // No header of card1 at open, so no driver to name: not `card1 ()`.
