@@ -365,25 +365,46 @@ pub fn run(args: Args) -> i32 {
     cards_in.sort_unstable();
     cards_in.dedup();
     let several = cards_in.len() > 1;
-    let stdout = io::stdout();
+    // Several cards known: at open, or once a second turns up while reading (two cards'
+    // streams concatenated on stdin). Rows are labelled from what is known when written.
+    let several_now = std::rc::Rc::new(std::cell::Cell::new(several));
     type Shared = std::rc::Rc<std::cell::RefCell<dyn JobSink>>;
     let mut shared: Vec<Shared> = Vec::new();
     if args.jobs {
-        let mut lines = JobLines::new(BufWriter::with_capacity(1 << 16, stdout.lock()));
-        if several {
-            lines = lines.with_card_column();
-        }
-        shared.push(std::rc::Rc::new(std::cell::RefCell::new(lines)));
+        let make: crate::output::MakeRows = Box::new(|card_column, after_rows| {
+            let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+            if after_rows {
+                writeln!(out, "{}", crate::output::LATE_CARD_NOTE)?;
+            }
+            let lines = JobLines::new(out);
+            Ok(Box::new(if card_column {
+                lines.with_card_column()
+            } else {
+                lines
+            }))
+        });
+        let rows = crate::output::CardRows::new(make, several_now.clone());
+        shared.push(std::rc::Rc::new(std::cell::RefCell::new(rows)));
     }
     if let Some(p) = &args.csv {
         let out = match grtrace_cli::open_output("--csv", p, &read) {
             Ok(o) => o,
             Err(e) => return fail(e),
         };
-        match JobCsv::with_cards(BufWriter::new(out.into_writer()), several) {
-            Ok(s) => shared.push(std::rc::Rc::new(std::cell::RefCell::new(s))),
-            Err(e) => return Failure::write(p, e).report(PROG),
-        }
+        let mut out = Some(BufWriter::new(out.into_writer()));
+        let make: crate::output::MakeRows = Box::new(move |card_column, after_rows| {
+            match out.take() {
+                // A CSV keeps one set of columns: rows of one card were written without the
+                // card column before another turned up (beyond a pipe's read-ahead).
+                _ if after_rows => Err(io::Error::other(
+                    "another card turned up while reading, after job rows without a card column were written (streams of several cards concatenated on stdin): give each card's files as an input of its own",
+                )),
+                Some(w) => Ok(Box::new(JobCsv::with_cards(w, card_column)?)),
+                None => Err(io::Error::other("--csv rows made twice")),
+            }
+        });
+        let rows = crate::output::CardRows::new(make, several_now.clone());
+        shared.push(std::rc::Rc::new(std::cell::RefCell::new(rows)));
     }
     let sources: Vec<(u32, String, bool)> = trace
         .streams()
@@ -419,6 +440,7 @@ pub fn run(args: Args) -> i32 {
     };
     // A failed write of an export's head, met while the engines are made.
     let attach_err = std::cell::RefCell::new(None);
+    let made = std::cell::Cell::new(0u32);
     let mut engines = crate::input::Cards::new(|card| {
         let mut e = Engine::new(rules.clone(), join, filter.clone(), args.samples);
         // The driver and SIMULATED flag of the card's first stream header, for its report.
@@ -433,9 +455,10 @@ pub fn run(args: Args) -> i32 {
         if let Some((secs, lines)) = &interval_lines {
             e.set_interval_lines(*secs, lines.clone());
         }
-        if several {
-            e.card = Some(card);
+        if made.get() > 0 {
+            several_now.set(true);
         }
+        made.set(made.get() + 1);
         if args.critical_path {
             e.critical_path(match window {
                 Some((a, b)) => crate::critical::Scope::Window(a, b),
@@ -501,6 +524,8 @@ pub fn run(args: Args) -> i32 {
             sum.reordered
         ));
     }
+    // The end-of-run outputs label every card the run met, those found only while reading.
+    let several = engines.len() > 1;
     let irq_unnamed: u64 = engines
         .iter()
         .map(|(_, e)| e.joiner.stats.irq_unnamed)

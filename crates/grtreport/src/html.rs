@@ -201,7 +201,7 @@ impl<W: Write> Html<W> {
         joint
             .cards
             .borrow_mut()
-            .push(format!("card{} ({})", cfg.card, cfg.driver));
+            .push(crate::export::card_name(cfg.card, &cfg.driver));
         Html {
             joint,
             out,

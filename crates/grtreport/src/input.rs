@@ -84,7 +84,8 @@ impl Engines for Engine {
 
 /// One [`Engine`] per card, like btt per device: jobs of different cards are never joined,
 /// a fence owned on another card is one no job of this card owns. Engines are made by
-/// `make` when their card first appears and kept in card order.
+/// `make` when their card first appears and kept in card order; once there are two, each
+/// engine's [`card`](Engine::card) is set.
 /// Every card's clock starts at the run's first record (see [`Joiner::start_at`](crate::joiner::Joiner::start_at)):
 /// times, `--interval` rows and the timeline exports of all cards share one origin.
 pub struct Cards<F: FnMut(u32) -> Engine> {
@@ -133,6 +134,13 @@ impl<F: FnMut(u32) -> Engine> Engines for Cards<F> {
                     e.joiner.start_at(t);
                 }
                 self.engines.insert(i, (card, e));
+                if self.engines.len() > 1 {
+                    // Several cards (a second one may turn up only while reading, from
+                    // streams concatenated on stdin): every engine labels its rows.
+                    for (c, e) in &mut self.engines {
+                        e.card = Some(*c);
+                    }
+                }
                 i
             }
         };

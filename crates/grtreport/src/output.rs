@@ -994,6 +994,11 @@ pub fn card_header(header: &str) -> String {
     format!("{:<5} {rest}", "#card")
 }
 
+/// The line of `--jobs` and `--interval` text where a card that turned up late (beyond the
+/// read-ahead of a pipe) starts the card column; a header with it follows.
+pub const LATE_CARD_NOTE: &str =
+    "# another card turned up while reading: the lines above are the first card's";
+
 /// `--interval` rows as text, as each interval closes: the header once, then a row per ring
 /// that has run. One writer serves the engines of all cards; with several, every row
 /// starts with its card (like `--jobs` lines), so the cards' rows interleave in time.
@@ -1029,6 +1034,15 @@ impl IntervalLines {
         genesis: u64,
         rings: &dyn Fn(u32) -> Option<RingInfo>,
     ) -> io::Result<()> {
+        if card.is_some() && !self.card_column {
+            // A card turned up while reading (streams concatenated on stdin): the rows from
+            // here carry their card; any above are the first card's.
+            self.card_column = true;
+            if self.header {
+                writeln!(self.out, "{LATE_CARD_NOTE}")?;
+                self.header = false;
+            }
+        }
         if !self.header {
             self.header = true;
             if self.card_column {
@@ -1052,5 +1066,63 @@ impl IntervalLines {
 
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+/// Makes the real job sink: `card_column` when several cards are known; `after_rows` when
+/// rows without a card column were already written (a card turned up late).
+pub type MakeRows = Box<dyn FnMut(bool, bool) -> io::Result<Box<dyn crate::engine::JobSink>>>;
+
+/// A job sink (`--jobs`, `--csv`) made at its first row, or at the end if there is none, so
+/// that its card column follows the cards known by then rather than the stream headers seen
+/// at open: two cards' streams concatenated on stdin show the second card only while
+/// reading, usually before the first job ends. A card that turns up after rows were written
+/// without the column makes a new sink (`after_rows`), which may refuse.
+pub struct CardRows {
+    make: MakeRows,
+    /// The sink, and whether it has the card column.
+    inner: Option<(Box<dyn crate::engine::JobSink>, bool)>,
+    /// Several cards are known (set as their engines are made).
+    several: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl CardRows {
+    pub fn new(make: MakeRows, several: std::rc::Rc<std::cell::Cell<bool>>) -> Self {
+        CardRows {
+            make,
+            inner: None,
+            several,
+        }
+    }
+
+    fn sink(&mut self, card_column: bool) -> io::Result<&mut Box<dyn crate::engine::JobSink>> {
+        let after_rows = match &mut self.inner {
+            Some((_, had)) if *had || !card_column => false,
+            Some((old, _)) => {
+                old.finish()?;
+                true
+            }
+            None => false,
+        };
+        if after_rows || self.inner.is_none() {
+            self.inner = Some(((self.make)(card_column, after_rows)?, card_column));
+        }
+        Ok(&mut self.inner.as_mut().expect("made above").0)
+    }
+}
+
+impl crate::engine::JobSink for CardRows {
+    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
+        // An engine carries its card once the run has several.
+        self.sink(names.card.is_some())?.job(job, names)
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        match &mut self.inner {
+            Some((s, _)) => s.finish(),
+            None => {
+                let several = self.several.get();
+                self.sink(several)?.finish()
+            }
+        }
     }
 }
