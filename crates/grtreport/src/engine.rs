@@ -451,38 +451,39 @@ impl Engine {
             card: *card,
         };
         let mut err = None;
-        let mut emit = |mut job: Job| {
+        let mut emit = |job: &mut Job| {
             // Before the filter: a blocker outside the filter still names its tags.
-            recent_tags.resolve(&mut job);
+            recent_tags.resolve(job);
             // The critical path is the GPU's, whatever jobs the report selects.
             if let Some(cp) = critical.as_mut() {
-                cp.job(&job);
+                cp.job(job);
             }
-            if !filter.accepts(&job, genesis) {
+            if !filter.accepts(job, genesis) {
                 return;
             }
-            summary.add(&job);
+            summary.add(job);
             if err.is_none() {
                 for s in sinks.iter_mut() {
-                    if let Err(e) = s.job(&job, &names) {
+                    if let Err(e) = s.job(job, &names) {
                         err = Some(e);
                         break;
                     }
                 }
                 for t in timelines.iter_mut() {
-                    if let Err(e) = t.job(&job, genesis) {
+                    if let Err(e) = t.job(job, genesis) {
                         err = Some(e);
                         break;
                     }
                 }
             }
             if let Some(k) = kept {
-                k.push(job);
+                k.push(job.clone());
             }
         };
-        for job in finished.drain(..) {
+        for job in finished.iter() {
             classifier.push(job, &mut emit);
         }
+        finished.clear();
         if last {
             classifier.finish(&mut emit);
         }
