@@ -7,8 +7,6 @@
 //! therefore judged against at least `tail-window` later-or-earlier jobs of the stream, and
 //! memory stays flat (one small histogram per class plus the fixed window).
 
-use std::collections::VecDeque;
-
 use hdrhistogram::Histogram;
 
 use crate::job::{Job, Tags, NONE};
@@ -37,7 +35,11 @@ impl ClassHist {
 pub struct Classifier {
     rules: Rules,
     classes: FxMap<(u32, u32), ClassHist>,
-    window: VecDeque<Job>,
+    /// The jobs held back, oldest at `head`: a ring of `window_len` slots, filled in place
+    /// and emitted by reference (a `Job` is a few hundred bytes; no move per hop).
+    window: Vec<Job>,
+    head: usize,
+    held: usize,
     window_len: usize,
 }
 
@@ -47,7 +49,9 @@ impl Classifier {
         Classifier {
             rules,
             classes: FxMap::default(),
-            window: VecDeque::with_capacity(window_len.min(1 << 16) + 1),
+            window: Vec::with_capacity(window_len.min(1 << 16)),
+            head: 0,
+            held: 0,
             window_len,
         }
     }
@@ -56,8 +60,9 @@ impl Classifier {
         &self.rules
     }
 
-    /// Takes a finished job; emits jobs (tagged) as they leave the window.
-    pub fn push(&mut self, job: Job, emit: &mut impl FnMut(Job)) {
+    /// Takes a finished job (copied into the window); emits jobs (tagged) as they leave
+    /// the window.
+    pub fn push(&mut self, job: &Job, emit: &mut impl FnMut(&mut Job)) {
         if !job.flags.incomplete() {
             let h = self
                 .classes
@@ -71,82 +76,104 @@ impl Classifier {
             // Auto-resizing histogram: `record` grows it (saturating_record would clamp).
             let _ = h.hist.record(job.exec_own().max(1));
         }
-        self.window.push_back(job);
-        while self.window.len() > self.window_len {
-            let mut j = self.window.pop_front().expect("non-empty");
-            self.classify(&mut j);
-            emit(j);
+        if self.window_len == 0 {
+            let mut j = job.clone();
+            classify(&self.rules, &mut self.classes, &mut j);
+            emit(&mut j);
+            return;
         }
+        if self.held == self.window_len {
+            // Full: the oldest leaves, and its slot takes the new job.
+            let old = &mut self.window[self.head];
+            classify(&self.rules, &mut self.classes, old);
+            emit(old);
+            old.clone_from(job);
+            self.head = (self.head + 1) % self.window_len;
+            return;
+        }
+        let tail = (self.head + self.held) % self.window_len;
+        if tail == self.window.len() {
+            self.window.push(job.clone());
+        } else {
+            self.window[tail].clone_from(job);
+        }
+        self.held += 1;
+    }
+
+    /// The jobs held back, oldest first.
+    fn held(&self) -> impl Iterator<Item = &Job> {
+        (0..self.held).map(|i| &self.window[(self.head + i) % self.window_len])
     }
 
     /// Earliest first time of the jobs held back ([`NONE`] if none): nothing the
     /// classifier emits later starts before it (the timeline exports' watermark).
     pub fn oldest(&self) -> u64 {
-        self.window
-            .iter()
-            .map(Job::first_time)
-            .min()
-            .unwrap_or(NONE)
+        self.held().map(Job::first_time).min().unwrap_or(NONE)
     }
 
     /// End of input: tags and emits what is still held back.
-    pub fn finish(&mut self, emit: &mut impl FnMut(Job)) {
-        while let Some(mut j) = self.window.pop_front() {
-            self.classify(&mut j);
+    pub fn finish(&mut self, emit: &mut impl FnMut(&mut Job)) {
+        while self.held > 0 {
+            let j = &mut self.window[self.head];
+            classify(&self.rules, &mut self.classes, j);
             emit(j);
+            self.head = (self.head + 1) % self.window_len;
+            self.held -= 1;
         }
+        self.head = 0;
+        self.window.clear();
     }
+}
 
-    fn classify(&mut self, job: &mut Job) {
-        if job.flags.incomplete() {
-            return;
-        }
-        let r = &self.rules;
-        let p = &job.phases;
-        // Without COMMIT in the recording, the job's life is measured from SUBMIT.
-        let total = if job.measured(6) {
-            p.total
-        } else {
-            p.queue + p.exec + p.complete
-        } as f64;
-        let us = |v: f64| v * 1000.0;
-        let mut tags = 0u8;
-        if p.submit_host as f64 > r.host_share * total && p.submit_host as f64 > us(r.host_min_us) {
-            tags |= Tags::HOST_SUBMIT;
-        }
-        // Waiting for a dependency on the host is dependency wait, not ring congestion.
-        let congested = p.queue.saturating_sub(job.host_wait) as f64;
-        let busy_ring = (job.fill.is_finite() && job.fill as f64 >= r.queue_fill)
-            || job.outstanding as f64 >= r.queue_outstanding;
-        if congested > r.queue_share * total && congested > us(r.queue_min_us) && busy_ring {
-            tags |= Tags::QUEUE_WAIT;
-        }
-        if let Some(h) = self.classes.get_mut(&(job.key.ctx, job.key.ring)) {
-            if h.hist.len() as f64 >= r.tail_min_jobs.max(1.0) {
-                let q = h.quantile(r.tail_quantile.clamp(0.0, 1.0));
-                job.class_ref = q;
-                let gpu_wait = p.gpu_wait.saturating_sub(job.host_wait) as f64;
-                if job.exec_own() as f64 > r.tail_factor * q as f64
-                    && gpu_wait <= r.tail_max_wait * p.exec as f64
-                {
-                    tags |= Tags::EXEC_TAIL;
-                }
+/// Tags `job` by the rules; `classes` gives the exec-tail reference of its class.
+fn classify(r: &Rules, classes: &mut FxMap<(u32, u32), ClassHist>, job: &mut Job) {
+    if job.flags.incomplete() {
+        return;
+    }
+    let p = &job.phases;
+    // Without COMMIT in the recording, the job's life is measured from SUBMIT.
+    let total = if job.measured(6) {
+        p.total
+    } else {
+        p.queue + p.exec + p.complete
+    } as f64;
+    let us = |v: f64| v * 1000.0;
+    let mut tags = 0u8;
+    if p.submit_host as f64 > r.host_share * total && p.submit_host as f64 > us(r.host_min_us) {
+        tags |= Tags::HOST_SUBMIT;
+    }
+    // Waiting for a dependency on the host is dependency wait, not ring congestion.
+    let congested = p.queue.saturating_sub(job.host_wait) as f64;
+    let busy_ring = (job.fill.is_finite() && job.fill as f64 >= r.queue_fill)
+        || job.outstanding as f64 >= r.queue_outstanding;
+    if congested > r.queue_share * total && congested > us(r.queue_min_us) && busy_ring {
+        tags |= Tags::QUEUE_WAIT;
+    }
+    if let Some(h) = classes.get_mut(&(job.key.ctx, job.key.ring)) {
+        if h.hist.len() as f64 >= r.tail_min_jobs.max(1.0) {
+            let q = h.quantile(r.tail_quantile.clamp(0.0, 1.0));
+            job.class_ref = q;
+            let gpu_wait = p.gpu_wait.saturating_sub(job.host_wait) as f64;
+            if job.exec_own() as f64 > r.tail_factor * q as f64
+                && gpu_wait <= r.tail_max_wait * p.exec as f64
+            {
+                tags |= Tags::EXEC_TAIL;
             }
         }
-        if (p.gpu_wait > 0 && p.gpu_wait as f64 > r.dep_share * total)
-            || (r.dep_segments > 0.0 && job.sync_segments as f64 >= r.dep_segments)
-        {
-            tags |= Tags::DEP_WAIT;
-        }
-        if r.fault_min > 0.0 && job.faults as f64 >= r.fault_min {
-            tags |= Tags::VM_FAULT;
-        }
-        if r.preempt_min > 0.0
-            && job.preempts as f64 >= r.preempt_min
-            && job.switches as f64 >= r.preempt_switches
-        {
-            tags |= Tags::PREEMPT_THRASH;
-        }
-        job.tags = Tags(tags);
     }
+    if (p.gpu_wait > 0 && p.gpu_wait as f64 > r.dep_share * total)
+        || (r.dep_segments > 0.0 && job.sync_segments as f64 >= r.dep_segments)
+    {
+        tags |= Tags::DEP_WAIT;
+    }
+    if r.fault_min > 0.0 && job.faults as f64 >= r.fault_min {
+        tags |= Tags::VM_FAULT;
+    }
+    if r.preempt_min > 0.0
+        && job.preempts as f64 >= r.preempt_min
+        && job.switches as f64 >= r.preempt_switches
+    {
+        tags |= Tags::PREEMPT_THRASH;
+    }
+    job.tags = Tags(tags);
 }

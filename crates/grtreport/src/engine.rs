@@ -7,7 +7,6 @@ use grtrace_format::{Lost, RecordView};
 
 use crate::classify::Classifier;
 use crate::critical::{CriticalPath, Scope};
-use std::collections::VecDeque;
 
 use crate::job::{Job, JobKey, Tags, NONE};
 use crate::joiner::{FxMap, JoinConfig, Joiner};
@@ -186,31 +185,51 @@ const WATERMARK_EVERY: u32 = 1 << 14;
 
 /// Tags of the jobs that left the classifier most recently, so a job can show its
 /// blocker's tags: blockers finish (and are classified) before the jobs that waited for them.
-/// Bounded: the oldest are forgotten first.
+/// Bounded: the last [`RECENT_TAGS`] jobs are remembered. Each entry carries the number of
+/// its insertion; older entries are ignored when looked up and dropped in bulk, so a job
+/// costs one map insert instead of an insert, a queue push and a remove.
 #[derive(Default)]
 pub struct RecentTags {
-    map: FxMap<JobKey, Tags>,
-    order: VecDeque<JobKey>,
+    map: FxMap<JobKey, (Tags, u64)>,
+    /// Jobs remembered so far (the next insertion's number).
+    count: u64,
 }
 
 /// Jobs whose tags are remembered for the jobs they blocked.
-const RECENT_TAGS: usize = 1 << 12;
+const RECENT_TAGS: u64 = 1 << 12;
 
 impl RecentTags {
     /// Fills in the tags of `job`'s blockers, then remembers `job`'s own.
     pub fn resolve(&mut self, job: &mut Job) {
         for b in [&mut job.dep, &mut job.queued_behind] {
             if b.owned {
-                b.tags = self.map.get(&b.key).copied();
+                // Live: inserted as one of the last RECENT_TAGS (count - n from 1 to it).
+                b.tags = match self.map.get(&b.key) {
+                    Some(&(t, n)) if self.count - n <= RECENT_TAGS => Some(t),
+                    _ => None,
+                };
             }
         }
-        if self.map.insert(job.key, job.tags).is_none() {
-            self.order.push_back(job.key);
-            if self.order.len() > RECENT_TAGS {
-                if let Some(k) = self.order.pop_front() {
-                    self.map.remove(&k);
+        let count = self.count;
+        match self.map.entry(job.key) {
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                let (tags, n) = e.get_mut();
+                if count - *n <= RECENT_TAGS {
+                    // Remembered already: new tags, same place in the order.
+                    *tags = job.tags;
+                } else {
+                    *e.get_mut() = (job.tags, count);
+                    self.count += 1;
                 }
             }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert((job.tags, count));
+                self.count += 1;
+            }
+        }
+        if self.map.len() as u64 >= 2 * RECENT_TAGS {
+            let count = self.count;
+            self.map.retain(|_, &mut (_, n)| count - n <= RECENT_TAGS);
         }
     }
 }
@@ -448,38 +467,39 @@ impl Engine {
             card: *card,
         };
         let mut err = None;
-        let mut emit = |mut job: Job| {
+        let mut emit = |job: &mut Job| {
             // Before the filter: a blocker outside the filter still names its tags.
-            recent_tags.resolve(&mut job);
+            recent_tags.resolve(job);
             // The critical path is the GPU's, whatever jobs the report selects.
             if let Some(cp) = critical.as_mut() {
-                cp.job(&job);
+                cp.job(job);
             }
-            if !filter.accepts(&job, genesis) {
+            if !filter.accepts(job, genesis) {
                 return;
             }
-            summary.add(&job);
+            summary.add(job);
             if err.is_none() {
                 for s in sinks.iter_mut() {
-                    if let Err(e) = s.job(&job, &names) {
+                    if let Err(e) = s.job(job, &names) {
                         err = Some(e);
                         break;
                     }
                 }
                 for t in timelines.iter_mut() {
-                    if let Err(e) = t.job(&job, genesis) {
+                    if let Err(e) = t.job(job, genesis) {
                         err = Some(e);
                         break;
                     }
                 }
             }
             if let Some(k) = kept {
-                k.push(job);
+                k.push(job.clone());
             }
         };
-        for job in finished.drain(..) {
+        for job in finished.iter() {
             classifier.push(job, &mut emit);
         }
+        finished.clear();
         if last {
             classifier.finish(&mut emit);
         }
@@ -570,5 +590,64 @@ impl Engine {
     pub fn write_ring_csv_rows<W: Write>(&self, c: &mut csv::Writer<W>) -> io::Result<()> {
         let rings = |id: u32| self.ring_info(id);
         output::write_ring_csv_rows(c, self.card, &self.summary, &rings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::{BlockKind, Blocker};
+
+    fn job(seqno: u64, tags: u8, blocker: Option<u64>) -> Job {
+        let key = |seqno| JobKey {
+            ctx: 1,
+            ring: 0,
+            seqno,
+        };
+        let mut j = Job {
+            key: key(seqno),
+            tags: Tags(tags),
+            ..Job::default()
+        };
+        if let Some(b) = blocker {
+            j.queued_behind = Blocker {
+                kind: BlockKind::Queue,
+                owned: true,
+                key: key(b),
+                ..Blocker::default()
+            };
+        }
+        j
+    }
+
+    /// A blocker's tags are named while it is one of the last RECENT_TAGS jobs seen, and
+    /// forgotten after, whatever the bulk clean-up does in between.
+    #[test]
+    fn recent_tags_remember_exactly_the_last_jobs() {
+        let mut r = RecentTags::default();
+        let n = 3 * RECENT_TAGS + 17;
+        for s in 0..n {
+            r.resolve(&mut job(s, (s % 7) as u8, None));
+            // Seen again: new tags, but it keeps its place in the order.
+            if s % 100 == 0 {
+                r.resolve(&mut job(s, 1, None));
+            }
+        }
+        let tags_of = |r: &mut RecentTags, b: u64| {
+            let mut j = job(u64::MAX, 0, Some(b));
+            r.resolve(&mut j);
+            j.queued_behind.tags
+        };
+        // The probe itself is remembered too: probe the oldest first.
+        let oldest = n - RECENT_TAGS;
+        assert_eq!(tags_of(&mut r, oldest - 1), None);
+        assert_eq!(
+            tags_of(&mut r, oldest + 1),
+            Some(Tags(((oldest + 1) % 7) as u8))
+        );
+        let s100 = (n - 1) / 100 * 100;
+        assert_eq!(tags_of(&mut r, s100), Some(Tags(1)));
+        assert_eq!(tags_of(&mut r, n - 1), Some(Tags(((n - 1) % 7) as u8)));
+        assert!(r.map.len() as u64 <= 2 * RECENT_TAGS);
     }
 }

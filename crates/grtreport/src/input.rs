@@ -123,8 +123,12 @@ impl<F: FnMut(u32) -> Engine> Cards<F> {
 }
 
 impl<F: FnMut(u32) -> Engine> Engines for Cards<F> {
-    #[inline]
+    // Called per record: inlined, and a single-card run does not search.
+    #[inline(always)]
     fn of_card(&mut self, card: u32) -> &mut Engine {
+        if self.engines.len() == 1 && self.engines[0].0 == card {
+            return &mut self.engines[0].1;
+        }
         // A handful of cards at most: a sorted vector, the common case its first entry.
         let i = match self.engines.binary_search_by_key(&card, |(c, _)| *c) {
             Ok(i) => i,

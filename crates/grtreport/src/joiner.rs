@@ -69,6 +69,108 @@ fn seq_le_ranges(b: u64) -> impl Iterator<Item = (u64, u64)> {
     std::iter::once(first).chain(second)
 }
 
+/// The committed, not yet submitted jobs of a ring, as (seqno, ctx). Seqnos usually come
+/// in order: those go to a queue (a SUBMIT takes a prefix of it), the others to an ordered
+/// set searched by range. The queue holds seqnos of one width (32 or 64 bits), strictly
+/// increasing and less than half the sequence space apart, so that `seq_le` against any
+/// doorbell selects a prefix or a suffix of it.
+#[derive(Debug, Default)]
+struct Pending {
+    order: VecDeque<(u64, u32)>,
+    rest: BTreeSet<(u64, u32)>,
+}
+
+/// Half the sequence space of a seqno's width (see [`seq_le`]).
+#[inline]
+fn half_space(seqno: u64) -> u64 {
+    if seqno <= u32::MAX as u64 {
+        1 << 31
+    } else {
+        1 << 63
+    }
+}
+
+impl Pending {
+    fn insert(&mut self, seqno: u64, ctx: u32) {
+        let fits = match (self.order.front(), self.order.back()) {
+            (Some(&(first, _)), Some(&(last, _))) => {
+                seqno > last
+                    && half_space(seqno) == half_space(first)
+                    && seqno - first < half_space(first)
+            }
+            _ => true,
+        };
+        if fits {
+            self.order.push_back((seqno, ctx));
+        } else {
+            self.rest.insert((seqno, ctx));
+        }
+    }
+
+    fn remove(&mut self, seqno: u64, ctx: u32) {
+        let k = (seqno, ctx);
+        if self.order.front() == Some(&k) {
+            self.order.pop_front();
+        } else if let Ok(i) = self.order.binary_search(&k) {
+            self.order.remove(i);
+        } else {
+            self.rest.remove(&k);
+        }
+    }
+
+    /// Takes every pending job a doorbell at `b` covers ([`covered`]) into `out` (as keys
+    /// of `ring`); returns the elements visited.
+    fn take_up_to(&mut self, b: u64, ring: u32, out: &mut Vec<JobKey>) -> u64 {
+        let mut visited = 0;
+        let key = |(seqno, ctx): (u64, u32)| JobKey { ctx, ring, seqno };
+        if let (Some(&(first, _)), Some(&(last, _))) = (self.order.front(), self.order.back()) {
+            if half_space(first) != half_space(b) {
+                // A doorbell of the other width (never in a sane trace): look at them all.
+                visited += self.order.len() as u64;
+                self.order.retain(|&e| {
+                    let take = covered(e.0, b);
+                    if take {
+                        out.push(key(e));
+                    }
+                    !take
+                });
+            } else if seq_le(first, b) {
+                while let Some(&e) = self.order.front().filter(|e| seq_le(e.0, b)) {
+                    self.order.pop_front();
+                    out.push(key(e));
+                    visited += 1;
+                }
+            } else if seq_le(last, b) {
+                // The doorbell is more than half the space ahead of the oldest.
+                while let Some(&e) = self.order.back().filter(|e| seq_le(e.0, b)) {
+                    self.order.pop_back();
+                    out.push(key(e));
+                    visited += 1;
+                }
+            }
+        }
+        if !self.rest.is_empty() {
+            let from = out.len();
+            for range in seq_le_ranges(b) {
+                for &e in self.rest.range((range.0, 0)..=(range.1, u32::MAX)) {
+                    out.push(key(e));
+                }
+            }
+            visited += (out.len() - from) as u64;
+            for k in &out[from..] {
+                self.rest.remove(&(k.seqno, k.ctx));
+            }
+        }
+        visited
+    }
+}
+
+/// Whether a doorbell at `b` covers seqno `a`: `a` is in [`seq_le_ranges`]`(b)` (which is
+/// `seq_le(a, b)` when both have the same width; a 32-bit doorbell covers no 64-bit seqno).
+fn covered(a: u64, b: u64) -> bool {
+    seq_le_ranges(b).any(|(lo, hi)| lo <= a && a <= hi)
+}
+
 /// Jobs per ring remembered as taken before their doorbell: a doorbell comes microseconds to
 /// milliseconds after them, so a few are enough; the oldest are forgotten first.
 const TAKEN_EARLY: usize = 256;
@@ -82,7 +184,7 @@ pub struct RingState {
     pub name: String,
     /// Committed, not yet submitted, ordered by (seqno, ctx): a SUBMIT takes the range of
     /// seqnos up to its own without visiting the rest.
-    pending: BTreeSet<(u64, u32)>,
+    pending: Pending,
     /// Jobs the GPU finished before a SUBMIT covered them (at most [`TAKEN_EARLY`]), by
     /// (seqno, ctx): the doorbell that comes later counts them as made visible.
     taken_early: BTreeSet<(u64, u32)>,
@@ -201,7 +303,7 @@ impl RingState {
             id,
             size: 0,
             name: String::new(),
-            pending: BTreeSet::new(),
+            pending: Pending::default(),
             taken_early: BTreeSet::new(),
             outstanding: 0,
             last_end: NONE,
@@ -462,6 +564,77 @@ impl Slot {
     }
 }
 
+/// Open jobs: a map from key to the index of the job's slot in a slab that reuses the
+/// slots of finished jobs. A `Slot` is a few hundred bytes: inserting and removing moves
+/// only the index, and a finishing job is read where it lies.
+#[derive(Default)]
+struct Slots {
+    index: FxMap<JobKey, u32>,
+    v: Vec<Slot>,
+    free: Vec<u32>,
+}
+
+impl Slots {
+    #[inline]
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+    #[inline]
+    fn get(&self, k: &JobKey) -> Option<&Slot> {
+        self.index.get(k).map(|&i| &self.v[i as usize])
+    }
+    #[inline]
+    fn get_mut(&mut self, k: &JobKey) -> Option<&mut Slot> {
+        self.index.get(k).map(|&i| &mut self.v[i as usize])
+    }
+    fn contains_key(&self, k: &JobKey) -> bool {
+        self.index.contains_key(k)
+    }
+    /// The slot of `k`, made by `make` if the job is new.
+    #[inline]
+    fn entry(&mut self, k: JobKey, make: impl FnOnce() -> Slot) -> &mut Slot {
+        let i = match self.index.entry(k) {
+            std::collections::hash_map::Entry::Occupied(e) => *e.get() as usize,
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let i = match self.free.pop() {
+                    Some(i) => {
+                        self.v[i as usize] = make();
+                        i
+                    }
+                    None => {
+                        self.v.push(make());
+                        (self.v.len() - 1) as u32
+                    }
+                };
+                e.insert(i);
+                i as usize
+            }
+        };
+        &mut self.v[i]
+    }
+    fn iter(&self) -> impl Iterator<Item = (&JobKey, &Slot)> {
+        self.index.iter().map(|(k, &i)| (k, &self.v[i as usize]))
+    }
+    fn values(&self) -> impl Iterator<Item = &Slot> {
+        self.index.values().map(|&i| &self.v[i as usize])
+    }
+    /// Takes `k` out of the open jobs; its slot stays readable until [`Slots::release`].
+    #[inline]
+    fn take(&mut self, k: &JobKey) -> Option<usize> {
+        self.index.remove(k).map(|i| i as usize)
+    }
+    fn release(&mut self, i: usize) {
+        self.free.push(i as u32);
+    }
+}
+
+impl std::ops::Index<&JobKey> for Slots {
+    type Output = Slot;
+    fn index(&self, k: &JobKey) -> &Slot {
+        self.get(k).expect("open job")
+    }
+}
+
 /// Counters of what the joiner saw, for the report header and warnings.
 #[derive(Clone, Debug, Default)]
 pub struct JoinStats {
@@ -508,7 +681,7 @@ impl Default for JoinConfig {
 
 pub struct Joiner {
     cfg: JoinConfig,
-    jobs: FxMap<JobKey, Slot>,
+    jobs: Slots,
     rings: Rings,
     /// Per (ring, ctx): the running totals of [`Touch`] for one context's jobs.
     ctx_touch: FxMap<(u32, u32), Touch>,
@@ -599,7 +772,7 @@ impl Joiner {
     pub fn new(cfg: JoinConfig) -> Joiner {
         Joiner {
             cfg,
-            jobs: FxMap::default(),
+            jobs: Slots::default(),
             rings: Rings::default(),
             ctx_touch: FxMap::default(),
             losses: 0,
@@ -847,8 +1020,8 @@ impl Joiner {
     }
 
     #[inline]
-    fn slot(jobs: &mut FxMap<JobKey, Slot>, key: JobKey, t: u64, losses: u64) -> &mut Slot {
-        let s = jobs.entry(key).or_insert_with(|| Slot {
+    fn slot(jobs: &mut Slots, key: JobKey, t: u64, losses: u64) -> &mut Slot {
+        let s = jobs.entry(key, || Slot {
             born_loss: losses,
             ..Slot::new(t)
         });
@@ -885,7 +1058,7 @@ impl Joiner {
                         s.in_pending = true;
                         Self::ring_mut(&mut self.rings, key.ring, t)
                             .pending
-                            .insert((key.seqno, key.ctx));
+                            .insert(key.seqno, key.ctx);
                     }
                 }
                 if n as u64 >= self.stats.max_in_flight {
@@ -931,7 +1104,7 @@ impl Joiner {
                 if s.in_pending {
                     // Started without a SUBMIT we saw: no queue time can be measured.
                     s.in_pending = false;
-                    r.pending.remove(&(key.seqno, key.ctx));
+                    r.pending.remove(key.seqno, key.ctx);
                 }
             }
             EventCode::End => self.end(key, ev, flags, t),
@@ -1051,7 +1224,14 @@ impl Joiner {
     }
 
     /// Keeps a finished job's fence for the waiters that finish after it.
-    fn remember(&mut self, fence: (u64, u64), key: JobKey, s: &Slot, dep: &Blocker) {
+    fn remember(
+        done: &mut FxMap<(u64, u64), Done>,
+        done_order: &mut VecDeque<(u64, u64)>,
+        fence: (u64, u64),
+        key: JobKey,
+        s: &Slot,
+        dep: &Blocker,
+    ) {
         let (depth, root) = if dep.owned {
             (dep.depth, dep.root)
         } else {
@@ -1064,12 +1244,12 @@ impl Joiner {
             depth,
             root,
         };
-        if self.done.insert(fence, d).is_none() {
-            self.done_order.push_back(fence);
+        if done.insert(fence, d).is_none() {
+            done_order.push_back(fence);
         }
-        while self.done_order.len() > DONE_FENCES {
-            if let Some(f) = self.done_order.pop_front() {
-                self.done.remove(&f);
+        while done_order.len() > DONE_FENCES {
+            if let Some(f) = done_order.pop_front() {
+                done.remove(&f);
             }
         }
     }
@@ -1080,19 +1260,8 @@ impl Joiner {
         self.scratch.clear();
         // Everything committed up to the doorbell's seqno, wherever it sits in commit order:
         // two submitters may commit out of seqno order by a few ns on different CPUs.
-        for range in seq_le_ranges(key.seqno) {
-            for &(seqno, ctx) in r.pending.range((range.0, 0)..=(range.1, u32::MAX)) {
-                self.scratch.push(JobKey {
-                    ctx,
-                    ring: key.ring,
-                    seqno,
-                });
-            }
-        }
-        self.stats.ops += self.scratch.len() as u64 + 1;
-        for k in &self.scratch {
-            r.pending.remove(&(k.seqno, k.ctx));
-        }
+        let visited = r.pending.take_up_to(key.seqno, key.ring, &mut self.scratch);
+        self.stats.ops += visited + 1;
         // Jobs the GPU already finished before this doorbell: it made them visible too.
         let mut early = 0;
         let mut named = self.scratch.iter().any(|k| k.seqno == key.seqno);
@@ -1116,7 +1285,7 @@ impl Joiner {
         // already rang for, names the ring's write pointer, not a job.
         let unseen = ev.arg3() as usize > self.scratch.len() + early;
         if !named && unseen && !self.jobs.contains_key(&key) {
-            self.jobs.insert(key, Slot::new(t));
+            self.jobs.entry(key, || Slot::new(t));
             self.scratch.push(key);
         }
         let fill = ev.arg2();
@@ -1268,9 +1437,10 @@ impl Joiner {
 
     /// Takes a job out of the joiner and computes its phases.
     fn finish(&mut self, key: JobKey) {
-        let Some(mut s) = self.jobs.remove(&key) else {
+        let Some(i) = self.jobs.take(&key) else {
             return;
         };
+        let s = &mut self.jobs.v[i];
         if s.in_awaiting {
             // Its entry in `awaiting` is skipped when met; the index must not name it.
             if self.irq_wait.get(&(key.ring, key.seqno)) == Some(&key) {
@@ -1287,7 +1457,7 @@ impl Joiner {
             submits_recorded || self.absent_codes & code_bit(EventCode::Submit) == 0;
         if let Some(r) = self.rings.get_mut(&key.ring) {
             if s.in_pending {
-                r.pending.remove(&(key.seqno, key.ctx));
+                r.pending.remove(key.seqno, key.ctx);
             }
             if s.submit == NONE && s.commit != NONE && s.end != NONE && submits_maybe {
                 // Committed and ended with no doorbell yet: the GPU took it from the ring
@@ -1309,14 +1479,7 @@ impl Joiner {
                 r.outstanding = r.outstanding.saturating_sub(1);
                 r.util.outstanding(r.outstanding, self.now);
             }
-            stop_running(
-                r,
-                &mut self.ctx_util,
-                &mut s,
-                key.ctx,
-                self.now,
-                self.iv_start,
-            );
+            stop_running(r, &mut self.ctx_util, s, key.ctx, self.now, self.iv_start);
             r.util.gpu_wait += s.gpu_wait.saturating_sub(s.host_wait);
         }
         let ring_size = self.rings.get(&key.ring).map_or(0, |r| r.size);
@@ -1328,6 +1491,7 @@ impl Joiner {
         if s.fence != (0, 0) && self.fences.get(&s.fence) == Some(&key) {
             self.fences.remove(&s.fence);
         }
+        let s = &self.jobs.v[i];
         let dep = if s.dep_seen {
             Blocker {
                 until: s.dep_until,
@@ -1337,7 +1501,7 @@ impl Joiner {
             Blocker::default()
         };
         if s.fence != (0, 0) {
-            self.remember(s.fence, key, &s, &dep);
+            Self::remember(&mut self.done, &mut self.done_order, s.fence, key, s, &dep);
         }
         let mut f = s.flags;
         // A job misses COMMIT or SUBMIT only if the recording has that event at all (a
@@ -1422,6 +1586,7 @@ impl Joiner {
             ring_prev: s.ring_prev,
             ring_prev_end: s.ring_prev_end,
         });
+        self.jobs.release(i);
         let last = self.out.last().expect("just pushed");
         if self.undecided(last) == 0 {
             let recorded = self.stats.seen_codes;
@@ -1529,6 +1694,84 @@ impl Joiner {
         if self.iv_ns > 0 && self.iv_start != NONE {
             let last = self.stats.last_ns;
             self.close_intervals(last, true);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The in-order queue plus the ordered set must take exactly the pending jobs a scan of
+    /// all of them by [`covered`] (the ranges the ordered set alone was searched by) takes, for doorbells anywhere (behind, inside, far ahead, other width)
+    /// and seqnos that wrap or arrive out of order.
+    #[test]
+    fn pending_takes_what_a_full_scan_takes() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let bases = [
+            0u64,
+            1000,
+            u32::MAX as u64 - 20,
+            (1 << 31) - 5,
+            u64::MAX - 20,
+        ];
+        for round in 0..400 {
+            let base = bases[round % bases.len()];
+            let mut p = Pending::default();
+            let mut all: Vec<(u64, u32)> = Vec::new();
+            let mut next = base;
+            for _ in 0..200 {
+                if rnd() % 3 != 0 {
+                    // Mostly in order (wrapping in the seqno's width), sometimes a step back
+                    // or a jump of half the space.
+                    let step = match rnd() % 10 {
+                        0 => 0u64.wrapping_sub(rnd() % 4),
+                        1 => half_space(next) - 2 + rnd() % 4,
+                        _ => 1 + rnd() % 3,
+                    };
+                    next = if next <= u32::MAX as u64 && round % 5 != 4 {
+                        (next as u32).wrapping_add(step as u32) as u64
+                    } else {
+                        next.wrapping_add(step)
+                    };
+                    let k = (next, (rnd() % 3) as u32);
+                    if !all.contains(&k) {
+                        p.insert(k.0, k.1);
+                        all.push(k);
+                    }
+                } else {
+                    let b = match rnd() % 4 {
+                        0 => next,
+                        1 => next.wrapping_sub(rnd() % 8),
+                        2 => rnd(),
+                        _ => rnd() & u32::MAX as u64,
+                    };
+                    let mut got = Vec::new();
+                    p.take_up_to(b, 7, &mut got);
+                    let mut got: Vec<(u64, u32)> = got.iter().map(|k| (k.seqno, k.ctx)).collect();
+                    let mut want: Vec<(u64, u32)> =
+                        all.iter().copied().filter(|e| covered(e.0, b)).collect();
+                    all.retain(|e| !covered(e.0, b));
+                    got.sort_unstable();
+                    want.sort_unstable();
+                    assert_eq!(got, want, "round {round} doorbell {b}");
+                }
+                if rnd() % 7 == 0 && !all.is_empty() {
+                    let i = (rnd() % all.len() as u64) as usize;
+                    let k = all.swap_remove(i);
+                    p.remove(k.0, k.1);
+                }
+            }
+            let mut left: Vec<(u64, u32)> = p.order.iter().chain(p.rest.iter()).copied().collect();
+            left.sort_unstable();
+            all.sort_unstable();
+            assert_eq!(left, all, "round {round}");
         }
     }
 }
