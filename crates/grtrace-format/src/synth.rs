@@ -11,7 +11,8 @@
 
 use std::io::{self, Write};
 
-use crate::abi::{self, lost_source, EventCode};
+use crate::abi::{self, lost_source};
+use crate::vocab::Event;
 use crate::builder::{Builder, RecordMut};
 use crate::encode::StreamWriter;
 use crate::endian::Endian;
@@ -90,7 +91,7 @@ impl Rng {
 }
 
 /// An event step of a job: code and arguments 0 to 3.
-type Step = (EventCode, u64, u64, u32, u32);
+type Step = (Event, u64, u64, u32, u32);
 
 struct CpuOut<W: Write> {
     w: StreamWriter<W>,
@@ -320,24 +321,24 @@ impl<W: Write> Gen<'_, W> {
             };
             let steps: [Step; 5] = [
                 (
-                    EventCode::Queue,
+                    Event::QUEUE,
                     fctx,
                     p as u64,
                     1 + self.rng.below(4) as u32,
                     1,
                 ),
-                (EventCode::Alloc, wp[r], units, fill, 0),
-                (EventCode::Commit, wp[r], units, fill, 0),
-                (EventCode::Submit, wp[r], units, fill, 1),
-                (EventCode::Start, fctx, p as u64, 0, 0),
+                (Event::ALLOC, wp[r], units, fill, 0),
+                (Event::COMMIT, wp[r], units, fill, 0),
+                (Event::SUBMIT, wp[r], units, fill, 1),
+                (Event::START, fctx, p as u64, 0, 0),
             ];
             let mut t = self.steps(cpu, p, now, &base, &steps, (200, 1_500))?;
             let irq_cpu = self.rng.below(ncpu as u64) as u32;
             t += 15_000 + self.rng.below(400_000);
             let end = [
-                (EventCode::End, fctx, p as u64, 0u32, 0u32),
-                (EventCode::Irq, seqno[r], 0, 1, 0),
-                (EventCode::Signal, fctx, seqno[r], 0, 0),
+                (Event::END, fctx, p as u64, 0u32, 0u32),
+                (Event::IRQ, seqno[r], 0, 1, 0),
+                (Event::SIGNAL, fctx, seqno[r], 0, 0),
             ];
             self.steps(irq_cpu, 0, t, &base, &end, (300, 700))?;
             if job == 1 {
@@ -389,14 +390,14 @@ impl<W: Write> Gen<'_, W> {
             });
             self.put(cpu, 0, now + 50, b)?;
         }
-        for code in EventCode::ALL {
+        for code in Event::known() {
             now += 1_000;
             let c = code as u64;
             let flags = match code {
-                EventCode::CtxSwitch => abi::eflag::PREEMPT,
-                EventCode::End | EventCode::Timeout => abi::eflag::ERROR,
-                EventCode::SyncEnter | EventCode::SyncExit => abi::eflag::HOST,
-                EventCode::MemAlloc => abi::eflag::KERNEL,
+                Event::CTX_SWITCH => abi::eflag::PREEMPT,
+                Event::END | Event::TIMEOUT => abi::eflag::ERROR,
+                Event::SYNC_ENTER | Event::SYNC_EXIT => abi::eflag::HOST,
+                Event::MEM_ALLOC => abi::eflag::KERNEL,
                 _ => abi::eflag::FENCED,
             };
             now = self.event(0, 4103, now, code as u16, |r| {

@@ -7,6 +7,7 @@
 //! header in patch 1 is exactly the header kept in the repository.
 
 use grtrace_format::abi::*;
+use grtrace_format::Event;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -148,10 +149,10 @@ fn generate() -> String {
     for (f, n) in [("arg1", 8), ("arg2", 4), ("arg3", 4)] {
         a.field_size(e, f, n);
     }
-    for code in EventCode::ALL {
+    for code in Event::known() {
         a.eq(&format!("GRTRACE_EV_{}", code.name()), code as u16);
     }
-    a.eq("GRTRACE_EV_LIMIT", EventCode::LIMIT);
+    a.eq("GRTRACE_EV_LIMIT", Event::LIMIT);
     a.eq("GRTRACE_EVENT_MASK_ALL", EVENT_MASK_ALL);
     for (bit, name) in eflag::NAMES {
         a.eq(&format!("GRTRACE_EF_{}", name.to_uppercase()), bit);

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use grtrace_cli::Failure;
-use grtrace_format::abi::{EventCode, EVENT_MASK_ALL};
+use grtrace_format::abi::EVENT_MASK_ALL;
+use grtrace_format::Event;
 use grtrace_format::relay::{n_subbufs_ok, subbuf_size_ok, Filters};
 
 use crate::{summary, Options};
@@ -237,9 +238,9 @@ pub fn event_mask(hex: Option<&str>, names: &[String]) -> Result<Option<u64>, St
             let bit = if n.eq_ignore_ascii_case("all") {
                 EVENT_MASK_ALL
             } else {
-                EventCode::from_name(n)
+                Event::from_name(n)
                     .ok_or_else(|| {
-                        let names: Vec<&str> = EventCode::ALL.iter().map(|c| c.name()).collect();
+                        let names: Vec<&str> = Event::known().filter_map(Event::name).collect();
                         format!("unknown event `{n}` for -a (known: {})", names.join(" "))
                     })?
                     .mask_bit()

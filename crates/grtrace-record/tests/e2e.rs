@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use grtrace_format::abi::{rtype, INFO_STOPPED_CLEANLY};
 use grtrace_format::relay::{DevState, Filters};
-use grtrace_format::{Body, EventCode, Records, StreamHeader};
+use grtrace_format::{Body, Event, Records, StreamHeader};
 use grtrace_record::{Device, Options, RecordError};
 use grtrace_sim::{Sim, SimConfig};
 
@@ -227,7 +227,7 @@ fn kernel_filters_reach_the_device_and_messages_become_notes() {
     let sim = Sim::start(&cfg).unwrap();
     let mut o = opts(&root.0, &out.0, &["card0"]);
     o.filters = Filters {
-        events: Some(EventCode::Submit.mask_bit() | EventCode::End.mask_bit()),
+        events: Some(Event::SUBMIT.mask_bit() | Event::END.mask_bit()),
         ..Default::default()
     };
     let msg_path = root.0.join("grtrace/card0/msg");
@@ -246,7 +246,7 @@ fn kernel_filters_reach_the_device_and_messages_become_notes() {
     read_files(&out.0.join("run"), 2, &mut seen);
     assert!(seen.events > 0);
     let want: std::collections::BTreeSet<u16> =
-        [EventCode::Submit as u16, EventCode::End as u16].into();
+        [Event::SUBMIT.0, Event::END.0].into();
     assert_eq!(seen.codes, want);
     assert_eq!(seen.msgs, vec!["hello from the test".to_string()]);
 }

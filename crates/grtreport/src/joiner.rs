@@ -8,7 +8,8 @@
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use grtrace_format::abi::{eflag, rtype, EventCode};
+use grtrace_format::abi::{eflag, rtype};
+use grtrace_format::Event;
 use grtrace_format::{EventView, Lost, RecordView};
 
 use crate::job::{BlockKind, Blocker, Flags, Job, JobKey, Phases, NONE};
@@ -562,7 +563,7 @@ const HELD: usize = 4096;
 
 /// The bit of `seen_codes` for an event code.
 #[inline]
-fn code_bit(c: EventCode) -> u64 {
+fn code_bit(c: Event) -> u64 {
     1 << (c as u16 & 63)
 }
 
@@ -854,7 +855,7 @@ impl Joiner {
             seqno: ev.seqno(),
         };
         self.stats.ops += 1;
-        let Some(code) = EventCode::from_u16(ev.code()) else {
+        let Some(code) = Event::from_u16(ev.code()) else {
             self.stats.unknown_codes += 1;
             return;
         };
@@ -866,7 +867,7 @@ impl Joiner {
             }
         }
         match code {
-            EventCode::Commit => {
+            Event::COMMIT => {
                 let n = self.jobs.len();
                 let s = Self::slot(&mut self.jobs, key, t, self.losses);
                 if s.commit == NONE {
@@ -883,8 +884,8 @@ impl Joiner {
                     self.stats.max_in_flight = self.jobs.len() as u64;
                 }
             }
-            EventCode::Submit => self.submit(key, ev, t),
-            EventCode::Start => {
+            Event::SUBMIT => self.submit(key, ev, t),
+            Event::START => {
                 let r = Self::ring_mut(&mut self.rings, key.ring, t);
                 let s = Self::slot(&mut self.jobs, key, t, self.losses);
                 if s.start == NONE || (s.flags.has(Flags::INFERRED) && t <= s.end) {
@@ -925,16 +926,16 @@ impl Joiner {
                     r.pending.remove(&(key.seqno, key.ctx));
                 }
             }
-            EventCode::End => self.end(key, ev, flags, t),
-            EventCode::Irq => self.irq(key, ev, t),
-            EventCode::Signal => {
+            Event::END => self.end(key, ev, flags, t),
+            Event::IRQ => self.irq(key, ev, t),
+            Event::SIGNAL => {
                 if let Some(s) = self.jobs.get_mut(&key) {
                     if s.signal == NONE {
                         s.signal = t;
                     }
                 }
             }
-            EventCode::SyncEnter => {
+            Event::SYNC_ENTER => {
                 let s = Self::slot(&mut self.jobs, key, t, self.losses);
                 if s.sync_open == NONE {
                     s.sync_open = t;
@@ -942,7 +943,7 @@ impl Joiner {
                     s.sync_fence = (ev.arg0(), ev.arg1());
                 }
             }
-            EventCode::SyncExit => {
+            Event::SYNC_EXIT => {
                 if let Some(s) = self.jobs.get_mut(&key) {
                     s.last_seen = t;
                     if s.sync_open != NONE {
@@ -951,7 +952,7 @@ impl Joiner {
                     }
                 }
             }
-            EventCode::CtxSwitch => {
+            Event::CTX_SWITCH => {
                 let r = Self::ring_mut(&mut self.rings, key.ring, t);
                 r.switches += 1;
                 if flags & eflag::PREEMPT != 0 {
@@ -959,9 +960,9 @@ impl Joiner {
                     self.ctx_touch.entry((key.ring, prev)).or_default().preempts += 1;
                 }
             }
-            EventCode::VmFault | EventCode::VmRetry => {
+            Event::VM_FAULT | Event::VM_RETRY => {
                 let r = Self::ring_mut(&mut self.rings, key.ring, t);
-                let fault = code == EventCode::VmFault;
+                let fault = code == Event::VM_FAULT;
                 if fault {
                     r.faults += 1;
                 }
@@ -973,15 +974,15 @@ impl Joiner {
                     c.fault(fault, t);
                 }
             }
-            EventCode::Stall => {
+            Event::STALL => {
                 Self::ring_mut(&mut self.rings, key.ring, t).stalls += 1;
             }
-            EventCode::Timeout | EventCode::Hang => {
+            Event::TIMEOUT | Event::HANG => {
                 if let Some(s) = self.jobs.get_mut(&key) {
                     s.flags.set(Flags::ERROR);
                 }
             }
-            EventCode::Reset => {
+            Event::RESET => {
                 let r = Self::ring_mut(&mut self.rings, key.ring, t);
                 r.resets += 1;
                 r.wide.resets += 1;
@@ -1271,7 +1272,7 @@ impl Joiner {
         if s.born_loss != self.losses {
             s.flags.set(Flags::LOST | Flags::INCOMPLETE);
         }
-        let submits_recorded = self.stats.seen_codes & (1 << (EventCode::Submit as u16 & 63)) != 0;
+        let submits_recorded = self.stats.seen_codes & (1 << (Event::SUBMIT.0 & 63)) != 0;
         if let Some(r) = self.rings.get_mut(&key.ring) {
             if s.in_pending {
                 r.pending.remove(&(key.seqno, key.ctx));
@@ -1420,10 +1421,10 @@ impl Joiner {
 
     /// Flags the COMMIT / SUBMIT a job lacks that the stream records (`recorded`: codes).
     fn flag_missing(j: &mut Job, recorded: u64) {
-        if j.commit == NONE && recorded & code_bit(EventCode::Commit) != 0 {
+        if j.commit == NONE && recorded & code_bit(Event::COMMIT) != 0 {
             j.flags.set(Flags::NO_COMMIT | Flags::INCOMPLETE);
         }
-        if j.submit == NONE && recorded & code_bit(EventCode::Submit) != 0 {
+        if j.submit == NONE && recorded & code_bit(Event::SUBMIT) != 0 {
             j.flags.set(Flags::NO_SUBMIT | Flags::INCOMPLETE);
         }
     }
@@ -1433,10 +1434,10 @@ impl Joiner {
     fn undecided(&self, j: &Job) -> u64 {
         let mut missing = 0;
         if j.commit == NONE {
-            missing |= code_bit(EventCode::Commit);
+            missing |= code_bit(Event::COMMIT);
         }
         if j.submit == NONE {
-            missing |= code_bit(EventCode::Submit);
+            missing |= code_bit(Event::SUBMIT);
         }
         missing & !(self.stats.seen_codes | self.absent_codes)
     }

@@ -2,7 +2,8 @@
 //! processes learnt from notes, the blocker of a job, and spreading a job's execution over
 //! fixed time buckets (busy %).
 
-use grtrace_format::abi::{rtype, EventCode};
+use grtrace_format::abi::rtype;
+use grtrace_format::Event;
 use grtrace_format::{Body, EventView, Lost, RecordView};
 
 use crate::job::{BlockKind, Job, JobKey, NONE};
@@ -90,21 +91,21 @@ impl Names {
                 };
                 let ring = ev.ring();
                 let outstanding = || joiner.ring(ring).map_or(0, |r| r.outstanding);
-                match EventCode::from_u16(ev.code()) {
+                match Event::from_u16(ev.code()) {
                     Some(
-                        EventCode::VmFault
-                        | EventCode::VmRetry
-                        | EventCode::Reset
-                        | EventCode::Timeout
-                        | EventCode::Hang
-                        | EventCode::Stall,
+                        Event::VM_FAULT
+                        | Event::VM_RETRY
+                        | Event::RESET
+                        | Event::TIMEOUT
+                        | Event::HANG
+                        | Event::STALL,
                     ) => Seen::Mark(ev),
-                    Some(EventCode::Alloc | EventCode::Commit | EventCode::Submit) => Seen::Ring {
+                    Some(Event::ALLOC | Event::COMMIT | Event::SUBMIT) => Seen::Ring {
                         ring,
                         outstanding: outstanding(),
                         fill: fill_permille(ev.arg2(), self.ring_size(ring)),
                     },
-                    Some(EventCode::Start | EventCode::End) => Seen::Ring {
+                    Some(Event::START | Event::END) => Seen::Ring {
                         ring,
                         outstanding: outstanding(),
                         fill: FILL_UNKNOWN,
