@@ -10,6 +10,7 @@ use std::path::Path;
 
 use grtrace_format::builder::Builder;
 use grtrace_format::view::{Body, EventBody, Lost, StreamHeader};
+use grtrace_format::Event;
 
 /// Writes `dir/<base>.grtrace.{0,1}` from the synthetic workload, with the given card and
 /// session in their headers.
@@ -99,7 +100,7 @@ fn a_stray_huge_cpu_file_is_one_short_warning() {
         let mut h = StreamHeader::new(cpu, 0, "t");
         h.session_id = 1;
         let mut b = Builder::new();
-        b.on(cpu).pid(1).event_code(0).at(1);
+        b.on(cpu).pid(1).event(Event(0)).at(1);
         std::fs::write(d.join(format!("run.grtrace.{cpu}")), b.stream(&h)).unwrap();
     }
     let o = grtparse(&d, &["run", "-q", "--force"]);

@@ -77,15 +77,11 @@ impl Builder {
         self
     }
 
-    /// Pushes an event of `code` (fields 0, time 0 until set on the returned record).
+    /// Pushes an event of `code` (fields 0, time 0 until set on the returned record); any
+    /// code, also one this version does not name (`Event(42)`).
     pub fn event(&mut self, code: Event) -> RecordMut<'_> {
-        self.event_code(code as u16)
-    }
-
-    /// Pushes an event by raw code, also one this version does not know.
-    pub fn event_code(&mut self, code: u16) -> RecordMut<'_> {
         self.record(Body::Event(EventBody {
-            code,
+            code: code.0,
             ..EventBody::default()
         }))
     }
@@ -288,7 +284,7 @@ mod tests {
             .at(1_000)
             .args(10, 20, 30, 40)
             .flags(abi::eflag::FENCED);
-        b.event_code(42).at(2_000).pid(0);
+        b.event(Event(42)).at(2_000).pid(0);
         let mut h = StreamHeader::new(2, 0, "t");
         h.session_id = 1;
         let data = b.stream(&h);

@@ -224,7 +224,7 @@ impl<W: Write> Gen<'_, W> {
         cpu: u32,
         pid: u32,
         t: u64,
-        code: u16,
+        code: Event,
         fill: impl FnOnce(RecordMut<'_>) -> RecordMut<'_>,
     ) -> io::Result<u64> {
         if pid != 0 && !self.seen_pid.contains(&pid) {
@@ -244,7 +244,7 @@ impl<W: Write> Gen<'_, W> {
             )?;
         }
         let t = self.time(cpu, t, 1);
-        fill(self.b.on(cpu).pid(pid).event_code(code).at(t));
+        fill(self.b.on(cpu).pid(pid).event(code).at(t));
         self.flush()?;
         Ok(t)
     }
@@ -261,7 +261,7 @@ impl<W: Write> Gen<'_, W> {
         (gap, jitter): (u64, u64),
     ) -> io::Result<u64> {
         for &(code, arg0, arg1, arg2, arg3) in steps {
-            let at = self.event(cpu, pid, t, code as u16, |r| {
+            let at = self.event(cpu, pid, t, code, |r| {
                 r.body(*base).args(arg0, arg1, arg2, arg3)
             })?;
             t = at + gap + self.rng.below(jitter);
@@ -392,7 +392,7 @@ impl<W: Write> Gen<'_, W> {
         }
         for code in Event::known() {
             now += 1_000;
-            let c = code as u64;
+            let c = code.0 as u64;
             let flags = match code {
                 Event::CTX_SWITCH => abi::eflag::PREEMPT,
                 Event::END | Event::TIMEOUT => abi::eflag::ERROR,
@@ -400,14 +400,14 @@ impl<W: Write> Gen<'_, W> {
                 Event::MEM_ALLOC => abi::eflag::KERNEL,
                 _ => abi::eflag::FENCED,
             };
-            now = self.event(0, 4103, now, code as u16, |r| {
+            now = self.event(0, 4103, now, code, |r| {
                 r.job(9, 2, 1000 + c)
                     .flags(flags)
                     .args(0x10_0000 * c, 4096 * c, c as u32, 2)
             })?;
         }
         // An event code this version does not know: printed by number.
-        now = self.event(0, 4103, now + 1_000, 42, |r| r.job(9, 2, 2000))?;
+        now = self.event(0, 4103, now + 1_000, Event(42), |r| r.job(9, 2, 2000))?;
         Ok(now + 1_000)
     }
 }

@@ -366,11 +366,6 @@ impl<'a> EventView<'a> {
     pub fn code(&self) -> u16 {
         self.0.code()
     }
-    /// The event code if format 1.0 defines it, `None` for unknown codes.
-    #[inline]
-    pub fn event_code(&self) -> Option<abi::EventCode> {
-        abi::EventCode::from_u16(self.code())
-    }
     /// Context id (driver or DRM client context; 0 = kernel or none).
     #[inline]
     pub fn ctx(&self) -> u32 {

@@ -20,7 +20,7 @@
 
 use std::fmt;
 
-use crate::abi::{rtype, EventCode};
+use crate::abi::rtype;
 
 /// A record type (`type` of the record header). Open: unknown types are skipped by readers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -328,7 +328,26 @@ const DEFS: [Def; 25] = [
 
 /// An event code (`code` of an event record). Open: codes a later minor version adds are
 /// values too, without a name here.
+///
+/// The named codes are associated consts, usable in `match` patterns (the type derives
+/// `PartialEq` and `Eq`); a match on an `Event` needs a `_` arm for the codes this version
+/// does not name:
+///
+/// ```
+/// use grtrace_format::Event;
+///
+/// fn phase(e: Event) -> &'static str {
+///     match e {
+///         Event::COMMIT | Event::SUBMIT => "queue",
+///         Event::START | Event::END => "exec",
+///         _ => "other",
+///     }
+/// }
+/// assert_eq!(phase(Event::END), "exec");
+/// assert_eq!(phase(Event(40)), "other");
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(transparent)]
 pub struct Event(pub u16);
 
 impl Event {
@@ -392,11 +411,14 @@ impl Event {
     }
 
     /// Whether this version names the code.
+    #[inline]
     pub fn is_known(self) -> bool {
         self.def().is_some()
     }
 
-    /// The name (`COMMIT`, `WAIT_END`), or None for a code this version does not know.
+    /// The name (`COMMIT`, `WAIT_END`) printed by grtparse and accepted by every
+    /// `-a`/`--events` option, or None for a code this version does not know.
+    #[inline]
     pub fn name(self) -> Option<&'static str> {
         self.def().map(|d| d.name)
     }
@@ -430,20 +452,19 @@ impl Event {
 
     /// Bit of this code in a 64-bit event mask (`events=` of `ctl`); None for codes of 64
     /// and above, which a 1.0 mask cannot select.
-    pub fn mask_bit(self) -> Option<u64> {
-        (self.0 < 64).then(|| 1u64 << self.0)
+    #[inline]
+    pub const fn mask_bit(self) -> Option<u64> {
+        if self.0 < 64 {
+            Some(1u64 << self.0)
+        } else {
+            None
+        }
     }
 }
 
 impl From<u16> for Event {
     fn from(v: u16) -> Event {
         Event(v)
-    }
-}
-
-impl From<EventCode> for Event {
-    fn from(c: EventCode) -> Event {
-        Event(c as u16)
     }
 }
 
@@ -503,16 +524,27 @@ mod tests {
         assert_eq!(Event(Event::LIMIT).name(), None);
     }
 
-    /// The closed enum of 1.0 codes and the open type agree, name for name.
+    /// Every named code round-trips by number and by name (any case), codes are dense from
+    /// 1, 0 and `LIMIT` are unnamed, and the named codes' mask bits make `EVENT_MASK_ALL`.
     #[test]
-    fn event_code_enum_and_open_type_agree() {
-        for c in EventCode::ALL {
-            let e = Event::from(c);
-            assert_eq!(e.name(), Some(c.name()));
-            assert_eq!(Event::from_name(c.name()), Some(e));
-            assert_eq!(e.mask_bit(), Some(c.mask_bit()));
+    fn codes_round_trip_by_number_and_name() {
+        for (i, e) in Event::known().enumerate() {
+            assert_eq!(e.0 as usize, i + 1);
+            assert!(e.is_known());
+            let name = e.name().expect("a known code is named");
+            assert_eq!(Event::from_name(&name.to_lowercase()), Some(e));
+            assert_eq!(e.to_string(), name);
         }
-        assert_eq!(Event::known().count(), EventCode::ALL.len());
+        assert_eq!(Event::known().count(), DEFS.len());
+        assert!(!Event(0).is_known() && !Event(Event::LIMIT).is_known());
+        assert_eq!(Event::from_name("EVENT_40"), None);
+    }
+
+    #[test]
+    fn all_mask_covers_every_code() {
+        let m = Event::known().fold(0, |m, e| m | e.mask_bit().expect("below 64"));
+        assert_eq!(m, crate::abi::EVENT_MASK_ALL);
+        assert_eq!(Event(63).mask_bit(), Some(1 << 63));
         assert_eq!(Event(64).mask_bit(), None);
     }
 

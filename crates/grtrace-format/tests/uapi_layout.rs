@@ -150,7 +150,7 @@ fn generate() -> String {
         a.field_size(e, f, n);
     }
     for code in Event::known() {
-        a.eq(&format!("GRTRACE_EV_{}", code.name()), code as u16);
+        a.eq(&format!("GRTRACE_EV_{code}"), code.0);
     }
     a.eq("GRTRACE_EV_LIMIT", Event::LIMIT);
     a.eq("GRTRACE_EVENT_MASK_ALL", EVENT_MASK_ALL);
