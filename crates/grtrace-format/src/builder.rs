@@ -27,9 +27,9 @@
 use std::collections::BTreeMap;
 
 use crate::abi;
-use crate::vocab::Event;
 use crate::encode::StreamWriter;
 use crate::view::{Body, EventBody, Stamp, StreamHeader};
+use crate::vocab::Event;
 
 /// A record as the builder keeps it: its stamp and body.
 pub type Record = (Stamp, Body<'static>);

@@ -12,11 +12,11 @@
 use std::io::{self, Write};
 
 use crate::abi::{self, lost_source};
-use crate::vocab::Event;
 use crate::builder::{Builder, RecordMut};
 use crate::encode::StreamWriter;
 use crate::endian::Endian;
 use crate::view::{Body, ClockSync, EventBody, Lost, RingNote, StreamHeader, StreamInfo};
+use crate::vocab::Event;
 
 /// What to generate.
 #[derive(Clone, Debug)]

@@ -325,8 +325,8 @@ mod tests {
     use crate::datwriter::{fixture_formats, Record};
     use crate::format::EventFormat;
     use crate::page::PageBuilder;
-    use grtrace_format::Event;
     use grtrace_format::Body;
+    use grtrace_format::Event;
 
     /// Collects (time, event code, seqno) of the EVENT records.
     #[derive(Default)]

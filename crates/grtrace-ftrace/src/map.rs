@@ -1432,16 +1432,9 @@ impl Mapper {
                     Kind::I915WaitBegin => {
                         self.emit(sink, cpu, pid, t, Event::WAIT, 0, k, (ctx, seqno, 0, 0))
                     }
-                    Kind::I915WaitEnd => self.emit(
-                        sink,
-                        cpu,
-                        pid,
-                        t,
-                        Event::WAIT_END,
-                        0,
-                        k,
-                        (ctx, seqno, 0, 0),
-                    ),
+                    Kind::I915WaitEnd => {
+                        self.emit(sink, cpu, pid, t, Event::WAIT_END, 0, k, (ctx, seqno, 0, 0))
+                    }
                     _ => Ok(()),
                 }
             }
@@ -1620,9 +1613,7 @@ impl Mapper {
                     self.run(sink, cpu, pid, t, k, 0, 0, 0)
                 }
             }
-            Kind::V3dReset => {
-                self.emit(sink, cpu, pid, t, Event::RESET, 0, NO_JOB, (0, 0, 0, 2))
-            }
+            Kind::V3dReset => self.emit(sink, cpu, pid, t, Event::RESET, 0, NO_JOB, (0, 0, 0, 2)),
             Kind::VirtioQueue | Kind::VirtioResponse => {
                 let (dev, vq) = (u(0), u(1));
                 if vq != 0 {

@@ -11,8 +11,8 @@ use std::time::Duration;
 use clap::Parser;
 use grtrace_cli::Failure;
 use grtrace_format::abi::EVENT_MASK_ALL;
-use grtrace_format::Event;
 use grtrace_format::relay::{n_subbufs_ok, subbuf_size_ok, Filters};
+use grtrace_format::Event;
 
 use crate::{summary, Options};
 

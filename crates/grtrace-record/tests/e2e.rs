@@ -245,8 +245,7 @@ fn kernel_filters_reach_the_device_and_messages_become_notes() {
     let mut seen = Seen::default();
     read_files(&out.0.join("run"), 2, &mut seen);
     assert!(seen.events > 0);
-    let want: std::collections::BTreeSet<u16> =
-        [Event::SUBMIT.0, Event::END.0].into();
+    let want: std::collections::BTreeSet<u16> = [Event::SUBMIT.0, Event::END.0].into();
     assert_eq!(seen.codes, want);
     assert_eq!(seen.msgs, vec!["hello from the test".to_string()]);
 }

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use grtrace_format::abi::{eflag, RING_UNIT_BYTES};
-use grtrace_format::Event;
 use grtrace_format::builder::Builder;
+use grtrace_format::Event;
 use grtrace_format::{Body, RingNote, Stamp};
 
 /// A record with its stamp, as a kernel would write it.
@@ -295,12 +295,7 @@ impl Model {
             ev(user, t_commit, Event::COMMIT, (wptr, units, fill, 0));
             ev(user, t_submit, Event::SUBMIT, (wptr, units, fill, 1));
             let client = c.pid as u64;
-            ev(
-                user,
-                t_queue,
-                Event::QUEUE,
-                (fence_ctx, client, depth, 1),
-            );
+            ev(user, t_queue, Event::QUEUE, (fence_ctx, client, depth, 1));
             if let Some(prev) = switch_from {
                 ev(sched, t_start, Event::CTX_SWITCH, (prev as u64, 0, 0, 0));
             }
@@ -317,12 +312,7 @@ impl Model {
                     (fence_ctx, seqno, 0, 0),
                 );
                 let t_wait_end = t_signal + scale(5_000);
-                ev(
-                    user,
-                    t_wait_end,
-                    Event::WAIT_END,
-                    (fence_ctx, seqno, 0, 0),
-                );
+                ev(user, t_wait_end, Event::WAIT_END, (fence_ctx, seqno, 0, 0));
             }
             names.push((c.ctx, ring, seqno));
             out.extend(b.drain());

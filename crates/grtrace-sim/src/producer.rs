@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use grtrace_format::Event;
 use grtrace_format::relay::{Filters, RelayProducer};
+use grtrace_format::Event;
 use grtrace_format::{encode_into, encoded_size, Body, Endian, EventBody, Stamp};
 
 use crate::model::{Model, ModelCfg, EVENTS_PER_JOB};
@@ -94,10 +94,7 @@ impl Template {
         let add = cycle * self.seqno_step[ri as usize];
         e.seqno += add;
         let code = e.code;
-        if code == Event::SIGNAL.0
-            || code == Event::WAIT.0
-            || code == Event::WAIT_END.0
-        {
+        if code == Event::SIGNAL.0 || code == Event::WAIT.0 || code == Event::WAIT_END.0 {
             e.arg1 += add;
         } else if code == Event::IRQ.0 {
             e.arg0 += add;

@@ -34,12 +34,7 @@ fn card_file(base: &str, card: u32, r: &Rec) -> PathBuf {
 
 /// Job `seqno` of ctx 1 on ring 0: COMMIT, SUBMIT, START, END at `at` (ns after T0).
 fn job(r: &mut Rec, seqno: u64, at: [u64; 4]) {
-    let codes = [
-        Event::COMMIT,
-        Event::SUBMIT,
-        Event::START,
-        Event::END,
-    ];
+    let codes = [Event::COMMIT, Event::SUBMIT, Event::START, Event::END];
     for (t, code) in at.into_iter().zip(codes) {
         let pid = if matches!(code, Event::COMMIT | Event::SUBMIT) {
             7

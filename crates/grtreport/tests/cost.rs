@@ -29,19 +29,7 @@ fn hostile(n: u64) -> Vec<u8> {
         r.ev(1, 0, t + 5, Event::VM_RETRY, 0, 0, 1, 0, 0x1000, 0, 0);
         // Ended on ring 2 and never interrupted; an IRQ names a seqno nobody has.
         r.ev(1, 0, t + 6, Event::END, 1, 4, 2, i + 1, 0, 0, 0);
-        r.ev(
-            1,
-            0,
-            t + 7,
-            Event::IRQ,
-            0,
-            0,
-            2,
-            0,
-            u32::MAX as u64,
-            0,
-            0,
-        );
+        r.ev(1, 0, t + 7, Event::IRQ, 0, 0, 2, 0, u32::MAX as u64, 0, 0);
         if i % 10 == 9 {
             r.push(
                 1,
@@ -88,19 +76,7 @@ fn a_seqno_that_wraps_through_zero_names_job_zero() {
             r.ev(0, 0, t + 2 * US, Event::START, 1, 2, 0, *s, 0, 0, 0);
             r.ev(1, 0, t + 40 * US, Event::END, 1, 2, 0, *s, 0, 0, 0);
             // The IRQ names the job by the hardware seqno it read: 0 for job 0.
-            r.ev(
-                1,
-                0,
-                t + 45 * US,
-                Event::IRQ,
-                0,
-                irq_ctx,
-                0,
-                *s,
-                *s,
-                0,
-                0,
-            );
+            r.ev(1, 0, t + 45 * US, Event::IRQ, 0, irq_ctx, 0, *s, *s, 0, 0);
         }
         let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
         assert_eq!(jobs.len(), 4);

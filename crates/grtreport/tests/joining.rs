@@ -37,11 +37,7 @@ fn job(
         } else {
             (0, 100 + ctx)
         };
-        let s = if code == Event::IRQ {
-            irq_seqno
-        } else {
-            seq
-        };
+        let s = if code == Event::IRQ { irq_seqno } else { seq };
         let a0 = if code == Event::IRQ { irq_seqno } else { 0 };
         r.ev(cpu, pid, at, code, eflag::FENCED, ctx, ring, s, a0, 0, 1);
     }
@@ -210,71 +206,11 @@ fn irq_before_end_from_skewed_cpu_clock_and_unnamed_irq() {
     r.ev(1, 0, T0 + 103 * US, Event::SIGNAL, 1, 1, 0, 1, 0, 0, 0);
     // Unnamed IRQ (seqno 0): the job completes at its SIGNAL.
     r.ev(0, 9, T0 + MS, Event::COMMIT, 1, 1, 0, 2, 0, 0, 0);
-    r.ev(
-        0,
-        9,
-        T0 + MS + 10 * US,
-        Event::SUBMIT,
-        1,
-        1,
-        0,
-        2,
-        0,
-        0,
-        1,
-    );
-    r.ev(
-        0,
-        0,
-        T0 + MS + 20 * US,
-        Event::START,
-        1,
-        1,
-        0,
-        2,
-        0,
-        0,
-        0,
-    );
-    r.ev(
-        1,
-        0,
-        T0 + MS + 100 * US,
-        Event::END,
-        1,
-        1,
-        0,
-        2,
-        0,
-        0,
-        0,
-    );
-    r.ev(
-        1,
-        0,
-        T0 + MS + 104 * US,
-        Event::IRQ,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-    );
-    r.ev(
-        1,
-        0,
-        T0 + MS + 106 * US,
-        Event::SIGNAL,
-        1,
-        1,
-        0,
-        2,
-        0,
-        0,
-        0,
-    );
+    r.ev(0, 9, T0 + MS + 10 * US, Event::SUBMIT, 1, 1, 0, 2, 0, 0, 1);
+    r.ev(0, 0, T0 + MS + 20 * US, Event::START, 1, 1, 0, 2, 0, 0, 0);
+    r.ev(1, 0, T0 + MS + 100 * US, Event::END, 1, 1, 0, 2, 0, 0, 0);
+    r.ev(1, 0, T0 + MS + 104 * US, Event::IRQ, 0, 0, 0, 0, 0, 0, 0);
+    r.ev(1, 0, T0 + MS + 106 * US, Event::SIGNAL, 1, 1, 0, 2, 0, 0, 0);
     let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 2);
     let j1 = find(&jobs, 1);
@@ -311,32 +247,8 @@ fn commits_out_of_seqno_order_are_still_submitted() {
     r.ev(1, 201, T0 + 12 * US, Event::SUBMIT, 1, 2, 0, 9, 0, 0, 1);
     for (ctx, s, st) in [(1, 8u64, 20 * US), (2, 9, 60 * US)] {
         r.ev(0, 0, T0 + st, Event::START, 1, ctx, 0, s, 0, 0, 0);
-        r.ev(
-            1,
-            0,
-            T0 + st + 30 * US,
-            Event::END,
-            1,
-            ctx,
-            0,
-            s,
-            0,
-            0,
-            0,
-        );
-        r.ev(
-            1,
-            0,
-            T0 + st + 35 * US,
-            Event::IRQ,
-            0,
-            ctx,
-            0,
-            s,
-            s,
-            0,
-            0,
-        );
+        r.ev(1, 0, T0 + st + 30 * US, Event::END, 1, ctx, 0, s, 0, 0, 0);
+        r.ev(1, 0, T0 + st + 35 * US, Event::IRQ, 0, ctx, 0, s, s, 0, 0);
     }
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 2);
@@ -378,19 +290,7 @@ fn jobs_the_gpu_took_before_their_doorbell_are_complete_and_the_late_doorbell_in
     r.ev(0, 85, T0, Event::COMMIT, 0, 0, 0, 120, 120, 2, 0);
     r.ev(0, 85, T0 + 10, Event::SUBMIT, 0, 0, 0, 120, 120, 2, 1);
     r.ev(0, 85, T0 + ms, Event::COMMIT, 0, 0, 0, 121, 121, 3, 0);
-    r.ev(
-        0,
-        85,
-        T0 + ms + 60,
-        Event::COMMIT,
-        0,
-        0,
-        0,
-        122,
-        122,
-        4,
-        0,
-    );
+    r.ev(0, 85, T0 + ms + 60, Event::COMMIT, 0, 0, 0, 122, 122, 4, 0);
     for (i, seqno) in [120u64, 121, 122].into_iter().enumerate() {
         let t = T0 + 9 * ms + 700 * US + i as u64 * 10;
         r.ev(1, 36, t, Event::END, 0, 0, 0, seqno, 0, 0, 0);

@@ -240,8 +240,32 @@ fn overlapping_queued_jobs_of_one_context_go_to_lanes() {
     }
     for s in 1..=4u64 {
         r.ev(1, 0, T0 + (10 * s) * US, Event::START, 0, 5, 0, s, 0, 0, 0);
-        r.ev(1, 0, T0 + (10 * s + 9) * US, Event::END, 0, 5, 0, s, 0, 0, 0);
-        r.ev(1, 0, T0 + (10 * s + 9) * US + 10, Event::IRQ, 0, 5, 0, s, s, 0, 0);
+        r.ev(
+            1,
+            0,
+            T0 + (10 * s + 9) * US,
+            Event::END,
+            0,
+            5,
+            0,
+            s,
+            0,
+            0,
+            0,
+        );
+        r.ev(
+            1,
+            0,
+            T0 + (10 * s + 9) * US + 10,
+            Event::IRQ,
+            0,
+            5,
+            0,
+            s,
+            s,
+            0,
+            0,
+        );
     }
     let (c, jobs, _) = export_bytes(merged_stream(&r.recs));
     assert_eq!(jobs.len(), 4);

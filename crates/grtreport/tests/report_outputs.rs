@@ -244,19 +244,7 @@ fn a_job_that_ends_before_the_first_commit_is_no_commit() {
         for (i, seqno) in (9u64..12).enumerate() {
             let t = T0 + 20 * MS + i as u64 * MS;
             r.ev(1, 77, t, Event::COMMIT, 0, 3, 0, seqno, 0, 0, 0);
-            r.ev(
-                1,
-                77,
-                t + 10 * US,
-                Event::SUBMIT,
-                0,
-                3,
-                0,
-                seqno,
-                0,
-                0,
-                1,
-            );
+            r.ev(1, 77, t + 10 * US, Event::SUBMIT, 0, 3, 0, seqno, 0, 0, 1);
             gpu_run(r, seqno, [t + 30 * US, t + 230 * US, t + 240 * US]);
         }
     };

@@ -43,19 +43,7 @@ fn worked_example() -> Vec<u8> {
         0,
         0,
     );
-    r.ev(
-        1,
-        0,
-        T0 + 3000 * US,
-        Event::END,
-        1,
-        ctx,
-        ring,
-        seq,
-        0,
-        0,
-        0,
-    );
+    r.ev(1, 0, T0 + 3000 * US, Event::END, 1, ctx, ring, seq, 0, 0, 0);
     r.ev(
         1,
         0,

@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use grtrace_format::abi;
-use grtrace_format::Event;
 use grtrace_format::builder::Builder;
+use grtrace_format::Event;
 use grtrace_format::{Body, InputSource, RingNote, Stamp, Trace};
 use grtreport::engine::{Engine, Filter};
 use grtreport::joiner::JoinConfig;
