@@ -376,7 +376,7 @@ mod tests {
 
     /// Job seqno's START and END record positions.
     fn start_end(out: &[(u64, u16, u64)], seqno: u64) -> (Option<usize>, Option<usize>) {
-        let at = |c: Event| out.iter().position(|r| r.1 == c as u16 && r.2 == seqno);
+        let at = |c: Event| out.iter().position(|r| r.1 == c.0 && r.2 == seqno);
         (at(Event::START), at(Event::END))
     }
 

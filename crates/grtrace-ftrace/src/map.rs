@@ -781,7 +781,7 @@ impl Mapper {
             pid,
             t,
             &Body::Event(EventBody {
-                code: code as u16,
+                code: code.0,
                 flags,
                 ctx: k.ctx,
                 ring: k.ring,

@@ -227,7 +227,7 @@ fn kernel_filters_reach_the_device_and_messages_become_notes() {
     let sim = Sim::start(&cfg).unwrap();
     let mut o = opts(&root.0, &out.0, &["card0"]);
     o.filters = Filters {
-        events: Some(Event::SUBMIT.mask_bit() | Event::END.mask_bit()),
+        events: Some(Event::SUBMIT.mask_bit().unwrap() | Event::END.mask_bit().unwrap()),
         ..Default::default()
     };
     let msg_path = root.0.join("grtrace/card0/msg");

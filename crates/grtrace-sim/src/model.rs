@@ -359,9 +359,9 @@ mod tests {
                     }
                     _ => None,
                 })
-                .filter(|c| order.iter().any(|o| *o as u16 == *c))
+                .filter(|c| order.iter().any(|o| o.0 == *c))
                 .collect();
-            let want: Vec<u16> = order.iter().map(|c| *c as u16).collect();
+            let want: Vec<u16> = order.iter().map(|c| c.0).collect();
             assert_eq!(codes, want, "job {ctx}/{ring}/{seqno}");
         }
         // Rings run one job at a time: START of a job comes after END of the previous one.

@@ -564,7 +564,7 @@ const HELD: usize = 4096;
 /// The bit of `seen_codes` for an event code.
 #[inline]
 fn code_bit(c: Event) -> u64 {
-    1 << (c as u16 & 63)
+    1 << (c.0 & 63)
 }
 
 /// Intervals closed in one go at most; a longer silence skips ahead without rows.
@@ -855,10 +855,11 @@ impl Joiner {
             seqno: ev.seqno(),
         };
         self.stats.ops += 1;
-        let Some(code) = Event::from_u16(ev.code()) else {
+        let code = ev.event();
+        if !code.is_known() {
             self.stats.unknown_codes += 1;
             return;
-        };
+        }
         let bit = 1u64 << (ev.code() & 63);
         if self.stats.seen_codes & bit == 0 {
             self.stats.seen_codes |= bit;

@@ -30,7 +30,7 @@ pub struct Measurable {
 }
 
 fn bit(c: Event) -> u64 {
-    1u64 << (c as u16 as u64 & 63)
+    1u64 << (c.0 & 63)
 }
 
 impl Measurable {

@@ -91,21 +91,19 @@ impl Names {
                 };
                 let ring = ev.ring();
                 let outstanding = || joiner.ring(ring).map_or(0, |r| r.outstanding);
-                match Event::from_u16(ev.code()) {
-                    Some(
-                        Event::VM_FAULT
-                        | Event::VM_RETRY
-                        | Event::RESET
-                        | Event::TIMEOUT
-                        | Event::HANG
-                        | Event::STALL,
-                    ) => Seen::Mark(ev),
-                    Some(Event::ALLOC | Event::COMMIT | Event::SUBMIT) => Seen::Ring {
+                match ev.event() {
+                    Event::VM_FAULT
+                    | Event::VM_RETRY
+                    | Event::RESET
+                    | Event::TIMEOUT
+                    | Event::HANG
+                    | Event::STALL => Seen::Mark(ev),
+                    Event::ALLOC | Event::COMMIT | Event::SUBMIT => Seen::Ring {
                         ring,
                         outstanding: outstanding(),
                         fill: fill_permille(ev.arg2(), self.ring_size(ring)),
                     },
-                    Some(Event::START | Event::END) => Seen::Ring {
+                    Event::START | Event::END => Seen::Ring {
                         ring,
                         outstanding: outstanding(),
                         fill: FILL_UNKNOWN,
