@@ -94,25 +94,8 @@ pub mod rec_off {
     pub const SEQ: usize = 24;
 }
 
-/// Record types.
-pub mod rtype {
-    /// Record type of an `EVENT` record (FORMAT.md §4).
-    pub const EVENT: u16 = 1;
-    /// Record type of a `NOTE_PROCESS` record: the process name of a pid (FORMAT.md §3).
-    pub const NOTE_PROCESS: u16 = 2;
-    /// Record type of a `NOTE_RING` record: one ring table entry (FORMAT.md §3).
-    pub const NOTE_RING: u16 = 3;
-    /// Record type of a `NOTE_MSG` record: text written to `msg` (FORMAT.md §3).
-    pub const NOTE_MSG: u16 = 4;
-    /// Record type of a `NOTE_CLOCK_SYNC` record: a GPU timestamp read at a CPU time
-    /// (FORMAT.md §3).
-    pub const NOTE_CLOCK_SYNC: u16 = 5;
-    /// Record type of a `NOTE_LOST` record: records lost on a CPU (FORMAT.md §3).
-    pub const NOTE_LOST: u16 = 6;
-    /// Record type of a `NOTE_STREAM_INFO` record: the recorder's last record of a stream
-    /// (FORMAT.md §3).
-    pub const NOTE_STREAM_INFO: u16 = 7;
-}
+// Record types are the open type `crate::vocab::RecordType` (`RecordType::EVENT`..
+// `RecordType::NOTE_STREAM_INFO`): a minor version may add types, which readers skip.
 
 /// Fixed sizes of the record types (`NOTE_MSG` is variable: at least `MSG_MIN`).
 pub mod rsize {

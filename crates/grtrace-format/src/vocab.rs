@@ -20,27 +20,28 @@
 
 use std::fmt;
 
-use crate::abi::rtype;
 
 /// A record type (`type` of the record header). Open: unknown types are skipped by readers.
+/// The named types are associated consts, usable in `match` patterns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(transparent)]
 pub struct RecordType(pub u16);
 
 impl RecordType {
     /// An event (FORMAT.md §4).
-    pub const EVENT: RecordType = RecordType(rtype::EVENT);
+    pub const EVENT: RecordType = RecordType(1);
     /// A process's command name.
-    pub const NOTE_PROCESS: RecordType = RecordType(rtype::NOTE_PROCESS);
+    pub const NOTE_PROCESS: RecordType = RecordType(2);
     /// A ring's name, engine class and size.
-    pub const NOTE_RING: RecordType = RecordType(rtype::NOTE_RING);
+    pub const NOTE_RING: RecordType = RecordType(3);
     /// A text message.
-    pub const NOTE_MSG: RecordType = RecordType(rtype::NOTE_MSG);
+    pub const NOTE_MSG: RecordType = RecordType(4);
     /// A CPU/GPU clock pair.
-    pub const NOTE_CLOCK_SYNC: RecordType = RecordType(rtype::NOTE_CLOCK_SYNC);
+    pub const NOTE_CLOCK_SYNC: RecordType = RecordType(5);
     /// Records lost (by the kernel, the recorder, or a sequence gap).
-    pub const NOTE_LOST: RecordType = RecordType(rtype::NOTE_LOST);
+    pub const NOTE_LOST: RecordType = RecordType(6);
     /// End-of-stream totals of one CPU.
-    pub const NOTE_STREAM_INFO: RecordType = RecordType(rtype::NOTE_STREAM_INFO);
+    pub const NOTE_STREAM_INFO: RecordType = RecordType(7);
 
     /// Every type of format 1.0, in type order.
     pub const ALL: [RecordType; 7] = [
@@ -56,21 +57,21 @@ impl RecordType {
     /// Whether this version knows the type (unknown ones are skipped and counted).
     #[inline(always)]
     pub const fn is_known(self) -> bool {
-        self.0.wrapping_sub(1) < rtype::NOTE_STREAM_INFO
+        self.0.wrapping_sub(1) < RecordType::NOTE_STREAM_INFO.0
     }
 
     /// The name tools print and accept for a record of this type (`EVENT`, and the notes
     /// without their `NOTE_` prefix: `PROCESS`, `RING`, `MSG`, `CLOCK_SYNC`, `LOST`,
     /// `STREAM_INFO`), or None for a type this version does not know.
     pub const fn name(self) -> Option<&'static str> {
-        Some(match self.0 {
-            rtype::EVENT => "EVENT",
-            rtype::NOTE_PROCESS => "PROCESS",
-            rtype::NOTE_RING => "RING",
-            rtype::NOTE_MSG => "MSG",
-            rtype::NOTE_CLOCK_SYNC => "CLOCK_SYNC",
-            rtype::NOTE_LOST => "LOST",
-            rtype::NOTE_STREAM_INFO => "STREAM_INFO",
+        Some(match self {
+            RecordType::EVENT => "EVENT",
+            RecordType::NOTE_PROCESS => "PROCESS",
+            RecordType::NOTE_RING => "RING",
+            RecordType::NOTE_MSG => "MSG",
+            RecordType::NOTE_CLOCK_SYNC => "CLOCK_SYNC",
+            RecordType::NOTE_LOST => "LOST",
+            RecordType::NOTE_STREAM_INFO => "STREAM_INFO",
             _ => return None,
         })
     }
