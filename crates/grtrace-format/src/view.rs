@@ -4,7 +4,7 @@
 //! with the stream's byte order. [`RecordView::body`] decodes the type-specific part into a
 //! small [`Body`] value whose strings still borrow the underlying bytes.
 
-use crate::abi::{self, event_off, note_off, rec_off, rsize, rtype, stream_off};
+use crate::abi::{self, event_off, note_off, rec_off, rsize, stream_off};
 use crate::endian::Endian;
 use crate::error::FormatError;
 use crate::vocab::{Event, RecordType};
@@ -199,7 +199,7 @@ impl<'a> RecordView<'a> {
             });
         }
         let bytes = &data[..sz];
-        if rt == rtype::NOTE_MSG {
+        if rt == RecordType::NOTE_MSG {
             let len = endian.u32(bytes, note_off::MSG_LEN);
             if len as usize > sz - note_off::MSG_TEXT {
                 return Err(FormatError::BadMsgLength { offset, len, size });
@@ -279,7 +279,7 @@ impl<'a> RecordView<'a> {
     /// Whether this is an `EVENT` record.
     #[inline]
     pub fn is_event(&self) -> bool {
-        self.rtype() == rtype::EVENT
+        self.rtype() == RecordType::EVENT
     }
 
     /// The event fields, if this is an event record.
@@ -292,36 +292,36 @@ impl<'a> RecordView<'a> {
     pub fn body(&self) -> Body<'a> {
         let (b, e) = (self.bytes, self.endian);
         match self.rtype() {
-            rtype::EVENT => Body::Event(EventView(*self).fields()),
-            rtype::NOTE_PROCESS => Body::Process {
+            RecordType::EVENT => Body::Event(EventView(*self).fields()),
+            RecordType::NOTE_PROCESS => Body::Process {
                 comm: trim_nul(&b[note_off::PROCESS_COMM..][..note_off::PROCESS_COMM_LEN]),
             },
-            rtype::NOTE_RING => Body::Ring(RingNote {
+            RecordType::NOTE_RING => Body::Ring(RingNote {
                 ring: e.u32(b, note_off::RING_RING),
                 engine_class: e.u32(b, note_off::RING_ENGINE_CLASS),
                 size: e.u64(b, note_off::RING_SIZE),
                 unit: e.u32(b, note_off::RING_UNIT),
                 name: trim_nul(&b[note_off::RING_NAME..][..note_off::RING_NAME_LEN]),
             }),
-            rtype::NOTE_MSG => {
+            RecordType::NOTE_MSG => {
                 let len = e.u32(b, note_off::MSG_LEN) as usize;
                 Body::Msg {
                     text: &b[note_off::MSG_TEXT..note_off::MSG_TEXT + len],
                 }
             }
-            rtype::NOTE_CLOCK_SYNC => Body::ClockSync(ClockSync {
+            RecordType::NOTE_CLOCK_SYNC => Body::ClockSync(ClockSync {
                 gpu_clock_id: e.u32(b, note_off::CLOCK_GPU_CLOCK_ID),
                 gpu_time: e.u64(b, note_off::CLOCK_GPU_TIME),
                 gpu_freq_hz: e.u64(b, note_off::CLOCK_GPU_FREQ_HZ),
             }),
-            rtype::NOTE_LOST => Body::Lost(Lost {
+            RecordType::NOTE_LOST => Body::Lost(Lost {
                 cpu: e.u32(b, note_off::LOST_CPU),
                 source: e.u32(b, note_off::LOST_SOURCE),
                 count: e.u64(b, note_off::LOST_COUNT),
                 first_ns: e.u64(b, note_off::LOST_FIRST_NS),
                 last_ns: e.u64(b, note_off::LOST_LAST_NS),
             }),
-            rtype::NOTE_STREAM_INFO => Body::StreamInfo(StreamInfo {
+            RecordType::NOTE_STREAM_INFO => Body::StreamInfo(StreamInfo {
                 kernel_dropped: e.u64(b, note_off::INFO_KERNEL_DROPPED),
                 records: e.u64(b, note_off::INFO_RECORDS),
                 bytes: e.u64(b, note_off::INFO_BYTES),
@@ -335,13 +335,13 @@ impl<'a> RecordView<'a> {
 /// Minimum size of a record of type `rt` (unknown types only need the common header).
 fn min_size(rt: u16) -> usize {
     match rt {
-        rtype::EVENT => rsize::EVENT,
-        rtype::NOTE_PROCESS => rsize::NOTE_PROCESS,
-        rtype::NOTE_RING => rsize::NOTE_RING,
-        rtype::NOTE_MSG => rsize::NOTE_MSG_MIN,
-        rtype::NOTE_CLOCK_SYNC => rsize::NOTE_CLOCK_SYNC,
-        rtype::NOTE_LOST => rsize::NOTE_LOST,
-        rtype::NOTE_STREAM_INFO => rsize::NOTE_STREAM_INFO,
+        RecordType::EVENT => rsize::EVENT,
+        RecordType::NOTE_PROCESS => rsize::NOTE_PROCESS,
+        RecordType::NOTE_RING => rsize::NOTE_RING,
+        RecordType::NOTE_MSG => rsize::NOTE_MSG_MIN,
+        RecordType::NOTE_CLOCK_SYNC => rsize::NOTE_CLOCK_SYNC,
+        RecordType::NOTE_LOST => rsize::NOTE_LOST,
+        RecordType::NOTE_STREAM_INFO => rsize::NOTE_STREAM_INFO,
         _ => abi::RECORD_HEADER_SIZE,
     }
 }
@@ -593,13 +593,13 @@ impl Body<'_> {
     /// The record type this body encodes as.
     pub fn rtype(&self) -> u16 {
         match self {
-            Body::Event(_) => rtype::EVENT,
-            Body::Process { .. } => rtype::NOTE_PROCESS,
-            Body::Ring(_) => rtype::NOTE_RING,
-            Body::Msg { .. } => rtype::NOTE_MSG,
-            Body::ClockSync(_) => rtype::NOTE_CLOCK_SYNC,
-            Body::Lost(_) => rtype::NOTE_LOST,
-            Body::StreamInfo(_) => rtype::NOTE_STREAM_INFO,
+            Body::Event(_) => RecordType::EVENT,
+            Body::Process { .. } => RecordType::NOTE_PROCESS,
+            Body::Ring(_) => RecordType::NOTE_RING,
+            Body::Msg { .. } => RecordType::NOTE_MSG,
+            Body::ClockSync(_) => RecordType::NOTE_CLOCK_SYNC,
+            Body::Lost(_) => RecordType::NOTE_LOST,
+            Body::StreamInfo(_) => RecordType::NOTE_STREAM_INFO,
             Body::Unknown { rtype } => *rtype,
         }
     }

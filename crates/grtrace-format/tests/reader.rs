@@ -327,7 +327,7 @@ fn a_merged_stream_of_concatenated_headers_reads_like_the_files() {
 #[test]
 fn record_views_check_sizes_per_type() {
     let mut rec = vec![0u8; 64];
-    Endian::Big.put_u16(&mut rec, rec_off::TYPE, abi::rtype::EVENT);
+    Endian::Big.put_u16(&mut rec, rec_off::TYPE, RecordType::EVENT);
     Endian::Big.put_u16(&mut rec, rec_off::SIZE, 64);
     let e = RecordView::parse(&rec, Endian::Big, 100).unwrap_err();
     assert_eq!(

@@ -7,6 +7,7 @@
 //! header in patch 1 is exactly the header kept in the repository.
 
 use grtrace_format::abi::*;
+use grtrace_format::RecordType;
 use grtrace_format::Event;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -121,13 +122,13 @@ fn generate() -> String {
 
     // record types
     for (name, v) in [
-        ("EVENT", rtype::EVENT),
-        ("NOTE_PROCESS", rtype::NOTE_PROCESS),
-        ("NOTE_RING", rtype::NOTE_RING),
-        ("NOTE_MSG", rtype::NOTE_MSG),
-        ("NOTE_CLOCK_SYNC", rtype::NOTE_CLOCK_SYNC),
-        ("NOTE_LOST", rtype::NOTE_LOST),
-        ("NOTE_STREAM_INFO", rtype::NOTE_STREAM_INFO),
+        ("EVENT", RecordType::EVENT),
+        ("NOTE_PROCESS", RecordType::NOTE_PROCESS),
+        ("NOTE_RING", RecordType::NOTE_RING),
+        ("NOTE_MSG", RecordType::NOTE_MSG),
+        ("NOTE_CLOCK_SYNC", RecordType::NOTE_CLOCK_SYNC),
+        ("NOTE_LOST", RecordType::NOTE_LOST),
+        ("NOTE_STREAM_INFO", RecordType::NOTE_STREAM_INFO),
     ] {
         a.eq(&format!("GRTRACE_REC_{name}"), v);
     }

@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use grtrace_format::abi::{rtype, INFO_STOPPED_CLEANLY};
+use grtrace_format::abi::INFO_STOPPED_CLEANLY;
+use grtrace_format::RecordType;
 use grtrace_format::relay::{DevState, Filters};
 use grtrace_format::{Body, Event, Records, StreamHeader};
 use grtrace_record::{Device, Options, RecordError};
@@ -104,7 +105,7 @@ fn read_stream_bytes(data: &[u8], name: &str, seen: &mut Seen) -> StreamHeader {
     }
     assert_eq!(
         last_type,
-        rtype::NOTE_STREAM_INFO,
+        RecordType::NOTE_STREAM_INFO,
         "{name}: the last record is NOTE_STREAM_INFO"
     );
     h
@@ -837,7 +838,7 @@ fn user_messages_keep_per_cpu_time_order_at_full_speed() {
             backwards += 1;
         }
         last = last.max(r.time_ns());
-        msgs += usize::from(r.rtype() == rtype::NOTE_MSG);
+        msgs += usize::from(r.rtype() == RecordType::NOTE_MSG);
     }
     assert_eq!(backwards, 0, "records out of time order on cpu 0");
     // At full speed the relay refuses records while the recorder lags (tests run side by

@@ -8,7 +8,8 @@
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use grtrace_format::abi::{eflag, rtype};
+use grtrace_format::abi::eflag;
+use grtrace_format::RecordType;
 use grtrace_format::Event;
 use grtrace_format::{EventView, Lost, RecordView};
 
@@ -716,25 +717,25 @@ impl Joiner {
         self.stats.records += 1;
         self.tick(t);
         match rec.rtype() {
-            rtype::EVENT => {
+            RecordType::EVENT => {
                 if let Some(ev) = rec.event() {
                     self.stats.events += 1;
                     self.event(&ev, rec.flags(), rec.pid(), t);
                 }
             }
-            rtype::NOTE_RING => {
+            RecordType::NOTE_RING => {
                 if let grtrace_format::Body::Ring(r) = rec.body() {
                     let rs = self.rings.entry(r.ring, t);
                     rs.size = r.size;
                     rs.name = String::from_utf8_lossy(r.name).into_owned();
                 }
             }
-            rtype::NOTE_PROCESS => {
+            RecordType::NOTE_PROCESS => {
                 if let grtrace_format::Body::Process { comm } = rec.body() {
                     self.comms.note(rec.pid(), comm);
                 }
             }
-            rtype::NOTE_LOST => {
+            RecordType::NOTE_LOST => {
                 if let grtrace_format::Body::Lost(l) = rec.body() {
                     self.lost(&l);
                 }

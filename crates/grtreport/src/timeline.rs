@@ -2,7 +2,7 @@
 //! processes learnt from notes, the blocker of a job, and spreading a job's execution over
 //! fixed time buckets (busy %).
 
-use grtrace_format::abi::rtype;
+use grtrace_format::RecordType;
 use grtrace_format::Event;
 use grtrace_format::{Body, EventView, Lost, RecordView};
 
@@ -64,7 +64,7 @@ impl Names {
     /// Learns from a note; returns true if the record was a ring or process note.
     pub fn observe(&mut self, rec: &RecordView<'_>) -> bool {
         match rec.rtype() {
-            rtype::NOTE_RING | rtype::NOTE_PROCESS => {}
+            RecordType::NOTE_RING | RecordType::NOTE_PROCESS => {}
             _ => return false,
         }
         match rec.body() {
@@ -85,7 +85,7 @@ impl Names {
     /// already seen the record.
     pub fn see<'a>(&mut self, rec: &RecordView<'a>, joiner: &Joiner) -> Seen<'a> {
         match rec.rtype() {
-            rtype::EVENT => {
+            RecordType::EVENT => {
                 let Some(ev) = rec.event() else {
                     return Seen::Nothing;
                 };

@@ -290,7 +290,7 @@ impl Filters {
     /// Whether a record passes (notes other than events pass the event mask).
     #[inline]
     pub fn admits(&self, rtype: u16, code: u16, pid: u32, ctx: u32, ring: u32) -> bool {
-        if rtype != crate::abi::rtype::EVENT {
+        if rtype != crate::vocab::RecordType::EVENT {
             return true;
         }
         self.events
