@@ -41,7 +41,7 @@ fn grtimport(args: &[&str]) -> (i32, String) {
 }
 
 /// (header, records as (type, code, body text)) of one output stream.
-fn read_stream(p: &Path) -> (StreamHeader, Vec<(u16, u16)>, String) {
+fn read_stream(p: &Path) -> (StreamHeader, Vec<(RecordType, u16)>, String) {
     let bytes = std::fs::read(p).unwrap();
     let h = StreamHeader::parse(&bytes).unwrap();
     let mut recs = Vec::new();

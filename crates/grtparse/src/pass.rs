@@ -118,7 +118,7 @@ impl Filters {
     /// Whether a note passes: LOST always (losses are never filtered out), messages and
     /// process notes by pid too.
     #[inline]
-    fn note_passes(&self, slot: usize, in_window: bool, rt: u16, pid: u32) -> bool {
+    fn note_passes(&self, slot: usize, in_window: bool, rt: RecordType, pid: u32) -> bool {
         rt == RecordType::NOTE_LOST
             || (self.show[slot]
                 && in_window
@@ -348,7 +348,7 @@ impl<'e> Pass<'e> {
     fn fast_event(&mut self, r: &RecordView<'_>) -> Option<ControlFlow<()>> {
         let o = self.text.as_mut()?;
         let b = <&[u8; abi::rsize::EVENT]>::try_from(r.bytes()).ok()?;
-        if r.endian() != Endian::NATIVE || u16::from_ne_bytes([b[0], b[1]]) != RecordType::EVENT {
+        if r.endian() != Endian::NATIVE || RecordType(u16::from_ne_bytes([b[0], b[1]])) != RecordType::EVENT {
             return None;
         }
         let ev = EventBody::from_ne_bytes(b);

@@ -35,7 +35,7 @@ pub const NOTE_NAMES: [(u16, &str); 8] = {
 
 /// Counting/filtering slot of a record.
 #[inline(always)]
-pub fn slot_of(rt: u16, code: u16) -> usize {
+pub fn slot_of(rt: RecordType, code: u16) -> usize {
     if rt == RecordType::EVENT {
         if (code as usize) < SLOT_NOTE_BASE {
             code as usize
@@ -43,7 +43,7 @@ pub fn slot_of(rt: u16, code: u16) -> usize {
             0
         }
     } else {
-        SLOT_NOTE_BASE + (rt as usize & 7)
+        SLOT_NOTE_BASE + (rt.0 as usize & 7)
     }
 }
 

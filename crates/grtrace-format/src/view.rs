@@ -181,7 +181,7 @@ impl<'a> RecordView<'a> {
                 have: data.len(),
             });
         }
-        let rt = endian.u16(data, rec_off::TYPE);
+        let rt = RecordType(endian.u16(data, rec_off::TYPE));
         let size = endian.u16(data, rec_off::SIZE);
         let sz = size as usize;
         if sz < min_size(rt) || !sz.is_multiple_of(abi::RECORD_ALIGN) {
@@ -231,10 +231,10 @@ impl<'a> RecordView<'a> {
     pub fn endian(&self) -> Endian {
         self.endian
     }
-    /// The record type number (FORMAT.md §3).
+    /// The record type (FORMAT.md §3), also one this version does not name.
     #[inline]
-    pub fn rtype(&self) -> u16 {
-        self.endian.u16(self.bytes, rec_off::TYPE)
+    pub fn rtype(&self) -> RecordType {
+        RecordType(self.endian.u16(self.bytes, rec_off::TYPE))
     }
     /// Total record size in bytes, header included; how far to advance to the next record.
     #[inline]
@@ -270,11 +270,6 @@ impl<'a> RecordView<'a> {
     #[inline]
     pub fn seq(&self) -> u64 {
         self.endian.u64(self.bytes, rec_off::SEQ)
-    }
-    /// [`rtype`](Self::rtype) as the vocabulary's open type.
-    #[inline]
-    pub fn record_type(&self) -> RecordType {
-        RecordType(self.rtype())
     }
     /// Whether this is an `EVENT` record.
     #[inline]
@@ -333,7 +328,7 @@ impl<'a> RecordView<'a> {
 }
 
 /// Minimum size of a record of type `rt` (unknown types only need the common header).
-fn min_size(rt: u16) -> usize {
+fn min_size(rt: RecordType) -> usize {
     match rt {
         RecordType::EVENT => rsize::EVENT,
         RecordType::NOTE_PROCESS => rsize::NOTE_PROCESS,
@@ -584,14 +579,14 @@ pub enum Body<'a> {
     StreamInfo(StreamInfo),
     /// A record type this reader does not know (skipped and counted by readers).
     Unknown {
-        /// The unknown record type number.
-        rtype: u16,
+        /// The unknown record type.
+        rtype: RecordType,
     },
 }
 
 impl Body<'_> {
     /// The record type this body encodes as.
-    pub fn rtype(&self) -> u16 {
+    pub fn rtype(&self) -> RecordType {
         match self {
             Body::Event(_) => RecordType::EVENT,
             Body::Process { .. } => RecordType::NOTE_PROCESS,

@@ -268,7 +268,7 @@ impl Drain {
                     continue 'copy; // the rest of the record is in the next piece
                 }
                 records += 1;
-                if e.u16(data, o + rec_off::TYPE) == RecordType::EVENT {
+                if RecordType(e.u16(data, o + rec_off::TYPE)) == RecordType::EVENT {
                     events += 1;
                 }
                 last = Some(o);

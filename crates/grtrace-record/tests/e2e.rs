@@ -68,7 +68,7 @@ fn read_stream(path: &Path, seen: &mut Seen) -> StreamHeader {
 
 fn read_stream_bytes(data: &[u8], name: &str, seen: &mut Seen) -> StreamHeader {
     let h = StreamHeader::parse(data).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let mut last_type = 0;
+    let mut last_type = RecordType(0);
     let mut last_seq: std::collections::HashMap<u32, u64> = Default::default();
     for r in Records::new(data, &h) {
         let r = r.unwrap_or_else(|e| panic!("{name}: {e}"));

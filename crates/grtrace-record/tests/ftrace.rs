@@ -121,7 +121,7 @@ fn ftrace_maps_trace_pipe_raw_pages_and_switches_everything_off_again() {
     let h = StreamHeader::parse(&bytes).unwrap();
     assert_eq!(h.clock_id, 1, "mono clock");
     let recs: Vec<_> = Records::new(&bytes, &h).map(|r| r.unwrap()).collect();
-    let count = |t: u16, code: u16| {
+    let count = |t: RecordType, code: u16| {
         recs.iter()
             .filter(|r| r.rtype() == t && r.code() == code)
             .count()
