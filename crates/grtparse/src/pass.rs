@@ -7,8 +7,8 @@ use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
 
 use grtrace_format::abi;
-use grtrace_format::RecordType;
 use grtrace_format::view::{Body, EventBody, Lost, RecordView, Stamp, StreamHeader};
+use grtrace_format::RecordType;
 use grtrace_format::{encode, Endian, Item, RawItem, RunSummary, Trace};
 
 use crate::out::Out;
@@ -348,7 +348,9 @@ impl<'e> Pass<'e> {
     fn fast_event(&mut self, r: &RecordView<'_>) -> Option<ControlFlow<()>> {
         let o = self.text.as_mut()?;
         let b = <&[u8; abi::rsize::EVENT]>::try_from(r.bytes()).ok()?;
-        if r.endian() != Endian::NATIVE || RecordType(u16::from_ne_bytes([b[0], b[1]])) != RecordType::EVENT {
+        if r.endian() != Endian::NATIVE
+            || RecordType(u16::from_ne_bytes([b[0], b[1]])) != RecordType::EVENT
+        {
             return None;
         }
         let ev = EventBody::from_ne_bytes(b);

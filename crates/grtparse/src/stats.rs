@@ -6,8 +6,8 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use grtrace_format::abi::lost_source;
-use grtrace_format::RecordType;
 use grtrace_format::view::{Body, Lost, RecordView};
+use grtrace_format::RecordType;
 use grtrace_format::RunSummary;
 
 use crate::out::Out;

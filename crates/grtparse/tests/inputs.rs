@@ -218,10 +218,20 @@ fn event_codes_of_a_later_minor_version_flow_through_by_number() {
         .take(5)
         .map(|l| l.split_whitespace().nth(5).unwrap_or(""))
         .collect();
-    assert_eq!(names, ["COMMIT", "EVENT_26", "EVENT_63", "EVENT_300", "END"], "{out}");
-    assert!(out.contains(" EVENT_300 ") && out.contains("a0=7 a1=8 a2=9 a3=10"), "{out}");
+    assert_eq!(
+        names,
+        ["COMMIT", "EVENT_26", "EVENT_63", "EVENT_300", "END"],
+        "{out}"
+    );
+    assert!(
+        out.contains(" EVENT_300 ") && out.contains("a0=7 a1=8 a2=9 a3=10"),
+        "{out}"
+    );
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!((v["events"].as_u64(), v["unknown_event_codes"].as_u64()), (Some(5), Some(3)));
+    assert_eq!(
+        (v["events"].as_u64(), v["unknown_event_codes"].as_u64()),
+        (Some(5), Some(3))
+    );
     assert_eq!(v["counts"]["EVENT_26"], 1);
     assert_eq!(v["counts"]["EVENT_63"], 1);
     // The dump copies every record, unknown codes too.

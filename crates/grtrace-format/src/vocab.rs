@@ -20,7 +20,6 @@
 
 use std::fmt;
 
-
 /// A record type (`type` of the record header). Open: unknown types are skipped by readers.
 /// The named types are associated consts, usable in `match` patterns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

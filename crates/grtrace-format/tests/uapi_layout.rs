@@ -7,8 +7,8 @@
 //! header in patch 1 is exactly the header kept in the repository.
 
 use grtrace_format::abi::*;
-use grtrace_format::RecordType;
 use grtrace_format::Event;
+use grtrace_format::RecordType;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;

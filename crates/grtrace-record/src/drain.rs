@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use grtrace_format::abi::{lost_source, rec_off, rsize, RECORD_HEADER_SIZE};
-use grtrace_format::RecordType;
 use grtrace_format::relay::{consumed_line, DrainCursor, RelayMap};
+use grtrace_format::RecordType;
 use grtrace_format::{encode_into, Body, Endian, Lost, Stamp};
 
 use crate::writer::Chunk;

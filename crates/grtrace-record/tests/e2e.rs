@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use grtrace_format::abi::INFO_STOPPED_CLEANLY;
-use grtrace_format::RecordType;
 use grtrace_format::relay::{DevState, Filters};
+use grtrace_format::RecordType;
 use grtrace_format::{Body, Event, Records, StreamHeader};
 use grtrace_record::{Device, Options, RecordError};
 use grtrace_sim::{Sim, SimConfig};

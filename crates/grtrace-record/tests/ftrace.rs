@@ -126,7 +126,10 @@ fn ftrace_maps_trace_pipe_raw_pages_and_switches_everything_off_again() {
             .filter(|r| r.rtype() == t && r.code() == code)
             .count()
     };
-    assert_eq!((count(RecordType::EVENT, 2), count(RecordType::EVENT, 7)), (300, 300));
+    assert_eq!(
+        (count(RecordType::EVENT, 2), count(RecordType::EVENT, 7)),
+        (300, 300)
+    );
     assert_eq!(count(RecordType::NOTE_LOST, 0), 1);
 }
 

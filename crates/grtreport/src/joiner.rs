@@ -9,8 +9,8 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use grtrace_format::abi::eflag;
-use grtrace_format::RecordType;
 use grtrace_format::Event;
+use grtrace_format::RecordType;
 use grtrace_format::{EventView, Lost, RecordView};
 
 use crate::job::{BlockKind, Blocker, Flags, Job, JobKey, Phases, NONE};

@@ -2,8 +2,8 @@
 //! processes learnt from notes, the blocker of a job, and spreading a job's execution over
 //! fixed time buckets (busy %).
 
-use grtrace_format::RecordType;
 use grtrace_format::Event;
+use grtrace_format::RecordType;
 use grtrace_format::{Body, EventView, Lost, RecordView};
 
 use crate::job::{BlockKind, Job, JobKey, NONE};
