@@ -130,7 +130,7 @@ fn generate() -> String {
         ("NOTE_LOST", RecordType::NOTE_LOST),
         ("NOTE_STREAM_INFO", RecordType::NOTE_STREAM_INFO),
     ] {
-        a.eq(&format!("GRTRACE_REC_{name}"), v);
+        a.eq(&format!("GRTRACE_REC_{name}"), v.0);
     }
 
     // event record
