@@ -6,7 +6,8 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use grtrace_format::abi::{rtype, STREAM_IMPORTED};
+use grtrace_format::abi::STREAM_IMPORTED;
+use grtrace_format::RecordType;
 use grtrace_format::{Body, Records, StreamHeader};
 use grtrace_ftrace::datwriter::{fixture_formats, DatSpec, DatWriter};
 use grtrace_ftrace::synth::{Flavor, Workload};
@@ -40,7 +41,7 @@ fn grtimport(args: &[&str]) -> (i32, String) {
 }
 
 /// (header, records as (type, code, body text)) of one output stream.
-fn read_stream(p: &Path) -> (StreamHeader, Vec<(u16, u16)>, String) {
+fn read_stream(p: &Path) -> (StreamHeader, Vec<(RecordType, u16)>, String) {
     let bytes = std::fs::read(p).unwrap();
     let h = StreamHeader::parse(&bytes).unwrap();
     let mut recs = Vec::new();
@@ -81,11 +82,11 @@ fn a_v7_zstd_trace_becomes_imported_per_cpu_streams() {
             note.starts_with("grtrace-import: source=trace.dat v7 (zstd"),
             "{note}"
         );
-        assert_eq!(recs[0].0, rtype::NOTE_MSG);
-        assert_eq!(recs.last().unwrap().0, rtype::NOTE_STREAM_INFO);
+        assert_eq!(recs[0].0, RecordType::NOTE_MSG);
+        assert_eq!(recs.last().unwrap().0, RecordType::NOTE_STREAM_INFO);
         ends += recs
             .iter()
-            .filter(|r| r.0 == rtype::EVENT && r.1 == 7)
+            .filter(|r| r.0 == RecordType::EVENT && r.1 == 7)
             .count();
     }
     assert_eq!(ends, 400);
@@ -115,13 +116,13 @@ fn an_idle_cpu_left_out_of_the_v7_buffer_option_still_gets_its_stream() {
     let (h, recs, _) = read_stream(&PathBuf::from(format!("{}.grtrace.2", base.display())));
     assert_eq!(h.cpu, 2);
     assert!(
-        recs.iter().all(|r| r.0 != rtype::EVENT),
+        recs.iter().all(|r| r.0 != RecordType::EVENT),
         "CPU 2 recorded nothing"
     );
     for cpu in 0..2 {
         let (_, recs, _) = read_stream(&PathBuf::from(format!("{}.grtrace.{cpu}", base.display())));
         assert!(
-            recs.iter().any(|r| r.0 == rtype::EVENT),
+            recs.iter().any(|r| r.0 == RecordType::EVENT),
             "CPU {cpu} has events"
         );
     }
@@ -155,7 +156,7 @@ fn a_truncated_trace_exits_1_naming_file_and_offset_and_keeps_what_came_before()
     let (_, recs, _) = read_stream(&PathBuf::from(format!("{}.grtrace.0", base.display())));
     let commits = recs
         .iter()
-        .filter(|r| r.0 == rtype::EVENT && r.1 == 2)
+        .filter(|r| r.0 == RecordType::EVENT && r.1 == 2)
         .count();
     assert!(commits > 500 && commits < 2000, "{commits}");
 }

@@ -6,8 +6,9 @@ use std::io::{self, Write};
 use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
 
-use grtrace_format::abi::{self, rtype};
+use grtrace_format::abi;
 use grtrace_format::view::{Body, EventBody, Lost, RecordView, Stamp, StreamHeader};
+use grtrace_format::RecordType;
 use grtrace_format::{encode, Endian, Item, RawItem, RunSummary, Trace};
 
 use crate::out::Out;
@@ -117,11 +118,11 @@ impl Filters {
     /// Whether a note passes: LOST always (losses are never filtered out), messages and
     /// process notes by pid too.
     #[inline]
-    fn note_passes(&self, slot: usize, in_window: bool, rt: u16, pid: u32) -> bool {
-        rt == rtype::NOTE_LOST
+    fn note_passes(&self, slot: usize, in_window: bool, rt: RecordType, pid: u32) -> bool {
+        rt == RecordType::NOTE_LOST
             || (self.show[slot]
                 && in_window
-                && ((rt != rtype::NOTE_MSG && rt != rtype::NOTE_PROCESS)
+                && ((rt != RecordType::NOTE_MSG && rt != RecordType::NOTE_PROCESS)
                     || self.pid.is_empty()
                     || self.pid.contains(&pid)))
     }
@@ -350,7 +351,9 @@ impl<'e> Pass<'e> {
     fn fast_event(&mut self, r: &RecordView<'_>) -> Option<ControlFlow<()>> {
         let o = self.text.as_mut()?;
         let b = <&[u8; abi::rsize::EVENT]>::try_from(r.bytes()).ok()?;
-        if r.endian() != Endian::NATIVE || u16::from_ne_bytes([b[0], b[1]]) != rtype::EVENT {
+        if r.endian() != Endian::NATIVE
+            || RecordType(u16::from_ne_bytes([b[0], b[1]])) != RecordType::EVENT
+        {
             return None;
         }
         let ev = EventBody::from_ne_bytes(b);
@@ -403,7 +406,7 @@ impl<'e> Pass<'e> {
     /// losses and drop counts, and the selected events).
     fn record(&mut self, r: &RecordView<'_>, in_window: bool) -> ControlFlow<()> {
         let rt = r.rtype();
-        let is_event = rt == rtype::EVENT;
+        let is_event = rt == RecordType::EVENT;
         let code = if is_event { r.code() } else { 0 };
         let slot = slot_of(rt, code);
         let (pass, line) = if is_event {

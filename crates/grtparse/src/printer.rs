@@ -8,7 +8,7 @@
 //! card0   0       17     0.000123456  4101 SUBMIT      gfx 3 42 wp=4096 units=256 fill=512 jobs=1 flags=fenced [glxgears]
 //! ```
 
-use grtrace_format::abi::{self, eflag, lost_source, rtype};
+use grtrace_format::abi::{self, eflag, lost_source};
 use grtrace_format::view::{Body, EventBody, Lost, RecordView};
 use grtrace_format::{Event, RecordType};
 
@@ -35,15 +35,15 @@ pub const NOTE_NAMES: [(u16, &str); 8] = {
 
 /// Counting/filtering slot of a record.
 #[inline(always)]
-pub fn slot_of(rt: u16, code: u16) -> usize {
-    if rt == rtype::EVENT {
+pub fn slot_of(rt: RecordType, code: u16) -> usize {
+    if rt == RecordType::EVENT {
         if (code as usize) < SLOT_NOTE_BASE {
             code as usize
         } else {
             0
         }
     } else {
-        SLOT_NOTE_BASE + (rt as usize & 7)
+        SLOT_NOTE_BASE + (rt.0 as usize & 7)
     }
 }
 
@@ -190,7 +190,7 @@ impl<'a> Line<'a> {
     #[inline(always)]
     pub fn event(r: &RecordView<'a>, ev: EventBody) -> Line<'a> {
         Line {
-            slot: slot_of(rtype::EVENT, ev.code),
+            slot: slot_of(RecordType::EVENT, ev.code),
             cpu: r.cpu(),
             seq: r.seq(),
             time: r.time_ns(),
@@ -217,7 +217,7 @@ impl<'a> Line<'a> {
 
     pub fn gap(g: Lost) -> Line<'static> {
         Line {
-            slot: SLOT_NOTE_BASE + rtype::NOTE_LOST as usize,
+            slot: SLOT_NOTE_BASE + RecordType::NOTE_LOST.0 as usize,
             cpu: g.cpu,
             seq: 0,
             time: g.last_ns,

@@ -6,8 +6,9 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
-use grtrace_format::abi::{lost_source, rtype};
+use grtrace_format::abi::lost_source;
 use grtrace_format::view::{Body, Lost, RecordView};
+use grtrace_format::RecordType;
 use grtrace_format::RunSummary;
 
 use crate::out::Out;
@@ -170,7 +171,7 @@ impl Stats {
     /// Losses and drop counts carried by a note (counted whether or not it is shown).
     pub fn note_facts(&mut self, r: &RecordView<'_>) {
         match r.rtype() {
-            rtype::NOTE_LOST | rtype::NOTE_STREAM_INFO => {}
+            RecordType::NOTE_LOST | RecordType::NOTE_STREAM_INFO => {}
             _ => return,
         }
         match r.body() {

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use grtrace_format::builder::Builder;
 use grtrace_format::view::{Body, EventBody, Lost, StreamHeader};
+use grtrace_format::Event;
 
 /// Writes `dir/<base>.grtrace.{0,1}` from the synthetic workload, with the given card and
 /// session in their headers.
@@ -180,7 +181,7 @@ fn a_stray_huge_cpu_file_is_one_short_warning() {
         let mut h = StreamHeader::new(cpu, 0, "t");
         h.session_id = 1;
         let mut b = Builder::new();
-        b.on(cpu).pid(1).event_code(0).at(1);
+        b.on(cpu).pid(1).event(Event(0)).at(1);
         std::fs::write(d.join(format!("run.grtrace.{cpu}")), b.stream(&h)).unwrap();
     }
     let o = grtparse(&d, &["run", "-q", "--force"]);
@@ -267,5 +268,58 @@ fn summary_columns_stay_apart_at_nineteen_digits() {
         ],
         "{row}"
     );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Codes a later minor version adds (FORMAT.md §2.1) are printed by number with their raw
+/// arguments, counted per code and as unknown, and never dropped or named as a 1.0 code;
+/// the binary dump keeps their records byte for byte.
+#[test]
+fn event_codes_of_a_later_minor_version_flow_through_by_number() {
+    let d = temp_dir("future-codes");
+    let h = StreamHeader::new(0, 0, "t");
+    let mut b = Builder::new();
+    b.pid(1);
+    b.event(Event::COMMIT).job(3, 0, 1).at(1_000);
+    for (i, code) in [26u16, 63, 300].into_iter().enumerate() {
+        b.event(Event(code))
+            .job(3, 0, 1)
+            .at(2_000 + i as u64)
+            .args(7, 8, 9, 10);
+    }
+    b.event(Event::END).job(3, 0, 1).at(9_000);
+    let data = b.stream(&h);
+    std::fs::write(d.join("run.grtrace.0"), &data).unwrap();
+    let json = d.join("sum.json");
+    let o = grtparse(&d, &["run", "--summary-json", json.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let names: Vec<&str> = out
+        .lines()
+        .take(5)
+        .map(|l| l.split_whitespace().nth(5).unwrap_or(""))
+        .collect();
+    assert_eq!(
+        names,
+        ["COMMIT", "EVENT_26", "EVENT_63", "EVENT_300", "END"],
+        "{out}"
+    );
+    assert!(
+        out.contains(" EVENT_300 ") && out.contains("a0=7 a1=8 a2=9 a3=10"),
+        "{out}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(
+        (v["events"].as_u64(), v["unknown_event_codes"].as_u64()),
+        (Some(5), Some(3))
+    );
+    assert_eq!(v["counts"]["EVENT_26"], 1);
+    assert_eq!(v["counts"]["EVENT_63"], 1);
+    // The dump copies every record, unknown codes too.
+    let o = grtparse(&d, &["run", "-q", "-O", "-d", "dump.grt"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let dump = std::fs::read(d.join("dump.grt")).unwrap();
+    let hs = grtrace_format::abi::STREAM_HEADER_SIZE;
+    assert_eq!(dump[hs..], data[hs..]);
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -202,7 +202,7 @@ impl RingSelect {
 
     /// Learns a ring name from a NOTE_RING (other records are ignored).
     pub fn learn(&mut self, rec: &grtrace_format::RecordView<'_>) {
-        if self.names.is_empty() || rec.rtype() != grtrace_format::abi::rtype::NOTE_RING {
+        if self.names.is_empty() || rec.rtype() != grtrace_format::RecordType::NOTE_RING {
             return;
         }
         if let grtrace_format::Body::Ring(n) = rec.body() {

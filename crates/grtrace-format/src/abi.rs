@@ -94,25 +94,8 @@ pub mod rec_off {
     pub const SEQ: usize = 24;
 }
 
-/// Record types.
-pub mod rtype {
-    /// Record type of an `EVENT` record (FORMAT.md §4).
-    pub const EVENT: u16 = 1;
-    /// Record type of a `NOTE_PROCESS` record: the process name of a pid (FORMAT.md §3).
-    pub const NOTE_PROCESS: u16 = 2;
-    /// Record type of a `NOTE_RING` record: one ring table entry (FORMAT.md §3).
-    pub const NOTE_RING: u16 = 3;
-    /// Record type of a `NOTE_MSG` record: text written to `msg` (FORMAT.md §3).
-    pub const NOTE_MSG: u16 = 4;
-    /// Record type of a `NOTE_CLOCK_SYNC` record: a GPU timestamp read at a CPU time
-    /// (FORMAT.md §3).
-    pub const NOTE_CLOCK_SYNC: u16 = 5;
-    /// Record type of a `NOTE_LOST` record: records lost on a CPU (FORMAT.md §3).
-    pub const NOTE_LOST: u16 = 6;
-    /// Record type of a `NOTE_STREAM_INFO` record: the recorder's last record of a stream
-    /// (FORMAT.md §3).
-    pub const NOTE_STREAM_INFO: u16 = 7;
-}
+// Record types are the open type `crate::vocab::RecordType` (`RecordType::EVENT`..
+// `RecordType::NOTE_STREAM_INFO`): a minor version may add types, which readers skip.
 
 /// Fixed sizes of the record types (`NOTE_MSG` is variable: at least `MSG_MIN`).
 pub mod rsize {
@@ -258,132 +241,15 @@ pub mod eflag {
 pub const ENGINE_CLASS_NAMES: [&str; 7] =
     ["other", "gfx", "compute", "copy", "vdec", "venc", "control"];
 
-/// Event codes. Codes are stable forever; a code is never reused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[repr(u16)]
-pub enum EventCode {
-    /// `ALLOC`: ring space reserved for a job (FORMAT.md §4.1).
-    Alloc = 1,
-    /// `COMMIT`: the job's commands written to the ring (FORMAT.md §4.1).
-    Commit = 2,
-    /// `SUBMIT`: doorbell, everything committed up to `seqno` is visible to the GPU
-    /// (FORMAT.md §4.1).
-    Submit = 3,
-    /// `STALL`: ring full, the submitter waits for space (FORMAT.md §4.1).
-    Stall = 4,
-    /// `QUEUE`: job queued to the scheduler (FORMAT.md §4.1).
-    Queue = 5,
-    /// `START`: job starts on the hardware or is handed to the driver (FORMAT.md §4.1).
-    Start = 6,
-    /// `END`: job finished on the GPU (FORMAT.md §4.1).
-    End = 7,
-    /// `IRQ`: completion interrupt (FORMAT.md §4.1).
-    Irq = 8,
-    /// `SIGNAL`: fence signalled (FORMAT.md §4.1).
-    Signal = 9,
-    /// `WAIT`: a host thread starts waiting on a fence (FORMAT.md §4.1).
-    Wait = 10,
-    /// `WAIT_END`: that host wait on a fence ended (FORMAT.md §4.1).
-    WaitEnd = 11,
-    /// `SYNC_ENTER`: a job starts waiting for a dependency (FORMAT.md §4.1).
-    SyncEnter = 12,
-    /// `SYNC_EXIT`: the job's dependency wait ended (FORMAT.md §4.1).
-    SyncExit = 13,
-    /// `CTX_SWITCH`: the ring switches to context `ctx` (FORMAT.md §4.1).
-    CtxSwitch = 14,
-    /// `CTX_CREATE`: context `ctx` created (FORMAT.md §4.1).
-    CtxCreate = 15,
-    /// `CTX_DESTROY`: context `ctx` destroyed (FORMAT.md §4.1).
-    CtxDestroy = 16,
-    /// `MEM_ALLOC`: buffer object created (FORMAT.md §4.1).
-    MemAlloc = 17,
-    /// `MEM_FREE`: buffer object freed (FORMAT.md §4.1).
-    MemFree = 18,
-    /// `MEM_MAP`: buffer object mapped into a GPU VM (FORMAT.md §4.1).
-    MemMap = 19,
-    /// `MEM_UNMAP`: buffer object unmapped from a GPU VM (FORMAT.md §4.1).
-    MemUnmap = 20,
-    /// `VM_FAULT`: GPU page fault (FORMAT.md §4.1).
-    VmFault = 21,
-    /// `VM_RETRY`: the faulting access was resolved or retried, ending the fault window
-    /// (FORMAT.md §4.1).
-    VmRetry = 22,
-    /// `TIMEOUT`: job timed out (FORMAT.md §4.1).
-    Timeout = 23,
-    /// `RESET`: ring or GPU reset (FORMAT.md §4.1).
-    Reset = 24,
-    /// `HANG`: hang detected (FORMAT.md §4.1).
-    Hang = 25,
-}
-
-impl EventCode {
-    /// Every code of format 1.0, in code order.
-    pub const ALL: [EventCode; 25] = [
-        EventCode::Alloc,
-        EventCode::Commit,
-        EventCode::Submit,
-        EventCode::Stall,
-        EventCode::Queue,
-        EventCode::Start,
-        EventCode::End,
-        EventCode::Irq,
-        EventCode::Signal,
-        EventCode::Wait,
-        EventCode::WaitEnd,
-        EventCode::SyncEnter,
-        EventCode::SyncExit,
-        EventCode::CtxSwitch,
-        EventCode::CtxCreate,
-        EventCode::CtxDestroy,
-        EventCode::MemAlloc,
-        EventCode::MemFree,
-        EventCode::MemMap,
-        EventCode::MemUnmap,
-        EventCode::VmFault,
-        EventCode::VmRetry,
-        EventCode::Timeout,
-        EventCode::Reset,
-        EventCode::Hang,
-    ];
-    /// One past the largest code; codes are dense from 1.
-    pub const LIMIT: u16 = 26;
-
-    /// The 1.0 code with this number, or `None` for 0 and codes this version does not know.
-    pub fn from_u16(code: u16) -> Option<EventCode> {
-        if (1..Self::LIMIT).contains(&code) {
-            Some(Self::ALL[code as usize - 1])
-        } else {
-            None
-        }
-    }
-
-    /// The name printed by grtparse and accepted by every `-a`/`--events` option (from the
-    /// one table, [`crate::vocab`]).
-    pub fn name(self) -> &'static str {
-        crate::vocab::Event::from(self)
-            .name()
-            .expect("every 1.0 code is named")
-    }
-
-    /// Case-insensitive lookup by name.
-    pub fn from_name(name: &str) -> Option<EventCode> {
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|c| c.name().eq_ignore_ascii_case(name))
-    }
-
-    /// Bit of this code in a 64-bit event mask.
-    pub fn mask_bit(self) -> u64 {
-        1u64 << (self as u16)
-    }
-}
+// Event codes are the open type `crate::vocab::Event` (`Event::ALLOC`..`Event::HANG`), with
+// their names and argument meanings: a minor version may add codes (FORMAT.md §2.1), so they
+// are not a closed enum. Codes are stable forever; a code is never reused.
 
 // Codes must fit the 64-bit event mask.
-const _: () = assert!(EventCode::LIMIT <= 64);
+const _: () = assert!(crate::vocab::Event::LIMIT <= 64);
 
 /// Mask with every 1.0 event code set.
-pub const EVENT_MASK_ALL: u64 = ((1u64 << EventCode::LIMIT) - 1) & !1;
+pub const EVENT_MASK_ALL: u64 = ((1u64 << crate::vocab::Event::LIMIT) - 1) & !1;
 
 /// Sub-buffer header of the relay transport (FORMAT.md §7.2).
 pub mod subbuf {
@@ -448,23 +314,6 @@ pub mod files {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn codes_round_trip_by_number_and_name() {
-        for (i, c) in EventCode::ALL.iter().enumerate() {
-            assert_eq!(*c as usize, i + 1);
-            assert_eq!(EventCode::from_u16(*c as u16), Some(*c));
-            assert_eq!(EventCode::from_name(&c.name().to_lowercase()), Some(*c));
-        }
-        assert_eq!(EventCode::from_u16(0), None);
-        assert_eq!(EventCode::from_u16(EventCode::LIMIT), None);
-    }
-
-    #[test]
-    fn all_mask_covers_every_code() {
-        let m = EventCode::ALL.iter().fold(0, |m, c| m | c.mask_bit());
-        assert_eq!(m, EVENT_MASK_ALL);
-    }
 
     #[test]
     fn offsets_fit_their_records() {

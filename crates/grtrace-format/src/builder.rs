@@ -8,14 +8,14 @@
 //!
 //! ```
 //! use grtrace_format::builder::Builder;
-//! use grtrace_format::{EventCode, Trace, InputSource};
+//! use grtrace_format::{Event, Trace, InputSource};
 //!
 //! let mut b = Builder::new();
 //! b.on(1).pid(4101);
-//! b.event(EventCode::Commit).job(3, 0, 17).at(1_000).args(0x40, 8, 64, 0);
-//! b.event(EventCode::Submit).job(3, 0, 17).at(1_200);
+//! b.event(Event::COMMIT).job(3, 0, 17).at(1_000).args(0x40, 8, 64, 0);
+//! b.event(Event::SUBMIT).job(3, 0, 17).at(1_200);
 //! b.on(0).pid(0);
-//! b.event(EventCode::End).job(3, 0, 17).at(9_000);
+//! b.event(Event::END).job(3, 0, 17).at(9_000);
 //! assert_eq!(b.records()[1].0.seq, 2); // CPU 1's second record
 //! assert_eq!(b.records()[2].0.seq, 1); // CPU 0's first
 //!
@@ -26,9 +26,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::abi::{self, EventCode};
+use crate::abi;
 use crate::encode::StreamWriter;
 use crate::view::{Body, EventBody, Stamp, StreamHeader};
+use crate::vocab::Event;
 
 /// A record as the builder keeps it: its stamp and body.
 pub type Record = (Stamp, Body<'static>);
@@ -76,15 +77,11 @@ impl Builder {
         self
     }
 
-    /// Pushes an event of `code` (fields 0, time 0 until set on the returned record).
-    pub fn event(&mut self, code: EventCode) -> RecordMut<'_> {
-        self.event_code(code as u16)
-    }
-
-    /// Pushes an event by raw code, also one this version does not know.
-    pub fn event_code(&mut self, code: u16) -> RecordMut<'_> {
+    /// Pushes an event of `code` (fields 0, time 0 until set on the returned record); any
+    /// code, also one this version does not name (`Event(42)`).
+    pub fn event(&mut self, code: Event) -> RecordMut<'_> {
         self.record(Body::Event(EventBody {
-            code,
+            code: code.0,
             ..EventBody::default()
         }))
     }
@@ -264,17 +261,17 @@ mod tests {
     #[test]
     fn each_cpu_is_numbered_on_its_own_and_notes_outside_the_kernel_are_not() {
         let mut b = Builder::new();
-        b.on(0).event(EventCode::Commit).at(1);
-        b.on(1).event(EventCode::Commit).at(2);
+        b.on(0).event(Event::COMMIT).at(1);
+        b.on(1).event(Event::COMMIT).at(2);
         b.on(0).record(Body::Process { comm: b"x" }).at(3);
         b.user_note(Body::Msg { text: b"hi" }).at(4);
-        b.event(EventCode::End).at(5);
+        b.event(Event::END).at(5);
         let seqs: Vec<(u32, u64)> = b.records().iter().map(|(s, _)| (s.cpu, s.seq)).collect();
         assert_eq!(seqs, [(0, 1), (1, 1), (0, 2), (0, 0), (0, 3)]);
-        b.on(u32::MAX).event(EventCode::End).at(6);
+        b.on(u32::MAX).event(Event::END).at(6);
         assert_eq!(b.records()[5].0.seq, 1, "any CPU number, no table up to it");
         let mut u = Builder::unnumbered();
-        u.on(3).event(EventCode::Start);
+        u.on(3).event(Event::START);
         assert_eq!(u.records()[0].0.seq, 0);
     }
 
@@ -282,12 +279,12 @@ mod tests {
     fn fields_land_where_the_reader_finds_them() {
         let mut b = Builder::new();
         b.on(2).pid(77);
-        b.event(EventCode::Submit)
+        b.event(Event::SUBMIT)
             .job(5, 1, 9)
             .at(1_000)
             .args(10, 20, 30, 40)
             .flags(abi::eflag::FENCED);
-        b.event_code(42).at(2_000).pid(0);
+        b.event(Event(42)).at(2_000).pid(0);
         let mut h = StreamHeader::new(2, 0, "t");
         h.session_id = 1;
         let data = b.stream(&h);
@@ -307,7 +304,7 @@ mod tests {
         let (st, _, body) = &got[0];
         assert_eq!((st.cpu, st.pid, st.time_ns, st.seq), (2, 77, 1_000, 1));
         let ev = EventBody {
-            code: EventCode::Submit as u16,
+            code: Event::SUBMIT.0,
             flags: abi::eflag::FENCED,
             ctx: 5,
             ring: 1,
@@ -324,9 +321,9 @@ mod tests {
     #[test]
     fn a_merged_stream_is_numbered_in_time_order() {
         let mut b = Builder::new();
-        b.on(1).event(EventCode::End).at(30);
-        b.on(1).event(EventCode::Start).at(10);
-        b.on(0).event(EventCode::Commit).at(20);
+        b.on(1).event(Event::END).at(30);
+        b.on(1).event(Event::START).at(10);
+        b.on(0).event(Event::COMMIT).at(20);
         let data = b.merged_stream(4, "virtio_gpu");
         let h = StreamHeader::parse(&data).unwrap();
         assert_eq!((h.cpu, h.card), (abi::CPU_MERGED, 4));

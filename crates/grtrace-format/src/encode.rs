@@ -42,7 +42,7 @@ pub fn encode_into(stamp: &Stamp, body: &Body<'_>, e: Endian, out: &mut [u8]) {
         Body::Event(ev) => (ev.code, ev.flags),
         _ => (0, 0),
     };
-    e.put_u16(out, rec_off::TYPE, body.rtype());
+    e.put_u16(out, rec_off::TYPE, body.rtype().0);
     e.put_u16(out, rec_off::SIZE, size as u16);
     e.put_u16(out, rec_off::CODE, code);
     e.put_u16(out, rec_off::FLAGS, flags);

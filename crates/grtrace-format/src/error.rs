@@ -44,7 +44,7 @@ pub enum FormatError {
         /// Byte offset of the record from the start of the stream.
         offset: u64,
         /// The record's type.
-        rtype: u16,
+        rtype: crate::vocab::RecordType,
         /// The record's invalid `size`.
         size: u16,
     },
@@ -111,6 +111,8 @@ impl fmt::Display for What<'_> {
                 write!(f, "truncated record ({have} of {need} bytes)")
             }
             FormatError::BadRecordSize { rtype, size, .. } => {
+                // The number, not the name: a damaged record's type is as likely garbage.
+                let rtype = rtype.0;
                 write!(f, "corrupt record: type {rtype} with invalid size {size}")
             }
             FormatError::BadMsgLength { len, size, .. } => {

@@ -85,7 +85,6 @@ pub mod trace;
 pub mod view;
 pub mod vocab;
 
-pub use abi::EventCode;
 pub use encode::{encode, encode_into, encoded_size, StreamWriter};
 pub use endian::Endian;
 pub use error::FormatError;

@@ -11,11 +11,12 @@
 
 use std::io::{self, Write};
 
-use crate::abi::{self, lost_source, EventCode};
+use crate::abi::{self, lost_source};
 use crate::builder::{Builder, RecordMut};
 use crate::encode::StreamWriter;
 use crate::endian::Endian;
 use crate::view::{Body, ClockSync, EventBody, Lost, RingNote, StreamHeader, StreamInfo};
+use crate::vocab::Event;
 
 /// What to generate.
 #[derive(Clone, Debug)]
@@ -90,7 +91,7 @@ impl Rng {
 }
 
 /// An event step of a job: code and arguments 0 to 3.
-type Step = (EventCode, u64, u64, u32, u32);
+type Step = (Event, u64, u64, u32, u32);
 
 struct CpuOut<W: Write> {
     w: StreamWriter<W>,
@@ -223,7 +224,7 @@ impl<W: Write> Gen<'_, W> {
         cpu: u32,
         pid: u32,
         t: u64,
-        code: u16,
+        code: Event,
         fill: impl FnOnce(RecordMut<'_>) -> RecordMut<'_>,
     ) -> io::Result<u64> {
         if pid != 0 && !self.seen_pid.contains(&pid) {
@@ -243,7 +244,7 @@ impl<W: Write> Gen<'_, W> {
             )?;
         }
         let t = self.time(cpu, t, 1);
-        fill(self.b.on(cpu).pid(pid).event_code(code).at(t));
+        fill(self.b.on(cpu).pid(pid).event(code).at(t));
         self.flush()?;
         Ok(t)
     }
@@ -260,7 +261,7 @@ impl<W: Write> Gen<'_, W> {
         (gap, jitter): (u64, u64),
     ) -> io::Result<u64> {
         for &(code, arg0, arg1, arg2, arg3) in steps {
-            let at = self.event(cpu, pid, t, code as u16, |r| {
+            let at = self.event(cpu, pid, t, code, |r| {
                 r.body(*base).args(arg0, arg1, arg2, arg3)
             })?;
             t = at + gap + self.rng.below(jitter);
@@ -320,24 +321,24 @@ impl<W: Write> Gen<'_, W> {
             };
             let steps: [Step; 5] = [
                 (
-                    EventCode::Queue,
+                    Event::QUEUE,
                     fctx,
                     p as u64,
                     1 + self.rng.below(4) as u32,
                     1,
                 ),
-                (EventCode::Alloc, wp[r], units, fill, 0),
-                (EventCode::Commit, wp[r], units, fill, 0),
-                (EventCode::Submit, wp[r], units, fill, 1),
-                (EventCode::Start, fctx, p as u64, 0, 0),
+                (Event::ALLOC, wp[r], units, fill, 0),
+                (Event::COMMIT, wp[r], units, fill, 0),
+                (Event::SUBMIT, wp[r], units, fill, 1),
+                (Event::START, fctx, p as u64, 0, 0),
             ];
             let mut t = self.steps(cpu, p, now, &base, &steps, (200, 1_500))?;
             let irq_cpu = self.rng.below(ncpu as u64) as u32;
             t += 15_000 + self.rng.below(400_000);
             let end = [
-                (EventCode::End, fctx, p as u64, 0u32, 0u32),
-                (EventCode::Irq, seqno[r], 0, 1, 0),
-                (EventCode::Signal, fctx, seqno[r], 0, 0),
+                (Event::END, fctx, p as u64, 0u32, 0u32),
+                (Event::IRQ, seqno[r], 0, 1, 0),
+                (Event::SIGNAL, fctx, seqno[r], 0, 0),
             ];
             self.steps(irq_cpu, 0, t, &base, &end, (300, 700))?;
             if job == 1 {
@@ -389,24 +390,24 @@ impl<W: Write> Gen<'_, W> {
             });
             self.put(cpu, 0, now + 50, b)?;
         }
-        for code in EventCode::ALL {
+        for code in Event::known() {
             now += 1_000;
-            let c = code as u64;
+            let c = code.0 as u64;
             let flags = match code {
-                EventCode::CtxSwitch => abi::eflag::PREEMPT,
-                EventCode::End | EventCode::Timeout => abi::eflag::ERROR,
-                EventCode::SyncEnter | EventCode::SyncExit => abi::eflag::HOST,
-                EventCode::MemAlloc => abi::eflag::KERNEL,
+                Event::CTX_SWITCH => abi::eflag::PREEMPT,
+                Event::END | Event::TIMEOUT => abi::eflag::ERROR,
+                Event::SYNC_ENTER | Event::SYNC_EXIT => abi::eflag::HOST,
+                Event::MEM_ALLOC => abi::eflag::KERNEL,
                 _ => abi::eflag::FENCED,
             };
-            now = self.event(0, 4103, now, code as u16, |r| {
+            now = self.event(0, 4103, now, code, |r| {
                 r.job(9, 2, 1000 + c)
                     .flags(flags)
                     .args(0x10_0000 * c, 4096 * c, c as u32, 2)
             })?;
         }
         // An event code this version does not know: printed by number.
-        now = self.event(0, 4103, now + 1_000, 42, |r| r.job(9, 2, 2000))?;
+        now = self.event(0, 4103, now + 1_000, Event(42), |r| r.job(9, 2, 2000))?;
         Ok(now + 1_000)
     }
 }

@@ -4,7 +4,7 @@
 //! with the stream's byte order. [`RecordView::body`] decodes the type-specific part into a
 //! small [`Body`] value whose strings still borrow the underlying bytes.
 
-use crate::abi::{self, event_off, note_off, rec_off, rsize, rtype, stream_off};
+use crate::abi::{self, event_off, note_off, rec_off, rsize, stream_off};
 use crate::endian::Endian;
 use crate::error::FormatError;
 use crate::vocab::{Event, RecordType};
@@ -181,7 +181,7 @@ impl<'a> RecordView<'a> {
                 have: data.len(),
             });
         }
-        let rt = endian.u16(data, rec_off::TYPE);
+        let rt = RecordType(endian.u16(data, rec_off::TYPE));
         let size = endian.u16(data, rec_off::SIZE);
         let sz = size as usize;
         if sz < min_size(rt) || !sz.is_multiple_of(abi::RECORD_ALIGN) {
@@ -199,7 +199,7 @@ impl<'a> RecordView<'a> {
             });
         }
         let bytes = &data[..sz];
-        if rt == rtype::NOTE_MSG {
+        if rt == RecordType::NOTE_MSG {
             let len = endian.u32(bytes, note_off::MSG_LEN);
             if len as usize > sz - note_off::MSG_TEXT {
                 return Err(FormatError::BadMsgLength { offset, len, size });
@@ -231,10 +231,10 @@ impl<'a> RecordView<'a> {
     pub fn endian(&self) -> Endian {
         self.endian
     }
-    /// The record type number (FORMAT.md §3).
+    /// The record type (FORMAT.md §3), also one this version does not name.
     #[inline]
-    pub fn rtype(&self) -> u16 {
-        self.endian.u16(self.bytes, rec_off::TYPE)
+    pub fn rtype(&self) -> RecordType {
+        RecordType(self.endian.u16(self.bytes, rec_off::TYPE))
     }
     /// Total record size in bytes, header included; how far to advance to the next record.
     #[inline]
@@ -271,15 +271,10 @@ impl<'a> RecordView<'a> {
     pub fn seq(&self) -> u64 {
         self.endian.u64(self.bytes, rec_off::SEQ)
     }
-    /// [`rtype`](Self::rtype) as the vocabulary's open type.
-    #[inline]
-    pub fn record_type(&self) -> RecordType {
-        RecordType(self.rtype())
-    }
     /// Whether this is an `EVENT` record.
     #[inline]
     pub fn is_event(&self) -> bool {
-        self.rtype() == rtype::EVENT
+        self.rtype() == RecordType::EVENT
     }
 
     /// The event fields, if this is an event record.
@@ -292,36 +287,36 @@ impl<'a> RecordView<'a> {
     pub fn body(&self) -> Body<'a> {
         let (b, e) = (self.bytes, self.endian);
         match self.rtype() {
-            rtype::EVENT => Body::Event(EventView(*self).fields()),
-            rtype::NOTE_PROCESS => Body::Process {
+            RecordType::EVENT => Body::Event(EventView(*self).fields()),
+            RecordType::NOTE_PROCESS => Body::Process {
                 comm: trim_nul(&b[note_off::PROCESS_COMM..][..note_off::PROCESS_COMM_LEN]),
             },
-            rtype::NOTE_RING => Body::Ring(RingNote {
+            RecordType::NOTE_RING => Body::Ring(RingNote {
                 ring: e.u32(b, note_off::RING_RING),
                 engine_class: e.u32(b, note_off::RING_ENGINE_CLASS),
                 size: e.u64(b, note_off::RING_SIZE),
                 unit: e.u32(b, note_off::RING_UNIT),
                 name: trim_nul(&b[note_off::RING_NAME..][..note_off::RING_NAME_LEN]),
             }),
-            rtype::NOTE_MSG => {
+            RecordType::NOTE_MSG => {
                 let len = e.u32(b, note_off::MSG_LEN) as usize;
                 Body::Msg {
                     text: &b[note_off::MSG_TEXT..note_off::MSG_TEXT + len],
                 }
             }
-            rtype::NOTE_CLOCK_SYNC => Body::ClockSync(ClockSync {
+            RecordType::NOTE_CLOCK_SYNC => Body::ClockSync(ClockSync {
                 gpu_clock_id: e.u32(b, note_off::CLOCK_GPU_CLOCK_ID),
                 gpu_time: e.u64(b, note_off::CLOCK_GPU_TIME),
                 gpu_freq_hz: e.u64(b, note_off::CLOCK_GPU_FREQ_HZ),
             }),
-            rtype::NOTE_LOST => Body::Lost(Lost {
+            RecordType::NOTE_LOST => Body::Lost(Lost {
                 cpu: e.u32(b, note_off::LOST_CPU),
                 source: e.u32(b, note_off::LOST_SOURCE),
                 count: e.u64(b, note_off::LOST_COUNT),
                 first_ns: e.u64(b, note_off::LOST_FIRST_NS),
                 last_ns: e.u64(b, note_off::LOST_LAST_NS),
             }),
-            rtype::NOTE_STREAM_INFO => Body::StreamInfo(StreamInfo {
+            RecordType::NOTE_STREAM_INFO => Body::StreamInfo(StreamInfo {
                 kernel_dropped: e.u64(b, note_off::INFO_KERNEL_DROPPED),
                 records: e.u64(b, note_off::INFO_RECORDS),
                 bytes: e.u64(b, note_off::INFO_BYTES),
@@ -333,15 +328,15 @@ impl<'a> RecordView<'a> {
 }
 
 /// Minimum size of a record of type `rt` (unknown types only need the common header).
-fn min_size(rt: u16) -> usize {
+fn min_size(rt: RecordType) -> usize {
     match rt {
-        rtype::EVENT => rsize::EVENT,
-        rtype::NOTE_PROCESS => rsize::NOTE_PROCESS,
-        rtype::NOTE_RING => rsize::NOTE_RING,
-        rtype::NOTE_MSG => rsize::NOTE_MSG_MIN,
-        rtype::NOTE_CLOCK_SYNC => rsize::NOTE_CLOCK_SYNC,
-        rtype::NOTE_LOST => rsize::NOTE_LOST,
-        rtype::NOTE_STREAM_INFO => rsize::NOTE_STREAM_INFO,
+        RecordType::EVENT => rsize::EVENT,
+        RecordType::NOTE_PROCESS => rsize::NOTE_PROCESS,
+        RecordType::NOTE_RING => rsize::NOTE_RING,
+        RecordType::NOTE_MSG => rsize::NOTE_MSG_MIN,
+        RecordType::NOTE_CLOCK_SYNC => rsize::NOTE_CLOCK_SYNC,
+        RecordType::NOTE_LOST => rsize::NOTE_LOST,
+        RecordType::NOTE_STREAM_INFO => rsize::NOTE_STREAM_INFO,
         _ => abi::RECORD_HEADER_SIZE,
     }
 }
@@ -365,11 +360,6 @@ impl<'a> EventView<'a> {
     #[inline]
     pub fn code(&self) -> u16 {
         self.0.code()
-    }
-    /// The event code if format 1.0 defines it, `None` for unknown codes.
-    #[inline]
-    pub fn event_code(&self) -> Option<abi::EventCode> {
-        abi::EventCode::from_u16(self.code())
     }
     /// Context id (driver or DRM client context; 0 = kernel or none).
     #[inline]
@@ -589,22 +579,22 @@ pub enum Body<'a> {
     StreamInfo(StreamInfo),
     /// A record type this reader does not know (skipped and counted by readers).
     Unknown {
-        /// The unknown record type number.
-        rtype: u16,
+        /// The unknown record type.
+        rtype: RecordType,
     },
 }
 
 impl Body<'_> {
     /// The record type this body encodes as.
-    pub fn rtype(&self) -> u16 {
+    pub fn rtype(&self) -> RecordType {
         match self {
-            Body::Event(_) => rtype::EVENT,
-            Body::Process { .. } => rtype::NOTE_PROCESS,
-            Body::Ring(_) => rtype::NOTE_RING,
-            Body::Msg { .. } => rtype::NOTE_MSG,
-            Body::ClockSync(_) => rtype::NOTE_CLOCK_SYNC,
-            Body::Lost(_) => rtype::NOTE_LOST,
-            Body::StreamInfo(_) => rtype::NOTE_STREAM_INFO,
+            Body::Event(_) => RecordType::EVENT,
+            Body::Process { .. } => RecordType::NOTE_PROCESS,
+            Body::Ring(_) => RecordType::NOTE_RING,
+            Body::Msg { .. } => RecordType::NOTE_MSG,
+            Body::ClockSync(_) => RecordType::NOTE_CLOCK_SYNC,
+            Body::Lost(_) => RecordType::NOTE_LOST,
+            Body::StreamInfo(_) => RecordType::NOTE_STREAM_INFO,
             Body::Unknown { rtype } => *rtype,
         }
     }

@@ -20,27 +20,27 @@
 
 use std::fmt;
 
-use crate::abi::{rtype, EventCode};
-
 /// A record type (`type` of the record header). Open: unknown types are skipped by readers.
+/// The named types are associated consts, usable in `match` patterns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(transparent)]
 pub struct RecordType(pub u16);
 
 impl RecordType {
     /// An event (FORMAT.md §4).
-    pub const EVENT: RecordType = RecordType(rtype::EVENT);
+    pub const EVENT: RecordType = RecordType(1);
     /// A process's command name.
-    pub const NOTE_PROCESS: RecordType = RecordType(rtype::NOTE_PROCESS);
+    pub const NOTE_PROCESS: RecordType = RecordType(2);
     /// A ring's name, engine class and size.
-    pub const NOTE_RING: RecordType = RecordType(rtype::NOTE_RING);
+    pub const NOTE_RING: RecordType = RecordType(3);
     /// A text message.
-    pub const NOTE_MSG: RecordType = RecordType(rtype::NOTE_MSG);
+    pub const NOTE_MSG: RecordType = RecordType(4);
     /// A CPU/GPU clock pair.
-    pub const NOTE_CLOCK_SYNC: RecordType = RecordType(rtype::NOTE_CLOCK_SYNC);
+    pub const NOTE_CLOCK_SYNC: RecordType = RecordType(5);
     /// Records lost (by the kernel, the recorder, or a sequence gap).
-    pub const NOTE_LOST: RecordType = RecordType(rtype::NOTE_LOST);
+    pub const NOTE_LOST: RecordType = RecordType(6);
     /// End-of-stream totals of one CPU.
-    pub const NOTE_STREAM_INFO: RecordType = RecordType(rtype::NOTE_STREAM_INFO);
+    pub const NOTE_STREAM_INFO: RecordType = RecordType(7);
 
     /// Every type of format 1.0, in type order.
     pub const ALL: [RecordType; 7] = [
@@ -56,21 +56,21 @@ impl RecordType {
     /// Whether this version knows the type (unknown ones are skipped and counted).
     #[inline(always)]
     pub const fn is_known(self) -> bool {
-        self.0.wrapping_sub(1) < rtype::NOTE_STREAM_INFO
+        self.0.wrapping_sub(1) < RecordType::NOTE_STREAM_INFO.0
     }
 
     /// The name tools print and accept for a record of this type (`EVENT`, and the notes
     /// without their `NOTE_` prefix: `PROCESS`, `RING`, `MSG`, `CLOCK_SYNC`, `LOST`,
     /// `STREAM_INFO`), or None for a type this version does not know.
     pub const fn name(self) -> Option<&'static str> {
-        Some(match self.0 {
-            rtype::EVENT => "EVENT",
-            rtype::NOTE_PROCESS => "PROCESS",
-            rtype::NOTE_RING => "RING",
-            rtype::NOTE_MSG => "MSG",
-            rtype::NOTE_CLOCK_SYNC => "CLOCK_SYNC",
-            rtype::NOTE_LOST => "LOST",
-            rtype::NOTE_STREAM_INFO => "STREAM_INFO",
+        Some(match self {
+            RecordType::EVENT => "EVENT",
+            RecordType::NOTE_PROCESS => "PROCESS",
+            RecordType::NOTE_RING => "RING",
+            RecordType::NOTE_MSG => "MSG",
+            RecordType::NOTE_CLOCK_SYNC => "CLOCK_SYNC",
+            RecordType::NOTE_LOST => "LOST",
+            RecordType::NOTE_STREAM_INFO => "STREAM_INFO",
             _ => return None,
         })
     }
@@ -328,7 +328,26 @@ const DEFS: [Def; 25] = [
 
 /// An event code (`code` of an event record). Open: codes a later minor version adds are
 /// values too, without a name here.
+///
+/// The named codes are associated consts, usable in `match` patterns (the type derives
+/// `PartialEq` and `Eq`); a match on an `Event` needs a `_` arm for the codes this version
+/// does not name:
+///
+/// ```
+/// use grtrace_format::Event;
+///
+/// fn phase(e: Event) -> &'static str {
+///     match e {
+///         Event::COMMIT | Event::SUBMIT => "queue",
+///         Event::START | Event::END => "exec",
+///         _ => "other",
+///     }
+/// }
+/// assert_eq!(phase(Event::END), "exec");
+/// assert_eq!(phase(Event(40)), "other");
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(transparent)]
 pub struct Event(pub u16);
 
 impl Event {
@@ -392,11 +411,14 @@ impl Event {
     }
 
     /// Whether this version names the code.
+    #[inline]
     pub fn is_known(self) -> bool {
         self.def().is_some()
     }
 
-    /// The name (`COMMIT`, `WAIT_END`), or None for a code this version does not know.
+    /// The name (`COMMIT`, `WAIT_END`) printed by grtparse and accepted by every
+    /// `-a`/`--events` option, or None for a code this version does not know.
+    #[inline]
     pub fn name(self) -> Option<&'static str> {
         self.def().map(|d| d.name)
     }
@@ -430,20 +452,19 @@ impl Event {
 
     /// Bit of this code in a 64-bit event mask (`events=` of `ctl`); None for codes of 64
     /// and above, which a 1.0 mask cannot select.
-    pub fn mask_bit(self) -> Option<u64> {
-        (self.0 < 64).then(|| 1u64 << self.0)
+    #[inline]
+    pub const fn mask_bit(self) -> Option<u64> {
+        if self.0 < 64 {
+            Some(1u64 << self.0)
+        } else {
+            None
+        }
     }
 }
 
 impl From<u16> for Event {
     fn from(v: u16) -> Event {
         Event(v)
-    }
-}
-
-impl From<EventCode> for Event {
-    fn from(c: EventCode) -> Event {
-        Event(c as u16)
     }
 }
 
@@ -503,16 +524,27 @@ mod tests {
         assert_eq!(Event(Event::LIMIT).name(), None);
     }
 
-    /// The closed enum of 1.0 codes and the open type agree, name for name.
+    /// Every named code round-trips by number and by name (any case), codes are dense from
+    /// 1, 0 and `LIMIT` are unnamed, and the named codes' mask bits make `EVENT_MASK_ALL`.
     #[test]
-    fn event_code_enum_and_open_type_agree() {
-        for c in EventCode::ALL {
-            let e = Event::from(c);
-            assert_eq!(e.name(), Some(c.name()));
-            assert_eq!(Event::from_name(c.name()), Some(e));
-            assert_eq!(e.mask_bit(), Some(c.mask_bit()));
+    fn codes_round_trip_by_number_and_name() {
+        for (i, e) in Event::known().enumerate() {
+            assert_eq!(e.0 as usize, i + 1);
+            assert!(e.is_known());
+            let name = e.name().expect("a known code is named");
+            assert_eq!(Event::from_name(&name.to_lowercase()), Some(e));
+            assert_eq!(e.to_string(), name);
         }
-        assert_eq!(Event::known().count(), EventCode::ALL.len());
+        assert_eq!(Event::known().count(), DEFS.len());
+        assert!(!Event(0).is_known() && !Event(Event::LIMIT).is_known());
+        assert_eq!(Event::from_name("EVENT_40"), None);
+    }
+
+    #[test]
+    fn all_mask_covers_every_code() {
+        let m = Event::known().fold(0, |m, e| m | e.mask_bit().expect("below 64"));
+        assert_eq!(m, crate::abi::EVENT_MASK_ALL);
+        assert_eq!(Event(63).mask_bit(), Some(1 << 63));
         assert_eq!(Event(64).mask_bit(), None);
     }
 

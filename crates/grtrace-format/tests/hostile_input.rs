@@ -13,7 +13,7 @@ use grtrace_format::abi::{self, stream_off};
 use grtrace_format::builder::Builder;
 use grtrace_format::trace::{resolve_inputs, InputSource, Item, RunSummary, Trace};
 use grtrace_format::view::StreamHeader;
-use grtrace_format::{Endian, FormatError};
+use grtrace_format::{Endian, Event, FormatError};
 
 fn tmpdir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("grt-hostile-{tag}-{}", std::process::id()));
@@ -29,7 +29,7 @@ fn cpu_stream(cpu: u32, card: u32, session: u64, n: u64, t0: u64) -> Vec<u8> {
     let mut b = Builder::new();
     b.on(cpu).pid(1);
     for i in 0..n {
-        b.event_code(2).job(0, 0, i).at(t0 + 10 * i);
+        b.event(Event::COMMIT).job(0, 0, i).at(t0 + 10 * i);
     }
     b.stream(&h)
 }
@@ -143,7 +143,7 @@ fn embedded_headers_do_not_add_queues() {
             let mut h = StreamHeader::new(cpu, 0, "test");
             h.session_id = 7;
             let mut b = Builder::new();
-            b.on(cpu).pid(1).event_code(0).at(100 + 10 * i).seq(i + 1);
+            b.on(cpu).pid(1).event(Event(0)).at(100 + 10 * i).seq(i + 1);
             cat.extend_from_slice(&b.stream(&h));
         }
     }
@@ -284,7 +284,7 @@ fn records_at_the_last_time_are_delivered() {
     let mut b = Builder::new();
     b.pid(1);
     for t in [5u64, u64::MAX - 1, u64::MAX, u64::MAX] {
-        b.event_code(0).at(t); // seq 1, 2, 3, 4
+        b.event(Event(0)).at(t); // seq 1, 2, 3, 4
     }
     let other = cpu_stream(1, 0, 3, 3, 10);
     let data = b.stream(&h);

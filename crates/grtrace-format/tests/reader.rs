@@ -12,7 +12,7 @@ use common::{bytes, pipe};
 use grtrace_format::abi::{self, rec_off, stream_off};
 use grtrace_format::synth::{generate, SynthConfig};
 use grtrace_format::trace::{resolve_inputs, ErrorKind, InputSource, Item, RunSummary, Trace};
-use grtrace_format::{Endian, FormatError, RecordView, Records, StreamHeader};
+use grtrace_format::{Endian, FormatError, RecordType, RecordView, Records, StreamHeader};
 
 /// Two per-CPU streams of a small synthetic run.
 fn two_streams(endian: Endian) -> Vec<Vec<u8>> {
@@ -327,14 +327,14 @@ fn a_merged_stream_of_concatenated_headers_reads_like_the_files() {
 #[test]
 fn record_views_check_sizes_per_type() {
     let mut rec = vec![0u8; 64];
-    Endian::Big.put_u16(&mut rec, rec_off::TYPE, abi::rtype::EVENT);
+    Endian::Big.put_u16(&mut rec, rec_off::TYPE, RecordType::EVENT.0);
     Endian::Big.put_u16(&mut rec, rec_off::SIZE, 64);
     let e = RecordView::parse(&rec, Endian::Big, 100).unwrap_err();
     assert_eq!(
         e,
         FormatError::BadRecordSize {
             offset: 100,
-            rtype: 1,
+            rtype: RecordType::EVENT,
             size: 64
         }
     );

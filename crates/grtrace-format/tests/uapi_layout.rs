@@ -8,6 +8,8 @@
 
 use grtrace_format::abi::*;
 use grtrace_format::ioctl::{self as gio, setup_flag, setup_off};
+use grtrace_format::Event;
+use grtrace_format::RecordType;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -121,15 +123,15 @@ fn generate() -> String {
 
     // record types
     for (name, v) in [
-        ("EVENT", rtype::EVENT),
-        ("NOTE_PROCESS", rtype::NOTE_PROCESS),
-        ("NOTE_RING", rtype::NOTE_RING),
-        ("NOTE_MSG", rtype::NOTE_MSG),
-        ("NOTE_CLOCK_SYNC", rtype::NOTE_CLOCK_SYNC),
-        ("NOTE_LOST", rtype::NOTE_LOST),
-        ("NOTE_STREAM_INFO", rtype::NOTE_STREAM_INFO),
+        ("EVENT", RecordType::EVENT),
+        ("NOTE_PROCESS", RecordType::NOTE_PROCESS),
+        ("NOTE_RING", RecordType::NOTE_RING),
+        ("NOTE_MSG", RecordType::NOTE_MSG),
+        ("NOTE_CLOCK_SYNC", RecordType::NOTE_CLOCK_SYNC),
+        ("NOTE_LOST", RecordType::NOTE_LOST),
+        ("NOTE_STREAM_INFO", RecordType::NOTE_STREAM_INFO),
     ] {
-        a.eq(&format!("GRTRACE_REC_{name}"), v);
+        a.eq(&format!("GRTRACE_REC_{name}"), v.0);
     }
 
     // event record
@@ -149,10 +151,10 @@ fn generate() -> String {
     for (f, n) in [("arg1", 8), ("arg2", 4), ("arg3", 4)] {
         a.field_size(e, f, n);
     }
-    for code in EventCode::ALL {
-        a.eq(&format!("GRTRACE_EV_{}", code.name()), code as u16);
+    for code in Event::known() {
+        a.eq(&format!("GRTRACE_EV_{code}"), code.0);
     }
-    a.eq("GRTRACE_EV_LIMIT", EventCode::LIMIT);
+    a.eq("GRTRACE_EV_LIMIT", Event::LIMIT);
     a.eq("GRTRACE_EVENT_MASK_ALL", EVENT_MASK_ALL);
     for (bit, name) in eflag::NAMES {
         a.eq(&format!("GRTRACE_EF_{}", name.to_uppercase()), bit);

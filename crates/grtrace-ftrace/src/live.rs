@@ -325,8 +325,8 @@ mod tests {
     use crate::datwriter::{fixture_formats, Record};
     use crate::format::EventFormat;
     use crate::page::PageBuilder;
-    use grtrace_format::abi::EventCode;
     use grtrace_format::Body;
+    use grtrace_format::Event;
 
     /// Collects (time, event code, seqno) of the EVENT records.
     #[derive(Default)]
@@ -376,8 +376,8 @@ mod tests {
 
     /// Job seqno's START and END record positions.
     fn start_end(out: &[(u64, u16, u64)], seqno: u64) -> (Option<usize>, Option<usize>) {
-        let at = |c: EventCode| out.iter().position(|r| r.1 == c as u16 && r.2 == seqno);
-        (at(EventCode::Start), at(EventCode::End))
+        let at = |c: Event| out.iter().position(|r| r.1 == c.0 && r.2 == seqno);
+        (at(Event::START), at(Event::END))
     }
 
     /// The stall of the CI rehearsal: CPU 0 is read at 10 ms, then the reader stalls and

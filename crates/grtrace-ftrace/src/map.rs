@@ -12,7 +12,8 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 
-use grtrace_format::abi::{eflag, lost_source, EventCode, RING_UNIT_BYTES, RING_UNIT_SLOTS};
+use grtrace_format::abi::{eflag, lost_source, RING_UNIT_BYTES, RING_UNIT_SLOTS};
+use grtrace_format::Event;
 use grtrace_format::{Body, ClockSync, Endian, EventBody, Lost, RingNote};
 
 use crate::format::{read_str, read_uint, EventFormat, Loc};
@@ -768,7 +769,7 @@ impl Mapper {
         cpu: u32,
         pid: u32,
         t: u64,
-        code: EventCode,
+        code: Event,
         flags: u16,
         k: Key,
         a: (u64, u64, u32, u32),
@@ -780,7 +781,7 @@ impl Mapper {
             pid,
             t,
             &Body::Event(EventBody {
-                code: code as u16,
+                code: code.0,
                 flags,
                 ctx: k.ctx,
                 ring: k.ring,
@@ -889,7 +890,7 @@ impl Mapper {
         a1: u64,
         flags: u16,
     ) -> io::Result<()> {
-        self.emit(sink, cpu, pid, t, EventCode::Commit, flags, k, (0, 0, 0, 0))?;
+        self.emit(sink, cpu, pid, t, Event::COMMIT, flags, k, (0, 0, 0, 0))?;
         self.hand_off(sink, cpu, pid, t, k, a0, a1, flags)
     }
 
@@ -906,7 +907,7 @@ impl Mapper {
         a1: u64,
         flags: u16,
     ) -> io::Result<()> {
-        self.emit(sink, cpu, pid, t, EventCode::Submit, flags, k, (0, 0, 0, 1))?;
+        self.emit(sink, cpu, pid, t, Event::SUBMIT, flags, k, (0, 0, 0, 1))?;
         let r = &mut self.rings[k.ring as usize];
         let idle = r.order.is_empty();
         r.order.push_back(Pending {
@@ -996,7 +997,7 @@ impl Mapper {
     ) -> io::Result<()> {
         self.stats.inferred_starts += 1;
         let f = flags | eflag::INFERRED;
-        self.emit(sink, cpu, pid, t, EventCode::Start, f, k, (a.0, a.1, 0, 0))
+        self.emit(sink, cpu, pid, t, Event::START, f, k, (a.0, a.1, 0, 0))
     }
 
     /// A job is done at `t`: its START if still owed, END, then START of the next in line.
@@ -1032,7 +1033,7 @@ impl Mapper {
             self.start(sink, cpu, 0, st, k, 0, a)?;
         }
         let ef = flags | if err != 0 { eflag::ERROR } else { 0 };
-        self.emit(sink, cpu, pid, t, EventCode::End, ef, k, (a.0, a.1, err, 0))?;
+        self.emit(sink, cpu, pid, t, Event::END, ef, k, (a.0, a.1, err, 0))?;
         if let Some(nk) = next {
             self.start(sink, cpu, 0, t, nk, 0, (0, 0))?;
         }
@@ -1061,7 +1062,7 @@ impl Mapper {
             cpu,
             pid,
             t,
-            EventCode::SyncEnter,
+            Event::SYNC_ENTER,
             f,
             k,
             (dep.0, dep.1, 0, 0),
@@ -1106,7 +1107,7 @@ impl Mapper {
         }
         for (d, k, host) in out {
             let f = if host { eflag::HOST } else { 0 };
-            self.emit(sink, cpu, 0, t, EventCode::SyncExit, f, k, (d.0, d.1, 0, 0))?;
+            self.emit(sink, cpu, 0, t, Event::SYNC_EXIT, f, k, (d.0, d.1, 0, 0))?;
         }
         Ok(())
     }
@@ -1238,7 +1239,7 @@ impl Mapper {
                     cpu,
                     pid,
                     t,
-                    EventCode::Queue,
+                    Event::QUEUE,
                     0,
                     key,
                     (0, 0, jobs + 1, hw),
@@ -1322,7 +1323,7 @@ impl Mapper {
                         cpu,
                         pid,
                         t,
-                        EventCode::Queue,
+                        Event::QUEUE,
                         0,
                         key,
                         (fc, client, jobs + 1, hw),
@@ -1358,9 +1359,9 @@ impl Mapper {
                 let f = (u(0), u(1));
                 let key = self.fence_job(f).unwrap_or(NO_JOB);
                 let code = match kind {
-                    Kind::FenceSignaled => EventCode::Signal,
-                    Kind::FenceWaitStart => EventCode::Wait,
-                    _ => EventCode::WaitEnd,
+                    Kind::FenceSignaled => Event::SIGNAL,
+                    Kind::FenceWaitStart => Event::WAIT,
+                    _ => Event::WAIT_END,
                 };
                 if kind == Kind::FenceSignaled {
                     self.sync_exit(sink, cpu, t, Some(f), None, false)?;
@@ -1400,7 +1401,7 @@ impl Mapper {
                 match kind {
                     Kind::I915Queue | Kind::I915Add => {
                         self.fences.insert(f, k);
-                        self.emit(sink, cpu, pid, t, EventCode::Queue, 0, k, (ctx, 0, 0, 0))?;
+                        self.emit(sink, cpu, pid, t, Event::QUEUE, 0, k, (ctx, 0, 0, 0))?;
                         if kind == Kind::I915Add && !ll {
                             self.run(sink, cpu, pid, t, k, ctx, 0, 0)?;
                         }
@@ -1408,7 +1409,7 @@ impl Mapper {
                     }
                     Kind::I915Submit => {
                         self.fences.insert(f, k);
-                        self.emit(sink, cpu, pid, t, EventCode::Commit, 0, k, (0, 0, 0, 0))
+                        self.emit(sink, cpu, pid, t, Event::COMMIT, 0, k, (0, 0, 0, 0))
                     }
                     // A preempted request comes back with another `in`: it is still open.
                     Kind::I915In if !self.is_open(k) => {
@@ -1429,18 +1430,11 @@ impl Mapper {
                         self.done(sink, cpu, pid, t, k, (ctx, 0), 0, 0)
                     }
                     Kind::I915WaitBegin => {
-                        self.emit(sink, cpu, pid, t, EventCode::Wait, 0, k, (ctx, seqno, 0, 0))
+                        self.emit(sink, cpu, pid, t, Event::WAIT, 0, k, (ctx, seqno, 0, 0))
                     }
-                    Kind::I915WaitEnd => self.emit(
-                        sink,
-                        cpu,
-                        pid,
-                        t,
-                        EventCode::WaitEnd,
-                        0,
-                        k,
-                        (ctx, seqno, 0, 0),
-                    ),
+                    Kind::I915WaitEnd => {
+                        self.emit(sink, cpu, pid, t, Event::WAIT_END, 0, k, (ctx, seqno, 0, 0))
+                    }
                     _ => Ok(()),
                 }
             }
@@ -1460,9 +1454,9 @@ impl Mapper {
                     seqno: 0,
                 };
                 let code = match kind {
-                    Kind::XeQueueCreate => EventCode::CtxCreate,
-                    Kind::XeQueueDestroy => EventCode::CtxDestroy,
-                    _ => EventCode::Reset,
+                    Kind::XeQueueCreate => Event::CTX_CREATE,
+                    Kind::XeQueueDestroy => Event::CTX_DESTROY,
+                    _ => Event::RESET,
                 };
                 self.emit(sink, cpu, pid, t, code, 0, k, (0, 0, 0, 0))
             }
@@ -1493,7 +1487,7 @@ impl Mapper {
                 let fc = self.xe_fence.get(&fence).map_or(0, |f| f.0);
                 match kind {
                     Kind::XeJobExec => {
-                        self.emit(sink, cpu, pid, t, EventCode::Queue, 0, key, (fc, 0, 0, 0))
+                        self.emit(sink, cpu, pid, t, Event::QUEUE, 0, key, (fc, 0, 0, 0))
                     }
                     Kind::XeJobRun if !self.is_open(key) => {
                         self.run(sink, cpu, pid, t, key, fc, 0, 0)
@@ -1503,7 +1497,7 @@ impl Mapper {
                         cpu,
                         pid,
                         t,
-                        EventCode::Timeout,
+                        Event::TIMEOUT,
                         eflag::ERROR,
                         key,
                         (0, 0, ETIME, 0),
@@ -1530,7 +1524,7 @@ impl Mapper {
                     cpu,
                     pid,
                     t,
-                    EventCode::VmFault,
+                    Event::VM_FAULT,
                     0,
                     NO_JOB,
                     (start, 0, 0, asid),
@@ -1571,8 +1565,8 @@ impl Mapper {
                             gpu_freq_hz: MSM_ALWAYS_ON_HZ,
                         }),
                     )?;
-                    self.emit(sink, cpu, pid, t, EventCode::Commit, 0, k, (0, 0, 0, 0))?;
-                    self.emit(sink, cpu, pid, t, EventCode::Submit, 0, k, (0, 0, 0, 1))?;
+                    self.emit(sink, cpu, pid, t, Event::COMMIT, 0, k, (0, 0, 0, 0))?;
+                    self.emit(sink, cpu, pid, t, Event::SUBMIT, 0, k, (0, 0, 0, 1))?;
                     self.stats.jobs_started += 1;
                     return Ok(());
                 }
@@ -1590,8 +1584,8 @@ impl Mapper {
                 } else {
                     eflag::INFERRED
                 };
-                self.emit(sink, cpu, 0, t0, EventCode::Start, sf, k, (0, 0, 0, 0))?;
-                self.emit(sink, cpu, pid, t1, EventCode::End, ef, k, (0, 0, 0, 0))?;
+                self.emit(sink, cpu, 0, t0, Event::START, sf, k, (0, 0, 0, 0))?;
+                self.emit(sink, cpu, pid, t1, Event::END, ef, k, (0, 0, 0, 0))?;
                 self.rings[ring as usize].last_done = t1;
                 Ok(())
             }
@@ -1619,9 +1613,7 @@ impl Mapper {
                     self.run(sink, cpu, pid, t, k, 0, 0, 0)
                 }
             }
-            Kind::V3dReset => {
-                self.emit(sink, cpu, pid, t, EventCode::Reset, 0, NO_JOB, (0, 0, 0, 2))
-            }
+            Kind::V3dReset => self.emit(sink, cpu, pid, t, Event::RESET, 0, NO_JOB, (0, 0, 0, 2)),
             Kind::VirtioQueue | Kind::VirtioResponse => {
                 let (dev, vq) = (u(0), u(1));
                 if vq != 0 {
@@ -1675,7 +1667,7 @@ impl Mapper {
                     cpu,
                     pid,
                     t,
-                    EventCode::CtxSwitch,
+                    Event::CTX_SWITCH,
                     0,
                     Key {
                         ctx: vmid,
@@ -1702,7 +1694,7 @@ impl Mapper {
                     cpu,
                     pid,
                     t,
-                    EventCode::VmFault,
+                    Event::VM_FAULT,
                     0,
                     NO_JOB,
                     (addr, 0, client as u32, (vmid << 16) | (pasid & 0xffff)),

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use clap::Parser;
 use grtrace_cli::Failure;
-use grtrace_format::abi::{EventCode, EVENT_MASK_ALL};
+use grtrace_format::abi::EVENT_MASK_ALL;
 use grtrace_format::relay::{n_subbufs_ok, subbuf_size_ok, Filters};
+use grtrace_format::Event;
 
 use crate::{summary, Options};
 
@@ -237,12 +238,13 @@ pub fn event_mask(hex: Option<&str>, names: &[String]) -> Result<Option<u64>, St
             let bit = if n.eq_ignore_ascii_case("all") {
                 EVENT_MASK_ALL
             } else {
-                EventCode::from_name(n)
+                // Every named code is below 64, so has a mask bit.
+                Event::from_name(n)
+                    .and_then(Event::mask_bit)
                     .ok_or_else(|| {
-                        let names: Vec<&str> = EventCode::ALL.iter().map(|c| c.name()).collect();
+                        let names: Vec<&str> = Event::known().filter_map(Event::name).collect();
                         format!("unknown event `{n}` for -a (known: {})", names.join(" "))
                     })?
-                    .mask_bit()
             };
             mask = Some(mask.unwrap_or(0) | bit);
         }

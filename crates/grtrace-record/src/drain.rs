@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
-use grtrace_format::abi::{lost_source, rec_off, rsize, rtype, RECORD_HEADER_SIZE};
+use grtrace_format::abi::{lost_source, rec_off, rsize, RECORD_HEADER_SIZE};
 use grtrace_format::relay::{consumed_line, DrainCursor, RelayMap};
+use grtrace_format::RecordType;
 use grtrace_format::{encode_into, Body, Endian, Lost, Stamp};
 
 use crate::writer::Chunk;
@@ -267,7 +268,7 @@ impl Drain {
                     continue 'copy; // the rest of the record is in the next piece
                 }
                 records += 1;
-                if e.u16(data, o + rec_off::TYPE) == rtype::EVENT {
+                if RecordType(e.u16(data, o + rec_off::TYPE)) == RecordType::EVENT {
                     events += 1;
                 }
                 last = Some(o);

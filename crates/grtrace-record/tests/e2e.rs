@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use grtrace_format::abi::{rtype, INFO_STOPPED_CLEANLY};
+use grtrace_format::abi::INFO_STOPPED_CLEANLY;
 use grtrace_format::relay::{DevState, Filters};
-use grtrace_format::{Body, EventCode, Records, StreamHeader};
+use grtrace_format::RecordType;
+use grtrace_format::{Body, Event, Records, StreamHeader};
 use grtrace_record::device::Control;
 use grtrace_record::{Device, Options, RecordError};
 use grtrace_sim::{Sim, SimConfig};
@@ -68,7 +69,7 @@ fn read_stream(path: &Path, seen: &mut Seen) -> StreamHeader {
 
 fn read_stream_bytes(data: &[u8], name: &str, seen: &mut Seen) -> StreamHeader {
     let h = StreamHeader::parse(data).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let mut last_type = 0;
+    let mut last_type = RecordType(0);
     let mut last_seq: std::collections::HashMap<u32, u64> = Default::default();
     for r in Records::new(data, &h) {
         let r = r.unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -105,7 +106,7 @@ fn read_stream_bytes(data: &[u8], name: &str, seen: &mut Seen) -> StreamHeader {
     }
     assert_eq!(
         last_type,
-        rtype::NOTE_STREAM_INFO,
+        RecordType::NOTE_STREAM_INFO,
         "{name}: the last record is NOTE_STREAM_INFO"
     );
     h
@@ -228,7 +229,7 @@ fn kernel_filters_reach_the_device_and_messages_become_notes() {
     let sim = Sim::start(&cfg).unwrap();
     let mut o = opts(&root.0, &out.0, &["card0"]);
     o.filters = Filters {
-        events: Some(EventCode::Submit.mask_bit() | EventCode::End.mask_bit()),
+        events: Some(Event::SUBMIT.mask_bit().unwrap() | Event::END.mask_bit().unwrap()),
         ..Default::default()
     };
     let msg_path = root.0.join("grtrace/card0/msg");
@@ -246,8 +247,7 @@ fn kernel_filters_reach_the_device_and_messages_become_notes() {
     let mut seen = Seen::default();
     read_files(&out.0.join("run"), 2, &mut seen);
     assert!(seen.events > 0);
-    let want: std::collections::BTreeSet<u16> =
-        [EventCode::Submit as u16, EventCode::End as u16].into();
+    let want: std::collections::BTreeSet<u16> = [Event::SUBMIT.0, Event::END.0].into();
     assert_eq!(seen.codes, want);
     assert_eq!(seen.msgs, vec!["hello from the test".to_string()]);
 }
@@ -870,7 +870,7 @@ fn user_messages_keep_per_cpu_time_order_at_full_speed() {
             backwards += 1;
         }
         last = last.max(r.time_ns());
-        msgs += usize::from(r.rtype() == rtype::NOTE_MSG);
+        msgs += usize::from(r.rtype() == RecordType::NOTE_MSG);
     }
     assert_eq!(backwards, 0, "records out of time order on cpu 0");
     // At full speed the relay refuses records while the recorder lags (tests run side by

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use grtrace_format::abi::rtype;
+use grtrace_format::RecordType;
 use grtrace_format::{Records, StreamHeader};
 use grtrace_ftrace::datwriter::{fixture_formats, Record};
 use grtrace_ftrace::format::PageLayout;
@@ -121,13 +121,16 @@ fn ftrace_maps_trace_pipe_raw_pages_and_switches_everything_off_again() {
     let h = StreamHeader::parse(&bytes).unwrap();
     assert_eq!(h.clock_id, 1, "mono clock");
     let recs: Vec<_> = Records::new(&bytes, &h).map(|r| r.unwrap()).collect();
-    let count = |t: u16, code: u16| {
+    let count = |t: RecordType, code: u16| {
         recs.iter()
             .filter(|r| r.rtype() == t && r.code() == code)
             .count()
     };
-    assert_eq!((count(rtype::EVENT, 2), count(rtype::EVENT, 7)), (300, 300));
-    assert_eq!(count(rtype::NOTE_LOST, 0), 1);
+    assert_eq!(
+        (count(RecordType::EVENT, 2), count(RecordType::EVENT, 7)),
+        (300, 300)
+    );
+    assert_eq!(count(RecordType::NOTE_LOST, 0), 1);
 }
 
 #[test]

@@ -10,8 +10,9 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use grtrace_format::abi::{eflag, EventCode, RING_UNIT_BYTES};
+use grtrace_format::abi::{eflag, RING_UNIT_BYTES};
 use grtrace_format::builder::Builder;
+use grtrace_format::Event;
 use grtrace_format::{Body, RingNote, Stamp};
 
 /// A record with its stamp, as a kernel would write it.
@@ -222,7 +223,7 @@ impl Model {
             // Created on the ring it will use, so its ring note is on the same CPU and comes
             // first (readers resolve ring names in order, also on a live pipe).
             let ring = self.rings[c.ring_idx].def.ring;
-            b.event(EventCode::CtxCreate).job(c.ctx, ring, 0);
+            b.event(Event::CTX_CREATE).job(c.ctx, ring, 0);
         }
         b.into_records()
     }
@@ -290,38 +291,28 @@ impl Model {
             let user = (c.cpu, c.pid);
             let irq = (irq_cpu, 0);
             let sched = (c.cpu, sched_pid);
-            ev(user, t_alloc, EventCode::Alloc, (wptr, units, fill, 0));
-            ev(user, t_commit, EventCode::Commit, (wptr, units, fill, 0));
-            ev(user, t_submit, EventCode::Submit, (wptr, units, fill, 1));
+            ev(user, t_alloc, Event::ALLOC, (wptr, units, fill, 0));
+            ev(user, t_commit, Event::COMMIT, (wptr, units, fill, 0));
+            ev(user, t_submit, Event::SUBMIT, (wptr, units, fill, 1));
             let client = c.pid as u64;
-            ev(
-                user,
-                t_queue,
-                EventCode::Queue,
-                (fence_ctx, client, depth, 1),
-            );
+            ev(user, t_queue, Event::QUEUE, (fence_ctx, client, depth, 1));
             if let Some(prev) = switch_from {
-                ev(sched, t_start, EventCode::CtxSwitch, (prev as u64, 0, 0, 0));
+                ev(sched, t_start, Event::CTX_SWITCH, (prev as u64, 0, 0, 0));
             }
-            ev(sched, t_start, EventCode::Start, (fence_ctx, client, 0, 0));
-            ev(irq, t_end, EventCode::End, (fence_ctx, client, 0, 0));
-            ev(irq, t_irq, EventCode::Irq, (seqno, 0, 0, 0));
-            ev(irq, t_signal, EventCode::Signal, (fence_ctx, seqno, 0, 0));
+            ev(sched, t_start, Event::START, (fence_ctx, client, 0, 0));
+            ev(irq, t_end, Event::END, (fence_ctx, client, 0, 0));
+            ev(irq, t_irq, Event::IRQ, (seqno, 0, 0, 0));
+            ev(irq, t_signal, Event::SIGNAL, (fence_ctx, seqno, 0, 0));
             if self.rng.below(4) == 0 {
                 let t_wait = t_queue + scale(500);
                 ev(
                     user,
                     t_wait.min(t_signal),
-                    EventCode::Wait,
+                    Event::WAIT,
                     (fence_ctx, seqno, 0, 0),
                 );
                 let t_wait_end = t_signal + scale(5_000);
-                ev(
-                    user,
-                    t_wait_end,
-                    EventCode::WaitEnd,
-                    (fence_ctx, seqno, 0, 0),
-                );
+                ev(user, t_wait_end, Event::WAIT_END, (fence_ctx, seqno, 0, 0));
             }
             names.push((c.ctx, ring, seqno));
             out.extend(b.drain());
@@ -350,14 +341,14 @@ mod tests {
         assert!(recs.windows(2).all(|w| w[0].0.time_ns <= w[1].0.time_ns));
         // Every job has each phase exactly once, in pipeline order.
         let order = [
-            EventCode::Alloc,
-            EventCode::Commit,
-            EventCode::Submit,
-            EventCode::Queue,
-            EventCode::Start,
-            EventCode::End,
-            EventCode::Irq,
-            EventCode::Signal,
+            Event::ALLOC,
+            Event::COMMIT,
+            Event::SUBMIT,
+            Event::QUEUE,
+            Event::START,
+            Event::END,
+            Event::IRQ,
+            Event::SIGNAL,
         ];
         for &(ctx, ring, seqno) in &names {
             let codes: Vec<u16> = recs
@@ -368,19 +359,19 @@ mod tests {
                     }
                     _ => None,
                 })
-                .filter(|c| order.iter().any(|o| *o as u16 == *c))
+                .filter(|c| order.iter().any(|o| o.0 == *c))
                 .collect();
-            let want: Vec<u16> = order.iter().map(|c| *c as u16).collect();
+            let want: Vec<u16> = order.iter().map(|c| c.0).collect();
             assert_eq!(codes, want, "job {ctx}/{ring}/{seqno}");
         }
         // Rings run one job at a time: START of a job comes after END of the previous one.
         let mut last_end: HashMap<u32, u64> = HashMap::new();
         for (s, b) in &recs {
             if let Body::Event(e) = b {
-                if e.code == EventCode::Start as u16 {
+                if e.code == Event::START.0 {
                     assert!(s.time_ns > *last_end.get(&e.ring).unwrap_or(&0));
                 }
-                if e.code == EventCode::End as u16 {
+                if e.code == Event::END.0 {
                     last_end.insert(e.ring, s.time_ns);
                 }
             }

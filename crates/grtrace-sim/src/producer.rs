@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use grtrace_format::abi::EventCode;
 use grtrace_format::relay::{Filters, RelayProducer};
+use grtrace_format::Event;
 use grtrace_format::{encode_into, encoded_size, Body, Endian, EventBody, Stamp};
 
 use crate::model::{Model, ModelCfg, EVENTS_PER_JOB};
@@ -94,12 +94,9 @@ impl Template {
         let add = cycle * self.seqno_step[ri as usize];
         e.seqno += add;
         let code = e.code;
-        if code == EventCode::Signal as u16
-            || code == EventCode::Wait as u16
-            || code == EventCode::WaitEnd as u16
-        {
+        if code == Event::SIGNAL.0 || code == Event::WAIT.0 || code == Event::WAIT_END.0 {
             e.arg1 += add;
-        } else if code == EventCode::Irq as u16 {
+        } else if code == Event::IRQ.0 {
             e.arg0 += add;
         }
         debug_assert!(e.ring >= self.first_ring);
@@ -350,7 +347,7 @@ mod tests {
             assert!(st.time_ns >= last_time);
             last_time = st.time_ns;
             assert_eq!(st.cpu, 1);
-            if e.code == EventCode::Alloc as u16 {
+            if e.code == Event::ALLOC.0 {
                 let prev = last_seqno.insert(e.ring, e.seqno).unwrap_or(0);
                 assert_eq!(e.seqno, prev + 1, "ALLOC seqnos count up per ring");
             }

@@ -8,7 +8,7 @@
 
 use grtrace_format::abi::eflag;
 use grtrace_format::builder::{Builder, Record};
-use grtrace_format::{Body, EventCode, RingNote, Stamp};
+use grtrace_format::{Body, Event, RingNote, Stamp};
 
 use crate::model::{JobName, Model, ModelCfg, Rng};
 
@@ -152,7 +152,7 @@ impl ReportGen {
         self.b
             .on(c % 2)
             .pid(2000 + c)
-            .event(EventCode::CtxCreate)
+            .event(Event::CTX_CREATE)
             .at(0)
             .job(c, 0, 0);
     }
@@ -203,7 +203,7 @@ impl ReportGen {
                 self.b
                     .on(cpu)
                     .pid(pid)
-                    .event(EventCode::Alloc)
+                    .event(Event::ALLOC)
                     .at(commit)
                     .flags(1)
                     .job(ctx, ring, seq)
@@ -211,7 +211,7 @@ impl ReportGen {
                 self.b
                     .on(cpu)
                     .pid(pid)
-                    .event(EventCode::Commit)
+                    .event(Event::COMMIT)
                     .at(commit + 500)
                     .flags(1)
                     .job(ctx, ring, seq)
@@ -220,7 +220,7 @@ impl ReportGen {
                     self.b
                         .on(cpu)
                         .pid(pid)
-                        .event(EventCode::Submit)
+                        .event(Event::SUBMIT)
                         .at(submit)
                         .flags(eflag::FENCED)
                         .job(ctx, ring, seq)
@@ -233,7 +233,7 @@ impl ReportGen {
                     self.b
                         .on(cpu)
                         .pid(SCHED_PID)
-                        .event(EventCode::CtxSwitch)
+                        .event(Event::CTX_SWITCH)
                         .at(start)
                         .job(ctx, ring, 0)
                         .args(last_ctx[r] as u64, 0, 0, 0);
@@ -243,7 +243,7 @@ impl ReportGen {
                 self.b
                     .on(cpu)
                     .pid(SCHED_PID)
-                    .event(EventCode::Start)
+                    .event(Event::START)
                     .at(start)
                     .flags(1)
                     .job(ctx, ring, seq);
@@ -275,14 +275,14 @@ impl ReportGen {
                             self.b
                                 .on(IRQ_CPU)
                                 .pid(0)
-                                .event(EventCode::SyncEnter)
+                                .event(Event::SYNC_ENTER)
                                 .at(t)
                                 .job(ctx, ring, seq);
                             t += w;
                             self.b
                                 .on(IRQ_CPU)
                                 .pid(0)
-                                .event(EventCode::SyncExit)
+                                .event(Event::SYNC_EXIT)
                                 .at(t)
                                 .job(ctx, ring, seq);
                         }
@@ -294,7 +294,7 @@ impl ReportGen {
                         self.b
                             .on(IRQ_CPU)
                             .pid(0)
-                            .event(EventCode::VmFault)
+                            .event(Event::VM_FAULT)
                             .at(t)
                             .job(ctx, ring, 0)
                             .args(addr, 0, 1, 0);
@@ -302,7 +302,7 @@ impl ReportGen {
                         self.b
                             .on(IRQ_CPU)
                             .pid(0)
-                            .event(EventCode::VmRetry)
+                            .event(Event::VM_RETRY)
                             .at(t)
                             .job(ctx, ring, 0)
                             .args(addr, 0, 0, 0);
@@ -324,14 +324,14 @@ impl ReportGen {
                             self.b
                                 .on(IRQ_CPU)
                                 .pid(0)
-                                .event(EventCode::SyncEnter)
+                                .event(Event::SYNC_ENTER)
                                 .at(t)
                                 .job(ctx, ring, seq);
                             t += self.between(5 * US, 30 * US);
                             self.b
                                 .on(IRQ_CPU)
                                 .pid(0)
-                                .event(EventCode::SyncExit)
+                                .event(Event::SYNC_EXIT)
                                 .at(t)
                                 .job(ctx, ring, seq);
                         } else if what == Inject::None && self.rng.below(40) == 0 {
@@ -345,7 +345,7 @@ impl ReportGen {
                 self.b
                     .on(IRQ_CPU)
                     .pid(0)
-                    .event(EventCode::End)
+                    .event(Event::END)
                     .at(end)
                     .flags(1)
                     .job(ctx, ring, seq);
@@ -353,14 +353,14 @@ impl ReportGen {
                 self.b
                     .on(IRQ_CPU)
                     .pid(0)
-                    .event(EventCode::Irq)
+                    .event(Event::IRQ)
                     .at(irq)
                     .job(ctx, ring, seq)
                     .args(seq, 0, 0, 0);
                 self.b
                     .on(IRQ_CPU)
                     .pid(0)
-                    .event(EventCode::Signal)
+                    .event(Event::SIGNAL)
                     .at(irq + 2 * US)
                     .flags(1)
                     .job(ctx, ring, seq);
@@ -400,14 +400,14 @@ impl ReportGen {
         self.b
             .on(IRQ_CPU)
             .pid(0)
-            .event(EventCode::End)
+            .event(Event::END)
             .at(*t)
             .flags(eflag::PREEMPT)
             .job(ctx, ring, seq);
         self.b
             .on(cpu)
             .pid(SCHED_PID)
-            .event(EventCode::CtxSwitch)
+            .event(Event::CTX_SWITCH)
             .at(*t)
             .flags(eflag::PREEMPT)
             .job(other, ring, 0)
@@ -416,7 +416,7 @@ impl ReportGen {
         self.b
             .on(cpu)
             .pid(SCHED_PID)
-            .event(EventCode::CtxSwitch)
+            .event(Event::CTX_SWITCH)
             .at(*t)
             .job(ctx, ring, 0)
             .args(other as u64, 0, 0, 0);
@@ -424,7 +424,7 @@ impl ReportGen {
         self.b
             .on(cpu)
             .pid(SCHED_PID)
-            .event(EventCode::Start)
+            .event(Event::START)
             .at(*t)
             .flags(1)
             .job(ctx, ring, seq);
@@ -540,7 +540,7 @@ impl ReportGen {
         self.b
             .on(cpu)
             .pid(pid)
-            .event(EventCode::Commit)
+            .event(Event::COMMIT)
             .at(j.commit)
             .flags(fenced)
             .job(ctx, ring, seq)
@@ -549,7 +549,7 @@ impl ReportGen {
             self.b
                 .on(cpu)
                 .pid(pid)
-                .event(EventCode::Submit)
+                .event(Event::SUBMIT)
                 .at(j.submit)
                 .flags(fenced)
                 .job(ctx, ring, seq)
@@ -558,13 +558,13 @@ impl ReportGen {
         self.b
             .on(cpu)
             .pid(SCHED_PID)
-            .event(EventCode::Start)
+            .event(Event::START)
             .at(j.start)
             .flags(fenced)
             .job(ctx, ring, seq)
             .args(f, 0, 0, 0);
         if let Some((enter, exit, fence)) = j.wait {
-            for (t, code) in [(enter, EventCode::SyncEnter), (exit, EventCode::SyncExit)] {
+            for (t, code) in [(enter, Event::SYNC_ENTER), (exit, Event::SYNC_EXIT)] {
                 self.b
                     .on(IRQ_CPU)
                     .pid(0)
@@ -577,7 +577,7 @@ impl ReportGen {
         self.b
             .on(IRQ_CPU)
             .pid(0)
-            .event(EventCode::End)
+            .event(Event::END)
             .at(j.end)
             .flags(fenced)
             .job(ctx, ring, seq)
@@ -585,14 +585,14 @@ impl ReportGen {
         self.b
             .on(IRQ_CPU)
             .pid(0)
-            .event(EventCode::Irq)
+            .event(Event::IRQ)
             .at(j.irq())
             .job(ctx, ring, seq)
             .args(seq, 0, 0, 0);
         self.b
             .on(IRQ_CPU)
             .pid(0)
-            .event(EventCode::Signal)
+            .event(Event::SIGNAL)
             .at(j.signal())
             .flags(fenced)
             .job(ctx, ring, seq)

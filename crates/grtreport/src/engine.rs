@@ -387,7 +387,7 @@ impl Engine {
         self.joiner.feed(rec);
         if let Some(cp) = &mut self.critical {
             cp.genesis(self.joiner.stats.first_ns);
-            if rec.rtype() == grtrace_format::abi::rtype::NOTE_MSG {
+            if rec.rtype() == grtrace_format::RecordType::NOTE_MSG {
                 if let grtrace_format::Body::Msg { text } = rec.body() {
                     cp.message(rec.time_ns(), text);
                 }

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{self, Write};
 use std::rc::Rc;
 
-use grtrace_format::abi::EventCode;
+use grtrace_format::Event;
 use grtrace_format::{Lost, RecordView};
 
 use crate::engine::{Engine, Timeline};
@@ -426,7 +426,7 @@ impl<W: Write> Html<W> {
             if i > 0 {
                 o.write_all(b",")?;
             }
-            let name = EventCode::from_u16(*code).map_or("EVENT", |c| c.name());
+            let name = Event(*code).name().unwrap_or("EVENT");
             write!(
                 o,
                 "[{},{ring},\"{name}\",{ctx},{seqno}]",

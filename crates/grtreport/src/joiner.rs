@@ -8,7 +8,9 @@
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use grtrace_format::abi::{eflag, rtype, EventCode};
+use grtrace_format::abi::eflag;
+use grtrace_format::Event;
+use grtrace_format::RecordType;
 use grtrace_format::{EventView, Lost, RecordView};
 
 use crate::job::{BlockKind, Blocker, Flags, Job, JobKey, Phases, NONE};
@@ -735,8 +737,8 @@ const HELD: usize = 4096;
 
 /// The bit of `seen_codes` for an event code.
 #[inline]
-fn code_bit(c: EventCode) -> u64 {
-    1 << (c as u16 & 63)
+fn code_bit(c: Event) -> u64 {
+    1 << (c.0 & 63)
 }
 
 /// Intervals closed in one go at most; a longer silence skips ahead without rows.
@@ -888,25 +890,25 @@ impl Joiner {
         self.stats.records += 1;
         self.tick(t);
         match rec.rtype() {
-            rtype::EVENT => {
+            RecordType::EVENT => {
                 if let Some(ev) = rec.event() {
                     self.stats.events += 1;
                     self.event(&ev, rec.flags(), rec.pid(), t);
                 }
             }
-            rtype::NOTE_RING => {
+            RecordType::NOTE_RING => {
                 if let grtrace_format::Body::Ring(r) = rec.body() {
                     let rs = self.rings.entry(r.ring, t);
                     rs.size = r.size;
                     rs.name = String::from_utf8_lossy(r.name).into_owned();
                 }
             }
-            rtype::NOTE_PROCESS => {
+            RecordType::NOTE_PROCESS => {
                 if let grtrace_format::Body::Process { comm } = rec.body() {
                     self.comms.note(rec.pid(), comm);
                 }
             }
-            rtype::NOTE_LOST => {
+            RecordType::NOTE_LOST => {
                 if let grtrace_format::Body::Lost(l) = rec.body() {
                     self.lost(&l);
                 }
@@ -1036,10 +1038,11 @@ impl Joiner {
             seqno: ev.seqno(),
         };
         self.stats.ops += 1;
-        let Some(code) = EventCode::from_u16(ev.code()) else {
+        let code = ev.event();
+        if !code.is_known() {
             self.stats.unknown_codes += 1;
             return;
-        };
+        }
         let bit = 1u64 << (ev.code() & 63);
         if self.stats.seen_codes & bit == 0 {
             self.stats.seen_codes |= bit;
@@ -1048,7 +1051,7 @@ impl Joiner {
             }
         }
         match code {
-            EventCode::Commit => {
+            Event::COMMIT => {
                 let n = self.jobs.len();
                 let s = Self::slot(&mut self.jobs, key, t, self.losses);
                 if s.commit == NONE {
@@ -1065,8 +1068,8 @@ impl Joiner {
                     self.stats.max_in_flight = self.jobs.len() as u64;
                 }
             }
-            EventCode::Submit => self.submit(key, ev, t),
-            EventCode::Start => {
+            Event::SUBMIT => self.submit(key, ev, t),
+            Event::START => {
                 let r = Self::ring_mut(&mut self.rings, key.ring, t);
                 let s = Self::slot(&mut self.jobs, key, t, self.losses);
                 if s.start == NONE || (s.flags.has(Flags::INFERRED) && t <= s.end) {
@@ -1107,16 +1110,16 @@ impl Joiner {
                     r.pending.remove(key.seqno, key.ctx);
                 }
             }
-            EventCode::End => self.end(key, ev, flags, t),
-            EventCode::Irq => self.irq(key, ev, t),
-            EventCode::Signal => {
+            Event::END => self.end(key, ev, flags, t),
+            Event::IRQ => self.irq(key, ev, t),
+            Event::SIGNAL => {
                 if let Some(s) = self.jobs.get_mut(&key) {
                     if s.signal == NONE {
                         s.signal = t;
                     }
                 }
             }
-            EventCode::SyncEnter => {
+            Event::SYNC_ENTER => {
                 let s = Self::slot(&mut self.jobs, key, t, self.losses);
                 if s.sync_open == NONE {
                     s.sync_open = t;
@@ -1124,7 +1127,7 @@ impl Joiner {
                     s.sync_fence = (ev.arg0(), ev.arg1());
                 }
             }
-            EventCode::SyncExit => {
+            Event::SYNC_EXIT => {
                 if let Some(s) = self.jobs.get_mut(&key) {
                     s.last_seen = t;
                     if s.sync_open != NONE {
@@ -1133,7 +1136,7 @@ impl Joiner {
                     }
                 }
             }
-            EventCode::CtxSwitch => {
+            Event::CTX_SWITCH => {
                 let r = Self::ring_mut(&mut self.rings, key.ring, t);
                 r.switches += 1;
                 if flags & eflag::PREEMPT != 0 {
@@ -1141,9 +1144,9 @@ impl Joiner {
                     self.ctx_touch.entry((key.ring, prev)).or_default().preempts += 1;
                 }
             }
-            EventCode::VmFault | EventCode::VmRetry => {
+            Event::VM_FAULT | Event::VM_RETRY => {
                 let r = Self::ring_mut(&mut self.rings, key.ring, t);
-                let fault = code == EventCode::VmFault;
+                let fault = code == Event::VM_FAULT;
                 if fault {
                     r.faults += 1;
                 }
@@ -1155,15 +1158,15 @@ impl Joiner {
                     c.fault(fault, t);
                 }
             }
-            EventCode::Stall => {
+            Event::STALL => {
                 Self::ring_mut(&mut self.rings, key.ring, t).stalls += 1;
             }
-            EventCode::Timeout | EventCode::Hang => {
+            Event::TIMEOUT | Event::HANG => {
                 if let Some(s) = self.jobs.get_mut(&key) {
                     s.flags.set(Flags::ERROR);
                 }
             }
-            EventCode::Reset => {
+            Event::RESET => {
                 let r = Self::ring_mut(&mut self.rings, key.ring, t);
                 r.resets += 1;
                 r.wide.resets += 1;
@@ -1450,11 +1453,10 @@ impl Joiner {
         if s.born_loss != self.losses {
             s.flags.set(Flags::LOST | Flags::INCOMPLETE);
         }
-        let submits_recorded = self.stats.seen_codes & code_bit(EventCode::Submit) != 0;
+        let submits_recorded = self.stats.seen_codes & code_bit(Event::SUBMIT) != 0;
         // Before the stream's first SUBMIT it is undecided whether it records them: the job
         // is held (`hold_or_out`) and called no-doorbell there if SUBMITs turn up.
-        let submits_maybe =
-            submits_recorded || self.absent_codes & code_bit(EventCode::Submit) == 0;
+        let submits_maybe = submits_recorded || self.absent_codes & code_bit(Event::SUBMIT) == 0;
         if let Some(r) = self.rings.get_mut(&key.ring) {
             if s.in_pending {
                 r.pending.remove(key.seqno, key.ctx);
@@ -1600,10 +1602,10 @@ impl Joiner {
 
     /// Flags the COMMIT / SUBMIT a job lacks that the stream records (`recorded`: codes).
     fn flag_missing(j: &mut Job, recorded: u64) {
-        if j.commit == NONE && recorded & code_bit(EventCode::Commit) != 0 {
+        if j.commit == NONE && recorded & code_bit(Event::COMMIT) != 0 {
             j.flags.set(Flags::NO_COMMIT | Flags::INCOMPLETE);
         }
-        if j.submit == NONE && recorded & code_bit(EventCode::Submit) != 0 {
+        if j.submit == NONE && recorded & code_bit(Event::SUBMIT) != 0 {
             if j.commit != NONE && j.end != NONE {
                 // Held until the stream showed SUBMITs: the same no-doorbell job `finish`
                 // makes of one that ends after the first SUBMIT (JOBS.md §2).
@@ -1632,10 +1634,10 @@ impl Joiner {
     fn undecided(&self, j: &Job) -> u64 {
         let mut missing = 0;
         if j.commit == NONE {
-            missing |= code_bit(EventCode::Commit);
+            missing |= code_bit(Event::COMMIT);
         }
         if j.submit == NONE {
-            missing |= code_bit(EventCode::Submit);
+            missing |= code_bit(Event::SUBMIT);
         }
         missing & !(self.stats.seen_codes | self.absent_codes)
     }

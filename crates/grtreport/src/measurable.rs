@@ -3,18 +3,18 @@
 //! them are unmeasurable and shown as `-` (JSON `null`), never as 0, and the report says
 //! which events are missing. "Present" is decided from the event codes actually seen.
 
-use grtrace_format::abi::EventCode;
+use grtrace_format::Event;
 
 use crate::job::{N_PHASES, PHASE_NAMES};
 
 /// Lifecycle events and the phases each one bounds.
-const LIFECYCLE: [(EventCode, &str); 6] = [
-    (EventCode::Commit, "COMMIT"),
-    (EventCode::Submit, "SUBMIT"),
-    (EventCode::Start, "START"),
-    (EventCode::End, "END"),
-    (EventCode::Irq, "IRQ"),
-    (EventCode::Signal, "SIGNAL"),
+const LIFECYCLE: [(Event, &str); 6] = [
+    (Event::COMMIT, "COMMIT"),
+    (Event::SUBMIT, "SUBMIT"),
+    (Event::START, "START"),
+    (Event::END, "END"),
+    (Event::IRQ, "IRQ"),
+    (Event::SIGNAL, "SIGNAL"),
 ];
 
 /// Event codes seen in the recording and where it came from.
@@ -29,26 +29,26 @@ pub struct Measurable {
     pub phases: [bool; N_PHASES],
 }
 
-fn bit(c: EventCode) -> u64 {
-    1u64 << (c as u16 as u64 & 63)
+fn bit(c: Event) -> u64 {
+    1u64 << (c.0 & 63)
 }
 
 impl Measurable {
     /// From the codes seen (`seen`, bit N = code N).
     pub fn new(seen: u64, driver: String, simulated: bool) -> Measurable {
         let has = |c| seen & bit(c) != 0;
-        let done = has(EventCode::Irq) || has(EventCode::Signal) || has(EventCode::End);
+        let done = has(Event::IRQ) || has(Event::SIGNAL) || has(Event::END);
         // A missing START is inferred as max(SUBMIT, previous END on the ring) (flag
         // `inferred`), so queue and exec need only one of START and the other bound.
-        let start = has(EventCode::Start) || (has(EventCode::Submit) && has(EventCode::End));
+        let start = has(Event::START) || (has(Event::SUBMIT) && has(Event::END));
         let phases = [
-            has(EventCode::Commit) && has(EventCode::Submit),
-            has(EventCode::Submit) && start,
-            start && has(EventCode::End),
-            has(EventCode::End) && (has(EventCode::Irq) || has(EventCode::Signal)),
+            has(Event::COMMIT) && has(Event::SUBMIT),
+            has(Event::SUBMIT) && start,
+            start && has(Event::END),
+            has(Event::END) && (has(Event::IRQ) || has(Event::SIGNAL)),
             true,
             true,
-            has(EventCode::Commit) && done,
+            has(Event::COMMIT) && done,
         ];
         Measurable {
             seen,
@@ -67,8 +67,7 @@ impl Measurable {
     pub fn codes(&self) -> Vec<&'static str> {
         (0..64u16)
             .filter(|c| self.seen & (1 << c) != 0)
-            .filter_map(EventCode::from_u16)
-            .map(|c| c.name())
+            .filter_map(|c| Event(c).name())
             .collect()
     }
 

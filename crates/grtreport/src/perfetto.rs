@@ -32,7 +32,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Write};
 use std::rc::Rc;
 
-use grtrace_format::abi::EventCode;
+use grtrace_format::Event;
 use grtrace_format::{Lost, RecordView};
 
 use crate::engine::{Engine, Timeline};
@@ -677,7 +677,7 @@ impl<W: Write> Perfetto<W> {
                 arg2,
             } => {
                 let (pid, tid, at) = self.lane_instant(TrackKey::Ring(ring), p.ts)?;
-                let name = EventCode::from_u16(code).map_or("EVENT", |c| c.name());
+                let name = Event(code).name().unwrap_or("EVENT");
                 self.instant_head(name, b't', pid, tid, at)?;
                 write!(
                     self.out,

@@ -2,7 +2,8 @@
 //! processes learnt from notes, the blocker of a job, and spreading a job's execution over
 //! fixed time buckets (busy %).
 
-use grtrace_format::abi::{rtype, EventCode};
+use grtrace_format::Event;
+use grtrace_format::RecordType;
 use grtrace_format::{Body, EventView, Lost, RecordView};
 
 use crate::job::{BlockKind, Job, JobKey, NONE};
@@ -63,7 +64,7 @@ impl Names {
     /// Learns from a note; returns true if the record was a ring or process note.
     pub fn observe(&mut self, rec: &RecordView<'_>) -> bool {
         match rec.rtype() {
-            rtype::NOTE_RING | rtype::NOTE_PROCESS => {}
+            RecordType::NOTE_RING | RecordType::NOTE_PROCESS => {}
             _ => return false,
         }
         match rec.body() {
@@ -84,27 +85,25 @@ impl Names {
     /// already seen the record.
     pub fn see<'a>(&mut self, rec: &RecordView<'a>, joiner: &Joiner) -> Seen<'a> {
         match rec.rtype() {
-            rtype::EVENT => {
+            RecordType::EVENT => {
                 let Some(ev) = rec.event() else {
                     return Seen::Nothing;
                 };
                 let ring = ev.ring();
                 let outstanding = || joiner.ring(ring).map_or(0, |r| r.outstanding);
-                match EventCode::from_u16(ev.code()) {
-                    Some(
-                        EventCode::VmFault
-                        | EventCode::VmRetry
-                        | EventCode::Reset
-                        | EventCode::Timeout
-                        | EventCode::Hang
-                        | EventCode::Stall,
-                    ) => Seen::Mark(ev),
-                    Some(EventCode::Alloc | EventCode::Commit | EventCode::Submit) => Seen::Ring {
+                match ev.event() {
+                    Event::VM_FAULT
+                    | Event::VM_RETRY
+                    | Event::RESET
+                    | Event::TIMEOUT
+                    | Event::HANG
+                    | Event::STALL => Seen::Mark(ev),
+                    Event::ALLOC | Event::COMMIT | Event::SUBMIT => Seen::Ring {
                         ring,
                         outstanding: outstanding(),
                         fill: fill_permille(ev.arg2(), self.ring_size(ring)),
                     },
-                    Some(EventCode::Start | EventCode::End) => Seen::Ring {
+                    Event::START | Event::END => Seen::Ring {
                         ring,
                         outstanding: outstanding(),
                         fill: FILL_UNKNOWN,

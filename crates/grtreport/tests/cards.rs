@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use common::*;
-use grtrace_format::{EventCode, StreamHeader, StreamWriter};
+use grtrace_format::{Event, StreamHeader, StreamWriter};
 use serde_json::Value;
 
 fn bin() -> Command {
@@ -36,14 +36,9 @@ fn card_file(base: &str, card: u32, r: &Rec) -> PathBuf {
 
 /// Job `seqno` of ctx 1 on ring 0: COMMIT, SUBMIT, START, END at `at` (ns after T0).
 fn job(r: &mut Rec, seqno: u64, at: [u64; 4]) {
-    let codes = [
-        EventCode::Commit,
-        EventCode::Submit,
-        EventCode::Start,
-        EventCode::End,
-    ];
+    let codes = [Event::COMMIT, Event::SUBMIT, Event::START, Event::END];
     for (t, code) in at.into_iter().zip(codes) {
-        let pid = if matches!(code, EventCode::Commit | EventCode::Submit) {
+        let pid = if matches!(code, Event::COMMIT | Event::SUBMIT) {
             7
         } else {
             0
@@ -59,7 +54,7 @@ fn job(r: &mut Rec, seqno: u64, at: [u64; 4]) {
             seqno,
             0,
             0,
-            u32::from(code == EventCode::Submit),
+            u32::from(code == Event::SUBMIT),
         );
     }
 }
@@ -212,18 +207,18 @@ fn a_fence_of_another_card_is_not_owned_here() {
     c0.ring(T0, 0, 1 << 20, b"gfx");
     job(&mut c0, 1, [1_000, 2_000, 3_000, 9_000]);
     let key = (1, 0, 2);
-    c0.ev(0, 7, T0 + 100_000, EventCode::Commit, 1, 1, 0, 2, 0, 0, 0);
-    c0.ev(0, 7, T0 + 101_000, EventCode::Submit, 1, 1, 0, 2, 0, 0, 1);
-    c0.sync(T0 + 102_000, EventCode::SyncEnter, key, (50, 1));
-    c0.sync(T0 + 400_000, EventCode::SyncExit, key, (50, 1));
-    c0.ev(0, 0, T0 + 401_000, EventCode::Start, 1, 1, 0, 2, 0, 0, 0);
-    c0.ev(0, 0, T0 + 402_000, EventCode::End, 1, 1, 0, 2, 0, 0, 0);
+    c0.ev(0, 7, T0 + 100_000, Event::COMMIT, 1, 1, 0, 2, 0, 0, 0);
+    c0.ev(0, 7, T0 + 101_000, Event::SUBMIT, 1, 1, 0, 2, 0, 0, 1);
+    c0.sync(T0 + 102_000, Event::SYNC_ENTER, key, (50, 1));
+    c0.sync(T0 + 400_000, Event::SYNC_EXIT, key, (50, 1));
+    c0.ev(0, 0, T0 + 401_000, Event::START, 1, 1, 0, 2, 0, 0, 0);
+    c0.ev(0, 0, T0 + 402_000, Event::END, 1, 1, 0, 2, 0, 0, 0);
     let mut c1 = Rec::default();
     c1.ring(T0, 0, 1 << 20, b"gfx");
-    c1.ev(0, 7, T0 + 1_500, EventCode::Commit, 1, 1, 0, 1, 0, 0, 0);
-    c1.ev(0, 7, T0 + 2_500, EventCode::Submit, 1, 1, 0, 1, 0, 0, 1);
-    c1.ev(0, 0, T0 + 20_000, EventCode::Start, 1, 1, 0, 1, 50, 0, 0);
-    c1.ev(0, 0, T0 + 300_000, EventCode::End, 1, 1, 0, 1, 50, 0, 0);
+    c1.ev(0, 7, T0 + 1_500, Event::COMMIT, 1, 1, 0, 1, 0, 0, 0);
+    c1.ev(0, 7, T0 + 2_500, Event::SUBMIT, 1, 1, 0, 1, 0, 0, 1);
+    c1.ev(0, 0, T0 + 20_000, Event::START, 1, 1, 0, 1, 50, 0, 0);
+    c1.ev(0, 0, T0 + 300_000, Event::END, 1, 1, 0, 1, 50, 0, 0);
     let inputs = vec![card_file("fence", 0, &c0), card_file("fence", 1, &c1)];
     let (out, _) = run(&["--jobs", "-q"], &inputs);
     let waiter = out

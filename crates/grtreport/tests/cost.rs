@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use grtrace_format::abi::lost_source;
-use grtrace_format::{Body, EventCode, Lost};
+use grtrace_format::{Body, Event, Lost};
 use grtreport::{Flags, Rules};
 
 /// `n` rounds of everything that used to make one event visit every open job: COMMITs that
@@ -20,28 +20,16 @@ fn hostile(n: u64) -> Vec<u8> {
     for i in 0..n {
         let t = T0 + 1_000 + i * 4 * US;
         // Pending forever: seqnos far above the doorbell's.
-        r.ev(0, 7, t, EventCode::Commit, 1, 1, 0, 1_000 + i, 0, 0, 0);
-        r.ev(0, 7, t + 1, EventCode::Submit, 1, 1, 0, 1, 0, 0, 0);
+        r.ev(0, 7, t, Event::COMMIT, 1, 1, 0, 1_000 + i, 0, 0, 0);
+        r.ev(0, 7, t + 1, Event::SUBMIT, 1, 1, 0, 1, 0, 0, 0);
         // Running forever on ring 1.
-        r.ev(0, 0, t + 2, EventCode::Start, 1, 2, 1, i + 1, 0, 0, 0);
-        r.ev(0, 0, t + 3, EventCode::CtxSwitch, 2, 3, 1, 0, 2, 0, 0);
-        r.ev(1, 0, t + 4, EventCode::VmFault, 0, 0, 1, 0, 0x1000, 0, 0);
-        r.ev(1, 0, t + 5, EventCode::VmRetry, 0, 0, 1, 0, 0x1000, 0, 0);
+        r.ev(0, 0, t + 2, Event::START, 1, 2, 1, i + 1, 0, 0, 0);
+        r.ev(0, 0, t + 3, Event::CTX_SWITCH, 2, 3, 1, 0, 2, 0, 0);
+        r.ev(1, 0, t + 4, Event::VM_FAULT, 0, 0, 1, 0, 0x1000, 0, 0);
+        r.ev(1, 0, t + 5, Event::VM_RETRY, 0, 0, 1, 0, 0x1000, 0, 0);
         // Ended on ring 2 and never interrupted; an IRQ names a seqno nobody has.
-        r.ev(1, 0, t + 6, EventCode::End, 1, 4, 2, i + 1, 0, 0, 0);
-        r.ev(
-            1,
-            0,
-            t + 7,
-            EventCode::Irq,
-            0,
-            0,
-            2,
-            0,
-            u32::MAX as u64,
-            0,
-            0,
-        );
+        r.ev(1, 0, t + 6, Event::END, 1, 4, 2, i + 1, 0, 0, 0);
+        r.ev(1, 0, t + 7, Event::IRQ, 0, 0, 2, 0, u32::MAX as u64, 0, 0);
         if i % 10 == 9 {
             r.push(
                 1,
@@ -83,24 +71,12 @@ fn a_seqno_that_wraps_through_zero_names_job_zero() {
         let seqs = [0xffff_fffe_u64, 0xffff_ffff, 0, 1];
         for (i, s) in seqs.iter().enumerate() {
             let t = T0 + i as u64 * 100 * US;
-            r.ev(0, 5, t, EventCode::Commit, 1, 2, 0, *s, 0, 0, 0);
-            r.ev(0, 5, t + US, EventCode::Submit, 1, 2, 0, *s, 0, 0, 1);
-            r.ev(0, 0, t + 2 * US, EventCode::Start, 1, 2, 0, *s, 0, 0, 0);
-            r.ev(1, 0, t + 40 * US, EventCode::End, 1, 2, 0, *s, 0, 0, 0);
+            r.ev(0, 5, t, Event::COMMIT, 1, 2, 0, *s, 0, 0, 0);
+            r.ev(0, 5, t + US, Event::SUBMIT, 1, 2, 0, *s, 0, 0, 1);
+            r.ev(0, 0, t + 2 * US, Event::START, 1, 2, 0, *s, 0, 0, 0);
+            r.ev(1, 0, t + 40 * US, Event::END, 1, 2, 0, *s, 0, 0, 0);
             // The IRQ names the job by the hardware seqno it read: 0 for job 0.
-            r.ev(
-                1,
-                0,
-                t + 45 * US,
-                EventCode::Irq,
-                0,
-                irq_ctx,
-                0,
-                *s,
-                *s,
-                0,
-                0,
-            );
+            r.ev(1, 0, t + 45 * US, Event::IRQ, 0, irq_ctx, 0, *s, *s, 0, 0);
         }
         let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
         assert_eq!(jobs.len(), 4);
@@ -119,11 +95,11 @@ fn events_at_the_last_nanosecond_are_not_taken_as_missing() {
     let mut r = Rec::default();
     let last = u64::MAX;
     r.ring(last - 1_000, 0, 1 << 20, b"gfx");
-    r.ev(0, 5, last - 300, EventCode::Commit, 1, 2, 0, 7, 0, 0, 0);
-    r.ev(0, 5, last - 200, EventCode::Submit, 1, 2, 0, 7, 0, 0, 1);
-    r.ev(0, 0, last - 100, EventCode::Start, 1, 2, 0, 7, 0, 0, 0);
-    r.ev(1, 0, last, EventCode::End, 1, 2, 0, 7, 0, 0, 0);
-    r.ev(1, 0, last, EventCode::Irq, 0, 2, 0, 7, 7, 0, 0);
+    r.ev(0, 5, last - 300, Event::COMMIT, 1, 2, 0, 7, 0, 0, 0);
+    r.ev(0, 5, last - 200, Event::SUBMIT, 1, 2, 0, 7, 0, 0, 1);
+    r.ev(0, 0, last - 100, Event::START, 1, 2, 0, 7, 0, 0, 0);
+    r.ev(1, 0, last, Event::END, 1, 2, 0, 7, 0, 0, 0);
+    r.ev(1, 0, last, Event::IRQ, 0, 2, 0, 7, 7, 0, 0);
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 1, "{jobs:?}");
     let j = &jobs[0];

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use grtrace_format::abi::{eflag, lost_source};
-use grtrace_format::{Body, EventCode, Lost};
+use grtrace_format::{Body, Event, Lost};
 use grtreport::{Flags, Job, Rules, Tags};
 
 /// One healthy job's events; `skip` names codes to leave out.
@@ -17,32 +17,28 @@ fn job(
     seq: u64,
     t: u64,
     run: u64,
-    skip: &[EventCode],
+    skip: &[Event],
     irq_seqno: u64,
 ) {
     let all = [
-        (EventCode::Commit, t),
-        (EventCode::Submit, t + 10 * US),
-        (EventCode::Start, t + 30 * US),
-        (EventCode::End, t + 30 * US + run),
-        (EventCode::Irq, t + 40 * US + run),
-        (EventCode::Signal, t + 41 * US + run),
+        (Event::COMMIT, t),
+        (Event::SUBMIT, t + 10 * US),
+        (Event::START, t + 30 * US),
+        (Event::END, t + 30 * US + run),
+        (Event::IRQ, t + 40 * US + run),
+        (Event::SIGNAL, t + 41 * US + run),
     ];
     for (code, at) in all {
         if skip.contains(&code) {
             continue;
         }
-        let (cpu, pid) = if matches!(code, EventCode::End | EventCode::Irq | EventCode::Signal) {
+        let (cpu, pid) = if matches!(code, Event::END | Event::IRQ | Event::SIGNAL) {
             (1, 0)
         } else {
             (0, 100 + ctx)
         };
-        let s = if code == EventCode::Irq {
-            irq_seqno
-        } else {
-            seq
-        };
-        let a0 = if code == EventCode::Irq { irq_seqno } else { 0 };
+        let s = if code == Event::IRQ { irq_seqno } else { seq };
+        let a0 = if code == Event::IRQ { irq_seqno } else { 0 };
         r.ev(cpu, pid, at, code, eflag::FENCED, ctx, ring, s, a0, 0, 1);
     }
 }
@@ -56,7 +52,7 @@ fn missing_irq_uses_end_and_missing_start_is_inferred() {
     let mut r = Rec::default();
     r.ring(T0, 0, 1 << 20, b"gfx");
     job(&mut r, 1, 0, 1, T0 + MS, 100 * US, &[], 1);
-    job(&mut r, 1, 0, 2, T0 + 2 * MS, 100 * US, &[EventCode::Irq], 2);
+    job(&mut r, 1, 0, 2, T0 + 2 * MS, 100 * US, &[Event::IRQ], 2);
     // Submitted while job 4 still runs: its START is missing, so it is taken as job 4's END.
     job(&mut r, 1, 0, 4, T0 + 3 * MS, 500 * US, &[], 4);
     job(
@@ -66,7 +62,7 @@ fn missing_irq_uses_end_and_missing_start_is_inferred() {
         5,
         T0 + 3 * MS + 100 * US,
         500 * US,
-        &[EventCode::Start],
+        &[Event::START],
         5,
     );
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
@@ -97,7 +93,7 @@ fn one_submit_makes_several_jobs_visible() {
             0,
             7,
             T0 + s * US,
-            EventCode::Commit,
+            Event::COMMIT,
             1,
             9,
             3,
@@ -107,12 +103,12 @@ fn one_submit_makes_several_jobs_visible() {
             0,
         );
     }
-    r.ev(0, 7, T0 + 20 * US, EventCode::Submit, 1, 9, 3, 3, 0, 30, 3);
+    r.ev(0, 7, T0 + 20 * US, Event::SUBMIT, 1, 9, 3, 3, 0, 30, 3);
     for s in 1..=3u64 {
         let st = T0 + 100 * US * s;
-        r.ev(0, 0, st, EventCode::Start, 1, 9, 3, s, 0, 0, 0);
-        r.ev(1, 0, st + 90 * US, EventCode::End, 1, 9, 3, s, 0, 0, 0);
-        r.ev(1, 0, st + 95 * US, EventCode::Irq, 0, 0, 3, s, s, 0, 0);
+        r.ev(0, 0, st, Event::START, 1, 9, 3, s, 0, 0, 0);
+        r.ev(1, 0, st + 90 * US, Event::END, 1, 9, 3, s, 0, 0, 0);
+        r.ev(1, 0, st + 95 * US, Event::IRQ, 0, 0, 3, s, s, 0, 0);
     }
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 3);
@@ -138,7 +134,7 @@ fn seqno_wraps_around() {
             0,
             5,
             T0 + i as u64 * US,
-            EventCode::Commit,
+            Event::COMMIT,
             1,
             2,
             0,
@@ -149,12 +145,12 @@ fn seqno_wraps_around() {
         );
     }
     // One doorbell for everything up to seqno 1, across the wrap.
-    r.ev(0, 5, T0 + 10 * US, EventCode::Submit, 1, 2, 0, 1, 0, 0, 4);
+    r.ev(0, 5, T0 + 10 * US, Event::SUBMIT, 1, 2, 0, 1, 0, 0, 4);
     for (i, s) in seqs.iter().enumerate() {
         let st = T0 + 20 * US + i as u64 * 50 * US;
-        r.ev(0, 0, st, EventCode::Start, 1, 2, 0, *s, 0, 0, 0);
-        r.ev(1, 0, st + 40 * US, EventCode::End, 1, 2, 0, *s, 0, 0, 0);
-        r.ev(1, 0, st + 45 * US, EventCode::Irq, 0, 2, 0, *s, *s, 0, 0);
+        r.ev(0, 0, st, Event::START, 1, 2, 0, *s, 0, 0, 0);
+        r.ev(1, 0, st + 40 * US, Event::END, 1, 2, 0, *s, 0, 0, 0);
+        r.ev(1, 0, st + 45 * US, Event::IRQ, 0, 2, 0, *s, *s, 0, 0);
     }
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 4);
@@ -170,7 +166,7 @@ fn jobs_across_lost_records_are_incomplete_not_wrong() {
     r.ring(T0, 0, 1 << 20, b"gfx");
     job(&mut r, 1, 0, 1, T0 + MS, 100 * US, &[], 1);
     // Job 2 loses its END to a relay overflow; job 3 starts after the loss.
-    job(&mut r, 1, 0, 2, T0 + 2 * MS, 100 * US, &[EventCode::End], 2);
+    job(&mut r, 1, 0, 2, T0 + 2 * MS, 100 * US, &[Event::END], 2);
     r.push(
         1,
         0,
@@ -202,79 +198,19 @@ fn irq_before_end_from_skewed_cpu_clock_and_unnamed_irq() {
     r.ring(T0, 0, 1 << 20, b"gfx");
     // IRQ stamped 2 us before END (another CPU's clock): the job completes at END, never
     // before it. The IRQ names the job only by the hardware seqno it read (arg0).
-    r.ev(0, 9, T0, EventCode::Commit, 1, 1, 0, 1, 0, 0, 0);
-    r.ev(0, 9, T0 + 10 * US, EventCode::Submit, 1, 1, 0, 1, 0, 0, 1);
-    r.ev(0, 0, T0 + 20 * US, EventCode::Start, 1, 1, 0, 1, 0, 0, 0);
-    r.ev(1, 0, T0 + 98 * US, EventCode::Irq, 0, 1, 0, 0, 1, 0, 0);
-    r.ev(0, 0, T0 + 100 * US, EventCode::End, 1, 1, 0, 1, 0, 0, 0);
-    r.ev(1, 0, T0 + 103 * US, EventCode::Signal, 1, 1, 0, 1, 0, 0, 0);
+    r.ev(0, 9, T0, Event::COMMIT, 1, 1, 0, 1, 0, 0, 0);
+    r.ev(0, 9, T0 + 10 * US, Event::SUBMIT, 1, 1, 0, 1, 0, 0, 1);
+    r.ev(0, 0, T0 + 20 * US, Event::START, 1, 1, 0, 1, 0, 0, 0);
+    r.ev(1, 0, T0 + 98 * US, Event::IRQ, 0, 1, 0, 0, 1, 0, 0);
+    r.ev(0, 0, T0 + 100 * US, Event::END, 1, 1, 0, 1, 0, 0, 0);
+    r.ev(1, 0, T0 + 103 * US, Event::SIGNAL, 1, 1, 0, 1, 0, 0, 0);
     // Unnamed IRQ (seqno 0): the job completes at its SIGNAL.
-    r.ev(0, 9, T0 + MS, EventCode::Commit, 1, 1, 0, 2, 0, 0, 0);
-    r.ev(
-        0,
-        9,
-        T0 + MS + 10 * US,
-        EventCode::Submit,
-        1,
-        1,
-        0,
-        2,
-        0,
-        0,
-        1,
-    );
-    r.ev(
-        0,
-        0,
-        T0 + MS + 20 * US,
-        EventCode::Start,
-        1,
-        1,
-        0,
-        2,
-        0,
-        0,
-        0,
-    );
-    r.ev(
-        1,
-        0,
-        T0 + MS + 100 * US,
-        EventCode::End,
-        1,
-        1,
-        0,
-        2,
-        0,
-        0,
-        0,
-    );
-    r.ev(
-        1,
-        0,
-        T0 + MS + 104 * US,
-        EventCode::Irq,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-    );
-    r.ev(
-        1,
-        0,
-        T0 + MS + 106 * US,
-        EventCode::Signal,
-        1,
-        1,
-        0,
-        2,
-        0,
-        0,
-        0,
-    );
+    r.ev(0, 9, T0 + MS, Event::COMMIT, 1, 1, 0, 2, 0, 0, 0);
+    r.ev(0, 9, T0 + MS + 10 * US, Event::SUBMIT, 1, 1, 0, 2, 0, 0, 1);
+    r.ev(0, 0, T0 + MS + 20 * US, Event::START, 1, 1, 0, 2, 0, 0, 0);
+    r.ev(1, 0, T0 + MS + 100 * US, Event::END, 1, 1, 0, 2, 0, 0, 0);
+    r.ev(1, 0, T0 + MS + 104 * US, Event::IRQ, 0, 0, 0, 0, 0, 0, 0);
+    r.ev(1, 0, T0 + MS + 106 * US, Event::SIGNAL, 1, 1, 0, 2, 0, 0, 0);
     let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 2);
     let j1 = find(&jobs, 1);
@@ -305,38 +241,14 @@ fn commits_out_of_seqno_order_are_still_submitted() {
     // Two submitters on different CPUs: seqno 8 is committed a few ns after seqno 9.
     let mut r = Rec::default();
     r.ring(T0, 0, 1 << 20, b"gfx");
-    r.ev(1, 201, T0 + 100, EventCode::Commit, 1, 2, 0, 9, 0, 0, 0);
-    r.ev(0, 101, T0 + 150, EventCode::Commit, 1, 1, 0, 8, 0, 0, 0);
-    r.ev(0, 101, T0 + 10 * US, EventCode::Submit, 1, 1, 0, 8, 0, 0, 1);
-    r.ev(1, 201, T0 + 12 * US, EventCode::Submit, 1, 2, 0, 9, 0, 0, 1);
+    r.ev(1, 201, T0 + 100, Event::COMMIT, 1, 2, 0, 9, 0, 0, 0);
+    r.ev(0, 101, T0 + 150, Event::COMMIT, 1, 1, 0, 8, 0, 0, 0);
+    r.ev(0, 101, T0 + 10 * US, Event::SUBMIT, 1, 1, 0, 8, 0, 0, 1);
+    r.ev(1, 201, T0 + 12 * US, Event::SUBMIT, 1, 2, 0, 9, 0, 0, 1);
     for (ctx, s, st) in [(1, 8u64, 20 * US), (2, 9, 60 * US)] {
-        r.ev(0, 0, T0 + st, EventCode::Start, 1, ctx, 0, s, 0, 0, 0);
-        r.ev(
-            1,
-            0,
-            T0 + st + 30 * US,
-            EventCode::End,
-            1,
-            ctx,
-            0,
-            s,
-            0,
-            0,
-            0,
-        );
-        r.ev(
-            1,
-            0,
-            T0 + st + 35 * US,
-            EventCode::Irq,
-            0,
-            ctx,
-            0,
-            s,
-            s,
-            0,
-            0,
-        );
+        r.ev(0, 0, T0 + st, Event::START, 1, ctx, 0, s, 0, 0, 0);
+        r.ev(1, 0, T0 + st + 30 * US, Event::END, 1, ctx, 0, s, 0, 0, 0);
+        r.ev(1, 0, T0 + st + 35 * US, Event::IRQ, 0, ctx, 0, s, s, 0, 0);
     }
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 2);
@@ -352,12 +264,12 @@ fn an_empty_doorbell_after_a_racing_submit_is_not_a_job() {
     // the ring's write pointer with ctx 0 and "0 jobs made visible"; it must not become a job.
     let mut r = Rec::default();
     r.ring(T0, 0, 64, b"ctrlq");
-    r.ev(0, 82, T0 + 100, EventCode::Commit, 0, 2, 0, 216, 216, 4, 0);
+    r.ev(0, 82, T0 + 100, Event::COMMIT, 0, 2, 0, 216, 216, 4, 0);
     for (cpu, pid, t, made_visible) in [(1, 52, 4_000, 4), (0, 82, 6_500, 0)] {
-        let submit = EventCode::Submit;
+        let submit = Event::SUBMIT;
         r.ev(cpu, pid, T0 + t, submit, 0, 0, 0, 216, 216, 4, made_visible);
     }
-    r.ev(1, 52, T0 + 300 * US, EventCode::End, 0, 2, 0, 216, 0, 0, 0);
+    r.ev(1, 52, T0 + 300 * US, Event::END, 0, 2, 0, 216, 0, 0, 0);
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 1, "{jobs:#?}");
     let j = &jobs[0];
@@ -374,35 +286,23 @@ fn virtio_drain(early_doorbell: bool, starts: bool) -> Vec<Job> {
     let mut r = Rec::default();
     r.ring(T0, 0, 64, b"ctrlq");
     let ms = 1_000 * US;
-    r.ev(0, 85, T0, EventCode::Commit, 0, 0, 0, 120, 120, 2, 0);
+    r.ev(0, 85, T0, Event::COMMIT, 0, 0, 0, 120, 120, 2, 0);
     if early_doorbell {
-        r.ev(0, 85, T0 + 10, EventCode::Submit, 0, 0, 0, 120, 120, 2, 1);
+        r.ev(0, 85, T0 + 10, Event::SUBMIT, 0, 0, 0, 120, 120, 2, 1);
     }
-    r.ev(0, 85, T0 + ms, EventCode::Commit, 0, 0, 0, 121, 121, 3, 0);
-    r.ev(
-        0,
-        85,
-        T0 + ms + 60,
-        EventCode::Commit,
-        0,
-        0,
-        0,
-        122,
-        122,
-        4,
-        0,
-    );
+    r.ev(0, 85, T0 + ms, Event::COMMIT, 0, 0, 0, 121, 121, 3, 0);
+    r.ev(0, 85, T0 + ms + 60, Event::COMMIT, 0, 0, 0, 122, 122, 4, 0);
     for (i, seqno) in [120u64, 121, 122].into_iter().enumerate() {
         let mut t = T0 + 9 * ms + 700 * US + i as u64 * 10;
         if starts {
-            r.ev(1, 36, t, EventCode::Start, 0, 0, 0, seqno, 0, 0, 0);
+            r.ev(1, 36, t, Event::START, 0, 0, 0, seqno, 0, 0, 0);
             t += 5;
         }
-        r.ev(1, 36, t, EventCode::End, 0, 0, 0, seqno, 0, 0, 0);
+        r.ev(1, 36, t, Event::END, 0, 0, 0, seqno, 0, 0, 0);
     }
     let visible = if early_doorbell { 2 } else { 3 };
     let t = T0 + 16 * ms + 800 * US;
-    r.ev(0, 85, t, EventCode::Submit, 0, 0, 0, 122, 122, 0, visible);
+    r.ev(0, 85, t, Event::SUBMIT, 0, 0, 0, 122, 122, 0, visible);
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     jobs
 }

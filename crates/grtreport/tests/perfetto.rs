@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use common::*;
-use grtrace_format::abi::EventCode::*;
+use grtrace_format::Event;
 use grtreport::engine::{Engine, Filter};
 use grtreport::joiner::JoinConfig;
 use grtreport::perfetto::{Perfetto, PerfettoConfig, CARD_PID_BASE};
@@ -211,13 +211,13 @@ fn inferred_and_incomplete_jobs_are_marked() {
     let mut r = Rec::default();
     r.ring(T0, 0, 64, b"gfx");
     // Job 1: no START (inferred from SUBMIT); job 2: never ends (incomplete).
-    r.ev(0, 10, T0 + US, Commit, 0, 1, 0, 1, 0, 8, 0);
-    r.ev(0, 10, T0 + 2 * US, Submit, 0, 1, 0, 1, 0, 8, 1);
-    r.ev(1, 0, T0 + 50 * US, End, 0, 1, 0, 1, 0, 0, 0);
-    r.ev(1, 0, T0 + 51 * US, Irq, 0, 1, 0, 1, 1, 0, 0);
-    r.ev(0, 10, T0 + 60 * US, Commit, 0, 1, 0, 2, 0, 8, 0);
-    r.ev(0, 10, T0 + 61 * US, Submit, 0, 1, 0, 2, 0, 8, 1);
-    r.ev(1, 0, T0 + 70 * US, Start, 0, 1, 0, 2, 0, 0, 0);
+    r.ev(0, 10, T0 + US, Event::COMMIT, 0, 1, 0, 1, 0, 8, 0);
+    r.ev(0, 10, T0 + 2 * US, Event::SUBMIT, 0, 1, 0, 1, 0, 8, 1);
+    r.ev(1, 0, T0 + 50 * US, Event::END, 0, 1, 0, 1, 0, 0, 0);
+    r.ev(1, 0, T0 + 51 * US, Event::IRQ, 0, 1, 0, 1, 1, 0, 0);
+    r.ev(0, 10, T0 + 60 * US, Event::COMMIT, 0, 1, 0, 2, 0, 8, 0);
+    r.ev(0, 10, T0 + 61 * US, Event::SUBMIT, 0, 1, 0, 2, 0, 8, 1);
+    r.ev(1, 0, T0 + 70 * US, Event::START, 0, 1, 0, 2, 0, 0, 0);
     let (c, jobs, _) = export_bytes(merged_stream(&r.recs));
     assert_eq!(jobs.len(), 2);
     let inferred = c.named("X", |n| n == "1/1 (inferred)");
@@ -235,13 +235,37 @@ fn overlapping_queued_jobs_of_one_context_go_to_lanes() {
     r.ring(T0, 0, 64, b"gfx");
     // Four jobs queued at once on ctx 5; they run one after the other.
     for s in 1..=4u64 {
-        r.ev(0, 10, T0 + s * US, Commit, 0, 5, 0, s, 0, 8, 0);
-        r.ev(0, 10, T0 + s * US + 100, Submit, 0, 5, 0, s, 0, 8, 1);
+        r.ev(0, 10, T0 + s * US, Event::COMMIT, 0, 5, 0, s, 0, 8, 0);
+        r.ev(0, 10, T0 + s * US + 100, Event::SUBMIT, 0, 5, 0, s, 0, 8, 1);
     }
     for s in 1..=4u64 {
-        r.ev(1, 0, T0 + (10 * s) * US, Start, 0, 5, 0, s, 0, 0, 0);
-        r.ev(1, 0, T0 + (10 * s + 9) * US, End, 0, 5, 0, s, 0, 0, 0);
-        r.ev(1, 0, T0 + (10 * s + 9) * US + 10, Irq, 0, 5, 0, s, s, 0, 0);
+        r.ev(1, 0, T0 + (10 * s) * US, Event::START, 0, 5, 0, s, 0, 0, 0);
+        r.ev(
+            1,
+            0,
+            T0 + (10 * s + 9) * US,
+            Event::END,
+            0,
+            5,
+            0,
+            s,
+            0,
+            0,
+            0,
+        );
+        r.ev(
+            1,
+            0,
+            T0 + (10 * s + 9) * US + 10,
+            Event::IRQ,
+            0,
+            5,
+            0,
+            s,
+            s,
+            0,
+            0,
+        );
     }
     let (c, jobs, _) = export_bytes(merged_stream(&r.recs));
     assert_eq!(jobs.len(), 4);

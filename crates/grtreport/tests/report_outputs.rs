@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
-use grtrace_format::{Body, EventCode};
+use grtrace_format::{Body, Event};
 use grtreport::{Flags, Rules};
 use serde_json::Value;
 
@@ -90,7 +90,7 @@ fn a_filtered_recording_reports_what_it_can_measure() {
         .records
         .iter()
         .filter(|(_, b)| match b {
-            Body::Event(e) => e.code == EventCode::Submit as u16 || e.code == EventCode::End as u16,
+            Body::Event(e) => e.code == Event::SUBMIT.0 || e.code == Event::END.0,
             _ => true,
         })
         .cloned()
@@ -219,9 +219,9 @@ fn interval_rows_come_out_while_the_pipe_is_open() {
 
 /// The GPU side of job `seqno` of ctx 3 on ring 0: START, END and IRQ at `at`.
 fn gpu_run(r: &mut Rec, seqno: u64, at: [u64; 3]) {
-    let codes = [EventCode::Start, EventCode::End, EventCode::Irq];
+    let codes = [Event::START, Event::END, Event::IRQ];
     for (t, code) in at.into_iter().zip(codes) {
-        let arg0 = if code == EventCode::Irq { seqno } else { 0 };
+        let arg0 = if code == Event::IRQ { seqno } else { 0 };
         r.ev(0, 0, t, code, 0, 3, 0, seqno, arg0, 0, 0);
     }
 }
@@ -243,20 +243,8 @@ fn a_job_that_ends_before_the_first_commit_is_no_commit() {
     let full = |r: &mut Rec| {
         for (i, seqno) in (9u64..12).enumerate() {
             let t = T0 + 20 * MS + i as u64 * MS;
-            r.ev(1, 77, t, EventCode::Commit, 0, 3, 0, seqno, 0, 0, 0);
-            r.ev(
-                1,
-                77,
-                t + 10 * US,
-                EventCode::Submit,
-                0,
-                3,
-                0,
-                seqno,
-                0,
-                0,
-                1,
-            );
+            r.ev(1, 77, t, Event::COMMIT, 0, 3, 0, seqno, 0, 0, 0);
+            r.ev(1, 77, t + 10 * US, Event::SUBMIT, 0, 3, 0, seqno, 0, 0, 1);
             gpu_run(r, seqno, [t + 30 * US, t + 230 * US, t + 240 * US]);
         }
     };
@@ -281,8 +269,8 @@ fn a_job_that_ends_before_the_first_commit_is_no_commit() {
         .recs
         .iter()
         .filter(|(_, b)| {
-            !matches!(b, Body::Event(ev) if ev.code == EventCode::Commit as u16
-                || ev.code == EventCode::Submit as u16)
+            !matches!(b, Body::Event(ev) if ev.code == Event::COMMIT.0
+                || ev.code == Event::SUBMIT.0)
         })
         .cloned()
         .collect();

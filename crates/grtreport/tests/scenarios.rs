@@ -80,18 +80,18 @@ fn each_injected_class_is_found_with_precision_and_recall_095() {
 /// START or complete at SIGNAL, and the tags must still hold up.
 #[test]
 fn tags_survive_missing_start_and_irq_events() {
-    use grtrace_format::{Body, EventCode};
+    use grtrace_format::{Body, Event};
     let sc = scenarios::by_name("report-mixed", 9, 6000).unwrap();
     let (mut starts, mut irqs) = (0u32, 0u32);
     let kept: Vec<_> = sc
         .records
         .iter()
         .filter(|(_, b)| match b {
-            Body::Event(e) if e.code == EventCode::Start as u16 => {
+            Body::Event(e) if e.code == Event::START.0 => {
                 starts += 1;
                 starts % 50 != 0
             }
-            Body::Event(e) if e.code == EventCode::Irq as u16 => {
+            Body::Event(e) if e.code == Event::IRQ.0 => {
                 irqs += 1;
                 irqs % 33 != 0
             }

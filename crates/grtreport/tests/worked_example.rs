@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use common::*;
-use grtrace_format::EventCode;
+use grtrace_format::Event;
 use grtreport::{Flags, Rules, Tags};
 
 fn worked_example() -> Vec<u8> {
@@ -16,12 +16,12 @@ fn worked_example() -> Vec<u8> {
     r.ring(T0, 0, 256, b"gfx");
     let (ctx, ring, seq, pid) = (7, 0, 41, 4242);
     // Ring fill at COMMIT/SUBMIT: 192 of 256 slots (75 %): the ring is congested.
-    r.ev(0, pid, T0, EventCode::Commit, 1, ctx, ring, seq, 0, 192, 0);
+    r.ev(0, pid, T0, Event::COMMIT, 1, ctx, ring, seq, 0, 192, 0);
     r.ev(
         0,
         pid,
         T0 + 200 * US,
-        EventCode::Submit,
+        Event::SUBMIT,
         1,
         ctx,
         ring,
@@ -34,7 +34,7 @@ fn worked_example() -> Vec<u8> {
         0,
         pid,
         T0 + 2500 * US,
-        EventCode::Start,
+        Event::START,
         1,
         ctx,
         ring,
@@ -43,24 +43,12 @@ fn worked_example() -> Vec<u8> {
         0,
         0,
     );
-    r.ev(
-        1,
-        0,
-        T0 + 3000 * US,
-        EventCode::End,
-        1,
-        ctx,
-        ring,
-        seq,
-        0,
-        0,
-        0,
-    );
+    r.ev(1, 0, T0 + 3000 * US, Event::END, 1, ctx, ring, seq, 0, 0, 0);
     r.ev(
         1,
         0,
         T0 + 3100 * US,
-        EventCode::Irq,
+        Event::IRQ,
         0,
         ctx,
         ring,
@@ -73,7 +61,7 @@ fn worked_example() -> Vec<u8> {
         1,
         0,
         T0 + 3100 * US + 1,
-        EventCode::Signal,
+        Event::SIGNAL,
         1,
         ctx,
         ring,

@@ -5,6 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::abi::subbuf;
+use crate::vocab::RecordType;
 
 /// `"<cpu> <n>\n"`: the line written to `consumed`.
 pub fn consumed_line(cpu: u32, n: u64) -> String {
@@ -289,8 +290,8 @@ pub struct Filters {
 impl Filters {
     /// Whether a record passes (notes other than events pass the event mask).
     #[inline]
-    pub fn admits(&self, rtype: u16, code: u16, pid: u32, ctx: u32, ring: u32) -> bool {
-        if rtype != crate::abi::rtype::EVENT {
+    pub fn admits(&self, rtype: RecordType, code: u16, pid: u32, ctx: u32, ring: u32) -> bool {
+        if rtype != RecordType::EVENT {
             return true;
         }
         self.events

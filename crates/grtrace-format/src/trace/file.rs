@@ -67,7 +67,7 @@ impl<'m> FileCursor<'m> {
             }
             match RecordView::parse(&self.data[self.pos..], self.endian, self.pos as u64) {
                 Ok(r) => {
-                    if !r.record_type().is_known() {
+                    if !r.rtype().is_known() {
                         sum.unknown_records += 1;
                         self.pos += r.size();
                         continue;

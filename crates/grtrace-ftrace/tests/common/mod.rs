@@ -4,7 +4,7 @@
 
 use std::io::{self, Cursor};
 
-use grtrace_format::abi::EventCode;
+use grtrace_format::Event;
 use grtrace_format::{Body, EventBody};
 use grtrace_ftrace::datwriter::{fixture_formats, DatSpec, DatWriter, Record};
 use grtrace_ftrace::import;
@@ -75,7 +75,7 @@ impl Collect {
             .iter()
             .filter_map(|o| match o {
                 Out::Event { t, ev, .. } => Some((
-                    EventCode::from_u16(ev.code).map_or("?".into(), |c| c.name().to_string()),
+                    Event(ev.code).name().map_or("?".into(), str::to_string),
                     *t,
                     (ev.ctx, ev.ring, ev.seqno),
                     ev.flags,

@@ -2,8 +2,9 @@
 //! the same reader and engine as the binary.
 #![allow(dead_code)]
 
-use grtrace_format::abi::{self, EventCode};
+use grtrace_format::abi;
 use grtrace_format::builder::Builder;
+use grtrace_format::Event;
 use grtrace_format::{Body, InputSource, RingNote, Stamp, Trace};
 use grtreport::engine::{Engine, Filter};
 use grtreport::joiner::JoinConfig;
@@ -27,7 +28,7 @@ impl Rec {
     }
     /// A SYNC_ENTER or SYNC_EXIT of job <ctx, ring, seqno> awaiting fence (context, seqno).
     #[allow(dead_code)]
-    pub fn sync(&mut self, t: u64, code: EventCode, key: (u32, u32, u64), fence: (u64, u64)) {
+    pub fn sync(&mut self, t: u64, code: Event, key: (u32, u32, u64), fence: (u64, u64)) {
         self.b
             .on(0)
             .pid(0)
@@ -45,7 +46,7 @@ impl Rec {
         cpu: u32,
         pid: u32,
         t: u64,
-        code: EventCode,
+        code: Event,
         flags: u16,
         ctx: u32,
         ring: u32,
