@@ -21,9 +21,14 @@
 #    instance overran nothing;
 #  * no record lost, no sequence gap, no sequence error;
 #  * one for one, by <ctx, ring, seqno> (ctx = the finished fence's context): QUEUE =
-#    drm_sched_job, START = drm_run_job, END = drm_sched_process_job, SYNC_ENTER (with the
-#    awaited fence's context and seqno) = drm_sched_job_wait_dep; and each is exactly the
-#    workload's job set (SYNC_ENTER: its dependency list);
+#    drm_sched_job, START = drm_sched_job_hw_fence (and the same jobs as drm_run_job), END =
+#    drm_sched_process_job (status = its result), SYNC_ENTER (with the awaited fence's
+#    context and seqno) = drm_sched_job_wait_dep, SYNC_EXIT = drm_sched_job_wait_dep_end; and
+#    each is exactly the workload's job set (SYNC_ENTER: its dependency list); grtrace takes
+#    these events from exactly these tracepoints (probes), so this checks the probes' keys;
+#  * START carries the hardware fence run_job() returned (arg2 context, arg3 seqno), the
+#    tracepoint's; on vsched one context per ring and seqnos 1, 2, 3, ... in order;
+#  * no TIMEOUT and no drm_sched_job_timeout;
 #  * each of those events is stamped at or after its tracepoint (a FIGURE gives the delays);
 #  * END carries the hardware fence's error: F (failed by the engine) status 5 (EIO) with the
 #    ERROR flag, every other job status 0;
@@ -99,28 +104,36 @@ awk -v dir="$W" -v map="$J" '
         ev = ""
         for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { ev = $(i + 1); ts = substr($i, 1, length($i) - 1); break }
         sub(/:$/, "", ev)
-        if (ev == "drm_sched_job" || ev == "drm_run_job" || ev == "drm_sched_job_wait_dep") {
+        if (ev == "drm_sched_job" || ev == "drm_run_job" || ev == "drm_sched_job_wait_dep" ||
+            ev == "drm_sched_job_hw_fence" || ev == "drm_sched_job_wait_dep_end" || ev == "drm_sched_job_timeout") {
             ring = get("ring"); k = key[ring "/" get("id")]
             if (k == "") { unknown++; k = "unknown " ring " id" get("id") }
         }
         if (ev == "drm_sched_job") { fk[get("fence")] = k; ty = "QUEUE"; print k > (dir "/t.QUEUE") }
-        else if (ev == "drm_run_job") { ty = "START"; print k > (dir "/t.START") }
-        else if (ev == "drm_sched_process_job") {
+        else if (ev == "drm_run_job") { ty = "RUN"; print k > (dir "/t.RUN") }
+        else if (ev == "drm_sched_job_hw_fence") {
+            # the hand-over: run_job() returned the hardware fence; START is taken from it
+            ty = "START"; print k > (dir "/t.START")
+            print k, get("hw context"), get("hw seq"), get("error") > (dir "/t.HW")
+        } else if (ev == "drm_sched_process_job") {
             fp = get("fence"); k = fk[fp]; delete fk[fp]
             if (k == "") { unknown++; k = "unknown fence " fp }
-            ty = "END"; print k > (dir "/t.END")
+            ty = "END"; print k > (dir "/t.END"); print k, 0 - get("result") > (dir "/t.ENDST")
         } else if (ev == "drm_sched_job_wait_dep") { ty = "SYNC_ENTER"; print k, get("context"), get("seq") > (dir "/t.SYNC_ENTER") }
+        else if (ev == "drm_sched_job_wait_dep_end") { ty = "SYNC_EXIT"; print k > (dir "/t.SYNC_EXIT") }
+        else if (ev == "drm_sched_job_timeout") { ty = "TIMEOUT"; print k > (dir "/t.TIMEOUT") }
         else next
         print ty, k, ts > (dir "/t.times")
         n[ev]++
     }
     END { for (e in n) printf "FIGURE tracepoint %s %d\n", e, n[e]; printf "FIGURE tracepoint unmapped %d\n", unknown + 0 }
 ' "$OUT/sched-ftrace.txt"
-for e in QUEUE START END SYNC_ENTER; do touch "$W/t.$e"; sort -o "$W/t.$e" "$W/t.$e"; done
+for e in QUEUE RUN START END ENDST HW SYNC_ENTER SYNC_EXIT TIMEOUT; do touch "$W/t.$e"; sort -o "$W/t.$e" "$W/t.$e"; done
 
 # ---- the same instants: grtrace's time of each event minus its tracepoint's (both
 # CLOCK_MONOTONIC: the instance's trace clock is mono; grtrace's wall clock minus the session
-# anchor); the tracepoint fires just before each hook, so the difference is the hook's delay ----
+# anchor); grtrace's probe runs in the same tracepoint call, after the instance's (registered
+# first), so the difference is the probe's delay ----
 anchor=$(sed -n 's/^GRT: sched info: .* anchor \([0-9]*\) \([0-9]*\) .*/\1 \2/p' "$LOG" | head -1)
 "$P" "$OUT/sched" -a QUEUE,START,END,SYNC_ENTER -f '%a %x %r %n %z\n' 2> /dev/null |
     awk -v a="$anchor" -v T="$W/t.times" '
@@ -147,9 +160,27 @@ same() {  # same LABEL A B
     cmp -s "$2" "$3" || diff "$2" "$3" | head -5 | sed 's/^/     /'
 }
 same "QUEUE = drm_sched_job, by <ctx, ring, seqno>" "$W/g.QUEUE" "$W/t.QUEUE"
-same "START = drm_run_job" "$W/g.START" "$W/t.START"
+same "START = drm_sched_job_hw_fence (the hand-over after run_job())" "$W/g.START" "$W/t.START"
+same "START = drm_run_job (the same jobs)" "$W/g.START" "$W/t.RUN"
 same "END = drm_sched_process_job" "$W/g.END" "$W/t.END"
 same "SYNC_ENTER = drm_sched_job_wait_dep, with the awaited fence" "$W/g.SYNC_ENTER" "$W/t.SYNC_ENTER"
+cut -d' ' -f1-3 "$W/g.SYNC_EXIT" | sort > "$W/g.SYNC_EXITk"
+same "SYNC_EXIT = drm_sched_job_wait_dep_end, by job" "$W/g.SYNC_EXITk" "$W/t.SYNC_EXIT"
+# the link to the driver's ring job: START carries the hardware fence run_job() returned
+"$P" "$OUT/sched" -q -a START -f '%x %r %n %2 %3 %f\n' 2> /dev/null |
+    awk '$2 ~ /^vsched-/ && $6 !~ /error/ { print $1, $2, $3, $4, $5, 0 }' | sort > "$W/g.HW"
+same "START's hardware fence (arg2, arg3) = drm_sched_job_hw_fence's hw context and seq" "$W/g.HW" "$W/t.HW"
+# vsched's engines: one fence context per ring, seqnos 1, 2, 3, ... in hand-over order
+hwbad=$("$P" "$OUT/sched" -q -a START -f '%r %2 %3\n' 2> /dev/null | awk '
+    $1 ~ /^vsched-/ { if (!($1 in c)) { c[$1] = $2; n[$1] = 0; if (u[$2]++) bad++ }
+                      if ($2 != c[$1] || $3 != ++n[$1]) bad++ }
+    END { print bad + 0 }')
+check "START names the ring's own hardware fence: one context per ring, seqnos 1, 2, ... in order ($hwbad wrong)" \
+    "$([ "$hwbad" = 0 ] && [ -s "$W/g.HW" ]; echo $?)"
+"$P" "$OUT/sched" -q -a END -f '%x %r %n %2\n' 2> /dev/null | awk '$2 ~ /^vsched-/' | sort > "$W/g.ENDST"
+same "END status = drm_sched_process_job's result" "$W/g.ENDST" "$W/t.ENDST"
+check "no TIMEOUT, no drm_sched_job_timeout ($(grep -c . "$W/t.TIMEOUT") tracepoint events)" \
+    "$([ ! -s "$W/t.TIMEOUT" ] && ! grep -q ' TIMEOUT ' "$OUT/sched.txt"; echo $?)"
 same "QUEUE = the workload's jobs" "$W/g.QUEUE" "$W/truth.jobs"
 same "START = the workload's jobs" "$W/g.START" "$W/truth.jobs"
 same "END = the workload's jobs" "$W/g.END" "$W/truth.jobs"
