@@ -30,7 +30,7 @@ LOG=$OBJ.log
 
 D=drivers/gpu/drm
 HOOKS=(
-  $D/drm_drv.o
+  $D/drm_drv.o $D/drm_ioctl.o
   $D/scheduler/sched_main.o $D/scheduler/sched_entity.o $D/scheduler/sched_fence.o
   $D/grtrace/vsched.o
   $D/virtio/virtgpu_vq.o $D/virtio/virtgpu_fence.o $D/virtio/virtgpu_ioctl.o

@@ -17,12 +17,15 @@ trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE"/{bin,dev,proc,sys,tmp,mnt/out}
 cp "$BB" "$STAGE/bin/busybox"
 install -m 755 "$HERE/guest/init" "$STAGE/init"
-# uapi headers: the drm ones vendored from 6.12.117 (MIT), grtrace's from the series
-CFLAGS=(-static -O2 -Wall -Werror -D__user= -I"$HERE/guest/include" -I"$HERE/include/uapi")
+# uapi headers: the drm ones vendored from 6.12.117 (MIT), grtrace's from the series;
+# grtrace.h and vsched_drm.h (kept here) include "drm.h" as the kernel's uapi headers do
+CFLAGS=(-static -O2 -Wall -Werror -D__user= -I"$HERE/guest/include" -I"$HERE/include/uapi"
+        -I"$HERE/guest/include/drm")
 gcc "${CFLAGS[@]}" -o "$STAGE/bin/vgpu-workload" "$HERE/guest/vgpu-workload.c"
 gcc "${CFLAGS[@]}" -o "$STAGE/bin/grtrace-drain" "$HERE/guest/grtrace-drain.c"
-# vsched_drm.h (patch 8's uapi, kept here like grtrace.h) includes "drm.h" as the kernel's uapi does
-gcc "${CFLAGS[@]}" -I"$HERE/guest/include/drm" -o "$STAGE/bin/sched-workload" "$HERE/guest/sched-workload.c"
+gcc "${CFLAGS[@]}" -o "$STAGE/bin/sched-workload" "$HERE/guest/sched-workload.c"
+# the control ioctls against the ctl file (errnos, session id, render node, non-root)
+gcc "${CFLAGS[@]}" -o "$STAGE/bin/grtrace-ioctl" "$HERE/guest/grtrace-ioctl.c"
 if [ -n "$REC" ]; then
     file -L "$REC" | grep -qE 'statically linked|static-pie linked' ||
         { echo "mkinitramfs.sh: $REC is not static" >&2; exit 1; }

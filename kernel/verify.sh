@@ -7,6 +7,9 @@
 #
 # Checks, each printed as "ok"/"FAIL":
 #  * the guest finished, no kernel warning, the KUnit suite passed, the recorders exited 0;
+#  * control by ioctl: guest/grtrace-ioctl found the same errno through the ioctls as through
+#    ctl at every step, the session id, the render node and a non-root caller refused; the
+#    real grtrace logged that it controlled card0 by ioctl on /dev/dri/card0;
 #  * run: no record lost, no sequence gap; grtreport finds every job complete (but the few
 #    in flight at the edges: ended before the first COMMIT, committed after the last END);
 #  * run: the kernel's own tracepoints, enabled over a window that contains the recording,
@@ -62,13 +65,22 @@ check "guest finished (GRT: done)" "$(t grep -q '^GRT: done' "$LOG")"
 check "no kernel warning/oops (dmesg)" "$(t grep -q '^GRT: warnings=0' "$LOG")"
 check "KUnit drm_grtrace suite passed" "$(t grep -qE '^\[ *[0-9.]+\] ok [0-9]+ drm_grtrace' "$LOG")"
 kpass=$(grep -A0 -E '# drm_grtrace: pass:[0-9]+' "$LOG" | sed -n 's/.*# drm_grtrace: pass:\([0-9]*\) fail:0 .*/\1/p' | head -1)
-check "KUnit drm_grtrace: every case passed (${kpass:-?} of 9)" "$([ "${kpass:-0}" = 9 ]; echo $?)"
+check "KUnit drm_grtrace: every case passed (${kpass:-?} of 10)" "$([ "${kpass:-0}" = 10 ]; echo $?)"
 check "workload completed (A and B paths)" "$(t grep -qE 'DONE A=[1-9][0-9]* B=[1-9]' "$LOG")"
 check "recorder exited 0 (run)" "$(t grep -q '^GRT: workload rc=0 recorder rc=0' "$LOG")"
 check "recorder exited 0 (tiny buffers)" "$(t grep -q '^GRT: small recorder rc=0' "$LOG")"
 check "C drain of the unconsumed overflow exited 0 (lost == dropped, no bad record)" \
     "$(t grep -q '^GRT: overflow drain rc=0' "$LOG")"
 echo "recorder: $(sed -n 's/^GRT: recorder=//p' "$LOG")"
+# control by ioctl (DRM_IOCTL_GRTRACE_* on the primary node): the ctl file and the ioctls
+# give the same errno at every step, SETUP returns info's session id, the render node and a
+# caller without CAP_SYS_ADMIN are refused; the real grtrace says which control it used
+check "control ioctls: same errnos as ctl, session id, render node and non-root refused" \
+    "$(t grep -q '^GRT: ioctl check PASS' "$LOG")"
+if grep -qE '^GRT: recorder=grtrace\s*$' "$LOG"; then
+    check "the real grtrace controlled card0 by ioctl on /dev/dri/card0" \
+        "$(t grep -q '^grtrace: card0: control by ioctl on /dev/dri/card0$' "$OUT/record.log")"
+fi
 
 # ---- run ----
 # parse NAME: grtparse OUTDIR/NAME into NAME.txt (lines and summary), NAME.err and the

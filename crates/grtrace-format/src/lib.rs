@@ -11,6 +11,7 @@
 //!   for tests, the synthetic generator and the simulator's scenarios.
 //! * [`error`]: typed decoding errors that name the byte offset.
 //! * [`relay`]: the relay sub-buffer protocol (FORMAT.md §7) shared by recorder and simulator.
+//! * [`ioctl`]: the session-control ioctls on a card's primary node (FORMAT.md §7.1).
 //! * [`vocab`]: the vocabulary: record types ([`RecordType`]) and event codes ([`Event`]) as
 //!   open newtypes, with names and what each event's arguments mean.
 //! * [`synth`]: a deterministic synthetic workload (fixtures, benchmarks, tests).
@@ -74,6 +75,7 @@ pub mod builder;
 pub mod encode;
 pub mod endian;
 pub mod error;
+pub mod ioctl;
 #[cfg(feature = "relay")]
 pub mod relay;
 mod sigbus;

@@ -7,6 +7,7 @@
 //! header in patch 1 is exactly the header kept in the repository.
 
 use grtrace_format::abi::*;
+use grtrace_format::ioctl::{self as gio, setup_flag, setup_off};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -237,7 +238,92 @@ fn generate() -> String {
     a.eq("GRTRACE_MIN_N_SUBBUFS", subbuf::MIN_N_SUBBUFS);
     a.eq("GRTRACE_MAX_N_SUBBUFS", subbuf::MAX_N_SUBBUFS);
 
+    // the control ioctls on the primary node
+    let t = "drm_grtrace_setup";
+    a.size(t, setup_off::SIZE);
+    a.size(t, std::mem::size_of::<gio::DrmGrtraceSetup>());
+    for (f, off, n) in [
+        ("subbuf_size", setup_off::SUBBUF_SIZE, 4),
+        ("n_subbufs", setup_off::N_SUBBUFS, 4),
+        ("events", setup_off::EVENTS, 8),
+        ("flags", setup_off::FLAGS, 4),
+        ("pid", setup_off::PID, 4),
+        ("ctx", setup_off::CTX, 4),
+        ("ring", setup_off::RING, 4),
+        ("session", setup_off::SESSION, 8),
+    ] {
+        a.off(t, f, off);
+        a.field_size(t, f, n);
+    }
+    a.eq("GRTRACE_SETUP_PID", setup_flag::PID);
+    a.eq("GRTRACE_SETUP_CTX", setup_flag::CTX);
+    a.eq("GRTRACE_SETUP_RING", setup_flag::RING);
+    a.eq("GRTRACE_SETUP_KNOWN", setup_flag::KNOWN);
+    a.eq("DRM_IOCTL_BASE", gio::DRM_IOCTL_BASE);
+    for (name, nr, code) in IOCTLS {
+        a.eq(&format!("DRM_IOCTL_{name}"), code);
+        a.eq(&format!("_IOC_NR(DRM_IOCTL_{name})"), nr);
+        a.eq(&format!("_IOC_TYPE(DRM_IOCTL_{name})"), gio::DRM_IOCTL_BASE);
+    }
+    a.eq("_IOC_SIZE(DRM_IOCTL_GRTRACE_SETUP)", setup_off::SIZE);
+    a.eq(
+        "_IOC_DIR(DRM_IOCTL_GRTRACE_SETUP) == (_IOC_READ | _IOC_WRITE)",
+        1,
+    );
+    a.eq("_IOC_DIR(DRM_IOCTL_GRTRACE_START) == _IOC_NONE", 1);
+
     a.0
+}
+
+/// The ioctls: name after `DRM_IOCTL_`, `_IOC_NR`, the request code.
+const IOCTLS: [(&str, u8, u32); 4] = [
+    ("GRTRACE_SETUP", gio::NR_SETUP, gio::DRM_IOCTL_GRTRACE_SETUP),
+    ("GRTRACE_START", gio::NR_START, gio::DRM_IOCTL_GRTRACE_START),
+    ("GRTRACE_STOP", gio::NR_STOP, gio::DRM_IOCTL_GRTRACE_STOP),
+    (
+        "GRTRACE_TEARDOWN",
+        gio::NR_TEARDOWN,
+        gio::DRM_IOCTL_GRTRACE_TEARDOWN,
+    ),
+];
+
+/// The 6.12.117 `drm.h` (kept in `kernel/guest/include/drm/`): the header that `grtrace.h`
+/// includes, and the core ioctl numbers grtrace's must not collide with.
+fn drm_h_dir() -> PathBuf {
+    repo_root().join("kernel/guest/include/drm")
+}
+
+#[test]
+fn ioctl_numbers_are_free_in_linux_6_12() {
+    let drm_h = std::fs::read_to_string(drm_h_dir().join("drm.h")).unwrap();
+    let mut used = Vec::new();
+    for line in drm_h
+        .lines()
+        .filter(|l| l.starts_with("#define DRM_IOCTL_"))
+    {
+        // DRM_IO(0x00), DRM_IOR( 0x01, ...), DRM_IOWR(0xD0, ...)
+        if let Some(open) = line
+            .find("DRM_IO")
+            .and_then(|i| line[i..].find('(').map(|j| i + j))
+        {
+            let arg = line[open + 1..].trim_start();
+            if let Some(hex) = arg.strip_prefix("0x").or_else(|| arg.strip_prefix("0X")) {
+                let digits: String = hex.chars().take_while(|c| c.is_ascii_hexdigit()).collect();
+                used.push(u8::from_str_radix(&digits, 16).unwrap());
+            }
+        }
+    }
+    // the parse found the core table (0x00 VERSION .. 0xD0 MODE_CLOSEFB)
+    assert!(used.len() > 100, "parsed only {} core ioctls", used.len());
+    assert_eq!(used.iter().max(), Some(&0xD0));
+    for (name, nr, _) in IOCTLS {
+        assert!(!used.contains(&nr), "{name} 0x{nr:X} is taken in 6.12");
+        // not in the driver range DRM_COMMAND_BASE..DRM_COMMAND_END either
+        assert!(
+            !(0x40..0xA0).contains(&nr),
+            "{name} 0x{nr:X} is a driver number"
+        );
+    }
 }
 
 fn gcc() -> String {
@@ -257,6 +343,11 @@ fn compile(src: &str, flags: &[&str]) -> Result<(), String> {
     let out = Command::new(gcc())
         .args(["-std=c11", "-Wall", "-Werror", "-fsyntax-only", "-I"])
         .arg(&inc)
+        // grtrace.h includes "drm.h", as the kernel's drm uapi headers do; that copy is the
+        // source form, whose __user annotations headers_install would strip
+        .arg("-I")
+        .arg(drm_h_dir())
+        .arg("-D__user=")
         .args(flags)
         .arg(&c)
         .output()
@@ -304,6 +395,15 @@ fn the_check_can_fail() {
     a.off("grtrace_event", "seqno", event_off::SEQNO + 8);
     let err = compile(&a.0, &[]).expect_err("a wrong offset compiled");
     assert!(err.contains("seqno"), "unexpected gcc error: {err}");
+    // and an ioctl whose size disagrees (a struct grown on one side only)
+    let mut a = Asserts::new();
+    let grown = gio::DRM_IOCTL_GRTRACE_SETUP + (8 << 16);
+    a.eq("DRM_IOCTL_GRTRACE_SETUP", grown);
+    let err = compile(&a.0, &[]).expect_err("a wrong ioctl number compiled");
+    assert!(
+        err.contains("DRM_IOCTL_GRTRACE_SETUP"),
+        "unexpected gcc error: {err}"
+    );
 }
 
 #[test]

@@ -1,12 +1,17 @@
-//! A traced device seen from user space: `<root>/grtrace/cardN/` and its control files.
+//! A traced device seen from user space: `<root>/grtrace/cardN/`, its files, and how its
+//! session is controlled: by ioctl on the card's primary node `/dev/dri/cardN` (the kernel),
+//! or by the debugfs-style `ctl` file (the simulator, which has no DRM device).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use grtrace_format::abi::files;
+use grtrace_format::ioctl::{self as gio, DrmGrtraceSetup};
 use grtrace_format::relay::{CpuState, CtlCommand, DevState, Info};
 
 use crate::error::RecordError;
@@ -19,11 +24,44 @@ pub const DEFAULT_ROOT: &str = "/sys/kernel/debug";
 /// applies commands asynchronously).
 const STATE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Where the DRM primary nodes are.
+pub const DRI_DIR: &str = "/dev/dri";
+
+/// The ioctls of `include/uapi/drm/grtrace.h` (nix computes each architecture's encoding;
+/// a unit test checks it against grtrace-format's, which the uapi test checks against the
+/// header).
+mod sys {
+    use grtrace_format::ioctl::{
+        DrmGrtraceSetup, DRM_IOCTL_BASE, NR_SETUP, NR_START, NR_STOP, NR_TEARDOWN,
+    };
+    nix::ioctl_readwrite!(grtrace_setup, DRM_IOCTL_BASE, NR_SETUP, DrmGrtraceSetup);
+    nix::ioctl_none!(grtrace_start, DRM_IOCTL_BASE, NR_START);
+    nix::ioctl_none!(grtrace_stop, DRM_IOCTL_BASE, NR_STOP);
+    nix::ioctl_none!(grtrace_teardown, DRM_IOCTL_BASE, NR_TEARDOWN);
+    // DRM_IOCTL_DROP_MASTER = DRM_IO(0x1f)
+    nix::ioctl_none!(drm_drop_master, DRM_IOCTL_BASE, 0x1f);
+}
+
+/// How a device's session is set up, started, stopped and torn down.
+#[derive(Clone, Debug)]
+pub enum Control {
+    /// `DRM_IOCTL_GRTRACE_*` on the card's primary node, held open while the device is used.
+    Ioctl {
+        /// `/dev/dri/cardN`.
+        node: PathBuf,
+        fd: Arc<OwnedFd>,
+    },
+    /// One command per `write()` to `<dir>/ctl`: the simulator, or a card without a DRM node
+    /// here (the same transitions; the kernel keeps the file for shells and debugging).
+    CtlFile,
+}
+
 #[derive(Clone, Debug)]
 pub struct Device {
     /// `card0`.
     pub name: String,
     pub dir: PathBuf,
+    pub control: Control,
 }
 
 /// Accepts `card0`, `0` and `/dev/dri/card0`.
@@ -75,7 +113,29 @@ impl Device {
                 available,
             });
         }
-        Ok(Device { name, dir })
+        let mut dev = Device {
+            name,
+            dir,
+            control: Control::CtlFile,
+        };
+        // a simulator tree never drives a real card, even on a machine that has one
+        if !dev.info()?.simulated {
+            if let Some(node) = drm_primary_node(Path::new(DRI_DIR), &dev.name) {
+                dev.control = Control::Ioctl {
+                    fd: Arc::new(open_primary(&node)?),
+                    node,
+                };
+            }
+        }
+        Ok(dev)
+    }
+
+    /// How the session is controlled, for the user: `ioctl on /dev/dri/card0` or the file.
+    pub fn control_desc(&self) -> String {
+        match &self.control {
+            Control::Ioctl { node, .. } => format!("ioctl on {}", node.display()),
+            Control::CtlFile => format!("{}", self.path(files::CTL).display()),
+        }
     }
 
     /// The debugfs root (or grtsim root) the device was found under.
@@ -117,34 +177,42 @@ impl Device {
         })
     }
 
-    /// Writes one command to `ctl` (one `write()`, as the kernel wants).
+    /// Sends one command: an ioctl on the primary node, or one `write()` to `ctl`. Both
+    /// fail with the same errnos, mapped to the same errors.
     pub fn ctl(&self, cmd: &CtlCommand) -> Result<(), RecordError> {
-        let p = self.path(files::CTL);
-        let mut f = open_write(&p)?;
-        let line = format!("{cmd}\n");
-        f.write_all(line.as_bytes()).map_err(|e| {
-            if e.raw_os_error() == Some(nix::libc::EBUSY) {
-                RecordError::Busy {
-                    dev: self.name.clone(),
-                    root: self.root(),
-                }
-            } else if e.raw_os_error() == Some(nix::libc::EINVAL) {
-                RecordError::Protocol {
-                    dev: self.name.clone(),
-                    msg: format!("the kernel refused `{cmd}` (check -b/-n ranges and filters)"),
-                }
-            } else if e.raw_os_error() == Some(nix::libc::ENOMEM) {
-                RecordError::io(
-                    format!(
-                        "{}: `{cmd}`: not enough kernel memory for the relay buffers (lower -b or -n)",
-                        self.name
-                    ),
-                    e,
-                )
-            } else {
-                open_error(&p, e)
+        match &self.control {
+            Control::Ioctl { node, fd } => {
+                ioctl_command(fd, cmd).map_err(|e| self.command_error(cmd, node, e.into()))
             }
-        })
+            Control::CtlFile => {
+                let p = self.path(files::CTL);
+                let mut f = open_write(&p)?;
+                let line = format!("{cmd}\n");
+                f.write_all(line.as_bytes())
+                    .map_err(|e| self.command_error(cmd, &p, e))
+            }
+        }
+    }
+
+    fn command_error(&self, cmd: &CtlCommand, p: &Path, e: io::Error) -> RecordError {
+        match e.raw_os_error() {
+            Some(nix::libc::EBUSY) => RecordError::Busy {
+                dev: self.name.clone(),
+                root: self.root(),
+            },
+            Some(nix::libc::EINVAL) => RecordError::Protocol {
+                dev: self.name.clone(),
+                msg: format!("the kernel refused `{cmd}` (check -b/-n ranges and filters)"),
+            },
+            Some(nix::libc::ENOMEM) => RecordError::io(
+                format!(
+                    "{}: `{cmd}`: not enough kernel memory for the relay buffers (lower -b or -n)",
+                    self.name
+                ),
+                e,
+            ),
+            _ => open_error(p, e),
+        }
     }
 
     /// Waits until `info` shows `want` (or, for robustness, a later state of the session).
@@ -174,6 +242,60 @@ impl Device {
     pub fn trace_path(&self, cpu: u32) -> PathBuf {
         self.path(&format!("{}{cpu}", files::TRACE_PREFIX))
     }
+}
+
+/// One command as a `DRM_IOCTL_GRTRACE_*` ioctl.
+fn ioctl_command(fd: &OwnedFd, cmd: &CtlCommand) -> nix::Result<()> {
+    let fd = fd.as_raw_fd();
+    // SAFETY: `fd` is an open DRM primary node; SETUP reads and writes exactly one
+    // `struct drm_grtrace_setup` (the layout the uapi test checks), the others take no argument.
+    unsafe {
+        match *cmd {
+            CtlCommand::Setup {
+                subbuf_size,
+                n_subbufs,
+                filters,
+            } => {
+                // out-of-range sizes become values the kernel refuses, never truncated ones
+                let size = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+                let mut req = DrmGrtraceSetup::new(size(subbuf_size), size(n_subbufs), &filters);
+                sys::grtrace_setup(fd, &mut req).map(drop)
+            }
+            CtlCommand::Start => sys::grtrace_start(fd).map(drop),
+            CtlCommand::Stop => sys::grtrace_stop(fd).map(drop),
+            CtlCommand::Teardown => sys::grtrace_teardown(fd).map(drop),
+            _ => Err(nix::errno::Errno::EINVAL),
+        }
+    }
+}
+
+/// `<dri>/cardN` if it is the DRM primary node of card N: a character device of the DRM
+/// major whose minor is N (primary nodes are minors 0-63, render nodes start at 128).
+pub fn drm_primary_node(dri: &Path, card: &str) -> Option<PathBuf> {
+    let n: u64 = card.strip_prefix("card")?.parse().ok()?;
+    let node = dri.join(card);
+    let meta = fs::metadata(&node).ok()?;
+    let rdev = meta.rdev();
+    let is_drm = meta.file_type().is_char_device()
+        && nix::sys::stat::major(rdev) == u64::from(gio::DRM_MAJOR)
+        && nix::sys::stat::minor(rdev) == n;
+    is_drm.then_some(node)
+}
+
+/// Opens the primary node for the control ioctls. The first opener of a primary node
+/// becomes DRM master when none exists; the recorder needs no master and must not keep a
+/// compositor or a KMS workload from getting it, so it drops it at once (an error just means
+/// it was not master).
+fn open_primary(node: &Path) -> Result<OwnedFd, RecordError> {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(nix::libc::O_CLOEXEC)
+        .open(node)
+        .map_err(|e| open_error(node, e))?;
+    // SAFETY: DRM_IOCTL_DROP_MASTER takes no argument; `f` is open.
+    let _ = unsafe { sys::drm_drop_master(f.as_raw_fd()) };
+    Ok(OwnedFd::from(f))
 }
 
 /// Opens a control file for writing without blocking: on a FIFO without reader this fails
@@ -247,4 +369,45 @@ pub fn kill(dev: &Device) -> Result<DevState, RecordError> {
     dev.ctl(&CtlCommand::Teardown)?;
     dev.wait_state(DevState::Idle)?;
     Ok(info.state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    // the request type is c_ulong on glibc and c_int on musl
+    #[allow(clippy::unnecessary_cast)]
+    fn nix_encodes_the_ioctls_as_the_uapi_header() {
+        let size = std::mem::size_of::<DrmGrtraceSetup>();
+        let setup = nix::request_code_readwrite!(gio::DRM_IOCTL_BASE, gio::NR_SETUP, size);
+        assert_eq!(setup as u64, u64::from(gio::DRM_IOCTL_GRTRACE_SETUP));
+        for (nr, code) in [
+            (gio::NR_START, gio::DRM_IOCTL_GRTRACE_START),
+            (gio::NR_STOP, gio::DRM_IOCTL_GRTRACE_STOP),
+            (gio::NR_TEARDOWN, gio::DRM_IOCTL_GRTRACE_TEARDOWN),
+        ] {
+            let c = nix::request_code_none!(gio::DRM_IOCTL_BASE, nr);
+            assert_eq!(c as u64, u64::from(code));
+        }
+    }
+
+    #[test]
+    fn only_a_drm_char_device_with_the_cards_minor_is_a_primary_node() {
+        let dir = std::env::temp_dir().join(format!("grtrace-dri-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        // a regular file and a character device of another major are not DRM nodes
+        fs::write(dir.join("card0"), b"").unwrap();
+        assert_eq!(drm_primary_node(&dir, "card0"), None);
+        assert_eq!(drm_primary_node(Path::new("/dev"), "null"), None);
+        let _ = fs::remove_dir_all(&dir);
+        assert_eq!(drm_primary_node(&dir, "card0"), None);
+        // a real one, where this machine has it
+        if let Ok(meta) = fs::metadata("/dev/dri/card0") {
+            let drm = meta.file_type().is_char_device()
+                && nix::sys::stat::major(meta.rdev()) == 226
+                && nix::sys::stat::minor(meta.rdev()) == 0;
+            assert_eq!(drm_primary_node(Path::new(DRI_DIR), "card0").is_some(), drm);
+        }
+    }
 }

@@ -1,7 +1,8 @@
 //! # grtrace-record
 //!
-//! The recorder behind `grtrace`: sets up the kernel's per-device relay channel through
-//! `<debugfs>/grtrace/cardN/ctl`, maps every per-CPU `trace<cpu>` buffer read-only, and drains
+//! The recorder behind `grtrace`: sets up the kernel's per-device relay channel through the
+//! `DRM_IOCTL_GRTRACE_*` ioctls on the card's primary node `/dev/dri/cardN` (or, for the
+//! simulator, which has no DRM device, through `<root>/grtrace/cardN/ctl`), maps every per-CPU `trace<cpu>` buffer read-only, and drains
 //! it with the consumer of FORMAT.md §7.2 (one thread per CPU) into `BASE.grtrace.<cpu>`
 //! streams, or one merged stream on stdout for `-o -`. One writer thread per output stream owns
 //! it; drain threads hand writers pooled buffers over crossbeam channels, so nothing is
@@ -249,6 +250,8 @@ impl Session {
                 root,
             });
         }
+        // says which control path is used (the e2e boot checks that the kernel's is the ioctl)
+        eprintln!("grtrace: {}: control by {}", dev.name, dev.control_desc());
         dev.ctl(&CtlCommand::Setup {
             subbuf_size: opts.subbuf_size,
             n_subbufs: opts.n_subbufs,

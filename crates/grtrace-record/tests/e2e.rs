@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use grtrace_format::abi::{rtype, INFO_STOPPED_CLEANLY};
 use grtrace_format::relay::{DevState, Filters};
 use grtrace_format::{Body, EventCode, Records, StreamHeader};
+use grtrace_record::device::Control;
 use grtrace_record::{Device, Options, RecordError};
 use grtrace_sim::{Sim, SimConfig};
 
@@ -307,6 +308,37 @@ fn missing_tree_and_missing_card_say_what_to_do() {
 }
 
 // ---- The binary: signals, pipes, usage errors. ----
+
+#[test]
+fn the_simulator_is_controlled_through_its_ctl_file_and_the_recorder_says_so() {
+    let (root, out) = (TempDir::new("root"), TempDir::new("out"));
+    let sim = Sim::start(&sim_cfg(&root.0, 10)).unwrap();
+    let dev = Device::find(&root.0, "card0").unwrap();
+    // `simulated 1` in info: the ctl file, never an ioctl (even where /dev/dri/card0 exists)
+    assert!(matches!(dev.control, Control::CtlFile), "{:?}", dev.control);
+    let ctl = root.0.join("grtrace/card0/ctl");
+    assert_eq!(dev.control_desc(), ctl.display().to_string());
+    let o = grtrace_bin()
+        .arg("-r")
+        .arg(&root.0)
+        .args(["-d", "card0", "-w", "2", "-o"])
+        .arg(out.0.join("run"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("grtrace: card0: control by {}", ctl.display())),
+        "{err}"
+    );
+    // setup, start, stop and teardown all went through the file: the device is idle again
+    // and every event produced was recorded
+    assert_eq!(dev.info().unwrap().state, DevState::Idle);
+    let mut seen = Seen::default();
+    read_files(&out.0.join("run"), 2, &mut seen);
+    assert_eq!(seen.events, 10);
+    drop(sim);
+}
 
 fn grtrace_bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_grtrace"))

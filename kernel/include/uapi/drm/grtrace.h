@@ -7,15 +7,18 @@
  * assertions generated from the user-space definition, so both agree byte for
  * byte.  All fields are in the byte order of the writing host.
  *
- * /sys/kernel/debug/grtrace/cardN/trace<cpu> are relay buffers of n_subbufs
- * sub-buffers of subbuf_size bytes.  Every sub-buffer starts with a
- * struct grtrace_subbuf_header; records follow it, each starting with a
+ * A session is controlled through ioctls on the card's primary node
+ * (/dev/dri/cardN), root only, as BLKTRACESETUP and friends control blktrace:
+ * DRM_IOCTL_GRTRACE_SETUP, _START, _STOP and _TEARDOWN (at the end of this
+ * header).  /sys/kernel/debug/grtrace/cardN/trace<cpu> are then relay buffers
+ * of n_subbufs sub-buffers of subbuf_size bytes.  Every sub-buffer starts with
+ * a struct grtrace_subbuf_header; records follow it, each starting with a
  * struct grtrace_record_header, 8-byte aligned and a multiple of 8 in size.
  */
 #ifndef _UAPI_DRM_GRTRACE_H_
 #define _UAPI_DRM_GRTRACE_H_
 
-#include <linux/types.h>
+#include "drm.h"
 
 #if defined(__cplusplus)
 extern "C" {
@@ -216,6 +219,55 @@ struct grtrace_subbuf_header {
 	__u32 lost;		/* records refused before this sub-buffer */
 	__u32 flags;		/* GRTRACE_SUBBUF_FINAL */
 };
+
+/*
+ * Session control: DRM core ioctls on the primary node, root only
+ * (CAP_SYS_ADMIN, else EACCES), refused on render nodes.  One session per
+ * device, whoever opened the node: the states are idle, setup, running and
+ * stopped.
+ *
+ * SETUP (idle -> setup) creates the relay channel; EBUSY when the device is
+ * not idle, EINVAL when a field is out of range, an unknown flag is set or
+ * all buffers together (subbuf_size * n_subbufs * possible CPUs) would take
+ * more than a quarter of RAM, ENOMEM, ENODEV when the device has no grtrace
+ * directory.  START (setup or stopped -> running; EINVAL when idle; running
+ * stays running) writes the ring-table notes and begins tracing.  STOP
+ * (running -> stopped; otherwise nothing) waits for writers and flushes, so
+ * that every sub-buffer holding data is FINAL.  TEARDOWN (any state -> idle)
+ * stops and removes the trace files; an open mapping stays valid.
+ */
+#define GRTRACE_SETUP_PID		(1u << 0)	/* pid is set */
+#define GRTRACE_SETUP_CTX		(1u << 1)	/* ctx is set */
+#define GRTRACE_SETUP_RING		(1u << 2)	/* ring is set */
+#define GRTRACE_SETUP_KNOWN		0x7u
+
+struct drm_grtrace_setup {
+	/* in: GRTRACE_MIN..MAX_SUBBUF_SIZE, a multiple of 8 */
+	__u32 subbuf_size;
+	/* in: GRTRACE_MIN..MAX_N_SUBBUFS */
+	__u32 n_subbufs;
+	/* in: bit 1 << GRTRACE_EV_* selects an event; 0 selects every event */
+	__u64 events;
+	/* in: GRTRACE_SETUP_*, the filters that are set */
+	__u32 flags;
+	/*
+	 * in: events taken in the context of another user process are
+	 * filtered out; interrupt, kernel thread and worker events always pass
+	 */
+	__u32 pid;
+	__u32 ctx;		/* in: only events of this context */
+	__u32 ring;		/* in: only events of this ring */
+	__u64 session;		/* out: the session id that info shows */
+};
+
+/*
+ * Core DRM ioctl numbers after the last one of Linux 6.12
+ * (DRM_IOCTL_MODE_CLOSEFB, 0xD0), leaving room for the core's own next ones.
+ */
+#define DRM_IOCTL_GRTRACE_SETUP	DRM_IOWR(0xE0, struct drm_grtrace_setup)
+#define DRM_IOCTL_GRTRACE_START	DRM_IO(0xE1)
+#define DRM_IOCTL_GRTRACE_STOP	DRM_IO(0xE2)
+#define DRM_IOCTL_GRTRACE_TEARDOWN	DRM_IO(0xE3)
 
 #if defined(__cplusplus)
 }
