@@ -5,7 +5,7 @@
 # DRM_VIRTIO_GPU=y, DRM_GRTRACE_VSCHED=y.
 # Both builds use W=1 and sparse (C=2, when `sparse` is installed).
 #
-# Verdict: the objects build; the series' own files (drm_grtrace*, *_grtrace.h) have no
+# Verdict: the objects build; the series' own files (drm_grtrace*, *_grtrace.[ch]) have no
 # compiler or sparse warning at all; and the other objects have exactly the same warnings with
 # the option on and off (upstream files carry some W=1 and sparse warnings of their own; they are
 # compared without line numbers). A warning only with the option on comes from a hook; one only
@@ -34,7 +34,8 @@ HOOKS=(
   $D/scheduler/sched_main.o $D/scheduler/sched_entity.o $D/scheduler/sched_fence.o
   $D/grtrace/vsched.o
   $D/virtio/virtgpu_vq.o $D/virtio/virtgpu_fence.o $D/virtio/virtgpu_ioctl.o
-  $D/virtio/virtgpu_kms.o $D/virtio/virtgpu_object.o
+  $D/virtio/virtgpu_kms.o $D/virtio/virtgpu_object.o $D/virtio/virtgpu_drv.o
+  $D/virtio/virtgpu_trace_points.o drivers/dma-buf/dma-fence.o
   $D/amd/amdgpu/amdgpu_ring.o $D/amd/amdgpu/amdgpu_fence.o $D/amd/amdgpu/amdgpu_ib.o
   $D/amd/amdgpu/amdgpu_job.o $D/amd/amdgpu/amdgpu_vm.o $D/amd/amdgpu/amdgpu_object.o
   $D/amd/amdgpu/amdgpu_device.o $D/amd/amdgpu/amdgpu_ring_mux.o $D/amd/amdgpu/gmc_v9_0.o
@@ -42,7 +43,9 @@ HOOKS=(
   $D/i915/gt/intel_execlists_submission.o $D/i915/gt/intel_reset.o
   $D/i915/gt/intel_engine_user.o
 )
-CORE=($D/drm_grtrace.o $D/tests/drm_grtrace_test.o)
+# the core and the probe providers (tracepoint consumers), built only with the option
+CORE=($D/drm_grtrace.o $D/drm_grtrace_probes.o $D/tests/drm_grtrace_test.o
+  $D/scheduler/sched_grtrace.o $D/virtio/virtgpu_grtrace.o)
 
 # config VARIANT(on|off) DIR
 config() {
@@ -92,9 +95,9 @@ t2=$(date +%s.%N)
 cat "$OBJ-on.out" "$OBJ-off.out" >> "$LOG"
 warnings "$OBJ-on.out" > "$OBJ-on.warn"
 warnings "$OBJ-off.out" > "$OBJ-off.warn"
-own=$(grep -E 'drm_grtrace|_grtrace\.h' "$OBJ-on.warn" "$OBJ-off.warn" || true)
-on_only=$(comm -23 "$OBJ-on.warn" "$OBJ-off.warn" | grep -vE 'drm_grtrace|_grtrace\.h' || true)
-off_only=$(comm -13 "$OBJ-on.warn" "$OBJ-off.warn" | grep -vE 'drm_grtrace|_grtrace\.h' || true)
+own=$(grep -E 'drm_grtrace|_grtrace\.[ch]' "$OBJ-on.warn" "$OBJ-off.warn" || true)
+on_only=$(comm -23 "$OBJ-on.warn" "$OBJ-off.warn" | grep -vE 'drm_grtrace|_grtrace\.[ch]' || true)
+off_only=$(comm -13 "$OBJ-on.warn" "$OBJ-off.warn" | grep -vE 'drm_grtrace|_grtrace\.[ch]' || true)
 [ -z "$own" ] || { echo "compile-test: warnings in the series' own files:"; echo "$own"; fail=1; }
 [ -z "$on_only" ] || { echo "compile-test: warnings only with DRM_GRTRACE=y:"; echo "$on_only"; fail=1; }
 [ -z "$off_only" ] || { echo "compile-test: warnings only with DRM_GRTRACE off:"; echo "$off_only"; fail=1; }

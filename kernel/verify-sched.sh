@@ -21,18 +21,24 @@
 #    instance overran nothing;
 #  * no record lost, no sequence gap, no sequence error;
 #  * one for one, by <ctx, ring, seqno> (ctx = the finished fence's context): QUEUE =
-#    drm_sched_job, START = drm_run_job, END = drm_sched_process_job, SYNC_ENTER (with the
-#    awaited fence's context and seqno) = drm_sched_job_wait_dep; and each is exactly the
-#    workload's job set (SYNC_ENTER: its dependency list);
+#    drm_sched_job, START = drm_sched_job_hw_fence (and the same jobs as drm_run_job), END =
+#    drm_sched_process_job (status = its result), SYNC_ENTER (with the awaited fence's
+#    context and seqno) = drm_sched_job_wait_dep, SYNC_EXIT = drm_sched_job_wait_dep_end; and
+#    each is exactly the workload's job set (SYNC_ENTER: its dependency list); grtrace takes
+#    these events from exactly these tracepoints (probes), so this checks the probes' keys;
+#  * START carries the hardware fence run_job() returned (arg2 context, arg3 seqno), the
+#    tracepoint's; on vsched one context per ring and seqnos 1, 2, 3, ... in order;
+#  * no TIMEOUT and no drm_sched_job_timeout;
 #  * each of those events is stamped at or after its tracepoint (a FIGURE gives the delays);
 #  * END carries the hardware fence's error: F (failed by the engine) status 5 (EIO) with the
 #    ERROR flag, every other job status 0;
 #  * QUEUE/START/END name the job's own fence context (arg0) and one DRM client id per
 #    context, three distinct ones;
 #  * every SYNC_ENTER has one SYNC_EXIT naming the same fence, not before it;
-#  * per job QUEUE <= START <= END (queue time never negative), END - START >= the job's
-#    engine time; the pattern's orderings hold: s2 and s3 wait for a credit that only L's
-#    and s1's completions return (START(s2) >= START(L) + 30 ms, START(s3) >= START(L) + 32 ms;
+#  * per job QUEUE <= START <= END (queue time never negative), END - drm_run_job >= the job's
+#    engine time (the engine starts inside run_job(), before START); the pattern's orderings
+#    hold: s2 and s3 wait for a credit that only L's and s1's completions return
+#    (START(s2) >= RUN(L) + 30 ms, START(s3) >= RUN(L) + 32 ms, RUN = drm_run_job;
 #    not END(L): drm_sched_job_done() returns the credit before END is stamped, so another
 #    CPU may hand s2 over between the two), X starts after L ends (cross-ring
 #    dependency), Y starts after X starts and ends after X (same ring: pipelined on the
@@ -99,28 +105,36 @@ awk -v dir="$W" -v map="$J" '
         ev = ""
         for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { ev = $(i + 1); ts = substr($i, 1, length($i) - 1); break }
         sub(/:$/, "", ev)
-        if (ev == "drm_sched_job" || ev == "drm_run_job" || ev == "drm_sched_job_wait_dep") {
+        if (ev == "drm_sched_job" || ev == "drm_run_job" || ev == "drm_sched_job_wait_dep" ||
+            ev == "drm_sched_job_hw_fence" || ev == "drm_sched_job_wait_dep_end" || ev == "drm_sched_job_timeout") {
             ring = get("ring"); k = key[ring "/" get("id")]
             if (k == "") { unknown++; k = "unknown " ring " id" get("id") }
         }
         if (ev == "drm_sched_job") { fk[get("fence")] = k; ty = "QUEUE"; print k > (dir "/t.QUEUE") }
-        else if (ev == "drm_run_job") { ty = "START"; print k > (dir "/t.START") }
-        else if (ev == "drm_sched_process_job") {
+        else if (ev == "drm_run_job") { ty = "RUN"; print k > (dir "/t.RUN") }
+        else if (ev == "drm_sched_job_hw_fence") {
+            # the hand-over: run_job() returned the hardware fence; START is taken from it
+            ty = "START"; print k > (dir "/t.START")
+            print k, get("hw context"), get("hw seq"), get("error") > (dir "/t.HW")
+        } else if (ev == "drm_sched_process_job") {
             fp = get("fence"); k = fk[fp]; delete fk[fp]
             if (k == "") { unknown++; k = "unknown fence " fp }
-            ty = "END"; print k > (dir "/t.END")
+            ty = "END"; print k > (dir "/t.END"); print k, 0 - get("result") > (dir "/t.ENDST")
         } else if (ev == "drm_sched_job_wait_dep") { ty = "SYNC_ENTER"; print k, get("context"), get("seq") > (dir "/t.SYNC_ENTER") }
+        else if (ev == "drm_sched_job_wait_dep_end") { ty = "SYNC_EXIT"; print k > (dir "/t.SYNC_EXIT") }
+        else if (ev == "drm_sched_job_timeout") { ty = "TIMEOUT"; print k > (dir "/t.TIMEOUT") }
         else next
         print ty, k, ts > (dir "/t.times")
         n[ev]++
     }
     END { for (e in n) printf "FIGURE tracepoint %s %d\n", e, n[e]; printf "FIGURE tracepoint unmapped %d\n", unknown + 0 }
 ' "$OUT/sched-ftrace.txt"
-for e in QUEUE START END SYNC_ENTER; do touch "$W/t.$e"; sort -o "$W/t.$e" "$W/t.$e"; done
+for e in QUEUE RUN START END ENDST HW SYNC_ENTER SYNC_EXIT TIMEOUT; do touch "$W/t.$e"; sort -o "$W/t.$e" "$W/t.$e"; done
 
 # ---- the same instants: grtrace's time of each event minus its tracepoint's (both
 # CLOCK_MONOTONIC: the instance's trace clock is mono; grtrace's wall clock minus the session
-# anchor); the tracepoint fires just before each hook, so the difference is the hook's delay ----
+# anchor); grtrace's probe runs in the same tracepoint call, after the instance's (registered
+# first), so the difference is the probe's delay ----
 anchor=$(sed -n 's/^GRT: sched info: .* anchor \([0-9]*\) \([0-9]*\) .*/\1 \2/p' "$LOG" | head -1)
 "$P" "$OUT/sched" -a QUEUE,START,END,SYNC_ENTER -f '%a %x %r %n %z\n' 2> /dev/null |
     awk -v a="$anchor" -v T="$W/t.times" '
@@ -147,9 +161,27 @@ same() {  # same LABEL A B
     cmp -s "$2" "$3" || diff "$2" "$3" | head -5 | sed 's/^/     /'
 }
 same "QUEUE = drm_sched_job, by <ctx, ring, seqno>" "$W/g.QUEUE" "$W/t.QUEUE"
-same "START = drm_run_job" "$W/g.START" "$W/t.START"
+same "START = drm_sched_job_hw_fence (the hand-over after run_job())" "$W/g.START" "$W/t.START"
+same "START = drm_run_job (the same jobs)" "$W/g.START" "$W/t.RUN"
 same "END = drm_sched_process_job" "$W/g.END" "$W/t.END"
 same "SYNC_ENTER = drm_sched_job_wait_dep, with the awaited fence" "$W/g.SYNC_ENTER" "$W/t.SYNC_ENTER"
+cut -d' ' -f1-3 "$W/g.SYNC_EXIT" | sort > "$W/g.SYNC_EXITk"
+same "SYNC_EXIT = drm_sched_job_wait_dep_end, by job" "$W/g.SYNC_EXITk" "$W/t.SYNC_EXIT"
+# the link to the driver's ring job: START carries the hardware fence run_job() returned
+"$P" "$OUT/sched" -q -a START -f '%x %r %n %2 %3 %f\n' 2> /dev/null |
+    awk '$2 ~ /^vsched-/ && $6 !~ /error/ { print $1, $2, $3, $4, $5, 0 }' | sort > "$W/g.HW"
+same "START's hardware fence (arg2, arg3) = drm_sched_job_hw_fence's hw context and seq" "$W/g.HW" "$W/t.HW"
+# vsched's engines: one fence context per ring, seqnos 1, 2, 3, ... in hand-over order
+hwbad=$("$P" "$OUT/sched" -q -a START -f '%r %2 %3\n' 2> /dev/null | awk '
+    $1 ~ /^vsched-/ { if (!($1 in c)) { c[$1] = $2; n[$1] = 0; if (u[$2]++) bad++ }
+                      if ($2 != c[$1] || $3 != ++n[$1]) bad++ }
+    END { print bad + 0 }')
+check "START names the ring's own hardware fence: one context per ring, seqnos 1, 2, ... in order ($hwbad wrong)" \
+    "$([ "$hwbad" = 0 ] && [ -s "$W/g.HW" ]; echo $?)"
+"$P" "$OUT/sched" -q -a END -f '%x %r %n %2\n' 2> /dev/null | awk '$2 ~ /^vsched-/' | sort > "$W/g.ENDST"
+same "END status = drm_sched_process_job's result" "$W/g.ENDST" "$W/t.ENDST"
+check "no TIMEOUT, no drm_sched_job_timeout ($(grep -c . "$W/t.TIMEOUT") tracepoint events)" \
+    "$([ ! -s "$W/t.TIMEOUT" ] && ! grep -q ' TIMEOUT ' "$OUT/sched.txt"; echo $?)"
 same "QUEUE = the workload's jobs" "$W/g.QUEUE" "$W/truth.jobs"
 same "START = the workload's jobs" "$W/g.START" "$W/truth.jobs"
 same "END = the workload's jobs" "$W/g.END" "$W/truth.jobs"
@@ -187,28 +219,52 @@ awk -v J="$J" '
             if (q == "" || s == "" || e == "") { missing++; continue }
             if (s < q) negq++
             if (e < s) nege++
-            if (e - s < ex[k]) short++
             if (minq == "" || s - q < minq) minq = s - q
             if (s - q > maxq) maxq = s - q
         }
         for (c in cl) { nc++; if (c2[cl[c]]++) dupc++ }
         for (r = 0; (r " L") in byl; r++) {
             L = byl[r " L"]; s1 = byl[r " s1"]; s2 = byl[r " s2"]; s3 = byl[r " s3"]; X = byl[r " X"]; Y = byl[r " Y"]
-            # a credit is returned (atomic_sub) before END is stamped, so the causal bound
-            # is the hand-over of L plus its engine time (plus that of s1 for the second credit)
-            if (tm["START", s2] < tm["START", L] + ex[L] || tm["START", s3] < tm["START", L] + ex[L] + ex[s1]) credit++
             if (tm["START", X] < tm["END", L]) xdep++
             if (tm["START", Y] < tm["START", X] || tm["END", Y] < tm["END", X]) ydep++
         }
         printf "failed %d baderr %d ", nf, baderr
-        printf "missing %d negq %d nege %d short %d minq %d maxq %d badfctx %d badclient %d contexts %d dupclient %d unpaired %d exit_other %d exit_early %d credit %d xdep %d ydep %d rounds %d\n",
-            missing, negq, nege, short, minq, maxq, badfctx, badclient, nc, dupc, unpaired, exit_other, exit_early, credit, xdep, ydep, r
+        printf "missing %d negq %d nege %d minq %d maxq %d badfctx %d badclient %d contexts %d dupclient %d unpaired %d exit_other %d exit_early %d xdep %d ydep %d rounds %d\n",
+            missing, negq, nege, minq, maxq, badfctx, badclient, nc, dupc, unpaired, exit_other, exit_early, xdep, ydep, r
     }' "$W/g.all" > "$W/order.txt"
-grep '^     ' "$W/order.txt"
-o() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "$W/order.txt" | tail -1; }
+# Engine time and credits, measured from drm_run_job (the tracepoint right before run_job()):
+# vsched's engine starts a job inside run_job(), before START (drm_sched_job_hw_fence) is
+# stamped, so a vCPU held up between the two could make END - START shorter than the engine
+# time. grtrace's END/START on CLOCK_MONOTONIC (through the session anchor) against the
+# tracepoint's time in microseconds.
+"$P" "$OUT/sched" -q -a START,END -f '%a %x %r %n %z\n' 2> /dev/null |
+    awk -v a="$anchor" -v T="$W/t.times" -v J="$J" '
+    BEGIN { split(a, an, " "); rs = substr(an[1], 1, length(an[1]) - 9); rn = substr(an[1], length(an[1]) - 8)
+            while ((getline l < T) > 0) { split(l, f, " "); if (f[1] != "RUN") continue; p = index(f[5], ".")
+                run[f[2] " " f[3] " " f[4]] = substr(f[5], 1, p - 1) * 1000000 + substr(f[5], p + 1) }
+            while ((getline l < J) > 0) { split(l, f, " "); if (f[1] != "JOB") continue
+                rn2 = f[5] == 0 ? "vsched-gfx" : "vsched-copy"; k = f[6] " " rn2 " " f[7]
+                lab[k] = f[3]; byl[f[2] " " f[3]] = k
+                ex[k] = f[3] == "L" ? 30000 : f[3] == "X" ? 5000 : f[3] == "F" ? 1000 : 2000 } }
+    $3 ~ /^vsched-/ { p = index($5, "."); mono = (substr($5, 1, p - 1) - rs) * 1000000000 + (substr($5, p + 1) - rn) + an[2]
+                      t[$1, $2 " " $3 " " $4] = mono / 1000 }
+    END {
+        # -1 us: the instance prints microseconds
+        for (k in lab) if (!(k in run) || t["END", k] - run[k] < ex[k] - 1) { short++; if (short <= 3) printf "     %s (%s): END %.0f us after drm_run_job, engine time %d us\n", k, lab[k], t["END", k] - run[k], ex[k] }
+        for (r = 0; (r " L") in byl; r++) {
+            L = byl[r " L"]; s1 = byl[r " s1"]
+            # a credit is returned (atomic_sub) before END is stamped, so the causal bound is
+            # the hand-over of L plus its engine time (plus that of s1 for the second credit)
+            if (t["START", byl[r " s2"]] < run[L] + ex[L] - 1 || t["START", byl[r " s3"]] < run[L] + ex[L] + ex[s1] - 1) credit++
+        }
+        printf "short %d credit %d\n", short, credit
+    }' > "$W/engine.txt"
+cat "$W/order.txt" "$W/engine.txt" > "$W/order-all.txt"
+grep -h '^     ' "$W/order.txt" "$W/engine.txt"
+o() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "$W/order-all.txt" | tail -1; }
 check "every job has QUEUE, START and END ($(o missing) without)" "$([ "$(o missing)" = 0 ]; echo $?)"
 check "queue time never negative: QUEUE <= START for every job ($(o negq) negative; min $(o minq) ns, max $(o maxq) ns)" "$([ "$(o negq)" = 0 ]; echo $?)"
-check "START <= END, END - START >= the job's engine time ($(o nege) negative, $(o short) shorter)" \
+check "START <= END, END - drm_run_job >= the job's engine time ($(o nege) negative, $(o short) shorter)" \
     "$([ "$(o nege)" = 0 ] && [ "$(o short)" = 0 ]; echo $?)"
 check "END reports the hardware fence's error: F (failed by the engine) status=5 with the error flag in each of $(o failed) rounds, every other job status=0 ($(o baderr) wrong)" \
     "$([ "$(o failed)" = "$(o rounds)" ] && [ "$(o baderr)" = 0 ]; echo $?)"
@@ -218,7 +274,7 @@ check "one DRM client id per context, $(o contexts) distinct (other ids: $(o bad
 check "every SYNC_ENTER has one SYNC_EXIT naming the same fence ($(o unpaired) unpaired, $(o exit_other) SYNC_EXIT naming another fence)" \
     "$([ "$(o unpaired)" = 0 ] && [ "$(o exit_other)" = 0 ]; echo $?)"
 check "SYNC_EXIT never before its SYNC_ENTER ($(o exit_early))" "$([ "$(o exit_early)" = 0 ]; echo $?)"
-check "credits: s2 starts 30 ms after L, s3 32 ms after L (the engine returns credits) ($(o credit) of $(o rounds) rounds not)" "$([ "$(o credit)" = 0 ]; echo $?)"
+check "credits: s2 starts 30 ms after L's drm_run_job, s3 32 ms after (the engine returns credits) ($(o credit) of $(o rounds) rounds not)" "$([ "$(o credit)" = 0 ]; echo $?)"
 check "cross-ring dependency: X starts after L ends ($(o xdep) rounds not)" "$([ "$(o xdep)" = 0 ]; echo $?)"
 check "same-ring dependency: Y starts after X starts and ends after X ($(o ydep) rounds not)" "$([ "$(o ydep)" = 0 ]; echo $?)"
 
