@@ -235,7 +235,9 @@ fn a_fence_of_another_card_is_not_owned_here() {
 /// A two-card recording made by grtsim: card0 plays `report-mixed` (300 jobs), card1
 /// `report-clean` with another seed (120 jobs). Both use the same contexts, rings and
 /// seqnos from 1, so the same <ctx, ring, seqno> names different jobs on the two cards.
-fn sim_cards() -> Vec<PathBuf> {
+/// Written under the caller's own `base`: tests run in parallel threads, and one test
+/// rewriting a file another is reading made that one see an empty file.
+fn sim_cards(base: &str) -> Vec<PathBuf> {
     [
         (0u32, "report-mixed", 3u64, 300usize),
         (1, "report-clean", 7, 120),
@@ -252,7 +254,7 @@ fn sim_cards() -> Vec<PathBuf> {
                 (s, *b)
             })
             .collect();
-        let p = tmp(&format!("sim.card{card}.grtrace"));
+        let p = tmp(&format!("{base}.card{card}.grtrace"));
         std::fs::write(
             &p,
             grtrace_format::builder::merged_stream(&recs, card, "grtsim"),
@@ -288,7 +290,7 @@ fn drawn_jobs(inputs: &[PathBuf]) -> Vec<(u64, u64, u64, u64, i64)> {
 #[test]
 fn perfetto_draws_each_card_in_its_own_process() {
     use grtreport::perfetto::CARD_PID_BASE;
-    let inputs = sim_cards();
+    let inputs = sim_cards("perfetto_draws_each_card_in_its_own_process");
     let (out, _) = run(&["--perfetto", "-"], &inputs);
     let c = tef::check(&out).unwrap_or_else(|e| panic!("invalid trace:\n{}", e.join("\n")));
     let base = CARD_PID_BASE as i64;
@@ -373,7 +375,7 @@ fn perfetto_draws_each_card_in_its_own_process() {
 /// card's rows those the card gives alone (its intervals, from the same origin).
 #[test]
 fn interval_rows_of_two_cards_carry_the_card() {
-    let inputs = sim_cards();
+    let inputs = sim_cards("interval_rows_of_two_cards_carry_the_card");
     let (out, _) = run(&["--interval", "0.005", "-q"], &inputs);
     let mut lines = out.lines();
     assert!(lines.next().unwrap().starts_with("#card"), "{out}");
@@ -398,7 +400,7 @@ fn interval_rows_of_two_cards_carry_the_card() {
 /// page's script into a section each), each carrying exactly its card's jobs.
 #[test]
 fn html_has_a_section_per_card_with_its_own_jobs() {
-    let inputs = sim_cards();
+    let inputs = sim_cards("html_has_a_section_per_card_with_its_own_jobs");
     let (html, _) = run(&["--html", "-", "-q"], &inputs);
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(
@@ -464,7 +466,7 @@ fn html_has_a_section_per_card_with_its_own_jobs() {
 /// of its own with its tracks named after it, and the document stays valid.
 #[test]
 fn a_card_that_turns_up_on_stdin_is_drawn_apart() {
-    let inputs = sim_cards();
+    let inputs = sim_cards("a_card_that_turns_up_on_stdin_is_drawn_apart");
     let mut cat = std::fs::read(&inputs[0]).unwrap();
     cat.extend(std::fs::read(&inputs[1]).unwrap());
     let (out, _) = run_stdin(&["--perfetto", "-", "-q"], &cat);
