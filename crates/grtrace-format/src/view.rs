@@ -489,20 +489,12 @@ impl EventBody {
         }
     }
 
-    /// The event fields if `b` is an event record (its type field says `EVENT`) in byte
-    /// order `endian`, else `None`: the type is read with the same order type as the fields.
+    /// The event fields if `b` is an event record (its type field says `EVENT`) stored in
+    /// byte order `O`, else `None`: the type is read with the same order type as the fields.
     #[inline(always)]
-    pub fn of_record(b: &[u8; rsize::EVENT], endian: Endian) -> Option<EventBody> {
-        #[inline(always)]
-        fn typed<O: Order>(b: &[u8; rsize::EVENT]) -> Option<EventBody> {
-            let rt = RecordType(O::u16(array(b, rec_off::TYPE)));
-            (rt == RecordType::EVENT).then(|| EventBody::read::<O>(b))
-        }
-        if endian.is_native() {
-            typed::<Native>(b)
-        } else {
-            typed::<Swapped>(b)
-        }
+    pub fn read_record<O: Order>(b: &[u8; rsize::EVENT]) -> Option<EventBody> {
+        let rt = RecordType(O::u16(array(b, rec_off::TYPE)));
+        (rt == RecordType::EVENT).then(|| EventBody::read::<O>(b))
     }
 
     /// The event fields of a native-endian event record: [`Self::read`]`::<Native>`.
