@@ -715,28 +715,25 @@ mod tests {
             seq: 4,
         };
         for e in [Endian::Little, Endian::Big] {
+            let typed = |b: &[u8; rsize::EVENT]| {
+                if e.is_native() {
+                    EventBody::read_record::<Native>(b)
+                } else {
+                    EventBody::read_record::<Swapped>(b)
+                }
+            };
             let mut buf = Vec::new();
             crate::encode(&st, &Body::Event(ev), e, &mut buf);
             let b: &[u8; rsize::EVENT] = buf[..rsize::EVENT].try_into().unwrap();
             assert_eq!(EventBody::from_bytes(b, e), ev, "{e:?}");
             let r = RecordView::parse(&buf, e, 0).unwrap();
             assert_eq!(r.event().unwrap().fields(), ev, "{e:?}");
-            let typed = if e.is_native() {
-                EventBody::read_record::<Native>(b)
-            } else {
-                EventBody::read_record::<Swapped>(b)
-            };
-            assert_eq!(typed, Some(ev), "{e:?}");
+            assert_eq!(typed(b), Some(ev), "{e:?}");
 
             let mut note = buf.clone();
             e.put_u16(&mut note, rec_off::TYPE, RecordType::NOTE_RING.0);
             let b: &[u8; rsize::EVENT] = note[..rsize::EVENT].try_into().unwrap();
-            let typed = if e.is_native() {
-                EventBody::read_record::<Native>(b)
-            } else {
-                EventBody::read_record::<Swapped>(b)
-            };
-            assert_eq!(typed, None, "{e:?}");
+            assert_eq!(typed(b), None, "{e:?}");
         }
     }
 }
