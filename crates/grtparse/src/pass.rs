@@ -9,7 +9,7 @@ use std::os::unix::fs::FileExt;
 use grtrace_format::abi;
 use grtrace_format::view::{Body, EventBody, Lost, RecordView, Stamp, StreamHeader};
 use grtrace_format::RecordType;
-use grtrace_format::{encode, Endian, Item, RawItem, RunSummary, Trace};
+use grtrace_format::{encode, Endian, Item, Native, RawItem, RunSummary, Trace};
 
 use crate::out::Out;
 use crate::printer::{slot_by_name, slot_of, Line, Render, NSLOTS, SLOT_NOTE_BASE};
@@ -351,12 +351,13 @@ impl<'e> Pass<'e> {
     fn fast_event(&mut self, r: &RecordView<'_>) -> Option<ControlFlow<()>> {
         let o = self.text.as_mut()?;
         let b = <&[u8; abi::rsize::EVENT]>::try_from(r.bytes()).ok()?;
-        if r.endian() != Endian::NATIVE
-            || RecordType(u16::from_ne_bytes([b[0], b[1]])) != RecordType::EVENT
-        {
+        // Foreign-endian events take the general path (`EventView::fields`, the same generic
+        // decoder): decoding them here too costs every native record 1 % (8 instructions on
+        // the 1M bench), as the swapped copy crowds this loop.
+        if !r.endian().is_native() {
             return None;
         }
-        let ev = EventBody::from_ne_bytes(b);
+        let ev = EventBody::read_record::<Native>(b)?;
         let line = Line::event(r, ev);
         self.stats.count_event(line.cpu, line.slot);
         self.render.event_line(o, &line, &ev);

@@ -103,3 +103,111 @@ impl Endian {
         }
     }
 }
+
+mod sealed {
+    /// Only this crate's two orders implement [`super::Order`]: code generic over it may
+    /// assume they are all there is.
+    pub trait Sealed {}
+    impl Sealed for super::Native {}
+    impl Sealed for super::Swapped {}
+}
+
+/// A byte order fixed at compile time, relative to the machine running this code (as the
+/// `object` crate's `NativeEndian`): decoders generic over it are written once and
+/// monomorphized, so the native copy reads plain loads and the swapped one adds a `bswap`.
+/// Pick the type once with [`Endian::is_native`]; it is sealed ([`Native`], [`Swapped`]).
+pub trait Order: sealed::Sealed + Copy {
+    /// The run-time byte order this type stands for.
+    const ENDIAN: Endian;
+
+    /// A u16 from its two stored bytes.
+    fn u16(b: [u8; 2]) -> u16;
+    /// A u32 from its four stored bytes.
+    fn u32(b: [u8; 4]) -> u32;
+    /// A u64 from its eight stored bytes.
+    fn u64(b: [u8; 8]) -> u64;
+}
+
+/// The machine's own byte order ([`Endian::NATIVE`]): what the kernel writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Native;
+
+/// The other byte order: a trace recorded on a machine of the opposite endianness.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Swapped;
+
+impl Order for Native {
+    const ENDIAN: Endian = Endian::NATIVE;
+    #[inline(always)]
+    fn u16(b: [u8; 2]) -> u16 {
+        u16::from_ne_bytes(b)
+    }
+    #[inline(always)]
+    fn u32(b: [u8; 4]) -> u32 {
+        u32::from_ne_bytes(b)
+    }
+    #[inline(always)]
+    fn u64(b: [u8; 8]) -> u64 {
+        u64::from_ne_bytes(b)
+    }
+}
+
+impl Order for Swapped {
+    const ENDIAN: Endian = match Endian::NATIVE {
+        Endian::Little => Endian::Big,
+        Endian::Big => Endian::Little,
+    };
+    #[inline(always)]
+    fn u16(b: [u8; 2]) -> u16 {
+        u16::from_ne_bytes(b).swap_bytes()
+    }
+    #[inline(always)]
+    fn u32(b: [u8; 4]) -> u32 {
+        u32::from_ne_bytes(b).swap_bytes()
+    }
+    #[inline(always)]
+    fn u64(b: [u8; 8]) -> u64 {
+        u64::from_ne_bytes(b).swap_bytes()
+    }
+}
+
+impl Endian {
+    /// Whether this is the machine's own order, i.e. whether [`Native`] (else [`Swapped`])
+    /// is the [`Order`] type that decodes it.
+    #[inline(always)]
+    pub fn is_native(self) -> bool {
+        self == Endian::NATIVE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The compile-time orders read what the run-time one reads, for both byte orders.
+    #[test]
+    fn orders_agree_with_run_time_endian() {
+        let b = [1u8, 2, 3, 4, 5, 6, 7, 8];
+        for (e, u16v, u32v, u64v) in [
+            (
+                Native::ENDIAN,
+                Native::u16([1, 2]),
+                Native::u32([1, 2, 3, 4]),
+                Native::u64(b),
+            ),
+            (
+                Swapped::ENDIAN,
+                Swapped::u16([1, 2]),
+                Swapped::u32([1, 2, 3, 4]),
+                Swapped::u64(b),
+            ),
+        ] {
+            assert_eq!(u16v, e.u16(&b, 0));
+            assert_eq!(u32v, e.u32(&b, 0));
+            assert_eq!(u64v, e.u64(&b, 0));
+        }
+        assert!(Native::ENDIAN.is_native());
+        assert!(!Swapped::ENDIAN.is_native());
+        assert_ne!(Native::ENDIAN, Swapped::ENDIAN);
+    }
+}

@@ -86,7 +86,7 @@ pub mod view;
 pub mod vocab;
 
 pub use encode::{encode, encode_into, encoded_size, StreamWriter};
-pub use endian::Endian;
+pub use endian::{Endian, Native, Order, Swapped};
 pub use error::FormatError;
 pub use trace::{
     base_files, resolve_inputs, ErrorKind, InputSource, Item, RawItem, RunSummary, StreamInfoView,

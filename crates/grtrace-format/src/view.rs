@@ -5,7 +5,7 @@
 //! small [`Body`] value whose strings still borrow the underlying bytes.
 
 use crate::abi::{self, event_off, note_off, rec_off, rsize, stream_off};
-use crate::endian::Endian;
+use crate::endian::{Endian, Native, Order, Swapped};
 use crate::error::FormatError;
 use crate::vocab::{Event, RecordType};
 
@@ -400,22 +400,9 @@ impl<'a> EventView<'a> {
     /// Copies every event field out (72 bytes of plain data).
     #[inline]
     pub fn fields(&self) -> EventBody {
-        if self.0.endian == Endian::NATIVE {
-            // Event records are at least `rsize::EVENT` bytes (checked by `parse`).
-            let b = self.0.bytes[..rsize::EVENT].try_into().unwrap();
-            return EventBody::from_ne_bytes(b);
-        }
-        EventBody {
-            code: self.code(),
-            flags: self.0.flags(),
-            ctx: self.ctx(),
-            ring: self.ring(),
-            seqno: self.seqno(),
-            arg0: self.arg0(),
-            arg1: self.arg1(),
-            arg2: self.arg2(),
-            arg3: self.arg3(),
-        }
+        // Event records are at least `rsize::EVENT` bytes (checked by `parse`).
+        let b = self.0.bytes[..rsize::EVENT].try_into().unwrap();
+        EventBody::from_bytes(b, self.0.endian)
     }
 }
 
@@ -473,29 +460,57 @@ impl EventBody {
         Event(self.code)
     }
 
-    /// The event fields of a native-endian event record (its first [`rsize::EVENT`] bytes),
-    /// read at their fixed offsets (FORMAT.md §4) without a byte-order switch.
+    /// The event fields of an event record (its first [`rsize::EVENT`] bytes) stored in byte
+    /// order `O`, read at their fixed offsets (FORMAT.md §4): one decoder for both orders,
+    /// monomorphized, so the native one is plain loads.
     #[inline(always)]
-    pub fn from_ne_bytes(b: &[u8; rsize::EVENT]) -> EventBody {
-        let u16_at = |o: usize| u16::from_ne_bytes([b[o], b[o + 1]]);
-        let u32_at = |o: usize| u32::from_ne_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
-        let u64_at = |o: usize| {
-            let mut x = [0u8; 8];
-            x.copy_from_slice(&b[o..o + 8]);
-            u64::from_ne_bytes(x)
-        };
+    pub fn read<O: Order>(b: &[u8; rsize::EVENT]) -> EventBody {
         EventBody {
-            code: u16_at(rec_off::CODE),
-            flags: u16_at(rec_off::FLAGS),
-            ctx: u32_at(event_off::CTX),
-            ring: u32_at(event_off::RING),
-            seqno: u64_at(event_off::SEQNO),
-            arg0: u64_at(event_off::ARG0),
-            arg1: u64_at(event_off::ARG1),
-            arg2: u32_at(event_off::ARG2),
-            arg3: u32_at(event_off::ARG3),
+            code: O::u16(array(b, rec_off::CODE)),
+            flags: O::u16(array(b, rec_off::FLAGS)),
+            ctx: O::u32(array(b, event_off::CTX)),
+            ring: O::u32(array(b, event_off::RING)),
+            seqno: O::u64(array(b, event_off::SEQNO)),
+            arg0: O::u64(array(b, event_off::ARG0)),
+            arg1: O::u64(array(b, event_off::ARG1)),
+            arg2: O::u32(array(b, event_off::ARG2)),
+            arg3: O::u32(array(b, event_off::ARG3)),
         }
     }
+
+    /// The event fields of an event record in byte order `endian`: [`Self::read`] with the
+    /// order type chosen once here.
+    #[inline(always)]
+    pub fn from_bytes(b: &[u8; rsize::EVENT], endian: Endian) -> EventBody {
+        if endian.is_native() {
+            Self::read::<Native>(b)
+        } else {
+            Self::read::<Swapped>(b)
+        }
+    }
+
+    /// The event fields if `b` is an event record (its type field says `EVENT`) stored in
+    /// byte order `O`, else `None`: the type is read with the same order type as the fields.
+    #[inline(always)]
+    pub fn read_record<O: Order>(b: &[u8; rsize::EVENT]) -> Option<EventBody> {
+        let rt = RecordType(O::u16(array(b, rec_off::TYPE)));
+        (rt == RecordType::EVENT).then(|| EventBody::read::<O>(b))
+    }
+
+    /// The event fields of a native-endian event record: [`Self::read`]`::<Native>`.
+    #[inline(always)]
+    pub fn from_ne_bytes(b: &[u8; rsize::EVENT]) -> EventBody {
+        Self::read::<Native>(b)
+    }
+}
+
+/// The `N` bytes at `off` of a fixed-size record; the offsets are constants, so the bound
+/// check folds away.
+#[inline(always)]
+fn array<const N: usize>(b: &[u8; rsize::EVENT], off: usize) -> [u8; N] {
+    let mut x = [0u8; N];
+    x.copy_from_slice(&b[off..off + N]);
+    x
 }
 
 /// A `NOTE_RING` body: one entry of the device's ring table (FORMAT.md §3).
@@ -672,4 +687,53 @@ pub fn put_str(field: &mut [u8], s: &[u8]) {
     let n = s.len().min(field.len());
     field[..n].copy_from_slice(&s[..n]);
     field[n..].fill(0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one generic decoder reads what was written, in both byte orders, whichever entry
+    /// point picks the order type; a non-event record is not taken for an event.
+    #[test]
+    fn the_generic_event_decoder_reads_both_byte_orders() {
+        let ev = EventBody {
+            code: 0x0203,
+            flags: 0x0102,
+            ctx: 0x0a0b_0c0d,
+            ring: 7,
+            seqno: 0x1122_3344_5566_7788,
+            arg0: 0x0102_0304_0506_0708,
+            arg1: u64::MAX - 1,
+            arg2: 0xdead_beef,
+            arg3: 0x0000_0100,
+        };
+        let st = Stamp {
+            cpu: 1,
+            pid: 2,
+            time_ns: 3,
+            seq: 4,
+        };
+        for e in [Endian::Little, Endian::Big] {
+            let typed = |b: &[u8; rsize::EVENT]| {
+                if e.is_native() {
+                    EventBody::read_record::<Native>(b)
+                } else {
+                    EventBody::read_record::<Swapped>(b)
+                }
+            };
+            let mut buf = Vec::new();
+            crate::encode(&st, &Body::Event(ev), e, &mut buf);
+            let b: &[u8; rsize::EVENT] = buf[..rsize::EVENT].try_into().unwrap();
+            assert_eq!(EventBody::from_bytes(b, e), ev, "{e:?}");
+            let r = RecordView::parse(&buf, e, 0).unwrap();
+            assert_eq!(r.event().unwrap().fields(), ev, "{e:?}");
+            assert_eq!(typed(b), Some(ev), "{e:?}");
+
+            let mut note = buf.clone();
+            e.put_u16(&mut note, rec_off::TYPE, RecordType::NOTE_RING.0);
+            let b: &[u8; rsize::EVENT] = note[..rsize::EVENT].try_into().unwrap();
+            assert_eq!(typed(b), None, "{e:?}");
+        }
+    }
 }
