@@ -841,70 +841,70 @@ fn event_details_out(out: &mut Out, e: &EventBody) {
 /// the test `argument_keys_are_the_vocabularys` holds the two together.
 #[inline(always)]
 pub fn event_details(out: &mut Cursor<'_>, e: &EventBody) {
-    match e.code {
-        1 | 2 | 4 => {
+    match Event(e.code) {
+        Event::ALLOC | Event::COMMIT | Event::STALL => {
             kv(out, b" wp=", e.arg0);
             kv(out, b" units=", e.arg1);
             kv(out, b" fill=", e.arg2 as u64);
         }
-        3 => {
+        Event::SUBMIT => {
             kv(out, b" wp=", e.arg0);
             kv(out, b" units=", e.arg1);
             kv(out, b" fill=", e.arg2 as u64);
             kv(out, b" jobs=", e.arg3 as u64);
         }
-        5 => {
+        Event::QUEUE => {
             kv(out, b" fctx=", e.arg0);
             kv(out, b" client=", e.arg1);
             kv(out, b" depth=", e.arg2 as u64);
             kv(out, b" credits=", e.arg3 as u64);
         }
-        6 => {
+        Event::START => {
             kv(out, b" fctx=", e.arg0);
             kv(out, b" client=", e.arg1);
         }
-        7 => {
+        Event::END => {
             kv(out, b" fctx=", e.arg0);
             kv(out, b" client=", e.arg1);
             kv(out, b" status=", e.arg2 as u64);
         }
-        8 => {
+        Event::IRQ => {
             kv(out, b" hwseqno=", e.arg0);
             kv(out, b" src=", e.arg2 as u64);
         }
-        9 => {
+        Event::SIGNAL => {
             kv(out, b" fctx=", e.arg0);
             kv(out, b" fseqno=", e.arg1);
             kv(out, b" err=", e.arg2 as u64);
         }
-        10 | 12 | 13 => {
+        Event::WAIT | Event::SYNC_ENTER | Event::SYNC_EXIT => {
             kv(out, b" fctx=", e.arg0);
             kv(out, b" fseqno=", e.arg1);
         }
-        11 => {
+        Event::WAIT_END => {
             kv(out, b" fctx=", e.arg0);
             kv(out, b" fseqno=", e.arg1);
             kv(out, b" result=", e.arg2 as u64);
         }
-        14 => kv(out, b" prev=", e.arg0),
-        15 | 16 => {}
-        17 | 18 => {
+        Event::CTX_SWITCH => kv(out, b" prev=", e.arg0),
+        Event::CTX_CREATE | Event::CTX_DESTROY => {}
+        Event::MEM_ALLOC | Event::MEM_FREE => {
             kv(out, b" obj=", e.arg0);
             kv(out, b" size=", e.arg1);
             kv(out, b" place=", e.arg2 as u64);
         }
-        19 | 20 => {
+        Event::MEM_MAP | Event::MEM_UNMAP => {
             kx(out, b" va=", e.arg0);
             kv(out, b" size=", e.arg1);
             kv(out, b" obj=", e.arg2 as u64);
         }
-        21 | 22 => {
+        Event::VM_FAULT | Event::VM_RETRY => {
             kx(out, b" addr=", e.arg0);
             kv(out, b" status=", e.arg2 as u64);
             kv(out, b" vmid=", e.arg3 as u64);
         }
-        23 | 25 => kv(out, b" err=", e.arg2 as u64),
-        24 => {
+        Event::TIMEOUT | Event::HANG => kv(out, b" err=", e.arg2 as u64),
+        Event::RESET => {
             kv(out, b" err=", e.arg2 as u64);
             kv(out, b" scope=", e.arg3 as u64);
         }
