@@ -42,8 +42,8 @@ pub struct Group {
 const SIGFIG: u8 = 2;
 
 /// Phases a job always has; the others (complete, gpu_wait, vm_fault) count only jobs that
-/// had them, as btt prints only rows with N > 0.
-const ALWAYS: [bool; N_PHASES] = [true, true, true, false, false, false, true];
+/// had them, as btt prints only rows with N > 0. Bit i: phase i (submit_host, queue, exec, total).
+const ALWAYS_MASK: u8 = 0b100_0111;
 
 impl Default for Group {
     fn default() -> Self {
@@ -94,12 +94,17 @@ impl Group {
             self.no_irq += 1;
         }
         let v = job.phases.as_array();
-        for i in 0..N_PHASES {
-            let have = job.measured(i)
-                && (ALWAYS[i] || v[i] > 0 || (i == 3 && !job.flags.has(Flags::NO_IRQ)));
-            if !have {
-                continue;
-            }
+        // The phases counted: measured, and always counted, or non-zero, or (complete) ended
+        // by an IRQ. One mask, then only its bits are visited.
+        let p = &job.phases;
+        let mut have = job.measured
+            & (ALWAYS_MASK
+                | u8::from(p.complete > 0 || !job.flags.has(Flags::NO_IRQ)) << 3
+                | u8::from(p.gpu_wait > 0) << 4
+                | u8::from(p.vm_fault > 0) << 5);
+        while have != 0 {
+            let i = have.trailing_zeros() as usize;
+            have &= have - 1;
             if !self.bins[i].record(v[i]) {
                 let _ = self.hist[i].record(v[i]);
             }
