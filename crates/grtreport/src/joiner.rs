@@ -864,6 +864,11 @@ impl Joiner {
         !self.out.is_empty()
     }
 
+    /// Finished jobs not taken yet.
+    pub fn finished_len(&self) -> usize {
+        self.out.len()
+    }
+
     pub fn ring(&self, id: u32) -> Option<&RingState> {
         self.rings.get(&id)
     }

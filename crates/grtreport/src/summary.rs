@@ -309,6 +309,11 @@ impl Summary {
         }
     }
 
+    /// Sample jobs kept per `--top` entry.
+    pub fn samples(&self) -> usize {
+        self.samples
+    }
+
     pub fn add(&mut self, job: &Job) {
         let leaf = (job.key.ctx, job.key.ring);
         let n = self.groups.len();
