@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use grtrace_format::{Endian, Lost, RecordView};
+use grtrace_format::{Lost, RecordView};
 
 use crate::classify::Classifier;
 use crate::critical::{CriticalPath, Scope};
@@ -280,10 +280,6 @@ pub struct Engine {
     /// [`Engine::use_worker`]), and that thread once started.
     worker_wanted: bool,
     worker: Option<Worker>,
-    /// Whether joining may run on a thread of its own (see [`Engine::use_worker`]), and
-    /// that thread (with its worker) once started.
-    remote_wanted: bool,
-    remote: Option<Remote>,
 }
 
 /// Finished jobs handed to the worker thread at once: few enough that the jobs in flight
@@ -356,131 +352,6 @@ impl Worker {
             thread,
         }
     }
-
-    /// Hands over the joiner's finished jobs (waits while the worker's queue is full).
-    fn send(&mut self, joiner: &mut Joiner) {
-        if joiner.finished_len() == 0 {
-            return;
-        }
-        let mut buf = self.empty.try_recv().unwrap_or_default();
-        joiner.take_finished(&mut buf);
-        if let Some(tx) = &self.jobs {
-            // Fails only if the worker is gone (it panicked): `finish` says so.
-            let _ = tx.send((buf, joiner.stats.first_ns));
-        }
-    }
-
-    /// Hands over the last jobs, waits for the worker to end and takes its stages back.
-    fn finish(mut self, joiner: &mut Joiner) -> Stages {
-        self.send(joiner);
-        drop(self.jobs.take());
-        match self.thread.join() {
-            Ok(st) => st,
-            Err(p) => std::panic::resume_unwind(p),
-        }
-    }
-}
-
-/// Records handed from the reading thread to the joining one: their bytes back to back,
-/// and where each ends (or a gap the reader found, in its place in the order).
-#[derive(Default)]
-struct Batch {
-    bytes: Vec<u8>,
-    items: Vec<Piece>,
-}
-
-enum Piece {
-    Record { end: usize, endian: Endian },
-    Gap(Lost),
-}
-
-/// Records per batch: a few hundred KB in flight per batch.
-const RECORD_BATCH: usize = 4096;
-
-/// The joining thread of a report without per-job outputs: the reading thread (which owns
-/// the input, not sendable) copies records into batches; this thread feeds them to the
-/// joiner and hands finished jobs to a [`Worker`], as [`Engine::feed`] and
-/// [`Engine::pump`] would, in the same order. Three threads: reading, joining, classifying.
-struct Remote {
-    batch: Batch,
-    records: Option<crossbeam_channel::Sender<Batch>>,
-    empty: crossbeam_channel::Receiver<Batch>,
-    thread: std::thread::JoinHandle<(Joiner, Stages)>,
-}
-
-impl Remote {
-    fn start(mut joiner: Joiner, stages: Stages) -> Remote {
-        let (records, todo) = crossbeam_channel::bounded::<Batch>(WORKER_QUEUE);
-        let (done, empty) = crossbeam_channel::bounded(WORKER_QUEUE + 2);
-        let thread = std::thread::spawn(move || {
-            let mut worker = Worker::start(stages);
-            for mut b in todo {
-                let mut at = 0;
-                for p in &b.items {
-                    match *p {
-                        Piece::Record { end, endian } => {
-                            // The same bytes the reader accepted: they parse again.
-                            if let Ok(r) = RecordView::parse(&b.bytes[at..end], endian, 0) {
-                                joiner.feed(&r);
-                            }
-                            at = end;
-                        }
-                        Piece::Gap(l) => joiner.lost(&l),
-                    }
-                    if joiner.finished_len() >= WORKER_BATCH {
-                        worker.send(&mut joiner);
-                    }
-                }
-                b.bytes.clear();
-                b.items.clear();
-                let _ = done.try_send(b);
-            }
-            joiner.flush();
-            let stages = worker.finish(&mut joiner);
-            (joiner, stages)
-        });
-        Remote {
-            batch: Batch::default(),
-            records: Some(records),
-            empty,
-            thread,
-        }
-    }
-
-    #[inline]
-    fn record(&mut self, rec: &RecordView<'_>) {
-        self.batch.bytes.extend_from_slice(rec.bytes());
-        let end = self.batch.bytes.len();
-        let endian = rec.endian();
-        self.batch.items.push(Piece::Record { end, endian });
-        if self.batch.items.len() >= RECORD_BATCH {
-            self.send();
-        }
-    }
-
-    fn gap(&mut self, l: &Lost) {
-        self.batch.items.push(Piece::Gap(*l));
-    }
-
-    fn send(&mut self) {
-        let next = self.empty.try_recv().unwrap_or_default();
-        let b = std::mem::replace(&mut self.batch, next);
-        if let Some(tx) = &self.records {
-            // Fails only if the thread is gone (it panicked): `finish` says so.
-            let _ = tx.send(b);
-        }
-    }
-
-    /// Sends the last records, waits for the joining thread to flush the joiner and
-    /// classify everything, and takes the joiner and the stages back.
-    fn finish(mut self) -> (Joiner, Stages) {
-        self.send();
-        drop(self.records.take());
-        match self.thread.join() {
-            Ok(r) => r,
-            Err(p) => std::panic::resume_unwind(p),
-        }
-    }
 }
 
 impl Engine {
@@ -503,20 +374,15 @@ impl Engine {
             card: None,
             worker_wanted: false,
             worker: None,
-            remote_wanted: false,
-            remote: None,
         }
     }
 
-    /// Lets the engine join on a second thread and classify and summarise on a third
-    /// (the reading thread only copies records into batches) when the machine has more
-    /// than one CPU and nothing but the report needs the jobs: no per-job sinks, timeline
-    /// exports, critical path, kept jobs or ring names to learn for a `--ring` filter
-    /// (those see the records and jobs on this thread, in order). With `--interval` rows
-    /// written as they close, only classification moves. The report is the same.
+    /// Lets the engine classify and summarise on a second thread when the machine has
+    /// more than one CPU and nothing but the report needs the jobs: no per-job sinks,
+    /// timeline exports, critical path, kept jobs or ring names to learn for a `--ring`
+    /// filter (those see the jobs on this thread, in order). The report is the same.
     pub fn use_worker(&mut self) {
         self.worker_wanted = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-        self.remote_wanted = self.worker_wanted;
     }
 
     /// Starts the worker if wanted and possible (at the first hand-over of jobs).
@@ -525,12 +391,24 @@ impl Engine {
             return false;
         }
         self.worker_wanted = false;
-        if !self.worker_possible() {
+        if !self.sinks.is_empty()
+            || !self.timelines.is_empty()
+            || self.critical.is_some()
+            || self.kept.is_some()
+            || self.filter.ring.is_active()
+        {
             return false;
         }
         // The stages move to the worker; what stays here is only read after `finish`,
         // when they are back.
-        let stages = self.stages();
+        let rules = self.classifier.rules().clone();
+        let samples = self.summary.samples();
+        let stages = Stages {
+            classifier: std::mem::replace(&mut self.classifier, Classifier::new(rules)),
+            recent_tags: std::mem::take(&mut self.recent_tags),
+            filter: self.filter.clone(),
+            summary: std::mem::replace(&mut self.summary, Summary::new(samples)),
+        };
         self.worker = Some(Worker::start(stages));
         true
     }
@@ -538,56 +416,27 @@ impl Engine {
     /// Hands the joiner's finished jobs to the worker (`last`: all of them, then waits for
     /// it to end and takes its stages back).
     fn hand_over(&mut self, last: bool) {
-        if last {
-            if let Some(w) = self.worker.take() {
-                let st = w.finish(&mut self.joiner);
-                self.restore(st);
+        let Some(w) = &mut self.worker else { return };
+        let genesis = self.joiner.stats.first_ns;
+        if self.joiner.finished_len() > 0 {
+            let mut buf = w.empty.try_recv().unwrap_or_default();
+            self.joiner.take_finished(&mut buf);
+            if let Some(tx) = &w.jobs {
+                // Fails only if the worker is gone (it panicked): `join` below says so.
+                let _ = tx.send((buf, genesis));
             }
-        } else if let Some(w) = &mut self.worker {
-            w.send(&mut self.joiner);
         }
-    }
-
-    /// The stages, moved out for a worker.
-    fn stages(&mut self) -> Stages {
-        let rules = self.classifier.rules().clone();
-        let samples = self.summary.samples();
-        Stages {
-            classifier: std::mem::replace(&mut self.classifier, Classifier::new(rules)),
-            recent_tags: std::mem::take(&mut self.recent_tags),
-            filter: self.filter.clone(),
-            summary: std::mem::replace(&mut self.summary, Summary::new(samples)),
+        if last {
+            let Some(w) = self.worker.take() else { return };
+            drop(w.jobs);
+            let st = match w.thread.join() {
+                Ok(st) => st,
+                Err(p) => std::panic::resume_unwind(p),
+            };
+            self.classifier = st.classifier;
+            self.recent_tags = st.recent_tags;
+            self.summary = st.summary;
         }
-    }
-
-    /// The stages back from a worker.
-    fn restore(&mut self, st: Stages) {
-        self.classifier = st.classifier;
-        self.recent_tags = st.recent_tags;
-        self.summary = st.summary;
-    }
-
-    /// At the first record: joins on a second thread and classifies on a third if the
-    /// worker is wanted, nothing needs the records or jobs on this thread (as for
-    /// [`Engine::start_worker`]) and no `--interval` rows are written as they close.
-    fn start_remote(&mut self) {
-        if self.interval_out.is_some() || !self.worker_possible() {
-            return;
-        }
-        self.worker_wanted = false;
-        let stages = self.stages();
-        let cfg = self.joiner.config();
-        let joiner = std::mem::replace(&mut self.joiner, Joiner::new(cfg));
-        self.remote = Some(Remote::start(joiner, stages));
-    }
-
-    /// Whether nothing but the report needs the jobs (see [`Engine::use_worker`]).
-    fn worker_possible(&self) -> bool {
-        self.sinks.is_empty()
-            && self.timelines.is_empty()
-            && self.critical.is_none()
-            && self.kept.is_none()
-            && !self.filter.ring.is_active()
     }
 
     /// Computes the critical path of the window or of the frames between markers.
@@ -671,14 +520,6 @@ impl Engine {
 
     #[inline]
     pub fn feed(&mut self, rec: &RecordView<'_>) -> io::Result<()> {
-        if self.remote_wanted {
-            self.remote_wanted = false;
-            self.start_remote();
-        }
-        if let Some(r) = &mut self.remote {
-            r.record(rec);
-            return Ok(());
-        }
         // Ring names matter only to a --ring selection: no call per record without one.
         if self.filter.ring.is_active() {
             self.filter.ring.learn(rec);
@@ -724,10 +565,6 @@ impl Engine {
 
     /// A loss the reader found (sequence gap).
     pub fn gap(&mut self, l: &Lost) {
-        if let Some(r) = &mut self.remote {
-            r.gap(l);
-            return;
-        }
         self.joiner.lost(l);
         for t in &mut self.timelines {
             // A write error here shows again at the next record or at finish.
@@ -737,16 +574,10 @@ impl Engine {
 
     /// End of input: flushes open jobs and the classifier window, then the sinks.
     pub fn finish(&mut self) -> io::Result<()> {
-        if let Some(r) = self.remote.take() {
-            // Flushed and classified on the joining thread.
-            let (joiner, st) = r.finish();
-            self.joiner = joiner;
-            self.restore(st);
-        } else if self.worker.is_some() {
-            self.joiner.flush();
+        self.joiner.flush();
+        if self.worker.is_some() {
             self.hand_over(true);
         } else {
-            self.joiner.flush();
             self.pump(true)?;
         }
         if let Some(cp) = &mut self.critical {

@@ -864,11 +864,6 @@ impl Joiner {
         !self.out.is_empty()
     }
 
-    /// The joiner's tunables.
-    pub fn config(&self) -> JoinConfig {
-        self.cfg
-    }
-
     /// Finished jobs not taken yet.
     pub fn finished_len(&self) -> usize {
         self.out.len()
