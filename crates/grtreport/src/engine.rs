@@ -770,6 +770,52 @@ mod tests {
         j
     }
 
+    /// The report made with the classifying worker thread is the one made without it (text
+    /// and JSON), on a trace long enough for many hand-overs, with and without a time
+    /// window (a filter the worker applies).
+    #[test]
+    fn the_worker_thread_gives_the_same_report() {
+        use grtrace_format::{InputSource, Trace};
+        let cfg = grtrace_format::synth::SynthConfig {
+            records: 100_000,
+            cpus: 1,
+            ..Default::default()
+        };
+        let mut out = vec![Vec::new()];
+        grtrace_format::synth::generate(&cfg, out.iter_mut().collect()).unwrap();
+        let data = out.remove(0);
+        for window in [None, Some((100_000_000, 1_000_000_000))] {
+            let report = |worker: bool| {
+                let mut trace = Trace::open(vec![InputSource::Bytes {
+                    name: "synth".into(),
+                    data: data.clone(),
+                }])
+                .unwrap();
+                let filter = Filter {
+                    window,
+                    ..Filter::default()
+                };
+                let mut e = Engine::new(Rules::default(), JoinConfig::default(), filter, 3);
+                // Whatever the machine's CPUs: the worker is what is tested.
+                e.worker_wanted = worker;
+                let stop = std::sync::atomic::AtomicBool::new(false);
+                let (_, out, _) = crate::input::run(&mut trace, &mut e, &stop, false);
+                out.unwrap();
+                assert_eq!(e.worker.is_some(), worker);
+                e.finish().unwrap();
+                assert!(e.worker.is_none());
+                let (mut text, mut json) = (Vec::new(), Vec::new());
+                e.write_report(&mut text, 10, &[]).unwrap();
+                e.write_json(&mut json, 10, &[]).unwrap();
+                (String::from_utf8(text).unwrap(), json, e.joiner.stats.jobs)
+            };
+            let (one, two) = (report(false), report(true));
+            assert!(one.2 > 10 * WORKER_BATCH as u64, "{} jobs", one.2);
+            assert_eq!(one.0, two.0);
+            assert!(one.1 == two.1, "JSON reports differ");
+        }
+    }
+
     /// A blocker's tags are named while it is one of the last RECENT_TAGS jobs seen, and
     /// forgotten after, whatever the bulk clean-up does in between.
     #[test]
