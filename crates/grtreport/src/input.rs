@@ -47,7 +47,6 @@ pub fn run_with_progress(
         match item {
             Item::Record(r) => {
                 done += r.bytes().len() as u64;
-                progress.update(done);
                 if let Err(e) = engine.feed(&r) {
                     out_err = Some(e);
                     return ControlFlow::Break(());
@@ -56,9 +55,13 @@ pub fn run_with_progress(
             Item::Gap(l) => engine.gap(&l),
         }
         n = n.wrapping_add(1);
-        if n & 0xfff == 0 && stop_on_signal && stop.load(Ordering::Relaxed) {
-            stopped = true;
-            return ControlFlow::Break(());
+        // Every 4096 items, not per record: the progress line and Ctrl-C.
+        if n & 0xfff == 0 {
+            progress.update(done);
+            if stop_on_signal && stop.load(Ordering::Relaxed) {
+                stopped = true;
+                return ControlFlow::Break(());
+            }
         }
         ControlFlow::Continue(())
     });
