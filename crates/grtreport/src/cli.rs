@@ -474,6 +474,7 @@ pub fn run(args: Args) -> i32 {
         for s in &shared {
             e.add_sink(Box::new(SharedSink(s.clone())));
         }
+        e.use_worker();
         e
     });
     // Every card of the inputs gets its report, even one without records.

@@ -276,6 +276,82 @@ pub struct Engine {
     /// The card whose jobs this engine joins, set when a run has several cards (one engine
     /// per card: jobs are never joined across cards); the sinks then label rows with it.
     pub card: Option<u32>,
+    /// Whether classification and statistics may run on a second thread (see
+    /// [`Engine::use_worker`]), and that thread once started.
+    worker_wanted: bool,
+    worker: Option<Worker>,
+}
+
+/// Finished jobs handed to the worker thread at once: few enough that the jobs in flight
+/// between the threads stay a few hundred KB, enough that a hand-over is rare.
+const WORKER_BATCH: usize = 512;
+/// Batches queued for the worker at most (the joiner waits beyond that: bounded memory).
+const WORKER_QUEUE: usize = 4;
+
+/// What the worker thread owns while it runs, handed back when it ends.
+struct Stages {
+    classifier: Classifier,
+    recent_tags: RecentTags,
+    filter: Filter,
+    summary: Summary,
+}
+
+impl Stages {
+    /// Classifies a batch of finished jobs (in the order they finished) and counts the ones
+    /// that left the classifier's window; `last`: the input is over, empty the window.
+    fn run(&mut self, jobs: &[Job], genesis: u64, last: bool) {
+        let Stages {
+            classifier,
+            recent_tags,
+            filter,
+            summary,
+        } = self;
+        let mut emit = |job: &mut Job| {
+            recent_tags.resolve(job);
+            if filter.accepts(job, genesis) {
+                summary.add(job);
+            }
+        };
+        for job in jobs {
+            classifier.push(job, &mut emit);
+        }
+        if last {
+            classifier.finish(&mut emit);
+        }
+    }
+}
+
+/// The second thread of a report without per-job outputs: the joiner (on the reading
+/// thread) hands it batches of finished jobs; it classifies them and adds them to the
+/// statistics, as [`Engine::pump`] would, in the same order. Used buffers come back.
+struct Worker {
+    jobs: Option<crossbeam_channel::Sender<(Vec<Job>, u64)>>,
+    empty: crossbeam_channel::Receiver<Vec<Job>>,
+    thread: std::thread::JoinHandle<Stages>,
+}
+
+impl Worker {
+    fn start(mut stages: Stages) -> Worker {
+        let (jobs, todo) = crossbeam_channel::bounded::<(Vec<Job>, u64)>(WORKER_QUEUE);
+        let (done, empty) = crossbeam_channel::bounded(WORKER_QUEUE + 2);
+        let thread = std::thread::spawn(move || {
+            let mut genesis = NONE;
+            for (mut batch, g) in todo {
+                genesis = g;
+                stages.run(&batch, genesis, false);
+                batch.clear();
+                // Full (the reader kept its own) or gone: the buffer is dropped.
+                let _ = done.try_send(batch);
+            }
+            stages.run(&[], genesis, true);
+            stages
+        });
+        Worker {
+            jobs: Some(jobs),
+            empty,
+            thread,
+        }
+    }
 }
 
 impl Engine {
@@ -296,6 +372,70 @@ impl Engine {
             since_watermark: 0,
             critical: None,
             card: None,
+            worker_wanted: false,
+            worker: None,
+        }
+    }
+
+    /// Lets the engine classify and summarise on a second thread when the machine has
+    /// more than one CPU and nothing but the report needs the jobs: no per-job sinks,
+    /// timeline exports, critical path, kept jobs or ring names to learn for a `--ring`
+    /// filter (those see the jobs on this thread, in order). The report is the same.
+    pub fn use_worker(&mut self) {
+        self.worker_wanted = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    }
+
+    /// Starts the worker if wanted and possible (at the first hand-over of jobs).
+    fn start_worker(&mut self) -> bool {
+        if !self.worker_wanted {
+            return false;
+        }
+        self.worker_wanted = false;
+        if !self.sinks.is_empty()
+            || !self.timelines.is_empty()
+            || self.critical.is_some()
+            || self.kept.is_some()
+            || self.filter.ring.is_active()
+        {
+            return false;
+        }
+        // The stages move to the worker; what stays here is only read after `finish`,
+        // when they are back.
+        let rules = self.classifier.rules().clone();
+        let samples = self.summary.samples();
+        let stages = Stages {
+            classifier: std::mem::replace(&mut self.classifier, Classifier::new(rules)),
+            recent_tags: std::mem::take(&mut self.recent_tags),
+            filter: self.filter.clone(),
+            summary: std::mem::replace(&mut self.summary, Summary::new(samples)),
+        };
+        self.worker = Some(Worker::start(stages));
+        true
+    }
+
+    /// Hands the joiner's finished jobs to the worker (`last`: all of them, then waits for
+    /// it to end and takes its stages back).
+    fn hand_over(&mut self, last: bool) {
+        let Some(w) = &mut self.worker else { return };
+        let genesis = self.joiner.stats.first_ns;
+        if self.joiner.finished_len() > 0 {
+            let mut buf = w.empty.try_recv().unwrap_or_default();
+            self.joiner.take_finished(&mut buf);
+            if let Some(tx) = &w.jobs {
+                // Fails only if the worker is gone (it panicked): `join` below says so.
+                let _ = tx.send((buf, genesis));
+            }
+        }
+        if last {
+            let Some(w) = self.worker.take() else { return };
+            drop(w.jobs);
+            let st = match w.thread.join() {
+                Ok(st) => st,
+                Err(p) => std::panic::resume_unwind(p),
+            };
+            self.classifier = st.classifier;
+            self.recent_tags = st.recent_tags;
+            self.summary = st.summary;
         }
     }
 
@@ -394,7 +534,13 @@ impl Engine {
             }
         }
         if self.joiner.has_finished() {
-            self.pump(false)?;
+            if self.worker.is_some() {
+                if self.joiner.finished_len() >= WORKER_BATCH {
+                    self.hand_over(false);
+                }
+            } else if !self.start_worker() {
+                self.pump(false)?;
+            }
         }
         if !self.timelines.is_empty() || self.critical.is_some() {
             self.since_watermark += 1;
@@ -429,7 +575,11 @@ impl Engine {
     /// End of input: flushes open jobs and the classifier window, then the sinks.
     pub fn finish(&mut self) -> io::Result<()> {
         self.joiner.flush();
-        self.pump(true)?;
+        if self.worker.is_some() {
+            self.hand_over(true);
+        } else {
+            self.pump(true)?;
+        }
         if let Some(cp) = &mut self.critical {
             cp.finish();
         }
@@ -618,6 +768,52 @@ mod tests {
             };
         }
         j
+    }
+
+    /// The report made with the classifying worker thread is the one made without it (text
+    /// and JSON), on a trace long enough for many hand-overs, with and without a time
+    /// window (a filter the worker applies).
+    #[test]
+    fn the_worker_thread_gives_the_same_report() {
+        use grtrace_format::{InputSource, Trace};
+        let cfg = grtrace_format::synth::SynthConfig {
+            records: 100_000,
+            cpus: 1,
+            ..Default::default()
+        };
+        let mut out = vec![Vec::new()];
+        grtrace_format::synth::generate(&cfg, out.iter_mut().collect()).unwrap();
+        let data = out.remove(0);
+        for window in [None, Some((100_000_000, 1_000_000_000))] {
+            let report = |worker: bool| {
+                let mut trace = Trace::open(vec![InputSource::Bytes {
+                    name: "synth".into(),
+                    data: data.clone(),
+                }])
+                .unwrap();
+                let filter = Filter {
+                    window,
+                    ..Filter::default()
+                };
+                let mut e = Engine::new(Rules::default(), JoinConfig::default(), filter, 3);
+                // Whatever the machine's CPUs: the worker is what is tested.
+                e.worker_wanted = worker;
+                let stop = std::sync::atomic::AtomicBool::new(false);
+                let (_, out, _) = crate::input::run(&mut trace, &mut e, &stop, false);
+                out.unwrap();
+                assert_eq!(e.worker.is_some(), worker);
+                e.finish().unwrap();
+                assert!(e.worker.is_none());
+                let (mut text, mut json) = (Vec::new(), Vec::new());
+                e.write_report(&mut text, 10, &[]).unwrap();
+                e.write_json(&mut json, 10, &[]).unwrap();
+                (String::from_utf8(text).unwrap(), json, e.joiner.stats.jobs)
+            };
+            let (one, two) = (report(false), report(true));
+            assert!(one.2 > 10 * WORKER_BATCH as u64, "{} jobs", one.2);
+            assert_eq!(one.0, two.0);
+            assert!(one.1 == two.1, "JSON reports differ");
+        }
     }
 
     /// A blocker's tags are named while it is one of the last RECENT_TAGS jobs seen, and

@@ -37,28 +37,28 @@ pub fn run_with_progress(
         * grtrace_format::abi::STREAM_HEADER_SIZE) as u64;
     let mut started = false;
     let sum = trace.for_each_card(|card, item| {
-        if !started {
-            if let Item::Record(r) = &item {
-                started = true;
-                engine.start_at(r.time_ns());
-            }
-        }
-        let engine = engine.of_card(card);
         match item {
             Item::Record(r) => {
+                if !started {
+                    started = true;
+                    engine.start_at(r.time_ns());
+                }
                 done += r.bytes().len() as u64;
-                progress.update(done);
-                if let Err(e) = engine.feed(&r) {
+                if let Err(e) = engine.of_card(card).feed(&r) {
                     out_err = Some(e);
                     return ControlFlow::Break(());
                 }
             }
-            Item::Gap(l) => engine.gap(&l),
+            Item::Gap(l) => engine.of_card(card).gap(&l),
         }
         n = n.wrapping_add(1);
-        if n & 0xfff == 0 && stop_on_signal && stop.load(Ordering::Relaxed) {
-            stopped = true;
-            return ControlFlow::Break(());
+        // Every 4096 items, not per record: the progress line and Ctrl-C.
+        if n & 0xfff == 0 {
+            progress.update(done);
+            if stop_on_signal && stop.load(Ordering::Relaxed) {
+                stopped = true;
+                return ControlFlow::Break(());
+            }
         }
         ControlFlow::Continue(())
     });

@@ -409,11 +409,18 @@ impl Rings {
         self.index(*id).map(|i| &mut self.list[i])
     }
     /// The ring's state, created at `t` (its idle time counts from there) if new.
-    #[inline]
+    // Several calls per job: the lookup is inlined, the creation (once per ring) is not.
+    #[inline(always)]
     fn entry(&mut self, id: u32, t: u64) -> &mut RingState {
-        if let Some(i) = self.index(id) {
-            return &mut self.list[i];
+        match self.index(id) {
+            Some(i) => &mut self.list[i],
+            None => self.create(id, t),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn create(&mut self, id: u32, t: u64) -> &mut RingState {
         let i = self.list.len() as u32;
         let mut r = RingState::new(id);
         r.util.idle_since = t;
@@ -855,6 +862,11 @@ impl Joiner {
 
     pub fn has_finished(&self) -> bool {
         !self.out.is_empty()
+    }
+
+    /// Finished jobs not taken yet.
+    pub fn finished_len(&self) -> usize {
+        self.out.len()
     }
 
     pub fn ring(&self, id: u32) -> Option<&RingState> {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use crate::job::{Flags, Job, Tags, N_PHASES};
+use crate::joiner::FxMap;
 
 /// Statistics of one group of jobs (all, one ring, one context).
 pub struct Group {
@@ -42,8 +43,8 @@ pub struct Group {
 const SIGFIG: u8 = 2;
 
 /// Phases a job always has; the others (complete, gpu_wait, vm_fault) count only jobs that
-/// had them, as btt prints only rows with N > 0.
-const ALWAYS: [bool; N_PHASES] = [true, true, true, false, false, false, true];
+/// had them, as btt prints only rows with N > 0. Bit i: phase i (submit_host, queue, exec, total).
+const ALWAYS_MASK: u8 = 0b100_0111;
 
 impl Default for Group {
     fn default() -> Self {
@@ -94,12 +95,17 @@ impl Group {
             self.no_irq += 1;
         }
         let v = job.phases.as_array();
-        for i in 0..N_PHASES {
-            let have = job.measured(i)
-                && (ALWAYS[i] || v[i] > 0 || (i == 3 && !job.flags.has(Flags::NO_IRQ)));
-            if !have {
-                continue;
-            }
+        // The phases counted: measured, and always counted, or non-zero, or (complete) ended
+        // by an IRQ. One mask, then only its bits are visited.
+        let p = &job.phases;
+        let mut have = job.measured
+            & (ALWAYS_MASK
+                | u8::from(p.complete > 0 || !job.flags.has(Flags::NO_IRQ)) << 3
+                | u8::from(p.gpu_wait > 0) << 4
+                | u8::from(p.vm_fault > 0) << 5);
+        while have != 0 {
+            let i = have.trailing_zeros() as usize;
+            have &= have - 1;
             if !self.bins[i].record(v[i]) {
                 let _ = self.hist[i].record(v[i]);
             }
@@ -110,10 +116,10 @@ impl Group {
         }
         if !job.tags.is_empty() {
             self.tagged += 1;
-        }
-        for t in job.tags.iter() {
-            self.tag_jobs[t] += 1;
-            self.tag_lost[t] += job.lost_to(t);
+            for t in job.tags.iter() {
+                self.tag_jobs[t] += 1;
+                self.tag_lost[t] += job.lost_to(t);
+            }
         }
         if job.fill.is_finite() {
             self.fill_sum += job.fill as f64;
@@ -275,10 +281,11 @@ pub struct TopEntry<'a> {
 /// and overall groups are merged from those by [`Summary::finalize`] (a third of the
 /// histogram work on the hot path).
 pub struct Summary {
-    /// (ctx, ring) -> index into `groups`; `last` caches the previous lookup.
+    /// (ctx, ring) -> index into `groups`, in order (for the report), and the same as a
+    /// hash map for the lookup of every job (jobs of a few classes interleave).
     leaves: BTreeMap<(u32, u32), usize>,
+    index: FxMap<(u32, u32), usize>,
     groups: Vec<Group>,
-    last: Option<((u32, u32), usize)>,
     pub all: Group,
     pub rings: BTreeMap<u32, Group>,
     pub ctxs: BTreeMap<u32, Group>,
@@ -292,8 +299,8 @@ impl Summary {
     pub fn new(samples: usize) -> Summary {
         Summary {
             leaves: BTreeMap::new(),
+            index: FxMap::default(),
             groups: Vec::new(),
-            last: None,
             all: Group::default(),
             rings: BTreeMap::new(),
             ctxs: BTreeMap::new(),
@@ -302,23 +309,22 @@ impl Summary {
         }
     }
 
+    /// Sample jobs kept per `--top` entry.
+    pub fn samples(&self) -> usize {
+        self.samples
+    }
+
     pub fn add(&mut self, job: &Job) {
         let leaf = (job.key.ctx, job.key.ring);
-        let i = match self.last {
-            Some((k, i)) if k == leaf => i,
-            _ => {
-                let n = self.groups.len();
-                let i = *self.leaves.entry(leaf).or_insert(n);
-                if i == n {
-                    self.groups.push(Group::default());
-                    self.worst.push(Default::default());
-                }
-                self.last = Some((leaf, i));
-                i
-            }
-        };
+        let n = self.groups.len();
+        let i = *self.index.entry(leaf).or_insert(n);
+        if i == n {
+            self.leaves.insert(leaf, i);
+            self.groups.push(Group::default());
+            self.worst.push(Default::default());
+        }
         self.groups[i].add(job);
-        if job.flags.incomplete() || self.samples == 0 {
+        if job.flags.incomplete() || self.samples == 0 || job.tags.is_empty() {
             return;
         }
         for t in job.tags.iter() {
