@@ -385,7 +385,9 @@ fn records_refused_on_cpus_brought_online_after_setup_are_reported() {
                 "{err}"
             );
             assert!(
-                total.contains(&format!("(dropped 0, refused {refused} on CPUs online after setup)")),
+                total.contains(&format!(
+                    "(dropped 0, refused {refused} on CPUs online after setup)"
+                )),
                 "{total}"
             );
         }
