@@ -522,6 +522,87 @@ fn a_card_that_turns_up_on_stdin_is_drawn_apart() {
     assert_eq!(data(&html, 1)["driver"], data(&files, 1)["driver"]);
 }
 
+/// `--csv` keeps one set of columns: when card0's stream is longer than the pipe read-ahead
+/// (1 MiB, `PIPE_READAHEAD`), its first rows are written without a card column before
+/// card1's header is read. The run then stops with one line naming the CSV and why, exit 1,
+/// and the rows written before are intact: whole, card0's, in order from its first job.
+/// Fed through a real pipe (the read-ahead is what a pipe gets).
+#[test]
+fn csv_stops_when_a_card_turns_up_after_rows_were_written() {
+    // Card0: 6000 jobs of 4 events (72 bytes each), 1.7 MB > 1 MiB; card1: 3 jobs.
+    let mut c0 = Rec::default();
+    c0.ring(T0, 0, 1 << 20, b"gfx");
+    for i in 0..6000u64 {
+        let t = 10_000 * i;
+        job(&mut c0, i + 1, [t + 1_000, t + 2_000, t + 3_000, t + 9_000]);
+    }
+    let mut c1 = Rec::default();
+    c1.ring(T0, 0, 1 << 20, b"gfx");
+    for i in 0..3u64 {
+        let t = 10_000 * i;
+        job(&mut c1, i + 1, [t + 1_500, t + 2_500, t + 3_500, t + 9_500]);
+    }
+    let inputs = [card_file("csvlate", 0, &c0), card_file("csvlate", 1, &c1)];
+    let mut cat = std::fs::read(&inputs[0]).unwrap();
+    assert!(cat.len() > grtrace_format::trace::PIPE_READAHEAD + (64 << 10));
+    cat.extend(std::fs::read(&inputs[1]).unwrap());
+    let csv = tmp("csvlate.csv");
+    let _ = std::fs::remove_file(&csv);
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = bin()
+        .args(["-", "-q", "--csv"])
+        .arg(&csv)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The reader stops early: the rest of the pipe may find no reader (EPIPE is fine).
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&cat);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [format!(
+            "grtreport: {}: another card turned up while reading, after job rows without a card column were written (streams of several cards concatenated on stdin): give each card's files as an input of its own",
+            csv.display()
+        )],
+    );
+    // The rows before: the header without a card column, then card0's jobs 1, 2, ... each
+    // whole (every field there, the last line ended), as the file run writes them.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.ends_with('\n'));
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let head = r.headers().unwrap().clone();
+    assert!(!head.iter().any(|h| h == "card"), "{head:?}");
+    let seqno = head
+        .iter()
+        .position(|h| h == "seqno")
+        .expect("seqno column");
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert!(rows.len() >= 100, "{} rows", rows.len());
+    assert!(
+        rows.len() < 6000,
+        "{} rows: card1 came after them",
+        rows.len()
+    );
+    let alone = tmp("csvlate-alone.csv");
+    run(&["-q", "--csv", alone.to_str().unwrap()], &inputs[..1]);
+    let alone = std::fs::read_to_string(&alone).unwrap();
+    let mut want = csv::Reader::from_reader(alone.as_bytes());
+    assert_eq!(want.headers().unwrap(), &head);
+    for (i, (got, want)) in rows.iter().zip(want.records()).enumerate() {
+        assert_eq!(got, &want.unwrap(), "row {i}");
+        assert_eq!(got[seqno].parse::<usize>().unwrap(), i + 1);
+    }
+}
+
 /// `recs` as a stream of card0 of recording `session`.
 fn session_stream(session: u64, r: &Rec) -> Vec<u8> {
     let mut h = StreamHeader::new(0, 0, "virtio_gpu");
