@@ -328,12 +328,7 @@ fn event_codes_of_a_later_minor_version_flow_through_by_number() {
 fn grtparse_stdin(dir: &Path, args: &[&str], bytes: &[u8]) -> std::process::Output {
     let p = dir.join("stdin.bytes");
     std::fs::write(&p, bytes).unwrap();
-    std::process::Command::new(env!("CARGO_BIN_EXE_grtparse"))
-        .current_dir(dir)
-        .args(args)
-        .stdin(std::fs::File::open(&p).unwrap())
-        .output()
-        .expect("run grtparse")
+    grtparse_in(dir, args, std::fs::File::open(&p).unwrap())
 }
 
 /// Card0's and card1's CPU 0 streams of two cards of different drivers, and their

@@ -404,7 +404,7 @@ fn a_card_or_session_that_starts_inside_an_input_is_handed_over_before_its_recor
     let (first, _) = read(InputSource::File(path.clone()), &|_| {});
     for src in srcs() {
         let (out, errors) = read(src, &|_| {});
-        assert_eq!(errors, [conflict.clone()]);
+        assert_eq!(errors, std::slice::from_ref(&conflict));
         assert_eq!(
             streams(&out),
             [format!("stream card1 amdgpu at {at_b} after None: ")]

@@ -318,13 +318,7 @@ fn the_simulator_is_controlled_through_its_ctl_file_and_the_recorder_says_so() {
     assert!(matches!(dev.control, Control::CtlFile), "{:?}", dev.control);
     let ctl = root.0.join("grtrace/card0/ctl");
     assert_eq!(dev.control_desc(), ctl.display().to_string());
-    let o = grtrace_bin()
-        .arg("-r")
-        .arg(&root.0)
-        .args(["-d", "card0", "-w", "2", "-o"])
-        .arg(out.0.join("run"))
-        .output()
-        .unwrap();
+    let o = record_two_seconds(&root.0, &out.0);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -352,13 +346,7 @@ fn records_refused_on_cpus_brought_online_after_setup_are_reported() {
         let mut cfg = sim_cfg(&root.0, N);
         cfg.hotplug_cpus = hotplug;
         let sim = Sim::start(&cfg).unwrap();
-        let o = grtrace_bin()
-            .arg("-r")
-            .arg(&root.0)
-            .args(["-d", "card0", "-w", "2", "-o"])
-            .arg(out.0.join("run"))
-            .output()
-            .unwrap();
+        let o = record_two_seconds(&root.0, &out.0);
         let (stdout, err) = (
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr),
@@ -393,6 +381,17 @@ fn records_refused_on_cpus_brought_online_after_setup_are_reported() {
         }
         drop(sim);
     }
+}
+
+/// `grtrace -r ROOT -d card0 -w 2 -o OUT/run`, the binary.
+fn record_two_seconds(root: &Path, out: &Path) -> std::process::Output {
+    grtrace_bin()
+        .arg("-r")
+        .arg(root)
+        .args(["-d", "card0", "-w", "2", "-o"])
+        .arg(out.join("run"))
+        .output()
+        .unwrap()
 }
 
 fn grtrace_bin() -> Command {

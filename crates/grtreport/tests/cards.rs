@@ -548,23 +548,8 @@ fn csv_stops_when_a_card_turns_up_after_rows_were_written() {
     cat.extend(std::fs::read(&inputs[1]).unwrap());
     let csv = tmp("csvlate.csv");
     let _ = std::fs::remove_file(&csv);
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = bin()
-        .args(["-", "-q", "--csv"])
-        .arg(&csv)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
     // The reader stops early: the rest of the pipe may find no reader (EPIPE is fine).
-    let feeder = std::thread::spawn(move || {
-        let _ = stdin.write_all(&cat);
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
+    let (out, _) = through_pipe(&["-q", "--csv", csv.to_str().unwrap()], &cat);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(
@@ -685,8 +670,8 @@ fn a_second_recording_of_a_card_on_stdin_is_not_merged_silently() {
     assert!(rows(&piped) >= 2, "{piped}");
 }
 
-/// `grtreport -` fed `bytes` on stdin, with `args`.
-fn run_stdin(args: &[&str], bytes: &[u8]) -> (String, String) {
+/// `grtreport - ARGS` fed `bytes` through a pipe: its output, and how writing the pipe went.
+fn through_pipe(args: &[&str], bytes: &[u8]) -> (std::process::Output, std::io::Result<()>) {
     use std::io::Write;
     use std::process::Stdio;
     let mut child = bin()
@@ -701,7 +686,13 @@ fn run_stdin(args: &[&str], bytes: &[u8]) -> (String, String) {
     let bytes = bytes.to_vec();
     let feeder = std::thread::spawn(move || stdin.write_all(&bytes));
     let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap().unwrap();
+    (out, feeder.join().unwrap())
+}
+
+/// `grtreport -` fed `bytes` on stdin, with `args`.
+fn run_stdin(args: &[&str], bytes: &[u8]) -> (String, String) {
+    let (out, fed) = through_pipe(args, bytes);
+    fed.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
     (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
