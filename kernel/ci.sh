@@ -65,6 +65,27 @@ stress() {
     grep '^GRT:' "$log" | grep -v -- '---'
     grep -q '^GRT: warnings=0' "$log" || fail "$3: kernel warnings"
     ! grep -q 'FAIL' "$log" || fail "$3: error path accepted"
+    hotplug_refused "$log" "$3"
+}
+# hotplug_refused LOG LABEL: in the stress boot's CPU hotplug step, the real grtrace recorder
+# read the kernel's refused_cpu at stop and warned of it (#1: CPU 1 online after setup, at
+# least as many as info showed while recording, and more than none), and warned of nothing
+# when CPU 1 was online at setup (#2: offline and online again keeps its buffer)
+hotplug_refused() {
+    grep -q '^GRT: cpu 1 online after setup' "$1" || return 0  # no hotplug in this guest
+    if ! grep -qE '^GRT: hotplug recorder=grtrace\s*$' "$1"; then
+        fail "$2: hotplug step not recorded by grtrace (the C drain does not read refused_cpu)"
+        return
+    fi
+    local seen said total
+    seen=$(sed -n 's/^GRT: cpu 1 online after setup: .*refused_cpu \([0-9]*\).*/\1/p' "$1")
+    said=$(sed -n 's/^GRT: \[hp1\] You have \([0-9]*\) records refused on card0 .*/\1/p' "$1")
+    total=$(sed -n 's/^GRT: \[hp1\] .*Total:.*refused \([0-9]*\) on CPUs online after setup.*/\1/p' "$1")
+    echo "hotplug: info refused_cpu=${seen:-?} while recording, grtrace at stop: warning ${said:-none}, summary ${total:-none}"
+    [ -n "$seen" ] && [ "$seen" -gt 0 ] || fail "$2: hotplug #1: no record refused on CPU 1 (nothing to check)"
+    [ -n "$said" ] && [ "$said" -ge "${seen:-1}" ] && [ "$total" = "$said" ] ||
+        fail "$2: hotplug #1: grtrace did not report the records refused on CPU 1"
+    ! grep -q '^GRT: \[hp2\]' "$1" || fail "$2: hotplug #2: grtrace reported refused records of a CPU online at setup"
 }
 
 stage "apt dependencies"

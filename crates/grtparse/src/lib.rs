@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use grtrace_cli::{Failure, InputWords, Resolved};
 use grtrace_format::abi;
-use grtrace_format::{RunSummary, StreamInfoView as Stream, Trace};
+use grtrace_format::{RunSummary, StreamHeader, StreamInfoView as Stream, Trace};
 
 use crate::out::Out;
 use crate::pass::{say, slots_of, Dump, Filters, Pass};
@@ -262,25 +262,30 @@ fn set_up_render(render: &mut Render, streams: &[Stream], wall: bool, err: &mut 
 /// `-v`: one line per input.
 fn describe_inputs(streams: &[Stream], err: &mut dyn Write) {
     for s in streams {
-        let h = &s.header;
-        let cpu = if h.is_merged() {
-            "merged".to_string()
-        } else {
-            format!("cpu {}", h.cpu)
-        };
-        let _ = say!(
-            err,
-            "grtparse: input {}: {cpu}, card {}, {}, {}-endian, version {}.{}, session {:#x}{}",
-            s.name,
-            h.card,
-            h.driver,
-            h.endian.name(),
-            h.version_major,
-            h.version_minor,
-            h.session_id,
-            s.len.map(|l| format!(", {l} bytes")).unwrap_or_default()
-        );
+        let len = s.len.map(|l| format!(", {l} bytes")).unwrap_or_default();
+        describe_stream(&s.name, &s.header, &len, err);
     }
+}
+
+/// `-v`: the line of one stream header, `at` saying where it is (an input's length, or
+/// where inside an input a card or session started: such a card is described like one
+/// known at open).
+pub(crate) fn describe_stream(name: &str, h: &StreamHeader, at: &str, err: &mut dyn Write) {
+    let cpu = if h.is_merged() {
+        "merged".to_string()
+    } else {
+        format!("cpu {}", h.cpu)
+    };
+    let _ = say!(
+        err,
+        "grtparse: input {name}: {cpu}, card {}, {}, {}-endian, version {}.{}, session {:#x}{at}",
+        h.card,
+        h.driver,
+        h.endian.name(),
+        h.version_major,
+        h.version_minor,
+        h.session_id,
+    );
 }
 
 /// Opens the text output (unless `-O`) and the dump (`-d`), each after checking it is none
@@ -360,6 +365,11 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, Failure> {
         }
         let _ = say!(err, "grtparse: warning: {e} (merged: --force)");
     }
+    // The same for a recording that starts inside an input (streams concatenated on stdin):
+    // the reader ends that input there unless merging was asked for.
+    trace.merge_sessions(cli.force);
+    // A dump is one merged stream of one card: a card that starts inside an input ends it.
+    trace.single_card(cli.dump.is_some());
     let cards = trace.cards();
     if cli.dump.is_some() && cards.len() > 1 {
         let names: Vec<String> = cards.iter().map(|c| format!("card{c}")).collect();
@@ -395,9 +405,12 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, Failure> {
     let unended = if pass.output_failed() {
         0
     } else {
+        // The streams of cards and sessions that started inside an input too.
         streams
             .iter()
-            .filter(|s| !pass.stats.ended_cleanly(&s.header))
+            .map(|s| &s.header)
+            .chain(&pass.embedded)
+            .filter(|h| !pass.stats.ended_cleanly(h))
             .count() as u64
     };
     pass.stats.set_unended(unended);

@@ -237,6 +237,9 @@ pub(crate) struct Pass<'e> {
     fast_text: bool,
     verbose: bool,
     gaps_told: u32,
+    /// Headers found inside inputs that started a card or session (FORMAT.md §6): checked
+    /// for a clean end like the inputs' own.
+    pub(crate) embedded: Vec<StreamHeader>,
     /// Where messages go.
     pub(crate) err: &'e mut dyn Write,
 }
@@ -276,6 +279,7 @@ impl<'e> Pass<'e> {
             fast_text,
             verbose: cli.verbose,
             gaps_told: 0,
+            embedded: Vec::new(),
             err,
         }
     }
@@ -342,7 +346,24 @@ impl<'e> Pass<'e> {
                 self.at(g.last_ns);
                 self.gap(g)
             }
+            Item::Stream(s) => self.stream(&s),
         }
+    }
+
+    /// A card or session that starts inside an input, before its records: said like an
+    /// input under `-v`, and its end checked like an input's. Another recording of a card
+    /// comes only under `--force`, with a warning.
+    #[cold]
+    fn stream(&mut self, s: &grtrace_format::EmbeddedStream<'_>) -> ControlFlow<()> {
+        if let Some(e) = s.session_conflict() {
+            let _ = say!(self.err, "grtparse: warning: {e} (merged: --force)");
+        }
+        if self.verbose {
+            let at = format!(", from byte {}", s.offset);
+            crate::describe_stream(s.file, s.header, &at, self.err);
+        }
+        self.embedded.push(s.header.clone());
+        ControlFlow::Continue(())
     }
 
     /// The hot case: a native-endian event printed with the default line, decoded once from

@@ -323,3 +323,132 @@ fn event_codes_of_a_later_minor_version_flow_through_by_number() {
     assert_eq!(dump[hs..], data[hs..]);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// grtparse reading `bytes` on stdin (a file, so the bytes are read as a stream) in `dir`.
+fn grtparse_stdin(dir: &Path, args: &[&str], bytes: &[u8]) -> std::process::Output {
+    let p = dir.join("stdin.bytes");
+    std::fs::write(&p, bytes).unwrap();
+    grtparse_in(dir, args, std::fs::File::open(&p).unwrap())
+}
+
+/// Card0's and card1's CPU 0 streams of two cards of different drivers, and their
+/// concatenation (`cat two.card0.grtrace.0 two.card1.grtrace.0`).
+fn two_drivers(d: &Path) -> (Vec<u8>, Vec<u8>) {
+    synth(d, "two.card0", 0, 0x10, 300);
+    synth(d, "two.card1", 1, 0x20, 200);
+    let p1 = d.join("two.card1.grtrace.0");
+    let mut b1 = std::fs::read(&p1).unwrap();
+    // The header's driver field (FORMAT.md §2.1, offset 56, 32 bytes).
+    b1[56..88].fill(0);
+    b1[56..62].copy_from_slice(b"amdgpu");
+    std::fs::write(&p1, &b1).unwrap();
+    let b0 = std::fs::read(d.join("two.card0.grtrace.0")).unwrap();
+    let cat = [b0.clone(), b1].concat();
+    (b0, cat)
+}
+
+/// `cat two.card0.grtrace.0 two.card1.grtrace.0 | grtparse -`: card1's stream header
+/// comes only mid-stream, yet `-v` describes it like an input given apart (its card and
+/// driver, and where it starts), its lines carry card1, the summary names both cards, and
+/// its stream is checked for a clean end like an input's: the same lines as from the files.
+#[test]
+fn a_card_that_starts_inside_stdin_is_described_and_labelled_like_an_input() {
+    let d = temp_dir("latecard");
+    let (b0, cat) = two_drivers(&d);
+    let files = grtparse(&d, &["two.card0.grtrace.0", "two.card1.grtrace.0", "-v"]);
+    let piped = grtparse_stdin(&d, &["-", "-v"], &cat);
+    let (ferr, perr) = (text(&files.stderr), text(&piped.stderr));
+    assert_eq!(piped.status.code(), files.status.code(), "{perr}");
+    let described = |err: &str, card: u32| -> Vec<String> {
+        err.lines()
+            .filter(|l| l.contains(&format!(", card {card}, ")))
+            .map(|l| {
+                // `grtparse: input NAME: cpu 0, card ..., session 0x20[, where]`
+                let rest = &l[l.find(": cpu").expect(l)..];
+                let (head, tail) = rest.split_once(", session ").unwrap();
+                format!("{head}, session {}", tail.split(',').next().unwrap())
+            })
+            .collect()
+    };
+    assert_eq!(
+        perr.lines().filter(|l| l.contains("card 1, amdgpu")).collect::<Vec<_>>(),
+        [format!(
+            "grtparse: input (stdin): cpu 0, card 1, amdgpu, little-endian, version 1.0, session 0x20, from byte {}",
+            b0.len()
+        )],
+        "{perr}"
+    );
+    assert_eq!(described(&perr, 1), described(&ferr, 1));
+    let (fout, pout) = (text(&files.stdout), text(&piped.stdout));
+    let card1 = |s: &str| s.lines().filter(|l| l.starts_with("card1 ")).count();
+    assert!(card1(&pout) > 0);
+    assert_eq!(card1(&pout), card1(&fout));
+    assert!(pout.contains("Summary (card0, card1):"), "{pout}");
+    // Card1's stream ends with its STREAM_INFO: no warning of an unended stream either way;
+    // cut before its end, the piped run says so, as the files run does.
+    assert!(!perr.contains("did not end cleanly"), "{perr}");
+    let cut = grtparse_stdin(&d, &["-", "-q"], &cat[..cat.len() - 72]);
+    assert!(
+        text(&cut.stderr).contains("1 stream(s) did not end cleanly"),
+        "{}",
+        text(&cut.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A dump (`-d`) is one merged stream of one card: a second card that starts inside stdin
+/// ends the input there with one line naming stdin and the byte, exit 1, and the dump keeps
+/// every record of the first card (it used to take card1's records under card0's header).
+#[test]
+fn a_dump_stops_at_a_card_that_starts_inside_stdin() {
+    let d = temp_dir("latedump");
+    let (b0, cat) = two_drivers(&d);
+    let o = grtparse_stdin(&d, &["-", "-q", "-O", "-d", "dump"], &cat);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.contains("byte")).collect::<Vec<_>>(),
+        [format!("grtparse: (stdin): byte {}: a stream of card1 starts here, and this run takes card0 only (a merged stream holds one card): read each card's streams apart", b0.len())],
+        "{err}"
+    );
+    let alone = grtparse(&d, &["two.card0.grtrace.0", "-q", "-O", "-d", "alone"]);
+    assert_eq!(alone.status.code(), Some(0), "{}", text(&alone.stderr));
+    assert_eq!(
+        std::fs::read(d.join("dump")).unwrap(),
+        std::fs::read(d.join("alone")).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Two recordings of one card concatenated on stdin: not merged silently. The run stops at
+/// the second header with one line naming stdin and the byte, exit 1, after printing every
+/// line of the first recording; `--force` reads both, with a warning.
+#[test]
+fn a_second_recording_inside_stdin_is_refused_unless_forced() {
+    let d = temp_dir("latesession");
+    synth(&d, "old", 0, 0x11, 300);
+    synth(&d, "new", 0, 0x22, 300);
+    let old = std::fs::read(d.join("old.grtrace.0")).unwrap();
+    let cat = [old.clone(), std::fs::read(d.join("new.grtrace.0")).unwrap()].concat();
+    let o = grtparse_stdin(&d, &["-"], &cat);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("grtparse: (stdin): byte {}: session 0x22 of card0 starts here after a stream of card0 of session 0x11: streams of two recordings, not merged (--force merges them)\n", old.len())),
+        "{err}"
+    );
+    let alone = grtparse(&d, &["old.grtrace.0"]);
+    let lines = |o: &std::process::Output| {
+        text(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with("card0 "))
+            .count()
+    };
+    assert_eq!(lines(&o), lines(&alone));
+    let forced = grtparse_stdin(&d, &["-", "--force"], &cat);
+    let ferr = text(&forced.stderr);
+    assert_eq!(forced.status.code(), Some(0), "{ferr}");
+    assert!(ferr.contains("session 0x22 of card0 starts here after a stream of card0 of session 0x11: streams of two recordings, not merged (--force merges them) (merged: --force)"), "{ferr}");
+    assert!(lines(&forced) > lines(&alone));
+    let _ = std::fs::remove_dir_all(&d);
+}

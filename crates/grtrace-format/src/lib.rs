@@ -89,8 +89,8 @@ pub use encode::{encode, encode_into, encoded_size, StreamWriter};
 pub use endian::{Endian, Native, Order, Swapped};
 pub use error::FormatError;
 pub use trace::{
-    base_files, resolve_inputs, ErrorKind, InputSource, Item, RawItem, RunSummary, StreamInfoView,
-    Trace, TraceError, Warning,
+    base_files, resolve_inputs, EmbeddedStream, ErrorKind, InputSource, Item, RawItem, RunSummary,
+    StreamInfoView, Trace, TraceError, Warning,
 };
 pub use view::{
     Body, ClockSync, EventBody, EventView, Lost, RecordView, Records, RingNote, Stamp,

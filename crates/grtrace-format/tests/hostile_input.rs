@@ -315,3 +315,149 @@ fn too_many_card_session_pairs_are_bounded_and_said() {
         sum.warnings
     );
 }
+
+/// A per-CPU stream of `n` events of process `pid` under a header of `card`, `session` and
+/// `driver`, seq 1..=n, times `t0 + 10 i`.
+fn driver_stream(card: u32, session: u64, driver: &str, pid: u32, n: u64, t0: u64) -> Vec<u8> {
+    let mut h = StreamHeader::new(0, card, driver);
+    h.session_id = session;
+    let mut b = Builder::new();
+    b.on(0).pid(pid);
+    for i in 0..n {
+        b.event(Event::COMMIT).job(0, 0, i).at(t0 + 10 * i);
+    }
+    b.stream(&h)
+}
+
+/// `cat a.card0.grtrace.0 a.card0.grtrace.1 b.card1.grtrace.0 c.card0.grtrace.0 | reader`:
+/// the header of card1 and the one of card0's second recording start a (card, session) no
+/// input was opened with. From a file, a pipe read 4 KiB at a time, or memory alike:
+/// * card1's is handed over once, as `Item::Stream` with its card, offset and driver,
+///   before any record under it (card1's records interleave in time with card0's, so they
+///   are not simply last);
+/// * card0's second recording ends the input with one error naming the input and the byte,
+///   everything before it delivered, nothing after; with `merge_sessions` it is handed over
+///   too, saying which session came before, and its records follow;
+/// * with `single_card`, card1's header ends the input the same way (a dump holds one card);
+/// * the header of card0's CPU 1 (same card, same session) is not handed over, nor is a
+///   card opened as an input of its own.
+#[test]
+fn a_card_or_session_that_starts_inside_an_input_is_handed_over_before_its_records() {
+    let a0 = driver_stream(0, 7, "virtio_gpu", 1, 400, 1000);
+    let a1 = cpu_stream(1, 0, 7, 400, 1005);
+    let b = driver_stream(1, 9, "amdgpu", 2, 400, 1500);
+    let c = driver_stream(0, 8, "virtio_gpu", 3, 50, 9000);
+    let at_b = (a0.len() + a1.len()) as u64;
+    let at_c = at_b + b.len() as u64;
+    let cat: Vec<u8> = [&a0[..], &a1, &b, &c].concat();
+    let d = tmpdir("announce");
+    let path = d.join("cat");
+    std::fs::write(&path, &cat).unwrap();
+    let name = path.display().to_string();
+    let read = |src: InputSource, set: &dyn Fn(&mut Trace)| {
+        let mut t = Trace::open(vec![src]).unwrap();
+        set(&mut t);
+        let mut out = Vec::new();
+        let sum = t.for_each_card(|card, it| {
+            out.push(match it {
+                Item::Record(r) => format!("rec card{card} pid{}", r.pid()),
+                Item::Gap(g) => format!("gap {g:?}"),
+                Item::Stream(s) => {
+                    assert_eq!(card, s.header.card);
+                    format!(
+                        "stream card{} {} at {} after {:?}: {}",
+                        s.header.card,
+                        s.header.driver,
+                        s.offset,
+                        s.earlier_session,
+                        s.session_conflict()
+                            .map_or(String::new(), |e| e.to_string())
+                    )
+                }
+            });
+            ControlFlow::Continue(())
+        });
+        assert_eq!(sum.gaps + sum.seq_backwards, 0);
+        let errors: Vec<String> = sum.errors.iter().map(|e| e.to_string()).collect();
+        (out, errors)
+    };
+    let conflict = format!(
+        "{name}: byte {at_c}: session 0x8 of card0 starts here after a stream of card0 of session 0x7: streams of two recordings, not merged (--force merges them)"
+    );
+    let count = |out: &[String], what: &str| out.iter().filter(|l| l.ends_with(what)).count();
+    let streams = |out: &[String]| -> Vec<String> {
+        out.iter()
+            .filter(|l| l.starts_with("stream"))
+            .cloned()
+            .collect()
+    };
+    let pos = |out: &[String], l: &str| out.iter().position(|x| x.starts_with(l)).unwrap();
+    let srcs = || {
+        [
+            InputSource::File(path.clone()),
+            bytes(&name, cat.clone()),
+            pipe(&name, cat.clone(), 4096),
+        ]
+    };
+
+    // By default: card1 is handed over, card0's second recording ends the input.
+    let (first, _) = read(InputSource::File(path.clone()), &|_| {});
+    for src in srcs() {
+        let (out, errors) = read(src, &|_| {});
+        assert_eq!(errors, std::slice::from_ref(&conflict));
+        assert_eq!(
+            streams(&out),
+            [format!("stream card1 amdgpu at {at_b} after None: ")]
+        );
+        assert!(pos(&out, "stream card1") < pos(&out, "rec card1 pid2"));
+        let last_pid1 = out.iter().rposition(|x| x.ends_with("pid1")).unwrap();
+        assert!(pos(&out, "rec card1 pid2") < last_pid1, "card1 interleaves");
+        assert_eq!(count(&out, "pid1"), 800);
+        assert_eq!(count(&out, "pid2"), 400);
+        assert_eq!(
+            count(&out, "pid3"),
+            0,
+            "nothing after the other recording's header"
+        );
+        assert_eq!(out, first);
+    }
+
+    // Merged on request: handed over with the session before it, its records follow.
+    for src in srcs() {
+        let (out, errors) = read(src, &|t| t.merge_sessions(true));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            streams(&out),
+            [
+                format!("stream card1 amdgpu at {at_b} after None: "),
+                format!("stream card0 virtio_gpu at {at_c} after Some(7): {conflict}"),
+            ]
+        );
+        assert!(pos(&out, "stream card0") < pos(&out, "rec card0 pid3"));
+        assert_eq!(count(&out, "pid3"), 50);
+    }
+
+    // One card only: card1's header ends the input.
+    for src in srcs() {
+        let (out, errors) = read(src, &|t| t.single_card(true));
+        assert_eq!(
+            errors,
+            [format!("{name}: byte {at_b}: a stream of card1 starts here, and this run takes card0 only (a merged stream holds one card): read each card's streams apart")]
+        );
+        assert!(streams(&out).is_empty());
+        assert_eq!((count(&out, "pid1"), out.len()), (800, 800));
+    }
+
+    // Card1 given as an input of its own is known at open: nothing to hand over for it.
+    let mut t = Trace::open(vec![bytes("b", b.clone()), bytes("cat", cat)]).unwrap();
+    t.merge_sessions(true);
+    let mut n = Vec::new();
+    t.for_each(|it| {
+        if let Item::Stream(s) = it {
+            n.push(s.header.card);
+        }
+        ControlFlow::Continue(())
+    });
+    assert_eq!(n, [0], "only card0's second session");
+    let _ = std::fs::remove_dir_all(&d);
+}

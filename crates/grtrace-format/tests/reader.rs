@@ -70,6 +70,7 @@ fn items(sources: Vec<InputSource>) -> (Vec<String>, RunSummary) {
                 r.body()
             ),
             Item::Gap(g) => format!("gap {g:?}"),
+            Item::Stream(s) => format!("stream {} at {}", s.header.card, s.offset),
         });
         ControlFlow::Continue(())
     });

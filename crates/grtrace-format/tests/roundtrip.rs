@@ -217,6 +217,7 @@ proptest! {
                     gap_records += g.count;
                     items.push(format!("{g:?}"));
                 }
+                Item::Stream(s) => items.push(format!("{:?}", s.header)),
             }
             ControlFlow::Continue(())
         });
@@ -257,6 +258,7 @@ proptest! {
             piped.push(match it {
                 Item::Record(r) => format!("{:?}", (r.stamp(), r.body())),
                 Item::Gap(g) => format!("{g:?}"),
+                Item::Stream(s) => format!("{:?}", s.header),
             });
             ControlFlow::Continue(())
         });

@@ -577,6 +577,8 @@ pub fn record(
             name: format!("ftrace {}", mapper.drivers()),
             cpus: reports,
             dropped,
+            // tracefs has no per-session CPU list: a CPU brought online is simply traced.
+            refused_cpu: 0,
         }],
         outputs: outputs
             .into_iter()

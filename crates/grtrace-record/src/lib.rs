@@ -494,11 +494,14 @@ impl Threads {
         self.finish[di].store(true, Ordering::Release);
         let state = s.dev.state().unwrap_or_default();
         let dropped = s.dev.dropped().unwrap_or(0);
+        // Read like `dropped`: a device that cannot say counts none.
+        let refused_cpu = s.dev.info().map_or(0, |i| i.refused_cpu);
         let now = monotonic_ns();
         let mut report = DeviceReport {
             name: s.dev.name.clone(),
             cpus: Vec::new(),
             dropped,
+            refused_cpu,
         };
         let (mine, others) = std::mem::take(&mut self.drains)
             .into_iter()

@@ -25,6 +25,9 @@ pub struct DeviceReport {
     pub cpus: Vec<CpuReport>,
     /// The device's `dropped` at stop.
     pub dropped: u64,
+    /// `refused_cpu` of the device's `info` at stop: records refused on CPUs brought online
+    /// after setup, which no stream holds (FORMAT.md §7.1).
+    pub refused_cpu: u64,
 }
 
 #[derive(Debug)]
@@ -83,9 +86,14 @@ pub fn print_stats(r: &RunReport, w: &mut dyn Write) -> io::Result<()> {
             ev += c.events;
             bytes += c.bytes;
         }
+        // Named only when there are some: the line stays blktrace's otherwise.
+        let refused = match d.refused_cpu {
+            0 => String::new(),
+            n => format!(", refused {n} on CPUs online after setup"),
+        };
         writeln!(
             w,
-            "  Total:  {:>20} events (dropped {}), {:>8} KiB data",
+            "  Total:  {:>20} events (dropped {}{refused}), {:>8} KiB data",
             ev,
             d.dropped,
             bytes.div_ceil(1024)
@@ -107,6 +115,19 @@ pub fn print_drop_warnings(r: &RunReport, w: &mut dyn Write) -> io::Result<()> {
             "You have {} ({:.1}%) dropped events on {}\n\
              Consider using a larger buffer size (-b) and/or more buffers (-n)",
             d.dropped, pct, d.name
+        )?;
+    }
+    print_refused_warnings(r, w)
+}
+
+/// One line per device whose kernel refused records on CPUs brought online after setup:
+/// those CPUs are not in the `cpus` the recorder drains, so their records are in no stream.
+pub fn print_refused_warnings(r: &RunReport, w: &mut dyn Write) -> io::Result<()> {
+    for d in r.devices.iter().filter(|d| d.refused_cpu > 0) {
+        writeln!(
+            w,
+            "You have {} records refused on {} on CPUs brought online after setup: they are in no stream (start grtrace after the CPUs are online)",
+            d.refused_cpu, d.name
         )?;
     }
     Ok(())

@@ -318,13 +318,7 @@ fn the_simulator_is_controlled_through_its_ctl_file_and_the_recorder_says_so() {
     assert!(matches!(dev.control, Control::CtlFile), "{:?}", dev.control);
     let ctl = root.0.join("grtrace/card0/ctl");
     assert_eq!(dev.control_desc(), ctl.display().to_string());
-    let o = grtrace_bin()
-        .arg("-r")
-        .arg(&root.0)
-        .args(["-d", "card0", "-w", "2", "-o"])
-        .arg(out.0.join("run"))
-        .output()
-        .unwrap();
+    let o = record_two_seconds(&root.0, &out.0);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -338,6 +332,66 @@ fn the_simulator_is_controlled_through_its_ctl_file_and_the_recorder_says_so() {
     read_files(&out.0.join("run"), 2, &mut seen);
     assert_eq!(seen.events, 10);
     drop(sim);
+}
+
+/// CPUs brought online after setup (`grtsim --hotplug-cpus`, FORMAT.md §7.3): the kernel
+/// refuses their records and counts them in `info`'s `refused_cpu`. grtrace reads it at stop
+/// and says so like blktrace says drops: one line naming the card and the count, and in the
+/// summary's Total line. With none, neither says a word.
+#[test]
+fn records_refused_on_cpus_brought_online_after_setup_are_reported() {
+    const N: u64 = 1000;
+    for hotplug in [0u32, 2] {
+        let (root, out) = (TempDir::new("root"), TempDir::new("out"));
+        let mut cfg = sim_cfg(&root.0, N);
+        cfg.hotplug_cpus = hotplug;
+        let sim = Sim::start(&cfg).unwrap();
+        let o = record_two_seconds(&root.0, &out.0);
+        let (stdout, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(o.status.success(), "{err}");
+        // The streams hold every event of the CPUs online at setup, and nothing else.
+        let mut seen = Seen::default();
+        read_files(&out.0.join("run"), 2, &mut seen);
+        assert_eq!(seen.events, N);
+        // Each hotplugged CPU offered CPU 0's share of the quota.
+        let refused = u64::from(hotplug) * (N / 2);
+        let said: Vec<&str> = err.lines().filter(|l| l.contains("refused")).collect();
+        let total = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with("Total:"))
+            .unwrap_or_else(|| panic!("no Total line: {stdout}"));
+        if hotplug == 0 {
+            assert!(said.is_empty(), "{err}");
+            assert!(total.contains("(dropped 0),"), "{total}");
+        } else {
+            assert_eq!(
+                said,
+                [format!("You have {refused} records refused on card0 on CPUs brought online after setup: they are in no stream (start grtrace after the CPUs are online)")],
+                "{err}"
+            );
+            assert!(
+                total.contains(&format!(
+                    "(dropped 0, refused {refused} on CPUs online after setup)"
+                )),
+                "{total}"
+            );
+        }
+        drop(sim);
+    }
+}
+
+/// `grtrace -r ROOT -d card0 -w 2 -o OUT/run`, the binary.
+fn record_two_seconds(root: &Path, out: &Path) -> std::process::Output {
+    grtrace_bin()
+        .arg("-r")
+        .arg(root)
+        .args(["-d", "card0", "-w", "2", "-o"])
+        .arg(out.join("run"))
+        .output()
+        .unwrap()
 }
 
 fn grtrace_bin() -> Command {

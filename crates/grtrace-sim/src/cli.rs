@@ -56,6 +56,11 @@ pub struct Args {
     /// Publish `commit` only every K records (models a commit lagging written bytes; 1 = kernel)
     #[arg(long, default_value_t = 3, value_name = "K")]
     pub commit_every: u32,
+    /// Bring N more CPUs online after setup: like the kernel, refuse their records (CPU 0's
+    /// workload each) and count them in `info`'s `refused_cpu`
+    #[arg(long, default_value_t = 0, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(0..=MAX_CPUS as i64))]
+    pub hotplug_cpus: u32,
     /// Driver name reported in `info`
     #[arg(long, default_value = "grtsim", value_name = "NAME")]
     pub driver: String,
@@ -100,6 +105,7 @@ impl Args {
         cfg.jobs = self.jobs;
         cfg.commit_every = self.commit_every;
         cfg.driver = self.driver.clone();
+        cfg.hotplug_cpus = self.hotplug_cpus;
         cfg.verbose = self.verbose;
         Ok(cfg)
     }

@@ -47,6 +47,9 @@ pub struct CardCfg {
     pub workload: Workload,
     /// The simulated kernel publishes `commit` every this many records (1 = like the kernel).
     pub commit_every: u32,
+    /// CPUs that come online after setup: each runs CPU 0's workload, and every record of
+    /// it is refused and counted in `refused_cpu` (see [`Card::stop`]).
+    pub hotplug_cpus: u32,
     pub verbose: bool,
 }
 
@@ -228,6 +231,7 @@ impl Card {
             anchor_clock_ns: 0,
             little_endian: cfg!(target_endian = "little"),
             simulated: true,
+            refused_cpu: 0,
         }
     }
 
@@ -448,6 +452,8 @@ impl Card {
         s.stop.store(true, Ordering::Release);
         let mut tot = ProducerTotals::default();
         let mut lines = Vec::new();
+        // Events offered per CPU, by CPU.
+        let mut offered = Vec::new();
         for (cpu, h) in s.producers.drain(..).enumerate() {
             let t = h
                 .join()
@@ -456,6 +462,7 @@ impl Card {
             tot.events_written += t.events_written;
             tot.records += t.records;
             tot.refused += t.refused;
+            offered.push(t.events);
             let secs = t.busy.as_secs_f64().max(1e-9);
             lines.push(format!(
                 "cpu {cpu}: produced {} events in {:.3} s ({:.2} M events/s), {} refused",
@@ -466,14 +473,20 @@ impl Card {
             ));
         }
         s.info.state = DevState::Stopped;
+        // The kernel refuses the records of a CPU brought online after setup (it is not in
+        // `cpus`, so no recorder maps its buffer) and counts them in `refused_cpu`. A
+        // simulated hotplugged CPU offers CPU 0's workload; the count is published at stop
+        // (the kernel's grows as it goes), which is when a recorder reads it.
+        let cpu0 = offered.first().copied().unwrap_or(0);
+        s.info.refused_cpu = cpu0 * u64::from(self.cfg.hotplug_cpus);
         let dropped = s.dropped.load(Ordering::Acquire);
-        let session = s.info.session;
+        let (session, refused_cpu) = (s.info.session, s.info.refused_cpu);
         for l in &lines {
             self.log(l);
         }
         self.log(&format!(
-            "session {} stopped: {} events offered, {} written, {} records, {} dropped",
-            session, tot.events, tot.events_written, tot.records, dropped
+            "session {} stopped: {} events offered, {} written, {} records, {} dropped, {} refused on CPUs online after setup",
+            session, tot.events, tot.events_written, tot.records, dropped, refused_cpu
         ));
         let st = &self.stats;
         st.last_events.store(tot.events, Ordering::Release);

@@ -62,6 +62,9 @@ pub struct SimConfig {
     pub jobs: usize,
     pub commit_every: u32,
     pub driver: String,
+    /// CPUs brought online after setup (per card): their records are refused and counted
+    /// in `info`'s `refused_cpu`, as the kernel does (FORMAT.md §7.1, §7.3).
+    pub hotplug_cpus: u32,
     pub verbose: bool,
 }
 
@@ -78,6 +81,7 @@ impl SimConfig {
             jobs: 1000,
             commit_every: 3,
             driver: "grtsim".into(),
+            hotplug_cpus: 0,
             verbose: false,
         }
     }
@@ -240,6 +244,7 @@ impl Sim {
                 seed: cfg.seed.wrapping_add(card as u64),
                 workload: workload.clone(),
                 commit_every: cfg.commit_every,
+                hotplug_cpus: cfg.hotplug_cpus,
                 verbose: cfg.verbose,
             };
             let (q, s) = (quit.clone(), stats.clone());

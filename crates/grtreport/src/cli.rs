@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use grtrace_cli::{Failure, InputWords};
-use grtrace_format::{InputSource, Trace};
+use grtrace_format::{InputSource, StreamHeader, Trace};
 
 use crate::engine::{Engine, Filter, JobCsv, JobLines, JobSink, SharedSink};
 use crate::input::Engines;
@@ -358,6 +358,9 @@ pub fn run(args: Args) -> i32 {
         }
         eprintln!("grtreport: warning: {e} (merged: --force)");
     }
+    // The same for a recording that starts inside an input (streams concatenated on stdin):
+    // the reader ends that input there unless merging was asked for.
+    trace.merge_sessions(args.force);
 
     let window = filter.window;
     // One engine per card (like btt per device): jobs of different cards are never joined.
@@ -406,15 +409,7 @@ pub fn run(args: Args) -> i32 {
         let rows = crate::output::CardRows::new(make, several_now.clone());
         shared.push(std::rc::Rc::new(std::cell::RefCell::new(rows)));
     }
-    let sources: Vec<(u32, String, bool)> = trace
-        .streams()
-        .iter()
-        .map(|s| {
-            let h = &s.header;
-            let simulated = h.flags & grtrace_format::abi::STREAM_SIMULATED != 0;
-            (h.card, h.driver.clone(), simulated)
-        })
-        .collect();
+    let headers: Vec<StreamHeader> = trace.streams().iter().map(|s| s.header.clone()).collect();
     let json_intervals = interval_ns.filter(|_| args.json);
     // Text --interval rows: one stream for all cards, a card column when there are several.
     let interval_lines = interval_ns.filter(|_| !args.json).map(|secs| {
@@ -441,14 +436,15 @@ pub fn run(args: Args) -> i32 {
     // A failed write of an export's head, met while the engines are made.
     let attach_err = std::cell::RefCell::new(None);
     let made = std::cell::Cell::new(0u32);
-    let mut engines = crate::input::Cards::new(|card| {
+    let mut engines = crate::input::Cards::new(headers, |card, header| {
         let mut e = Engine::new(rules.clone(), join, filter.clone(), args.samples);
-        // The driver and SIMULATED flag of the card's first stream header, for its report.
-        let driver = sources.iter().find(|s| s.0 == card);
-        if let Some((c, driver, sim)) = driver {
-            e.source = (format!("driver {driver}, card{c}"), *sim);
+        // The driver and SIMULATED flag of the card's first stream header (at open or found
+        // while reading), for its report and the exports' labels.
+        if let Some(h) = header {
+            let sim = h.flags & grtrace_format::abi::STREAM_SIMULATED != 0;
+            e.source = (format!("driver {}, card{}", h.driver, h.card), sim);
         }
-        let driver = driver.map_or("", |d| d.1.as_str());
+        let driver = header.map_or("", |h| h.driver.as_str());
         if let Err(err) = opened.attach(&mut e, card, driver) {
             attach_err.borrow_mut().get_or_insert(err);
         }
@@ -512,6 +508,9 @@ pub fn run(args: Args) -> i32 {
     }
     if stopped {
         warnings.push("interrupted: the report covers the records read so far".into());
+    }
+    for e in &engines.merged {
+        eprintln!("grtreport: warning: {e} (merged: --force)");
     }
     if sum.gaps > 0 {
         warnings.push(format!(
@@ -605,7 +604,7 @@ pub fn run(args: Args) -> i32 {
 /// The report: one engine's as before; of several cards, one per card in card order (text:
 /// a `card N` heading before each, the warnings once on top; JSON: `{"cards": [...]}`, each
 /// a single-card report with a `card` member).
-fn write_reports<W: Write, F: FnMut(u32) -> Engine>(
+fn write_reports<W: Write, F: FnMut(u32, Option<&StreamHeader>) -> Engine>(
     w: &mut W,
     engines: &crate::input::Cards<F>,
     several: bool,

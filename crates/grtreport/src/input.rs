@@ -5,7 +5,7 @@ use std::io;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use grtrace_format::{Item, RunSummary, Trace};
+use grtrace_format::{EmbeddedStream, Item, RunSummary, StreamHeader, Trace, TraceError};
 
 use crate::engine::Engine;
 
@@ -50,6 +50,8 @@ pub fn run_with_progress(
                 }
             }
             Item::Gap(l) => engine.of_card(card).gap(&l),
+            // Before any record of that stream, so before its card's engine is made.
+            Item::Stream(s) => engine.stream(&s),
         }
         n = n.wrapping_add(1);
         // Every 4096 items, not per record: the progress line and Ctrl-C.
@@ -74,6 +76,11 @@ pub trait Engines {
 
     /// The run's first record is at `t` (called once, before it is fed).
     fn start_at(&mut self, _t: u64) {}
+
+    /// A stream header found inside an input that starts a new (card, session), before any
+    /// record of it (another recording of a card comes only under
+    /// [`Trace::merge_sessions`]).
+    fn stream(&mut self, _s: &EmbeddedStream<'_>) {}
 }
 
 impl Engines for Engine {
@@ -84,23 +91,39 @@ impl Engines for Engine {
 
 /// One [`Engine`] per card, like btt per device: jobs of different cards are never joined,
 /// a fence owned on another card is one no job of this card owns. Engines are made by
-/// `make` when their card first appears and kept in card order; once there are two, each
-/// engine's [`card`](Engine::card) is set.
+/// `make` when their card first appears, with the card's first stream header (an opened
+/// input's, or one found mid-stream: a card that turns up only on stdin is named like one
+/// known at open), and kept in card order; once there are two, each engine's
+/// [`card`](Engine::card) is set.
 /// Every card's clock starts at the run's first record (see [`Joiner::start_at`](crate::joiner::Joiner::start_at)):
 /// times, `--interval` rows and the timeline exports of all cards share one origin.
-pub struct Cards<F: FnMut(u32) -> Engine> {
+pub struct Cards<F: FnMut(u32, Option<&StreamHeader>) -> Engine> {
     engines: Vec<(u32, Engine)>,
     make: F,
     /// The run's first record time, once known.
     origin: Option<u64>,
+    /// The first stream header of each card: the opened inputs', then those found inside
+    /// inputs (a few cards at most).
+    headers: Vec<StreamHeader>,
+    /// Another recording of a card met mid-stream and merged (`--force`): one message each.
+    pub merged: Vec<TraceError>,
 }
 
-impl<F: FnMut(u32) -> Engine> Cards<F> {
-    pub fn new(make: F) -> Self {
+impl<F: FnMut(u32, Option<&StreamHeader>) -> Engine> Cards<F> {
+    /// `headers`: the opened inputs' stream headers.
+    pub fn new(headers: Vec<StreamHeader>, make: F) -> Self {
+        let mut first: Vec<StreamHeader> = Vec::new();
+        for h in headers {
+            if !first.iter().any(|f| f.card == h.card) {
+                first.push(h);
+            }
+        }
         Cards {
             engines: Vec::new(),
             make,
             origin: None,
+            headers: first,
+            merged: Vec::new(),
         }
     }
 
@@ -122,7 +145,7 @@ impl<F: FnMut(u32) -> Engine> Cards<F> {
     }
 }
 
-impl<F: FnMut(u32) -> Engine> Engines for Cards<F> {
+impl<F: FnMut(u32, Option<&StreamHeader>) -> Engine> Engines for Cards<F> {
     // Called per record: inlined, and a single-card run does not search.
     #[inline(always)]
     fn of_card(&mut self, card: u32) -> &mut Engine {
@@ -133,7 +156,8 @@ impl<F: FnMut(u32) -> Engine> Engines for Cards<F> {
         let i = match self.engines.binary_search_by_key(&card, |(c, _)| *c) {
             Ok(i) => i,
             Err(i) => {
-                let mut e = (self.make)(card);
+                let h = self.headers.iter().find(|h| h.card == card);
+                let mut e = (self.make)(card, h);
                 if let Some(t) = self.origin {
                     e.joiner.start_at(t);
                 }
@@ -155,6 +179,15 @@ impl<F: FnMut(u32) -> Engine> Engines for Cards<F> {
         self.origin = Some(t);
         for (_, e) in &mut self.engines {
             e.joiner.start_at(t);
+        }
+    }
+
+    #[cold]
+    fn stream(&mut self, s: &EmbeddedStream<'_>) {
+        // Merged under --force (the reader refuses it otherwise): said at the end.
+        self.merged.extend(s.session_conflict());
+        if !self.headers.iter().any(|h| h.card == s.header.card) {
+            self.headers.push(s.header.clone());
         }
     }
 }

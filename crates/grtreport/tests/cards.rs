@@ -22,9 +22,15 @@ fn tmp(name: &str) -> PathBuf {
     d.join(name)
 }
 
+/// The driver of `card` in these tests: each card its own, so a label taken from the wrong
+/// card's header shows.
+fn driver_of(card: u32) -> &'static str {
+    ["virtio_gpu", "amdgpu"][card as usize % 2]
+}
+
 /// `recs` as the stream of `card`, written to `<base>.card<card>.grtrace.0`.
 fn card_file(base: &str, card: u32, r: &Rec) -> PathBuf {
-    let h = StreamHeader::new(0, card, "virtio_gpu");
+    let h = StreamHeader::new(0, card, driver_of(card));
     let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
     for (s, b) in &r.recs {
         w.write(s, b).unwrap();
@@ -237,6 +243,11 @@ fn a_fence_of_another_card_is_not_owned_here() {
 /// seqnos from 1, so the same <ctx, ring, seqno> names different jobs on the two cards.
 /// Written under the caller's own `base`: tests run in parallel threads, and one test
 /// rewriting a file another is reading made that one see an empty file.
+/// The driver of `card` in [`sim_cards`]' headers.
+fn sim_driver(card: u32) -> &'static str {
+    ["grtsim", "grtsim1"][card as usize % 2]
+}
+
 fn sim_cards(base: &str) -> Vec<PathBuf> {
     [
         (0u32, "report-mixed", 3u64, 300usize),
@@ -257,7 +268,7 @@ fn sim_cards(base: &str) -> Vec<PathBuf> {
         let p = tmp(&format!("{base}.card{card}.grtrace"));
         std::fs::write(
             &p,
-            grtrace_format::builder::merged_stream(&recs, card, "grtsim"),
+            grtrace_format::builder::merged_stream(&recs, card, sim_driver(card)),
         )
         .unwrap();
         p
@@ -295,7 +306,7 @@ fn perfetto_draws_each_card_in_its_own_process() {
     let c = tef::check(&out).unwrap_or_else(|e| panic!("invalid trace:\n{}", e.join("\n")));
     let base = CARD_PID_BASE as i64;
     assert_eq!(c.processes[&base], "card0 (grtsim)");
-    assert_eq!(c.processes[&(base + 1)], "card1 (grtsim)");
+    assert_eq!(c.processes[&(base + 1)], "card1 (grtsim1)");
     let card_of = |pid: i64| (pid - base) as u64;
     for (&(pid, _), name) in &c.threads {
         if pid >= base {
@@ -404,7 +415,7 @@ fn html_has_a_section_per_card_with_its_own_jobs() {
     let (html, _) = run(&["--html", "-", "-q"], &inputs);
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(
-        html.contains("<title>grtreport: card0 (grtsim), card1 (grtsim) "),
+        html.contains("<title>grtreport: card0 (grtsim), card1 (grtsim1) "),
         "{}",
         &html[..300]
     );
@@ -463,7 +474,9 @@ fn html_has_a_section_per_card_with_its_own_jobs() {
 
 /// Two cards' streams concatenated on stdin (`cat a b | grtreport`): the second card turns
 /// up only while reading, after the exports were set up for one. It still gets a process
-/// of its own with its tracks named after it, and the document stays valid.
+/// of its own named after its card and driver (from its stream header, met mid-stream)
+/// exactly as when the files are given, its tracks named after it, and the document
+/// stays valid; the HTML page names it with its driver too.
 #[test]
 fn a_card_that_turns_up_on_stdin_is_drawn_apart() {
     let inputs = sim_cards("a_card_that_turns_up_on_stdin_is_drawn_apart");
@@ -472,22 +485,193 @@ fn a_card_that_turns_up_on_stdin_is_drawn_apart() {
     let (out, _) = run_stdin(&["--perfetto", "-", "-q"], &cat);
     let c = tef::check(&out).unwrap_or_else(|e| panic!("invalid trace:\n{}", e.join("\n")));
     let base = grtreport::perfetto::CARD_PID_BASE as i64;
-    assert!(c.processes[&base].starts_with("card0 "));
-    // No header of card1 at open, so no driver to name: not `card1 ()`.
-    assert_eq!(c.processes[&(base + 1)], "card1");
+    assert_eq!(c.processes[&base], "card0 (grtsim)");
+    assert_eq!(c.processes[&(base + 1)], "card1 (grtsim1)");
     for (&(pid, _), name) in &c.threads {
         if pid == base + 1 {
             assert!(name.starts_with("card1 "), "{name}");
         }
     }
-    assert_eq!(
-        c.other.as_ref().unwrap()["cards"].as_array().unwrap().len(),
-        2
-    );
+    let cards = &c.other.as_ref().unwrap()["cards"];
+    assert_eq!(cards.as_array().unwrap().len(), 2);
+    assert_eq!(cards[1]["card"], 1);
+    assert_eq!(cards[1]["driver"], "grtsim1");
+    let (files, _) = run(&["--perfetto", "-", "-q"], &inputs);
+    let f = tef::check(&files).unwrap();
+    assert_eq!(f.processes, c.processes);
+    for card in 0..2 {
+        for key in ["card", "driver"] {
+            assert_eq!(
+                f.other.as_ref().unwrap()["cards"][card][key],
+                cards[card][key]
+            );
+        }
+    }
+
+    let (html, _) = run_stdin(&["--html", "-", "-q"], &cat);
+    let data = |html: &str, card: u32| -> Value {
+        let open = format!(
+            "<script class=\"grt-data\" id=\"grt-data-card{card}\" type=\"application/json\">"
+        );
+        let a = html.find(&open).expect("data element") + open.len();
+        let b = a + html[a..].find("</script>").unwrap();
+        serde_json::from_str(&html[a..b]).expect("data is JSON")
+    };
+    assert_eq!(data(&html, 1)["driver"], "grtsim1", "{}", &html[..300]);
+    let (files, _) = run(&["--html", "-", "-q"], &inputs);
+    assert_eq!(data(&html, 1)["driver"], data(&files, 1)["driver"]);
 }
 
-/// `grtreport -` fed `bytes` on stdin, with `args`.
-fn run_stdin(args: &[&str], bytes: &[u8]) -> (String, String) {
+/// `--csv` keeps one set of columns: when card0's stream is longer than the pipe read-ahead
+/// (1 MiB, `PIPE_READAHEAD`), its first rows are written without a card column before
+/// card1's header is read. The run then stops with one line naming the CSV and why, exit 1,
+/// and the rows written before are intact: whole, card0's, in order from its first job.
+/// Fed through a real pipe (the read-ahead is what a pipe gets).
+#[test]
+fn csv_stops_when_a_card_turns_up_after_rows_were_written() {
+    // Card0: 6000 jobs of 4 events (72 bytes each), 1.7 MB > 1 MiB; card1: 3 jobs.
+    let mut c0 = Rec::default();
+    c0.ring(T0, 0, 1 << 20, b"gfx");
+    for i in 0..6000u64 {
+        let t = 10_000 * i;
+        job(&mut c0, i + 1, [t + 1_000, t + 2_000, t + 3_000, t + 9_000]);
+    }
+    let mut c1 = Rec::default();
+    c1.ring(T0, 0, 1 << 20, b"gfx");
+    for i in 0..3u64 {
+        let t = 10_000 * i;
+        job(&mut c1, i + 1, [t + 1_500, t + 2_500, t + 3_500, t + 9_500]);
+    }
+    let inputs = [card_file("csvlate", 0, &c0), card_file("csvlate", 1, &c1)];
+    let mut cat = std::fs::read(&inputs[0]).unwrap();
+    assert!(cat.len() > grtrace_format::trace::PIPE_READAHEAD + (64 << 10));
+    cat.extend(std::fs::read(&inputs[1]).unwrap());
+    let csv = tmp("csvlate.csv");
+    let _ = std::fs::remove_file(&csv);
+    // The reader stops early: the rest of the pipe may find no reader (EPIPE is fine).
+    let (out, _) = through_pipe(&["-q", "--csv", csv.to_str().unwrap()], &cat);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [format!(
+            "grtreport: {}: another card turned up while reading, after job rows without a card column were written (streams of several cards concatenated on stdin): give each card's files as an input of its own",
+            csv.display()
+        )],
+    );
+    // The rows before: the header without a card column, then card0's jobs 1, 2, ... each
+    // whole (every field there, the last line ended), as the file run writes them.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.ends_with('\n'));
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let head = r.headers().unwrap().clone();
+    assert!(!head.iter().any(|h| h == "card"), "{head:?}");
+    let seqno = head
+        .iter()
+        .position(|h| h == "seqno")
+        .expect("seqno column");
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert!(rows.len() >= 100, "{} rows", rows.len());
+    assert!(
+        rows.len() < 6000,
+        "{} rows: card1 came after them",
+        rows.len()
+    );
+    let alone = tmp("csvlate-alone.csv");
+    run(&["-q", "--csv", alone.to_str().unwrap()], &inputs[..1]);
+    let alone = std::fs::read_to_string(&alone).unwrap();
+    let mut want = csv::Reader::from_reader(alone.as_bytes());
+    assert_eq!(want.headers().unwrap(), &head);
+    for (i, (got, want)) in rows.iter().zip(want.records()).enumerate() {
+        assert_eq!(got, &want.unwrap(), "row {i}");
+        assert_eq!(got[seqno].parse::<usize>().unwrap(), i + 1);
+    }
+}
+
+/// `recs` as a stream of card0 of recording `session`.
+fn session_stream(session: u64, r: &Rec) -> Vec<u8> {
+    let mut h = StreamHeader::new(0, 0, "virtio_gpu");
+    h.session_id = session;
+    let mut w = StreamWriter::new(Vec::new(), &h).unwrap();
+    for (s, b) in &r.recs {
+        w.write(s, b).unwrap();
+    }
+    w.into_inner()
+}
+
+/// Two recordings of one card concatenated on stdin (`cat old.grtrace.0 new.grtrace.0 |
+/// grtreport -`): the second one's jobs share <ctx, ring, seqno> with the first's, so
+/// merging them would join jobs across recordings. As for files of two sessions, the run
+/// stops at the second header with one line naming stdin and its byte offset, exit 1, and
+/// the report of what came before; `--force` merges them with a warning.
+#[test]
+fn a_second_recording_of_a_card_on_stdin_is_not_merged_silently() {
+    let mut old = Rec::default();
+    old.ring(T0, 0, 1 << 20, b"gfx");
+    job(&mut old, 1, [1_000, 2_000, 3_000, 9_000]);
+    job(&mut old, 2, [10_000, 11_000, 12_000, 18_000]);
+    let mut new = Rec::default();
+    new.ring(T0 + 50_000, 0, 1 << 20, b"gfx");
+    job(&mut new, 1, [51_000, 52_000, 53_000, 90_000]);
+    let first = session_stream(0x11, &old);
+    let mut cat = first.clone();
+    cat.extend(session_stream(0x22, &new));
+    let out = bin()
+        .args(["-", "--jobs"])
+        .stdin(
+            std::fs::File::open({
+                let p = tmp("two-sessions");
+                std::fs::write(&p, &cat).unwrap();
+                p
+            })
+            .unwrap(),
+        )
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let want = format!(
+        "grtreport: (stdin): byte {}: session 0x22 of card0 starts here after a stream of card0 of session 0x11: streams of two recordings, not merged (--force merges them)",
+        first.len()
+    );
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.contains("session 0x22"))
+            .collect::<Vec<_>>(),
+        [want.as_str()],
+        "{stderr}"
+    );
+    // The first recording's two jobs, whole, and nothing of the second (9 records).
+    assert!(
+        stdout.contains("grtreport: 9 records, 8 events"),
+        "{stdout}"
+    );
+    let rows = |s: &str| s.lines().filter(|l| l.starts_with("   0.")).count();
+    assert_eq!(rows(&stdout), 2, "{stdout}");
+    assert!(
+        stdout.contains("2 job(s): 2 complete, 0 incomplete"),
+        "{stdout}"
+    );
+
+    let (piped, stderr) = run_stdin(&["--jobs", "--force"], &cat);
+    assert!(
+        stderr.contains("session 0x22 of card0 starts here after a stream of card0 of session 0x11: streams of two recordings, not merged (--force merges them) (merged: --force)"),
+        "{stderr}"
+    );
+    // Every record of both recordings was read (9 + 5).
+    assert!(
+        piped.contains("grtreport: 14 records, 12 events"),
+        "{piped}"
+    );
+    assert!(rows(&piped) >= 2, "{piped}");
+}
+
+/// `grtreport - ARGS` fed `bytes` through a pipe: its output, and how writing the pipe went.
+fn through_pipe(args: &[&str], bytes: &[u8]) -> (std::process::Output, std::io::Result<()>) {
     use std::io::Write;
     use std::process::Stdio;
     let mut child = bin()
@@ -502,7 +686,13 @@ fn run_stdin(args: &[&str], bytes: &[u8]) -> (String, String) {
     let bytes = bytes.to_vec();
     let feeder = std::thread::spawn(move || stdin.write_all(&bytes));
     let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap().unwrap();
+    (out, feeder.join().unwrap())
+}
+
+/// `grtreport -` fed `bytes` on stdin, with `args`.
+fn run_stdin(args: &[&str], bytes: &[u8]) -> (String, String) {
+    let (out, fed) = through_pipe(args, bytes);
+    fed.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
     (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
@@ -512,20 +702,18 @@ fn run_stdin(args: &[&str], bytes: &[u8]) -> (String, String) {
 /// grtreport -`): card1 turns up only while reading, yet every output labels it as when
 /// the two files are given as inputs: the text report, `--jobs`, `--csv` (jobs and rings),
 /// `--json` and `--interval` are the same bytes, so card1's jobs are never joined with
-/// card0's. Two honest differences in the reports: card1's stream header is not seen at
-/// open, so its report names no source driver (the `source` line and JSON `source.driver`);
-/// and card1's ring note (at T0) is read after card0's first record was delivered, so the
-/// reader warns of a record out of time order.
+/// card0's, and card1's report names its own driver (`source` line, JSON `source.driver`)
+/// from its stream header, met mid-stream. One honest difference in the reports: card1's
+/// ring note (at T0) is read after card0's first record was delivered, so the reader warns
+/// of a record out of time order.
 #[test]
 fn cards_concatenated_on_stdin_are_labelled_as_separate_inputs() {
     let inputs = two_cards("cat");
     let mut cat = std::fs::read(&inputs[0]).unwrap();
     cat.extend(std::fs::read(&inputs[1]).unwrap());
-    // Card1's report names its driver only when its header was seen at open.
     const LATE: &str = "1 records arrived out of time order";
-    let unsourced = |s: &str| {
+    let in_order = |s: &str| {
         s.lines()
-            .filter(|l| *l != "grtreport: source: driver virtio_gpu, card1")
             .filter(|l| *l != format!("grtreport: warning: {LATE}"))
             .collect::<Vec<_>>()
             .join("\n")
@@ -533,7 +721,11 @@ fn cards_concatenated_on_stdin_are_labelled_as_separate_inputs() {
     let (files, _) = run(&[], &inputs);
     let (piped, _) = run_stdin(&[], &cat);
     assert!(piped.contains("\ncard 1\n"), "{piped}");
-    assert_eq!(unsourced(&piped), unsourced(&files));
+    for c in 0..2 {
+        let src = format!("grtreport: source: driver {}, card{c}", driver_of(c));
+        assert_eq!(piped.lines().filter(|l| *l == src).count(), 1, "{piped}");
+    }
+    assert_eq!(in_order(&piped), in_order(&files));
 
     let (files, _) = run(&["--jobs", "-q"], &inputs);
     let (piped, _) = run_stdin(&["--jobs", "-q"], &cat);
@@ -566,8 +758,10 @@ fn cards_concatenated_on_stdin_are_labelled_as_separate_inputs() {
     let mut files: Value = serde_json::from_str(&files).unwrap();
     let piped: Value = serde_json::from_str(&piped).unwrap();
     assert_eq!(piped["cards"][1]["card"], 1, "{piped}");
-    assert_eq!(piped["cards"][1]["source"]["driver"], "");
-    files["cards"][1]["source"]["driver"] = "".into();
+    assert_eq!(
+        piped["cards"][1]["source"]["driver"],
+        "driver amdgpu, card1"
+    );
     for c in 0..2 {
         assert_eq!(piped["cards"][c]["warnings"], serde_json::json!([LATE]));
         files["cards"][c]["warnings"] = serde_json::json!([LATE]);

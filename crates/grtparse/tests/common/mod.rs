@@ -2,13 +2,19 @@
 #![allow(dead_code)] // each test file uses a part
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// Runs grtparse in `dir` with `args`.
 pub fn grtparse(dir: &Path, args: &[&str]) -> Output {
+    grtparse_in(dir, args, Stdio::null())
+}
+
+/// Runs grtparse in `dir` with `args`, reading `stdin`.
+pub fn grtparse_in(dir: &Path, args: &[&str], stdin: impl Into<Stdio>) -> Output {
     Command::new(env!("CARGO_BIN_EXE_grtparse"))
         .current_dir(dir)
         .args(args)
+        .stdin(stdin)
         .output()
         .expect("run grtparse")
 }

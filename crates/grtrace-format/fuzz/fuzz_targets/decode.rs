@@ -66,6 +66,7 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             Item::Gap(g) => assert!(g.count > 0),
+            Item::Stream(s) => assert!(s.header.header_size as usize >= grtrace_format::abi::STREAM_HEADER_SIZE),
         }
         n += 1;
         ControlFlow::Continue(())

@@ -87,6 +87,10 @@ pub struct Info {
     pub little_endian: bool,
     /// `simulated 1`: written by grtsim only (sets the stream header's SIMULATED flag).
     pub simulated: bool,
+    /// `refused_cpu`: records refused since setup on CPUs brought online after it (not in
+    /// `cpus`, so no recorder drains them); counted in neither `dropped` nor any sub-buffer's
+    /// `lost`. 0 when the key is absent (a kernel without CPU hotplug accounting).
+    pub refused_cpu: u64,
 }
 
 impl Info {
@@ -116,6 +120,7 @@ impl Info {
             anchor_clock_ns: 0,
             little_endian: cfg!(target_endian = "little"),
             simulated: false,
+            refused_cpu: 0,
         };
         let mut seen_state = false;
         for line in text.lines() {
@@ -156,6 +161,7 @@ impl Info {
                 }
                 "byte_order" => info.little_endian = one()? == "little",
                 "simulated" => info.simulated = one()? != "0",
+                "refused_cpu" => info.refused_cpu = num(key, one()?)?,
                 _ => {}
             }
         }
@@ -195,6 +201,7 @@ impl fmt::Display for Info {
             "byte_order {}",
             if self.little_endian { "little" } else { "big" }
         )?;
+        writeln!(f, "refused_cpu {}", self.refused_cpu)?;
         if self.simulated {
             writeln!(f, "simulated 1")?;
         }
@@ -422,6 +429,26 @@ impl FromStr for CtlCommand {
 mod tests {
     use super::*;
 
+    /// `refused_cpu` as the kernel prints it (`seq_printf(m, "refused_cpu %lld\n", ...)`,
+    /// with a comment as FORMAT.md shows it); absent (an older kernel, an idle device) is 0;
+    /// a value that is not a count is an error naming the key, not a silent 0.
+    #[test]
+    fn info_reads_records_refused_on_cpus_brought_online_after_setup() {
+        let kernel = "version 1.0\ncard 0\ndriver virtio_gpu\nstate stopped\nsubbuf_size 8192\n\
+                      n_subbufs 4\nsubbuf_header 32\ncpus 0\nclock 1\nsession 77\n\
+                      anchor 1 2\nbyte_order little\nrefused_cpu 218   # cpu 1 came online\n";
+        let info = Info::parse(kernel).unwrap();
+        assert_eq!(info.refused_cpu, 218);
+        assert_eq!(info.cpus, vec![0]);
+        let without = kernel.replace("refused_cpu 218   # cpu 1 came online\n", "");
+        assert_eq!(Info::parse(&without).unwrap().refused_cpu, 0);
+        for bad in ["refused_cpu -3", "refused_cpu many", "refused_cpu"] {
+            let doc = kernel.replace("refused_cpu 218   # cpu 1 came online", bad);
+            let err = Info::parse(&doc).unwrap_err();
+            assert!(err.contains("refused_cpu"), "{bad}: {err}");
+        }
+    }
+
     #[test]
     fn text_files_round_trip() {
         let info = Info {
@@ -439,6 +466,7 @@ mod tests {
             anchor_clock_ns: 123456789,
             little_endian: true,
             simulated: true,
+            refused_cpu: 218,
         };
         assert_eq!(Info::parse(&info.to_string()).unwrap(), info);
         let doc = "version 1.0\ncard 0\ndriver virtio_gpu\nstate setup            # idle\n\

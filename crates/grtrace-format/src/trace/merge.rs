@@ -6,7 +6,9 @@ use super::file::FileCursor;
 use super::open::Backing;
 use super::pipe::{Demux, Feed, HdrState};
 use super::seq::{self, Origins};
-use super::{Item, RawItem, RunSummary, Trace, MIN_CHUNK, PIPE_READAHEAD, READ_CHUNK};
+use super::{
+    EmbeddedStream, Item, RawItem, RunSummary, Trace, MIN_CHUNK, PIPE_READAHEAD, READ_CHUNK,
+};
 use crate::abi;
 use crate::endian::Endian;
 use crate::view::RecordView;
@@ -105,6 +107,11 @@ impl Trace {
     pub(super) fn merger(&mut self, sum: &mut RunSummary) -> Merger<'_> {
         let streams = &self.streams;
         let mut m = Merger::new();
+        m.origins.merge_sessions = self.merge_sessions;
+        m.origins.single_card = streams
+            .first()
+            .map(|s| s.header.card)
+            .filter(|_| self.single_card);
         let n_inputs = self.mapped.len() + self.pipes.len();
         for mi in &self.mapped {
             let info = &streams[mi.stream];
@@ -259,6 +266,10 @@ impl<'m> Merger<'m> {
                 self.demux[di].refill(None, &mut self.origins, sum);
                 self.note_held(di, sum);
                 self.enqueue_ready(di);
+                if self.announce(di, &mut sink).is_break() {
+                    sum.stopped = true;
+                    return;
+                }
             }
         }
         let mut last_time = self.last_time;
@@ -408,6 +419,9 @@ impl<'m> Merger<'m> {
                 // record is known (or its input has ended).
                 d.refill(Some(qi), &mut self.origins, sum);
                 self.note_held(di, sum);
+                if !self.demux[di].announced.is_empty() {
+                    self.announce(di, sink)?;
+                }
             }
         }
         let d = &mut self.demux[di];
@@ -419,6 +433,25 @@ impl<'m> Merger<'m> {
             self.heap.replace_top(Entry::of(&r, top.cur));
         }
         self.enqueue_ready(di);
+        ControlFlow::Continue(())
+    }
+
+    /// Hands the headers demux `di` read that start a new (card, session) to the sink, as
+    /// [`Item::Stream`]: called after every refill, so before any record read after them.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn announce<S: Sink<'m>>(&mut self, di: usize, sink: &mut S) -> ControlFlow<()> {
+        let d = &mut self.demux[di];
+        let file = d.name;
+        for a in std::mem::take(&mut d.announced) {
+            let s = EmbeddedStream {
+                file,
+                offset: a.offset,
+                header: &a.header,
+                earlier_session: a.earlier_session,
+            };
+            sink.item(a.header.card, Item::Stream(s))?;
+        }
         ControlFlow::Continue(())
     }
 

@@ -60,7 +60,8 @@
 //! * Added: [`Trace::for_each_card`] delivers each item with the card of its stream header,
 //!   and sequences are checked per (card, session, CPU): one run may merge several devices.
 //! * A stream header after records (concatenated streams) is accepted in files as on stdin
-//!   (FORMAT.md §6).
+//!   (FORMAT.md §6). One that starts a (card, session) not seen before is handed to the
+//!   consumer as [`Item::Stream`] before the records under it.
 
 use std::ops::ControlFlow;
 
@@ -115,6 +116,47 @@ pub enum Item<'a> {
     /// A sequence gap the reader found (source [`SEQ_GAP`](crate::abi::lost_source::SEQ_GAP)), placed where it
     /// happened: just before the first record after it on that CPU.
     Gap(Lost),
+    /// A stream header inside an input (concatenated streams) that starts a (card, session)
+    /// no opened input and no earlier header named: delivered before any record that came
+    /// under it, with the card it names. This is how a consumer learns the driver of a card
+    /// that turns up only mid-stream, and that a second recording of a card follows (see
+    /// [`EmbeddedStream::session_conflict`]).
+    Stream(EmbeddedStream<'a>),
+}
+
+/// A stream header found inside an input that starts a new (card, session): [`Item::Stream`].
+///
+/// Only the first header of each (card, session) is delivered: the headers of the other
+/// CPU streams of a recording (`cat run.grtrace.0 run.grtrace.1`) add nothing a consumer
+/// labels with. Past the 64 pairs the reader tells apart, headers are not delivered (the
+/// reader warns with [`Warning::TooManyOrigins`]).
+#[derive(Clone, Copy, Debug)]
+pub struct EmbeddedStream<'a> {
+    /// The input it was found in, as messages name it.
+    pub file: &'a str,
+    /// Byte offset of the header in that input.
+    pub offset: u64,
+    /// The header: card, driver, session, flags of the records after it.
+    pub header: &'a StreamHeader,
+    /// The session of an earlier stream of the same card (an opened input or an earlier
+    /// header), if there was one: this header then starts another recording of that card.
+    pub earlier_session: Option<u64>,
+}
+
+impl EmbeddedStream<'_> {
+    /// When this header starts another recording of a card already read, the one-line
+    /// message that says so (as [`Trace::check_sessions`] does for inputs). Such a header
+    /// is delivered only under [`Trace::merge_sessions`]: the reader otherwise ends its
+    /// input there with this error.
+    pub fn session_conflict(&self) -> Option<TraceError> {
+        let earlier = self.earlier_session?;
+        Some(seq::session_conflict(
+            self.header,
+            earlier,
+            self.file,
+            self.offset,
+        ))
+    }
 }
 
 /// An item of [`Trace::for_each_raw`].
@@ -182,6 +224,8 @@ pub struct Trace {
     mapped: Vec<MappedInput>,
     pipes: Vec<PipeInput>,
     open_errors: Vec<TraceError>,
+    merge_sessions: bool,
+    single_card: bool,
 }
 
 impl Trace {
@@ -193,6 +237,8 @@ impl Trace {
             mapped: Vec::new(),
             pipes: Vec::new(),
             open_errors: Vec::new(),
+            merge_sessions: false,
+            single_card: false,
         };
         let n = sources.len();
         for src in sources {
@@ -290,6 +336,23 @@ impl Trace {
             }
         }
         Ok(())
+    }
+
+    /// Lets a stream header inside an input start another recording (session) of a card
+    /// already read (`--force`): its records are then merged with the earlier ones of that
+    /// card, and its [`Item::Stream`] says which session came before. By default such a
+    /// header ends its input with an error at its offset (everything before it delivered),
+    /// so two recordings of a card are never merged silently; [`check_sessions`](Self::check_sessions)
+    /// is the same check for the opened inputs.
+    pub fn merge_sessions(&mut self, yes: bool) {
+        self.merge_sessions = yes;
+    }
+
+    /// For a consumer whose output holds one card (a merged dump): a stream header inside
+    /// an input that names another card than the first input's ends that input with an
+    /// error at its offset, everything before it delivered.
+    pub fn single_card(&mut self, yes: bool) {
+        self.single_card = yes;
     }
 
     /// The cards of the opened inputs, in increasing order, each once.

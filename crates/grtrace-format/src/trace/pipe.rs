@@ -38,8 +38,9 @@ pub(super) enum Feed<'m> {
 pub(super) enum Pulled<'b> {
     /// A record (bytes, stream offset).
     Record(&'b [u8], u64),
-    /// A new stream header (concatenated streams), for the caller to apply.
-    Header(StreamHeader),
+    /// A new stream header (concatenated streams) and its stream offset, for the caller to
+    /// apply.
+    Header(StreamHeader, u64),
     End,
 }
 
@@ -179,6 +180,16 @@ pub(super) struct Demux<'m> {
     /// Bytes to read ahead before the first emission: [`PIPE_READAHEAD`] for a merged stream
     /// (so that every CPU has been seen), a record for a per-CPU one (already in order).
     pub(super) readahead: usize,
+    /// Headers read that start a new (card, session), not yet handed to the consumer.
+    pub(super) announced: Vec<Announced>,
+}
+
+/// A stream header that starts a new (card, session), waiting to be delivered as
+/// [`Item::Stream`](super::Item::Stream) before any record read after it.
+pub(super) struct Announced {
+    pub(super) offset: u64,
+    pub(super) header: StreamHeader,
+    pub(super) earlier_session: Option<u64>,
 }
 
 impl<'m> Demux<'m> {
@@ -197,6 +208,7 @@ impl<'m> Demux<'m> {
             queues_noted: 0,
             done: false,
             primed: false,
+            announced: Vec::new(),
         }
     }
 }
@@ -219,7 +231,7 @@ pub(super) fn pull<'f>(
                 match StreamHeader::parse(&data[at..]) {
                     Ok(h) => {
                         *pos += h.header_size as usize;
-                        return Pulled::Header(h);
+                        return Pulled::Header(h, at as u64);
                     }
                     Err(e) => {
                         let shrunk = shrink.and_then(|s| s.error(name, at as u64));
@@ -265,8 +277,9 @@ pub(super) fn pull<'f>(
                         if have >= abi::STREAM_HEADER_SIZE {
                             match StreamHeader::parse(b) {
                                 Ok(h) => {
+                                    let at = *base + *start as u64;
                                     *start += h.header_size as usize;
-                                    return Pulled::Header(h);
+                                    return Pulled::Header(h, at);
                                 }
                                 Err(FormatError::TruncatedHeader { need, .. })
                                     if !*eof && need > want =>
@@ -423,8 +436,32 @@ impl Demux<'_> {
                     self.done = true;
                     return;
                 }
-                Pulled::Header(h) => {
-                    self.hdr = HdrState::new(&h, origins);
+                Pulled::Header(h, at) => {
+                    match origins.admit(&h, self.name, at) {
+                        Ok(new) => {
+                            let known = origins.list.len();
+                            self.hdr = HdrState::new(&h, origins);
+                            // A (card, session) not seen before (and not past the table:
+                            // that is warned about): the consumer hears of it before any
+                            // of its records (at most MAX_ORIGINS per run).
+                            if let Some(earlier_session) =
+                                new.filter(|_| origins.list.len() > known)
+                            {
+                                self.announced.push(Announced {
+                                    offset: at,
+                                    header: h,
+                                    earlier_session,
+                                });
+                            }
+                        }
+                        Err(e) => {
+                            // Another recording or a card this run does not take: the
+                            // input ends here, what was queued before still goes out.
+                            sum.errors.push(e);
+                            self.done = true;
+                            return;
+                        }
+                    }
                     continue;
                 }
                 Pulled::Record(r, off) => (r, off),

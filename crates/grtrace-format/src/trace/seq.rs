@@ -1,6 +1,6 @@
 //! Sequence checking: per (card, session) origin and CPU, gaps become items, repeats warnings.
 
-use super::{RunSummary, StreamInfoView, Warning, MAX_CPUS};
+use super::{RunSummary, StreamInfoView, TraceError, Warning, MAX_CPUS};
 use crate::abi::lost_source;
 use crate::view::{Lost, StreamHeader};
 
@@ -24,6 +24,11 @@ pub(super) struct Origins {
     pub(super) seqs: Vec<Vec<CpuSeq>>,
     /// Headers that found the table full (warned about once at the end).
     pub(super) overflow: u64,
+    /// A header inside an input may start another session of a card already read
+    /// ([`Trace::merge_sessions`](super::Trace::merge_sessions)).
+    pub(super) merge_sessions: bool,
+    /// Headers inside inputs may name only this card ([`Trace::single_card`](super::Trace::single_card)).
+    pub(super) single_card: Option<u32>,
 }
 
 impl Origins {
@@ -57,10 +62,59 @@ impl Origins {
         }
     }
 
+    /// Whether a header read inside input `file` at `offset` may start its stream there:
+    /// `Ok(None)` for a (card, session) already read, `Ok(Some(earlier session of its card))`
+    /// for a new one, and the error that ends the input when it starts another recording of
+    /// a card already read (unless merging was asked for) or a card a single-card run does
+    /// not take. Registers nothing: [`of`](Self::of) does.
+    pub(super) fn admit(
+        &self,
+        h: &StreamHeader,
+        file: &str,
+        offset: u64,
+    ) -> Result<Option<Option<u64>>, TraceError> {
+        if self.list.contains(&(h.card, h.session_id)) {
+            return Ok(None);
+        }
+        if let Some(only) = self.single_card.filter(|&c| c != h.card) {
+            return Err(TraceError::at(
+                file,
+                offset,
+                format!(
+                    "a stream of card{} starts here, and this run takes card{only} only (a merged stream holds one card): read each card's streams apart",
+                    h.card
+                ),
+            ));
+        }
+        let earlier = self.list.iter().find(|k| k.0 == h.card).map(|k| k.1);
+        if let Some(e) = earlier.filter(|_| !self.merge_sessions) {
+            return Err(session_conflict(h, e, file, offset));
+        }
+        Ok(Some(earlier))
+    }
+
     #[inline(always)]
     pub(super) fn card(&self, origin: u32) -> u32 {
         self.list[origin as usize].0
     }
+}
+
+/// The error (or, merged, the warning) of header `h` at `offset` of `file` that starts
+/// another recording of its card after one of session `earlier`.
+pub(super) fn session_conflict(
+    h: &StreamHeader,
+    earlier: u64,
+    file: &str,
+    offset: u64,
+) -> TraceError {
+    TraceError::at(
+        file,
+        offset,
+        format!(
+            "session {:#x} of card{} starts here after a stream of card{} of session {earlier:#x}: streams of two recordings, not merged (--force merges them)",
+            h.session_id, h.card, h.card
+        ),
+    )
 }
 
 /// Sequence check of one record, by its merge key. Returns a gap to deliver before it.

@@ -37,6 +37,7 @@ fn collect(sources: Vec<InputSource>) -> (Vec<String>, RunSummary) {
         out.push(match it {
             Item::Record(r) => format!("{}:{}:{}", r.cpu(), r.time_ns(), r.seq()),
             Item::Gap(g) => format!("gap{}:{}:{}-{}", g.cpu, g.count, g.first_ns, g.last_ns),
+            Item::Stream(s) => format!("stream{}@{}", s.header.card, s.offset),
         });
         ControlFlow::Continue(())
     });
@@ -125,6 +126,9 @@ fn raw_runs_match_items() {
                 "gap{}:{}:{}-{}",
                 g.cpu, g.count, g.first_ns, g.last_ns
             )),
+            RawItem::Item(Item::Stream(s)) => {
+                got.push(format!("stream{}@{}", s.header.card, s.offset))
+            }
         }
         ControlFlow::Continue(())
     });
@@ -165,6 +169,7 @@ fn raw_events_of_a_merged_input_come_one_by_one() {
                 format!("gap{}:{}:{}-{}", g.cpu, g.count, g.first_ns, g.last_ns)
             }
             RawItem::Item(Item::Record(r)) => panic!("native event as an item: {r:?}"),
+            RawItem::Item(Item::Stream(s)) => format!("stream{}@{}", s.header.card, s.offset),
         });
         ControlFlow::Continue(())
     });
