@@ -40,13 +40,15 @@ HOOKS=(
   $D/amd/amdgpu/amdgpu_ring.o $D/amd/amdgpu/amdgpu_fence.o $D/amd/amdgpu/amdgpu_ib.o
   $D/amd/amdgpu/amdgpu_job.o $D/amd/amdgpu/amdgpu_vm.o $D/amd/amdgpu/amdgpu_object.o
   $D/amd/amdgpu/amdgpu_device.o $D/amd/amdgpu/amdgpu_ring_mux.o $D/amd/amdgpu/gmc_v9_0.o
+  $D/amd/amdgpu/amdgpu_drv.o $D/amd/amdgpu/amdgpu_trace_points.o
   $D/i915/i915_trace_points.o $D/i915/i915_module.o $D/i915/gt/intel_ring.o
   $D/i915/gt/intel_lrc.o $D/i915/gt/intel_execlists_submission.o
   $D/i915/gt/intel_engine_user.o
 )
 # the core and the probe providers (tracepoint consumers), built only with the option
 CORE=($D/drm_grtrace.o $D/drm_grtrace_probes.o $D/tests/drm_grtrace_test.o
-  $D/scheduler/sched_grtrace.o $D/virtio/virtgpu_grtrace.o $D/i915/i915_grtrace.o)
+  $D/scheduler/sched_grtrace.o $D/virtio/virtgpu_grtrace.o $D/amd/amdgpu/amdgpu_grtrace.o
+  $D/i915/i915_grtrace.o)
 
 # config VARIANT(on|off) DIR
 config() {
