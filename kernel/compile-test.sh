@@ -2,7 +2,8 @@
 # Compile test of every hook site of the series, including those QEMU cannot run (amdgpu,
 # i915), and of the vsched test GPU, as single objects, twice: with CONFIG_DRM_GRTRACE=y and
 # with it off, each in its own build tree configured with DRM_AMDGPU=y (no DC), DRM_I915=y,
-# DRM_VIRTIO_GPU=y, DRM_GRTRACE_VSCHED=y.
+# DRM_VIRTIO_GPU=y, DRM_GRTRACE_VSCHED=y, and DRM_I915_LOW_LEVEL_TRACEPOINTS=y in both (so that
+# i915's probe on i915_request_guc_submit, built only with that debugging option, is compiled).
 # Both builds use W=1 and sparse (C=2, when `sparse` is installed).
 #
 # Verdict: the objects build; the series' own files (drm_grtrace*, *_grtrace.[ch]) have no
@@ -40,13 +41,14 @@ HOOKS=(
   $D/amd/amdgpu/amdgpu_job.o $D/amd/amdgpu/amdgpu_vm.o $D/amd/amdgpu/amdgpu_object.o
   $D/amd/amdgpu/amdgpu_device.o $D/amd/amdgpu/amdgpu_ring_mux.o $D/amd/amdgpu/gmc_v9_0.o
   $D/amd/amdgpu/amdgpu_drv.o $D/amd/amdgpu/amdgpu_trace_points.o
-  $D/i915/i915_request.o $D/i915/gt/intel_ring.o $D/i915/gt/intel_breadcrumbs.o
-  $D/i915/gt/intel_execlists_submission.o $D/i915/gt/intel_reset.o
+  $D/i915/i915_trace_points.o $D/i915/i915_module.o $D/i915/gt/intel_ring.o
+  $D/i915/gt/intel_lrc.o $D/i915/gt/intel_execlists_submission.o
   $D/i915/gt/intel_engine_user.o
 )
 # the core and the probe providers (tracepoint consumers), built only with the option
 CORE=($D/drm_grtrace.o $D/drm_grtrace_probes.o $D/tests/drm_grtrace_test.o
-  $D/scheduler/sched_grtrace.o $D/virtio/virtgpu_grtrace.o $D/amd/amdgpu/amdgpu_grtrace.o)
+  $D/scheduler/sched_grtrace.o $D/virtio/virtgpu_grtrace.o $D/amd/amdgpu/amdgpu_grtrace.o
+  $D/i915/i915_grtrace.o)
 
 # config VARIANT(on|off) DIR
 config() {
@@ -58,10 +60,10 @@ config() {
        -e MULTIUSER -e FUTEX -e PCI -e PCI_MSI -e DRM -e DRM_FBDEV_EMULATION \
        -e FTRACE -e ENABLE_DEFAULT_TRACERS -e KUNIT \
        -e DRM_AMDGPU -d DRM_AMD_DC -e DRM_I915 -e DRM_VIRTIO_GPU -e VIRTIO_MENU -e VIRTIO_PCI \
-       -e MTRR -e X86_PAT -e DRM_GRTRACE_VSCHED
+       -e MTRR -e X86_PAT -e DRM_GRTRACE_VSCHED -e EXPERT -e DRM_I915_LOW_LEVEL_TRACEPOINTS
     if [ "$v" = on ]; then $C -e DRM_GRTRACE -e DRM_GRTRACE_KUNIT_TEST; else $C -d DRM_GRTRACE; fi
     make -C "$SRC" O="$o" ARCH=x86_64 olddefconfig >> "$LOG" 2>&1 || return 1
-    want=(DRM_SCHED DRM_AMDGPU DRM_I915 DRM_VIRTIO_GPU DRM_GRTRACE_VSCHED)
+    want=(DRM_SCHED DRM_AMDGPU DRM_I915 DRM_I915_LOW_LEVEL_TRACEPOINTS DRM_VIRTIO_GPU DRM_GRTRACE_VSCHED)
     [ "$v" = on ] && want+=(DRM_GRTRACE DRM_GRTRACE_KUNIT_TEST)
     for s in "${want[@]}"; do
         grep -q "^CONFIG_$s=y" "$o/.config" || { echo "compile-test: $v: MISSING CONFIG_$s" >&2; return 1; }

@@ -231,9 +231,11 @@ pub mod eflag {
         (KERNEL, "kernel"),
         (HOST, "host"),
     ];
-    /// Written only by importers (never by the kernel, so not in the uapi header): the
-    /// event's time was inferred, not observed. An imported START is the hand-off to the
-    /// driver pushed to max(hand-off, previous END on the ring) (IMPORT.md).
+    /// The event's time was inferred, not observed. Written by importers (an imported START
+    /// is the hand-off to the driver pushed to max(hand-off, previous END on the ring),
+    /// IMPORT.md) and by the kernel's i915 probes on a START taken from the END of the
+    /// request ahead in its context (FORMAT.md §4.5); not in the uapi header, whose flags
+    /// every driver may write.
     pub const INFERRED: u16 = 1 << 5;
 }
 
