@@ -19,7 +19,7 @@
 #   9. lockdep + KASAN kernel (build.sh debug, cached like the main one): e2e, stress and sched again
 #      (GRT_DEBUG=0 skips it; it is last so that every other failure shows first); its drm is
 #      modular (loaded from a second cpio appended to the initramfs), so its stress boot also
-#      reloads the drm stack while grtrace is in use
+#      unloads and reloads the drm stack between two recordings
 # The e2e boot runs twice: 2D (virtio-gpu-pci) and virgl (virtio-gpu-gl-pci; GRT_VIRGL=0 skips).
 # Optional: GRT_COST=1 also builds the kernel without the series and measures the tracing
 # cost (absent / present but off / on). Prints TIMING lines and a final VERDICT; exits
