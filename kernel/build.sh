@@ -8,11 +8,14 @@
 #   base     no patches, same config: "series absent", for the tracing-cost figure
 #   stock    no patches, same config + config/stock.config (the lockdown LSM): the
 #            unpatched kernel of ci.sh's stock-kernel stage (grtrace --ftrace, trace-cmd)
-#   debug    the series + config/debug.config (lockdep, KASAN)   (slow; optional)
+#   debug    the series + config/debug.config (lockdep, KASAN; DRM, virtio-gpu, vsched and
+#            the grtrace KUnit suite as modules, so that the stress boot can reload drm)
 # env: GRT_WORK (default /var/tmp/grtrace-kernel/ci)  GRT_CACHE (default /var/tmp/grtrace-kernel/cache)
 #      JOBS (default nproc)  GRT_FORCE=1 rebuild even on a cache hit
-# Prints "KERNEL <path to bzImage>" as its last line.  Exit 1 on any failure, with the
-# reason, e.g. a patch that does not apply to the installed source.
+# Prints "KERNEL <path to bzImage>" as its last line; a variant with modules (CONFIG_MODULES=y
+# in its fragments: debug) prints "MODULES <dir>" before it, dir/lib/modules/<release>/ holding
+# the modules and depmod's modules.dep, cached next to the bzImage.  Exit 1 on any failure, with
+# the reason, e.g. a patch that does not apply to the installed source.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 VARIANT=${1:-grtrace}
@@ -46,23 +49,39 @@ PATCHES=()
 FRAGS=("$HERE/config/grtrace-min.config")
 case $VARIANT in
     grtrace) mapfile -t PATCHES < <(series_patches "$HERE/patches") ;;
-    debug) mapfile -t PATCHES < <(series_patches "$HERE/patches"); FRAGS+=("$HERE/config/debug.config") ;;
+    debug)
+        mapfile -t PATCHES < <(series_patches "$HERE/patches")
+        # debug.config turns some of the minimal config's =y into =m (drm as modules): the
+        # minimal fragment without the symbols debug.config sets, so each is set once
+        mkdir -p "$WORK"
+        awk 'NR == FNR { if (match($0, /CONFIG_[A-Z0-9_]+/)) set[substr($0, RSTART, RLENGTH)] = 1; next }
+             !(match($0, /CONFIG_[A-Z0-9_]+/) && (substr($0, RSTART, RLENGTH) in set))' \
+            "$HERE/config/debug.config" "$HERE/config/grtrace-min.config" > "$WORK/debug-min.config"
+        FRAGS=("$WORK/debug-min.config" "$HERE/config/debug.config") ;;
     stock)  # the minimal config without the series' own symbols (they cannot survive olddefconfig)
         mkdir -p "$WORK"
         grep -v '^CONFIG_DRM_GRTRACE' "$HERE/config/grtrace-min.config" > "$WORK/stock-min.config"
         FRAGS=("$WORK/stock-min.config" "$HERE/config/stock.config") ;;
 esac
 [ "$VARIANT" = base ] || [ "$VARIANT" = stock ] || [ ${#PATCHES[@]} -gt 0 ] || die "no patches in $HERE/patches"
+MODS=0; cat "${FRAGS[@]}" | grep -qx 'CONFIG_MODULES=y' && MODS=1
 
 # --- cache key ---
+# build_part: the script's build part below; the "# --- modules ---" blocks only for a variant
+# with modules, so that the variants without them keep their keys (and cached kernels)
+build_part() {
+    if [ $MODS = 1 ]; then sed -n '/^# --- build ---/,$p' "$0"
+    else sed -n '/^# --- build ---/,$p' "$0" | sed '/^# --- modules ---$/,/^# --- modules end ---$/d'; fi
+}
 key=$( {
     echo "$installed"; echo "$VARIANT"; gcc --version | head -1
     cat "${FRAGS[@]}"; [ ${#PATCHES[@]} = 0 ] || cat "${PATCHES[@]}"
-    sed -n '/^# --- build ---/,$p' "$0"
+    build_part
 } | sha256sum | cut -c1-16)
 OUTDIR=$CACHE/$VARIANT-$key
 if [ -f "$OUTDIR/bzImage" ] && [ "${GRT_FORCE:-0}" != 1 ]; then
     echo "== cache hit: $OUTDIR (source $installed, ${#PATCHES[@]} patches)"
+    [ $MODS = 1 ] && echo "MODULES $OUTDIR/modules"
     echo "KERNEL $OUTDIR/bzImage"
     exit 0
 fi
@@ -98,12 +117,35 @@ for s in $(cat "${FRAGS[@]}" | sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=y$/\1/p'); do
     grep -q "^$s=y" "$OBJ/.config" || { echo "MISSING $s" >&2; missing=1; }
 done
 [ $missing = 0 ] || die "config symbols missing after olddefconfig"
+# --- modules ---
+# and every =m of the fragments ended up =m (not =y through a built-in user, not gone)
+for s in $(cat "${FRAGS[@]}" | sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=m$/\1/p'); do
+    grep -q "^$s=m" "$OBJ/.config" || { echo "NOT A MODULE $s: $(grep "^$s=" "$OBJ/.config")" >&2; missing=1; }
+done
+[ $missing = 0 ] || die "config symbols not =m after olddefconfig"
+# --- modules end ---
 t_config=$(ts)
 if ! "${MAKE[@]}" bzImage > "$WORK/build-$VARIANT.log" 2>&1; then
     grep -E 'error|Error' "$WORK/build-$VARIANT.log" | head -30 >&2
     die "kernel build failed, log: $WORK/build-$VARIANT.log"
 fi
 t_build=$(ts)
+# --- modules ---
+# the modules, installed with depmod's modules.dep into OUTDIR/modules (before the bzImage is
+# copied: a cached bzImage means its modules are complete)
+if ! "${MAKE[@]}" modules >> "$WORK/build-$VARIANT.log" 2>&1; then
+    grep -E 'error|Error' "$WORK/build-$VARIANT.log" | head -30 >&2
+    die "module build failed, log: $WORK/build-$VARIANT.log"
+fi
+rm -rf "$OUTDIR/modules"; mkdir -p "$OUTDIR/modules"
+"${MAKE[@]}" INSTALL_MOD_PATH="$OUTDIR/modules" INSTALL_MOD_STRIP=1 DEPMOD=/sbin/depmod modules_install \
+    >> "$WORK/build-$VARIANT.log" 2>&1 || die "modules_install failed, log: $WORK/build-$VARIANT.log"
+release=$(cat "$OBJ/include/config/kernel.release")
+[ -s "$OUTDIR/modules/lib/modules/$release/modules.dep" ] || die "no modules.dep for $release"
+printf 'TIMING build.sh %s: make modules + modules_install %.1f s (%s modules for %s)\n' "$VARIANT" \
+    "$(echo "$(ts) - $t_build" | bc)" "$(find "$OUTDIR/modules" -name '*.ko' | wc -l)" "$release"
+echo "MODULES $OUTDIR/modules"
+# --- modules end ---
 mkdir -p "$OUTDIR"
 cp "$OBJ/arch/x86/boot/bzImage" "$OBJ/.config" "$OUTDIR/"
 printf 'source %s\nvariant %s\npatches %s\n' "$installed" "$VARIANT" "${#PATCHES[@]}" > "$OUTDIR/INFO"

@@ -17,7 +17,9 @@
 #      trace.dat v7 and v6, and counted by a tracefs instance; host verdict with grtimport,
 #      grtparse and grtreport (kernel/verify-stock.sh); 2D and virgl (GRT_STOCK=0 skips it)
 #   9. lockdep + KASAN kernel (build.sh debug, cached like the main one): e2e, stress and sched again
-#      (GRT_DEBUG=0 skips it; it is last so that every other failure shows first)
+#      (GRT_DEBUG=0 skips it; it is last so that every other failure shows first); its drm is
+#      modular (loaded from a second cpio appended to the initramfs), so its stress boot also
+#      unloads and reloads the drm stack between two recordings
 # The e2e boot runs twice: 2D (virtio-gpu-pci) and virgl (virtio-gpu-gl-pci; GRT_VIRGL=0 skips).
 # Optional: GRT_COST=1 also builds the kernel without the series and measures the tracing
 # cost (absent / present but off / on). Prints TIMING lines and a final VERDICT; exits
@@ -42,30 +44,35 @@ finish() {
     echo "VERDICT kernel: FAIL: ${failed[*]} (results in $RUN)"; exit 1
 }
 # kbuild VARIANT: build.sh VARIANT (cache hit or build), log $RUN/build-VARIANT.log; sets KIMG
-# to the bzImage, or records a failure and returns 1 (the caller skips what needs the kernel)
+# to the bzImage and KMODS to its modules dir (empty: none), or records a failure and returns 1
+# (the caller skips what needs the kernel)
 kbuild() {
-    KIMG=
+    KIMG=; KMODS=
     bash "$HERE/build.sh" "$1" 2>&1 | tee "$RUN/build-$1.log" &&
-        KIMG=$(sed -n 's/^KERNEL //p' "$RUN/build-$1.log" | tail -1)
+        KIMG=$(sed -n 's/^KERNEL //p' "$RUN/build-$1.log" | tail -1) &&
+        KMODS=$(sed -n 's/^MODULES //p' "$RUN/build-$1.log" | tail -1)
     [ -n "$KIMG" ] && [ -f "$KIMG" ] && return 0
     KIMG=; fail "$1 kernel build"; return 1
 }
 # e2e KERNEL DIR LABEL: boot mode e2e into $RUN/DIR, host verdict in $RUN/DIR/verify.txt
-# (env such as VIRGL, TIMEOUT, MEM passes through to boot.sh)
+# (env such as VIRGL, TIMEOUT, MEM passes through to boot.sh; INITRD, default the shared
+# initramfs, names the one to boot)
 e2e() {
-    bash "$HERE/boot.sh" "$1" "$RUN/initramfs.cpio" "$RUN/$2" e2e || fail "$3 boot"
+    bash "$HERE/boot.sh" "$1" "${INITRD:-$RUN/initramfs.cpio}" "$RUN/$2" e2e || fail "$3 boot"
     grep -hE '^GRT: (\[wl\] .*(us/iter|DONE)|.*rc=|overflow dropped)' "$RUN/$2"/serial-e2e*.log
     bash "$HERE/verify.sh" "$RUN/$2" "$GRTPARSE" "$GRTREPORT" | tee "$RUN/$2/verify.txt"
     [ "${PIPESTATUS[0]}" = 0 ] || fail "$3 verification"
 }
-# stress KERNEL DIR LABEL: boot mode stress into $RUN/DIR: no kernel warning, no error path accepted
+# stress KERNEL DIR LABEL: boot mode stress into $RUN/DIR: no kernel warning, no error path
+# accepted; with RELOAD=1 (drm as modules) the drm reload step must have run without warning
 stress() {
     local log=$RUN/$2/serial-stress.log
-    bash "$HERE/boot.sh" "$1" "$RUN/initramfs.cpio" "$RUN/$2" stress || fail "$3 boot"
+    bash "$HERE/boot.sh" "$1" "${INITRD:-$RUN/initramfs.cpio}" "$RUN/$2" stress || fail "$3 boot"
     grep '^GRT:' "$log" | grep -v -- '---'
     grep -q '^GRT: warnings=0' "$log" || fail "$3: kernel warnings"
     ! grep -q 'FAIL' "$log" || fail "$3: error path accepted"
     hotplug_refused "$log" "$3"
+    [ "${RELOAD:-0}" = 0 ] || grep -q '^GRT: reload step: kernel warnings=0' "$log" || fail "$3: drm module reload"
 }
 # hotplug_refused LOG LABEL: in the stress boot's CPU hotplug step, the real grtrace recorder
 # read the kernel's refused_cpu at stop and warned of it (#1: CPU 1 online after setup, at
@@ -232,13 +239,22 @@ if [ "${GRT_STOCK:-1}" = 1 ]; then
 fi
 
 if [ "${GRT_DEBUG:-1}" = 1 ]; then
-    stage "lockdep + KASAN kernel: e2e and stress"
+    stage "lockdep + KASAN kernel (drm as modules): e2e, stress with drm reload, sched"
     t=$(date +%s.%N)
     if kbuild debug; then
-        TIMEOUT=600 MEM=1G e2e "$KIMG" debug-e2e "debug e2e"
-        TIMEOUT=600 MEM=1G stress "$KIMG" debug-stress "debug stress"
+        # its modules in a second cpio after the shared initramfs
+        DINITRD=$RUN/initramfs.cpio; RELOAD=0
+        if [ -n "$KMODS" ]; then
+            if bash "$HERE/mkinitramfs.sh" --modules "$KMODS" "$RUN/initramfs.cpio" "$RUN/initramfs-debug.cpio"; then
+                DINITRD=$RUN/initramfs-debug.cpio; RELOAD=1
+            else
+                fail "debug initramfs with modules"
+            fi
+        fi
+        INITRD=$DINITRD TIMEOUT=600 MEM=1G e2e "$KIMG" debug-e2e "debug e2e"
+        INITRD=$DINITRD RELOAD=$RELOAD TIMEOUT=600 MEM=1G stress "$KIMG" debug-stress "debug stress"
         if [ "${GRT_SCHED:-1}" = 1 ]; then
-            TIMEOUT=600 MEM=1G bash "$HERE/boot.sh" "$KIMG" "$RUN/initramfs.cpio" "$RUN/debug-sched" sched ||
+            TIMEOUT=600 MEM=1G bash "$HERE/boot.sh" "$KIMG" "$DINITRD" "$RUN/debug-sched" sched ||
                 fail "debug sched boot"
             bash "$HERE/verify-sched.sh" "$RUN/debug-sched" "$GRTPARSE" "$GRTREPORT" | tee "$RUN/debug-sched/verify.txt"
             [ "${PIPESTATUS[0]}" = 0 ] || fail "debug sched verification"

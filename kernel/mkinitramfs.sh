@@ -6,8 +6,20 @@
 #   records with grtrace-drain, the C implementation of FORMAT.md section 7.2.
 # env: TRACE_CMD=/usr/bin/trace-cmd adds Debian's trace-cmd (dynamically linked) with the
 #   shared libraries `ldd` names and their loader, for the stock-kernel stage.
+# usage: kernel/mkinitramfs.sh --modules MODDIR BASE.cpio OUT.cpio
+#   OUT = BASE followed by a second cpio of MODDIR/lib/modules (build.sh's "MODULES" dir): the
+#   kernel unpacks concatenated archives in turn, and guest/init loads drm from /lib/modules
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+if [ "${1:-}" = --modules ]; then
+    MODDIR=${2:?usage: mkinitramfs.sh --modules MODDIR BASE.cpio OUT.cpio}
+    BASE=${3:?base cpio}; OUTF=${4:?output cpio}
+    [ -f "$MODDIR"/lib/modules/*/modules.dep ] || { echo "mkinitramfs.sh: no modules.dep under $MODDIR/lib/modules" >&2; exit 1; }
+    { cat "$BASE"; (cd "$MODDIR" && find lib -print0 | cpio --null -o -H newc --quiet --owner=0:0); } > "$OUTF.tmp"
+    mv "$OUTF.tmp" "$OUTF"
+    echo "initramfs $OUTF: $(stat -c %s "$OUTF") bytes, $BASE + $(find "$MODDIR" -name '*.ko' | wc -l) modules from $MODDIR"
+    exit 0
+fi
 OUTF=${1:?usage: mkinitramfs.sh OUT.cpio [grtrace]}
 REC=${2:-}
 BB=$(command -v busybox || echo /bin/busybox)
