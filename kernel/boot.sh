@@ -38,7 +38,7 @@ CMD=(qemu-system-x86_64 "${ACC[@]}" -smp "$SMP" -m "$MEM" -nodefaults -no-user-c
      -device "$GPU"
      -virtfs "local,path=$OUT,mount_tag=out,security_model=none,id=out"
      -kernel "$KERNEL" -initrd "$INITRD"
-     -append "console=ttyS0 panic=-1 oops=panic grt.mode=$MODE $CLOCK $KUNIT $*")
+     -append "console=ttyS0 panic=-1 oops=panic no_timer_check grt.mode=$MODE $CLOCK $KUNIT $*")
 if [ "$MODE" = shell ]; then exec "${CMD[@]}"; fi
 t0=$(date +%s.%N)
 timeout "$TIMEOUT" "${CMD[@]}" < /dev/null > "$LOG" 2>&1
