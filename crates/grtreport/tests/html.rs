@@ -94,18 +94,8 @@ fn the_page_carries_every_job_tables_and_verdicts() {
             )
         })
         .collect();
-    let mut got: Vec<(u64, u64, u64)> = jobs
-        .iter()
-        .map(|j| {
-            (
-                j[0].as_u64().unwrap(),
-                j[1].as_u64().unwrap(),
-                j[2].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let got = page_job_keys(&d);
     want.sort();
-    got.sort();
     assert_eq!(got, want);
     let tagged = jobs.iter().filter(|j| j[9] != 0).count();
     let groups = d["groups"].as_array().unwrap();

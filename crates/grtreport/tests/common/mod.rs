@@ -170,3 +170,19 @@ pub fn scenario_file(name: &str, seed: u64, jobs: usize) -> std::path::PathBuf {
         })
         .clone()
 }
+
+/// The (ctx, ring, seqno) of every job an HTML page's data element carries (its `jobs` rows
+/// start with those three numbers), sorted.
+pub fn page_job_keys(page_data: &serde_json::Value) -> Vec<(u64, u64, u64)> {
+    let mut keys: Vec<_> = page_data["jobs"]
+        .as_array()
+        .expect("the page's jobs")
+        .iter()
+        .map(|j| {
+            let n = |i: usize| j[i].as_u64().expect("a job key number");
+            (n(0), n(1), n(2))
+        })
+        .collect();
+    keys.sort();
+    keys
+}
