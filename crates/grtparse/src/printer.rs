@@ -608,6 +608,10 @@ impl Render {
                         abi::RING_UNIT_SLOTS => b" unit=slots",
                         _ => b" unit=?",
                     });
+                    if n.flags != 0 {
+                        out.bytes(b" flags=");
+                        ring_flag_names(out, n.flags);
+                    }
                 }
                 Body::Msg { text } => {
                     out.byte(b' ');
@@ -811,6 +815,27 @@ fn flag_names(out: &mut Out, flags: u16) {
             first = false;
             out.bytes(name.as_bytes());
         }
+    }
+}
+
+/// `NOTE_RING` flags by name, comma separated; reserved bits as one hex number after them.
+fn ring_flag_names(out: &mut Out, flags: u32) {
+    let mut first = true;
+    for (bit, name) in abi::ring_flag::NAMES {
+        if flags & bit != 0 {
+            if !first {
+                out.byte(b',');
+            }
+            first = false;
+            out.bytes(name.as_bytes());
+        }
+    }
+    let rest = flags & !abi::ring_flag::KNOWN;
+    if rest != 0 {
+        if !first {
+            out.byte(b',');
+        }
+        out.bytes(format!("{rest:#x}").as_bytes());
     }
 }
 

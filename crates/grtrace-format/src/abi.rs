@@ -149,6 +149,8 @@ pub mod note_off {
     pub const RING_SIZE: usize = 40;
     /// Offset of `unit` in a `NOTE_RING`: 0 bytes, 1 slots (FORMAT.md §3).
     pub const RING_UNIT: usize = 48;
+    /// Offset of `flags` in a `NOTE_RING`, the [`super::ring_flag`] bits (FORMAT.md §3).
+    pub const RING_FLAGS: usize = 52;
     /// Offset of `name` in a `NOTE_RING`, the NUL-padded ring name (FORMAT.md §3).
     pub const RING_NAME: usize = 56;
     /// Length in bytes of the `NOTE_RING` `name` field (FORMAT.md §3).
@@ -207,6 +209,23 @@ pub const INFO_STOPPED_CLEANLY: u32 = 1 << 0;
 pub const RING_UNIT_BYTES: u32 = 0;
 /// `NOTE_RING` `unit` 1: the ring is sized and filled in slots (descriptors) (FORMAT.md §3).
 pub const RING_UNIT_SLOTS: u32 = 1;
+
+/// `NOTE_RING` `flags`: how readers key a ring's jobs (FORMAT.md §3). 0, what recordings
+/// made before the flags existed carry, means one seqno space per ring and jobs that stay on
+/// their ring.
+pub mod ring_flag {
+    /// `CTX_SEQNO`: seqnos count per context, not per ring, so a `SUBMIT` makes visible the
+    /// jobs of its own context only (FORMAT.md §3, §4.5).
+    pub const CTX_SEQNO: u32 = 1 << 0;
+    /// `VIRTUAL`: the ring of jobs not yet given to a physical ring (a load-balanced
+    /// engine); a job's later events may name the ring that runs it, and (ctx, seqno) joins
+    /// the two (FORMAT.md §3, §4.5).
+    pub const VIRTUAL: u32 = 1 << 1;
+    /// Bits defined in 1.0; the rest are reserved.
+    pub const KNOWN: u32 = 0x3;
+    /// Names in bit order, for printing.
+    pub const NAMES: [(u32, &str); 2] = [(CTX_SEQNO, "ctx-seqno"), (VIRTUAL, "virtual")];
+}
 
 /// Event flags.
 pub mod eflag {

@@ -69,6 +69,7 @@ pub fn encode_into(stamp: &Stamp, body: &Body<'_>, e: Endian, out: &mut [u8]) {
             e.put_u32(out, note_off::RING_ENGINE_CLASS, r.engine_class);
             e.put_u64(out, note_off::RING_SIZE, r.size);
             e.put_u32(out, note_off::RING_UNIT, r.unit);
+            e.put_u32(out, note_off::RING_FLAGS, r.flags);
             put_str(
                 &mut out[note_off::RING_NAME..][..note_off::RING_NAME_LEN],
                 r.name,
@@ -194,6 +195,7 @@ mod tests {
                 engine_class: 6,
                 size: 256,
                 unit: abi::RING_UNIT_SLOTS,
+                flags: abi::ring_flag::CTX_SEQNO,
                 name: b"ctrlq",
             }),
             Body::Msg { text: b"hello" },

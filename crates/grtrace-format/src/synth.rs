@@ -278,6 +278,7 @@ impl<W: Write> Gen<'_, W> {
                 engine_class: if ring == 2 { 1 } else { 6 },
                 size,
                 unit,
+                flags: 0,
                 name: name.as_bytes(),
             });
             now = self.put(0, 0, now, b)? + 100;

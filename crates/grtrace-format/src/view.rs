@@ -296,6 +296,7 @@ impl<'a> RecordView<'a> {
                 engine_class: e.u32(b, note_off::RING_ENGINE_CLASS),
                 size: e.u64(b, note_off::RING_SIZE),
                 unit: e.u32(b, note_off::RING_UNIT),
+                flags: e.u32(b, note_off::RING_FLAGS),
                 name: trim_nul(&b[note_off::RING_NAME..][..note_off::RING_NAME_LEN]),
             }),
             RecordType::NOTE_MSG => {
@@ -524,6 +525,9 @@ pub struct RingNote<'a> {
     pub size: u64,
     /// Unit of size and fill: `abi::RING_UNIT_BYTES` or `abi::RING_UNIT_SLOTS`.
     pub unit: u32,
+    /// `abi::ring_flag` bits: how a reader keys the ring's jobs (0 in recordings made
+    /// before the flags existed).
+    pub flags: u32,
     /// Ring name, without NUL padding.
     pub name: &'a [u8],
 }

@@ -19,7 +19,7 @@ use proptest::prelude::*;
 enum OwnedBody {
     Event(EventBody),
     Process(Vec<u8>),
-    Ring(u32, u32, u64, u32, Vec<u8>),
+    Ring(u32, u32, u64, u32, u32, Vec<u8>),
     Msg(Vec<u8>),
     Clock(ClockSync),
     Lost(Lost),
@@ -31,11 +31,12 @@ impl OwnedBody {
         match self {
             OwnedBody::Event(e) => Body::Event(*e),
             OwnedBody::Process(c) => Body::Process { comm: c },
-            OwnedBody::Ring(ring, engine_class, size, unit, name) => Body::Ring(RingNote {
+            OwnedBody::Ring(ring, engine_class, size, unit, flags, name) => Body::Ring(RingNote {
                 ring: *ring,
                 engine_class: *engine_class,
                 size: *size,
                 unit: *unit,
+                flags: *flags,
                 name,
             }),
             OwnedBody::Msg(t) => Body::Msg { text: t },
@@ -82,9 +83,10 @@ fn body_strategy() -> impl Strategy<Value = OwnedBody> {
             any::<u32>(),
             any::<u64>(),
             any::<u32>(),
+            any::<u32>(),
             non_nul(32)
         )
-            .prop_map(|(a, b, c, d, n)| OwnedBody::Ring(a, b, c, d, n)),
+            .prop_map(|(a, b, c, d, f, n)| OwnedBody::Ring(a, b, c, d, f, n)),
         proptest::collection::vec(any::<u8>(), 0..=1024).prop_map(OwnedBody::Msg),
         (any::<u32>(), any::<u64>(), any::<u64>()).prop_map(|(a, b, c)| OwnedBody::Clock(
             ClockSync {

@@ -176,10 +176,16 @@ fn generate() -> String {
     a.off(g, "size", note_off::RING_SIZE);
     a.field_size(g, "size", 8);
     a.off(g, "unit", note_off::RING_UNIT);
+    a.off(g, "flags", note_off::RING_FLAGS);
+    a.field_size(g, "flags", 4);
     a.off(g, "name", note_off::RING_NAME);
     a.field_size(g, "name", note_off::RING_NAME_LEN);
     a.eq("GRTRACE_RING_UNIT_BYTES", RING_UNIT_BYTES);
     a.eq("GRTRACE_RING_UNIT_SLOTS", RING_UNIT_SLOTS);
+    for (bit, name) in ring_flag::NAMES {
+        let name = name.replace('-', "_").to_uppercase();
+        a.eq(&format!("GRTRACE_RING_{name}"), bit);
+    }
     for (i, name) in ENGINE_CLASS_NAMES.iter().enumerate() {
         a.eq(&format!("GRTRACE_ENGINE_{}", name.to_uppercase()), i);
     }

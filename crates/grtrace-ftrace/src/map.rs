@@ -837,6 +837,7 @@ impl Mapper {
                 engine_class: engine_class(name),
                 size: 0,
                 unit,
+                flags: 0,
                 name: keep,
             }),
         )?;

@@ -211,6 +211,7 @@ impl Model {
                 engine_class: r.def.engine_class,
                 size: r.def.size,
                 unit: RING_UNIT_BYTES,
+                flags: 0,
                 name: r.def.name.as_bytes(),
             }));
         }

@@ -132,6 +132,7 @@ impl ReportGen {
                     engine_class: class,
                     size: 1 << 20,
                     unit: grtrace_format::abi::RING_UNIT_BYTES,
+                    flags: 0,
                     name: name.as_bytes(),
                 }))
                 .at(0);

@@ -66,6 +66,10 @@ impl Rec {
         self.recs.extend(self.b.drain());
     }
     pub fn ring(&mut self, t: u64, ring: u32, size: u64, name: &'static [u8]) {
+        self.ring_flags(t, ring, size, name, 0);
+    }
+    /// A NOTE_RING with `abi::ring_flag` bits.
+    pub fn ring_flags(&mut self, t: u64, ring: u32, size: u64, name: &'static [u8], flags: u32) {
         self.push(
             0,
             0,
@@ -75,6 +79,7 @@ impl Rec {
                 engine_class: 1,
                 size,
                 unit: abi::RING_UNIT_SLOTS,
+                flags,
                 name,
             }),
         );

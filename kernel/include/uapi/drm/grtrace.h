@@ -146,13 +146,22 @@ struct grtrace_note_process {
 #define GRTRACE_ENGINE_VENC		5
 #define GRTRACE_ENGINE_CONTROL		6
 
+/*
+ * Ring flags.  CTX_SEQNO: seqnos are per context, not per ring, so a SUBMIT
+ * makes visible the jobs of its own context only.  VIRTUAL: the ring of jobs
+ * not yet given to a physical ring (a load-balanced engine); a job's later
+ * events may name the ring it runs on, and (ctx, seqno) joins the two.
+ */
+#define GRTRACE_RING_CTX_SEQNO		(1u << 0)
+#define GRTRACE_RING_VIRTUAL		(1u << 1)
+
 struct grtrace_note_ring {
 	struct grtrace_record_header hdr;
 	__u32 ring;
 	__u32 engine_class;
 	__u64 size;
 	__u32 unit;
-	__u32 reserved;
+	__u32 flags;		/* GRTRACE_RING_*; 0 before they were defined */
 	char name[32];
 };
 
