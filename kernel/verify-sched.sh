@@ -74,6 +74,10 @@ lost=$(sum 'lost(kernel)' "$OUT/sched.txt"); gaps=$(sum 'lost(gap)' "$OUT/sched.
 check "no record lost (lost(kernel)=${lost:-?})" "$([ "${lost:-x}" = 0 ]; echo $?)"
 check "no sequence gap (lost(gap)=${gaps:-?})" "$([ "${gaps:-x}" = 0 ]; echo $?)"
 check "no sequence error" "$(t grep -q 'Sequence errors: 0 ' "$OUT/sched.txt")"
+# the ring table: vsched names jobs by their entity's finished fence, so both rings are
+# announced with per-context seqnos (FORMAT.md 3.1), and the flags reach grtparse's RING line
+nctx=$(grep -cE ' RING +[01] - - name=vsched-(gfx|copy) .* flags=ctx-seqno ' "$OUT/sched.txt")
+check "ring table: vsched-gfx and vsched-copy flagged ctx-seqno ($nctx of 2)" "$([ "$nctx" = 2 ]; echo $?)"
 # grtparse event lines: $4 time, $6 name, $7 ring name, $8 ctx, $9 seqno, then key=value
 # g.NAME: "ctx ring seqno" (+ " fctx fseqno" for SYNC_*), one line per event, sorted
 awk -v dir="$W" '
