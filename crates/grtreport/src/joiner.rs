@@ -8,7 +8,7 @@
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use grtrace_format::abi::eflag;
+use grtrace_format::abi::{eflag, ring_flag};
 use grtrace_format::Event;
 use grtrace_format::RecordType;
 use grtrace_format::{EventView, Lost, RecordView};
@@ -93,6 +93,15 @@ fn half_space(seqno: u64) -> u64 {
 }
 
 impl Pending {
+    fn is_empty(&self) -> bool {
+        self.order.is_empty() && self.rest.is_empty()
+    }
+
+    /// Every element, in no particular order (a ring whose flags change regroups them).
+    fn drain(&mut self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.order.drain(..).chain(std::mem::take(&mut self.rest))
+    }
+
     fn insert(&mut self, seqno: u64, ctx: u32) {
         let fits = match (self.order.front(), self.order.back()) {
             (Some(&(first, _)), Some(&(last, _))) => {
@@ -122,6 +131,7 @@ impl Pending {
 
     /// Takes every pending job a doorbell at `b` covers ([`covered`]) into `out` (as keys
     /// of `ring`); returns the elements visited.
+    #[inline(always)]
     fn take_up_to(&mut self, b: u64, ring: u32, out: &mut Vec<JobKey>) -> u64 {
         let mut visited = 0;
         let key = |(seqno, ctx): (u64, u32)| JobKey { ctx, ring, seqno };
@@ -184,9 +194,13 @@ pub struct RingState {
     /// Size in units from NOTE_RING (0 = unknown).
     pub size: u64,
     pub name: String,
+    /// `ring_flag` bits from NOTE_RING (JOBS.md §1): CTX_SEQNO, VIRTUAL.
+    pub flags: u32,
     /// Committed, not yet submitted, ordered by (seqno, ctx): a SUBMIT takes the range of
-    /// seqnos up to its own without visiting the rest.
+    /// seqnos up to its own without visiting the rest. On a CTX_SEQNO ring, per context in
+    /// `ctx_pending` instead (a SUBMIT covers its own context); empty entries are removed.
     pending: Pending,
+    ctx_pending: FxMap<u32, Pending>,
     /// Jobs the GPU finished before a SUBMIT covered them (at most [`TAKEN_EARLY`]), by
     /// (seqno, ctx): the doorbell that comes later counts them as made visible.
     taken_early: BTreeSet<(u64, u32)>,
@@ -300,12 +314,104 @@ fn queue_blocker(recent: &VecDeque<Ran>, submit: u64, start: u64, ops: &mut u64)
 }
 
 impl RingState {
+    #[inline]
+    fn ctx_seqno(&self) -> bool {
+        self.flags & ring_flag::CTX_SEQNO != 0
+    }
+
+    /// Whether the ring's jobs move to the ring that runs them (JOBS.md §1).
+    pub fn is_virtual(&self) -> bool {
+        self.flags & ring_flag::VIRTUAL != 0
+    }
+
+    // The pending jobs: one test of the flags per call, the per-context side (i915) out of
+    // line so that the ring-wide one stays as it was.
+
+    /// A job committed and waiting for its doorbell.
+    #[inline(always)]
+    fn pending_insert(&mut self, seqno: u64, ctx: u32) {
+        if self.ctx_seqno() {
+            self.ctx_pending_insert(seqno, ctx);
+        } else {
+            self.pending.insert(seqno, ctx);
+        }
+    }
+
+    /// A job no longer waiting for its doorbell (started, finished, or moved away).
+    #[inline(always)]
+    fn pending_remove(&mut self, seqno: u64, ctx: u32) {
+        if self.ctx_seqno() {
+            self.ctx_pending_remove(seqno, ctx);
+        } else {
+            self.pending.remove(seqno, ctx);
+        }
+    }
+
+    /// The pending jobs a doorbell of `ctx` at `b` makes visible, into `out`; returns the
+    /// elements visited.
+    #[inline(always)]
+    fn pending_take(&mut self, ctx: u32, b: u64, out: &mut Vec<JobKey>) -> u64 {
+        if self.ctx_seqno() {
+            self.ctx_pending_take(ctx, b, out)
+        } else {
+            self.pending.take_up_to(b, self.id, out)
+        }
+    }
+
+    #[inline(never)]
+    fn ctx_pending_insert(&mut self, seqno: u64, ctx: u32) {
+        self.ctx_pending.entry(ctx).or_default().insert(seqno, ctx);
+    }
+
+    #[inline(never)]
+    fn ctx_pending_remove(&mut self, seqno: u64, ctx: u32) {
+        if let Some(p) = self.ctx_pending.get_mut(&ctx) {
+            p.remove(seqno, ctx);
+            if p.is_empty() {
+                self.ctx_pending.remove(&ctx);
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn ctx_pending_take(&mut self, ctx: u32, b: u64, out: &mut Vec<JobKey>) -> u64 {
+        let Some(p) = self.ctx_pending.get_mut(&ctx) else {
+            return 0;
+        };
+        let visited = p.take_up_to(b, self.id, out);
+        if p.is_empty() {
+            self.ctx_pending.remove(&ctx);
+        }
+        visited
+    }
+
+    /// Flags from a NOTE_RING; jobs already pending are regrouped if the seqno scope changed
+    /// (a ring note that comes after events of its ring).
+    fn set_flags(&mut self, flags: u32) {
+        let was = self.ctx_seqno();
+        self.flags = flags;
+        if was == self.ctx_seqno() {
+            return;
+        }
+        let mut all: Vec<(u64, u32)> = self.pending.drain().collect();
+        for p in self.ctx_pending.values_mut() {
+            all.extend(p.drain());
+        }
+        self.ctx_pending.clear();
+        all.sort_unstable();
+        for (seqno, ctx) in all {
+            self.pending_insert(seqno, ctx);
+        }
+    }
+
     fn new(id: u32) -> RingState {
         RingState {
             id,
             size: 0,
             name: String::new(),
+            flags: 0,
             pending: Pending::default(),
+            ctx_pending: FxMap::default(),
             taken_early: BTreeSet::new(),
             outstanding: 0,
             last_end: NONE,
@@ -581,6 +687,9 @@ struct Slots {
     index: FxMap<JobKey, u32>,
     v: Vec<Slot>,
     free: Vec<u32>,
+    /// On a card with a VIRTUAL ring (JOBS.md §1): the ring each open job (ctx not 0) is
+    /// keyed under, by (ctx, seqno), so that an event on another ring finds it.
+    by_fence: Option<FxMap<(u32, u64), u32>>,
 }
 
 impl Slots {
@@ -616,10 +725,39 @@ impl Slots {
                     }
                 };
                 e.insert(i);
+                if let Some(m) = &mut self.by_fence {
+                    if k.ctx != 0 {
+                        m.insert((k.ctx, k.seqno), k.ring);
+                    }
+                }
                 i as usize
             }
         };
         &mut self.v[i]
+    }
+
+    /// Starts indexing open jobs by (ctx, seqno): the card has a VIRTUAL ring.
+    fn index_by_fence(&mut self) {
+        if self.by_fence.is_none() {
+            let m = self.index.keys().filter(|k| k.ctx != 0);
+            self.by_fence = Some(m.map(|k| ((k.ctx, k.seqno), k.ring)).collect());
+        }
+    }
+
+    /// The ring job (ctx, seqno) is open on, when indexed.
+    #[inline]
+    fn ring_of(&self, ctx: u32, seqno: u64) -> Option<u32> {
+        self.by_fence.as_ref()?.get(&(ctx, seqno)).copied()
+    }
+
+    /// Keys open job `from` as `to` (same ctx and seqno, another ring).
+    fn rekey(&mut self, from: &JobKey, to: JobKey) {
+        if let Some(i) = self.index.remove(from) {
+            self.index.insert(to, i);
+            if let Some(m) = &mut self.by_fence {
+                m.insert((to.ctx, to.seqno), to.ring);
+            }
+        }
     }
     fn iter(&self) -> impl Iterator<Item = (&JobKey, &Slot)> {
         self.index.iter().map(|(k, &i)| (k, &self.v[i as usize]))
@@ -630,7 +768,13 @@ impl Slots {
     /// Takes `k` out of the open jobs; its slot stays readable until [`Slots::release`].
     #[inline]
     fn take(&mut self, k: &JobKey) -> Option<usize> {
-        self.index.remove(k).map(|i| i as usize)
+        let i = self.index.remove(k)?;
+        if let Some(m) = &mut self.by_fence {
+            if m.get(&(k.ctx, k.seqno)) == Some(&k.ring) {
+                m.remove(&(k.ctx, k.seqno));
+            }
+        }
+        Some(i as usize)
     }
     fn release(&mut self, i: usize) {
         self.free.push(i as u32);
@@ -668,6 +812,9 @@ pub struct JoinStats {
     pub ops: u64,
     /// Bit N: event code N was seen (what the recording can measure).
     pub seen_codes: u64,
+    /// Jobs that moved to another ring (from a VIRTUAL ring to the one that ran them, or
+    /// between physical rings), JOBS.md §1.
+    pub moved: u64,
 }
 
 /// Tunables of the joiner.
@@ -746,6 +893,25 @@ const HELD: usize = 4096;
 #[inline]
 fn code_bit(c: Event) -> u64 {
     1 << (c.0 & 63)
+}
+
+/// Whether events with this code belong to the job their key names (those a job can move
+/// rings with, JOBS.md §1); the others are about the ring (CTX_SWITCH, STALL, faults, resets).
+#[inline]
+fn names_job(c: Event) -> bool {
+    matches!(
+        c,
+        Event::COMMIT
+            | Event::SUBMIT
+            | Event::START
+            | Event::END
+            | Event::IRQ
+            | Event::SIGNAL
+            | Event::SYNC_ENTER
+            | Event::SYNC_EXIT
+            | Event::TIMEOUT
+            | Event::HANG
+    )
 }
 
 /// Intervals closed in one go at most; a longer silence skips ahead without rows.
@@ -913,6 +1079,12 @@ impl Joiner {
                     let rs = self.rings.entry(r.ring, t);
                     rs.size = r.size;
                     rs.name = String::from_utf8_lossy(r.name).into_owned();
+                    if rs.flags != r.flags {
+                        rs.set_flags(r.flags);
+                        if rs.is_virtual() {
+                            self.jobs.index_by_fence();
+                        }
+                    }
                 }
             }
             RecordType::NOTE_PROCESS => {
@@ -1043,8 +1215,85 @@ impl Joiner {
         s
     }
 
+    /// On a card with a VIRTUAL ring, (ctx, seqno) names a job on every ring (JOBS.md §1):
+    /// the key under which the job of `key` is open, after moving it to `key.ring` when that
+    /// is a physical ring and the job has not ended. A job open nowhere keeps `key`.
+    // Out of line: only cards with a VIRTUAL ring come here; the common path stays small.
+    #[cold]
+    #[inline(never)]
+    fn follow(&mut self, key: JobKey, t: u64) -> JobKey {
+        self.stats.ops += 1;
+        let Some(ring) = self.jobs.ring_of(key.ctx, key.seqno) else {
+            return key;
+        };
+        if ring == key.ring {
+            return key;
+        }
+        let here = JobKey { ring, ..key };
+        let to_virtual = self.rings.get(&key.ring).is_some_and(RingState::is_virtual);
+        if to_virtual || self.jobs.get(&here).is_some_and(|s| s.end != NONE) {
+            // Never back to the virtual ring, nor once ended: the event is the job's there.
+            return here;
+        }
+        self.move_job(here, key.ring, t);
+        key
+    }
+
+    /// Moves open job `from` to ring `to_ring` at `t`: what it holds on its ring (a place
+    /// among the pending, an outstanding count, busy time, the ring-wide totals it reads)
+    /// is given back there and taken on the new ring.
+    #[inline(never)]
+    fn move_job(&mut self, from: JobKey, to_ring: u32, t: u64) {
+        let to = JobKey {
+            ring: to_ring,
+            ..from
+        };
+        self.stats.moved += 1;
+        self.jobs.rekey(&from, to);
+        let Some(s) = self.jobs.get_mut(&to) else {
+            return;
+        };
+        let r = Self::ring_mut(&mut self.rings, from.ring, t);
+        if s.in_pending {
+            r.pending_remove(from.seqno, from.ctx);
+        }
+        if s.counted {
+            r.outstanding = r.outstanding.saturating_sub(1);
+            r.util.outstanding(r.outstanding, t);
+        }
+        stop_running(r, &mut self.ctx_util, s, from.ctx, t, self.iv_start);
+        let active = s.in_active;
+        if active {
+            let c = self.ctx_touch.get(&(from.ring, from.ctx)).copied();
+            s.settle(&r.wide, &c.unwrap_or_default(), t);
+        }
+        let ran = s.start != NONE && s.end == NONE;
+        if ran {
+            s.switches += r.switches.saturating_sub(s.switches_at_start) as u32;
+        }
+        let r = Self::ring_mut(&mut self.rings, to_ring, t);
+        if s.in_pending {
+            r.pending_insert(to.seqno, to.ctx);
+        }
+        if s.counted {
+            r.outstanding += 1;
+            r.util.outstanding(r.outstanding, t);
+        }
+        if active {
+            s.in_active = true;
+            s.touch_ring = r.wide;
+            s.touch_ctx = *self.ctx_touch.entry((to_ring, to.ctx)).or_default();
+        }
+        if ran {
+            s.switches_at_start = r.switches;
+        }
+        if s.fence != (0, 0) && self.fences.get(&s.fence) == Some(&from) {
+            self.fences.insert(s.fence, to);
+        }
+    }
+
     fn event(&mut self, ev: &EventView<'_>, flags: u16, pid: u32, t: u64) {
-        let key = JobKey {
+        let mut key = JobKey {
             ctx: ev.ctx(),
             ring: ev.ring(),
             seqno: ev.seqno(),
@@ -1062,6 +1311,9 @@ impl Joiner {
                 self.release_held(false);
             }
         }
+        if self.jobs.by_fence.is_some() && key.ctx != 0 && names_job(code) {
+            key = self.follow(key, t);
+        }
         match code {
             Event::COMMIT => {
                 let n = self.jobs.len();
@@ -1072,8 +1324,7 @@ impl Joiner {
                     if s.submit == NONE && !s.in_pending {
                         s.in_pending = true;
                         Self::ring_mut(&mut self.rings, key.ring, t)
-                            .pending
-                            .insert(key.seqno, key.ctx);
+                            .pending_insert(key.seqno, key.ctx);
                     }
                 }
                 if n as u64 >= self.stats.max_in_flight {
@@ -1119,7 +1370,7 @@ impl Joiner {
                 if s.in_pending {
                     // Started without a SUBMIT we saw: no queue time can be measured.
                     s.in_pending = false;
-                    r.pending.remove(key.seqno, key.ctx);
+                    r.pending_remove(key.seqno, key.ctx);
                 }
             }
             Event::END => self.end(key, ev, flags, t),
@@ -1269,21 +1520,24 @@ impl Joiner {
         }
     }
 
-    /// SUBMIT makes every committed job on the ring up to `seqno` visible at once.
+    /// SUBMIT makes every committed job on the ring up to `seqno` visible at once (on a
+    /// CTX_SEQNO ring, every committed job of its context).
     fn submit(&mut self, key: JobKey, ev: &EventView<'_>, t: u64) {
         let r = Self::ring_mut(&mut self.rings, key.ring, t);
         self.scratch.clear();
         // Everything committed up to the doorbell's seqno, wherever it sits in commit order:
         // two submitters may commit out of seqno order by a few ns on different CPUs.
-        let visited = r.pending.take_up_to(key.seqno, key.ring, &mut self.scratch);
+        let visited = r.pending_take(key.ctx, key.seqno, &mut self.scratch);
         self.stats.ops += visited + 1;
         // Jobs the GPU already finished before this doorbell: it made them visible too.
         let mut early = 0;
         let mut named = self.scratch.iter().any(|k| k.seqno == key.seqno);
         if !r.taken_early.is_empty() {
+            let own_ctx = r.ctx_seqno();
             for range in seq_le_ranges(key.seqno) {
                 let taken: Vec<(u64, u32)> = (r.taken_early)
                     .range((range.0, 0)..=(range.1, u32::MAX))
+                    .filter(|e| !own_ctx || e.1 == key.ctx)
                     .copied()
                     .collect();
                 self.stats.ops += taken.len() as u64;
@@ -1375,7 +1629,8 @@ impl Joiner {
                 s.flags.set(Flags::INFERRED);
             }
         } else {
-            s.switches = r.switches.saturating_sub(s.switches_at_start) as u32;
+            // `+=`: a job that moved rings (JOBS.md §1) brought the switches seen before.
+            s.switches += r.switches.saturating_sub(s.switches_at_start) as u32;
         }
         r.last_end = t;
         r.last_key = key;
@@ -1471,7 +1726,7 @@ impl Joiner {
         let submits_maybe = submits_recorded || self.absent_codes & code_bit(Event::SUBMIT) == 0;
         if let Some(r) = self.rings.get_mut(&key.ring) {
             if s.in_pending {
-                r.pending.remove(key.seqno, key.ctx);
+                r.pending_remove(key.seqno, key.ctx);
             }
             if s.submit == NONE && s.commit != NONE && s.end != NONE && submits_maybe {
                 // Committed and ended with no doorbell yet: the GPU took it from the ring
