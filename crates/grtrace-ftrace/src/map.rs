@@ -12,7 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 
-use grtrace_format::abi::{eflag, lost_source, RING_UNIT_BYTES, RING_UNIT_SLOTS};
+use grtrace_format::abi::{eflag, lost_source, ring_flag, RING_UNIT_BYTES, RING_UNIT_SLOTS};
 use grtrace_format::Event;
 use grtrace_format::{Body, ClockSync, Endian, EventBody, Lost, RingNote};
 
@@ -452,11 +452,16 @@ struct Pending {
     key: Key,
     run: u64,
     started: bool,
+    /// An i915 request of a virtual engine: switched away from unfinished, it goes back to
+    /// the virtual engine, which may give it to another of its engines.
+    virt: bool,
 }
 
 struct Ring {
     dev: Vec<u8>,
     name: Vec<u8>,
+    /// Announced `VIRTUAL` (an i915 virtual engine).
+    virt: bool,
     /// Jobs handed to the driver and not done, in hand-off order.
     order: VecDeque<Pending>,
     last_done: u64,
@@ -514,15 +519,26 @@ const EIO: u32 = 5;
 /// errno of a timed-out job (TIMEOUT's error).
 const ETIME: u32 = 62;
 
-/// A ring name for i915's uabi engine class and instance.
+/// The uabi instance of an i915 virtual (load-balanced) engine: `I915_ENGINE_CLASS_INVALID_VIRTUAL`
+/// (-2) in the tracepoints' u16 `instance` (execlists and GuC virtual engines alike).
+const I915_VIRTUAL_INSTANCE: u64 = 0xfffe;
+
+/// A ring name for i915's uabi engine class and instance: `vcs1`, and `vcs-virtual` for a
+/// virtual engine of the class, as the grtrace series names them (FORMAT.md 4.5).
 fn i915_engine(class: u64, inst: u64) -> String {
-    match class {
-        0 => format!("rcs{inst}"),
-        1 => format!("bcs{inst}"),
-        2 => format!("vcs{inst}"),
-        3 => format!("vecs{inst}"),
-        4 => format!("ccs{inst}"),
-        _ => format!("class{class}.{inst}"),
+    let c = match class {
+        0 => "rcs",
+        1 => "bcs",
+        2 => "vcs",
+        3 => "vecs",
+        4 => "ccs",
+        _ if inst == I915_VIRTUAL_INSTANCE => return format!("class{class}-virtual"),
+        _ => return format!("class{class}.{inst}"),
+    };
+    if inst == I915_VIRTUAL_INSTANCE {
+        format!("{c}-virtual")
+    } else {
+        format!("{c}{inst}")
     }
 }
 
@@ -794,7 +810,7 @@ impl Mapper {
         )
     }
 
-    /// Ring id of (device, ring name), announcing a new ring with NOTE_RING.
+    /// Ring id of (device, ring name), announcing a new ring with NOTE_RING (no ring flags).
     fn ring<S: Sink>(
         &mut self,
         sink: &mut S,
@@ -803,6 +819,21 @@ impl Mapper {
         dev: &[u8],
         name: &[u8],
         unit: u32,
+    ) -> io::Result<u32> {
+        self.ring_flagged(sink, cpu, t, dev, name, unit, 0)
+    }
+
+    /// [`Mapper::ring`] with `ring_flag` bits for its NOTE_RING (IMPORT.md §2).
+    #[allow(clippy::too_many_arguments)]
+    fn ring_flagged<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        t: u64,
+        dev: &[u8],
+        name: &[u8],
+        unit: u32,
+        flags: u32,
     ) -> io::Result<u32> {
         if let Some(i) = self
             .rings
@@ -815,6 +846,7 @@ impl Mapper {
         self.rings.push(Ring {
             dev: dev.to_vec(),
             name: name.to_vec(),
+            virt: flags & ring_flag::VIRTUAL != 0,
             order: VecDeque::new(),
             last_done: 0,
         });
@@ -837,7 +869,7 @@ impl Mapper {
                 engine_class: engine_class(name),
                 size: 0,
                 unit,
-                flags: 0,
+                flags,
                 name: keep,
             }),
         )?;
@@ -915,6 +947,7 @@ impl Mapper {
             key: k,
             run: t,
             started: idle,
+            virt: false,
         });
         self.stats.jobs_started += 1;
         if idle {
@@ -926,6 +959,40 @@ impl Mapper {
     /// Whether job `k` was handed off and is not done.
     fn is_open(&self, k: Key) -> bool {
         self.rings[k.ring as usize].order.iter().any(|p| p.key == k)
+    }
+
+    /// The key under which fence `f`'s job is open on another ring than `k`'s (an i915
+    /// request of a virtual engine: handed off on the virtual ring or on another engine).
+    fn open_elsewhere(&self, f: (u64, u64), k: Key) -> Option<Key> {
+        self.fences
+            .get(&f)
+            .copied()
+            .filter(|o| o.ring != k.ring && self.is_open(*o))
+    }
+
+    /// Job `k` leaves its ring's line at `t` without ending there (it goes back to a
+    /// virtual engine): if it was the one running, the next in line starts now.
+    fn leave<S: Sink>(&mut self, sink: &mut S, cpu: u32, t: u64, k: Key) -> io::Result<()> {
+        let r = &mut self.rings[k.ring as usize];
+        let Some(i) = r.order.iter().position(|p| p.key == k) else {
+            return Ok(());
+        };
+        let p = r.order.remove(i).expect("position is in range");
+        if !p.started {
+            return Ok(());
+        }
+        r.last_done = t;
+        let next = match r.order.front_mut() {
+            Some(n) if !n.started => {
+                n.started = true;
+                Some(n.key)
+            }
+            _ => None,
+        };
+        match next {
+            Some(nk) => self.start(sink, cpu, 0, t, nk, 0, (0, 0)),
+            None => Ok(()),
+        }
     }
 
     /// Whether a scheduler ring `name` is a queue of a driver whose own job tracepoints are
@@ -944,8 +1011,8 @@ impl Mapper {
         dup
     }
 
-    /// A driver ring, looked up by (tag, a, b); `name` gives (device, ring name) the first
-    /// time.
+    /// A driver ring, looked up by (tag, a, b); `name` gives (device, ring name, ring flags)
+    /// the first time.
     #[allow(clippy::too_many_arguments)]
     fn drv_ring<S: Sink>(
         &mut self,
@@ -953,13 +1020,13 @@ impl Mapper {
         cpu: u32,
         t: u64,
         id: (u8, u64, u64),
-        name: impl FnOnce() -> (Vec<u8>, Vec<u8>),
+        name: impl FnOnce() -> (Vec<u8>, Vec<u8>, u32),
     ) -> io::Result<u32> {
         if let Some(&r) = self.drv_rings.get(&id) {
             return Ok(r);
         }
-        let (dev, n) = name();
-        let r = self.ring(sink, cpu, t, &dev, &n, RING_UNIT_BYTES)?;
+        let (dev, n, flags) = name();
+        let r = self.ring_flagged(sink, cpu, t, &dev, &n, RING_UNIT_BYTES, flags)?;
         self.drv_rings.insert(id, r);
         Ok(r)
     }
@@ -980,7 +1047,8 @@ impl Mapper {
                 Some(c) => format!("{}-q{guc}", xe_class_name(c)),
                 None => format!("q{guc}"),
             };
-            (dev.to_vec(), n.into_bytes())
+            // One exec queue per ring, and COMMIT and SUBMIT at one instant: no flags.
+            (dev.to_vec(), n.into_bytes(), 0)
         })
     }
 
@@ -1014,9 +1082,27 @@ impl Mapper {
         flags: u16,
         err: u32,
     ) -> io::Result<()> {
-        let r = &mut self.rings[k.ring as usize];
+        self.done_as(sink, cpu, pid, t, k, k, a, flags, err)
+    }
+
+    /// [`Mapper::done`] of a job in line as `held` whose owed START and END name `k`: the
+    /// ring that ran it, when it was handed off on another (an i915 virtual engine).
+    #[allow(clippy::too_many_arguments)]
+    fn done_as<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        held: Key,
+        k: Key,
+        a: (u64, u64),
+        flags: u16,
+        err: u32,
+    ) -> io::Result<()> {
+        let r = &mut self.rings[held.ring as usize];
         let mut owed = None;
-        if let Some(i) = r.order.iter().position(|p| p.key == k) {
+        if let Some(i) = r.order.iter().position(|p| p.key == held) {
             let p = r.order.remove(i).expect("position is in range");
             if !p.started {
                 owed = Some(p.run.max(r.last_done).min(t));
@@ -1386,9 +1472,17 @@ impl Mapper {
             | Kind::I915WaitEnd => {
                 let (dev, ctx, class, inst, seqno) = (u(0), u(1), u(2), u(3), u(4));
                 let ring = self.drv_ring(sink, cpu, t, (1, dev, (class << 16) | inst), || {
+                    // Seqnos count per context (its timeline), not per engine; a virtual
+                    // engine's requests run on one of its engines (IMPORT.md 5.7).
+                    let virt = if inst == I915_VIRTUAL_INSTANCE {
+                        ring_flag::VIRTUAL
+                    } else {
+                        0
+                    };
                     (
                         format!("card{dev}").into_bytes(),
                         i915_engine(class, inst).into_bytes(),
+                        ring_flag::CTX_SEQNO | virt,
                     )
                 })?;
                 let k = Key {
@@ -1412,23 +1506,52 @@ impl Mapper {
                         self.fences.insert(f, k);
                         self.emit(sink, cpu, pid, t, Event::COMMIT, 0, k, (0, 0, 0, 0))
                     }
-                    // A preempted request comes back with another `in`: it is still open.
+                    // A preempted request comes back with another `in`: it is still open. A
+                    // virtual engine's request keeps the key of its virtual ring in `fences`
+                    // (`add`, `submit`): that is how its `out` knows it.
                     Kind::I915In if !self.is_open(k) => {
-                        self.fences.insert(f, k);
-                        self.hand_off(sink, cpu, pid, t, k, ctx, 0, 0)
+                        let virt = self
+                            .fences
+                            .get(&f)
+                            .is_some_and(|o| o.ring != k.ring && self.rings[o.ring as usize].virt);
+                        if !virt {
+                            self.fences.insert(f, k);
+                        }
+                        self.hand_off(sink, cpu, pid, t, k, ctx, 0, 0)?;
+                        if let Some(p) = self.rings[ring as usize].order.back_mut() {
+                            p.virt = virt;
+                        }
+                        Ok(())
                     }
                     Kind::I915Out | Kind::I915Retire => {
-                        let ends = if kind == Kind::I915Out {
-                            u(5) != 0 && self.is_open(k)
-                        } else {
-                            !ll || self.is_open(k)
+                        // Without the low-level events a virtual engine's request was handed
+                        // off on its virtual ring (`add`) and ends on the engine that ran it
+                        // (`retire`): it leaves the virtual ring's line, its END names the
+                        // engine.
+                        let held = match self.is_open(k) {
+                            true => Some(k),
+                            false if kind == Kind::I915Retire && !ll => {
+                                Some(self.open_elsewhere(f, k).unwrap_or(k))
+                            }
+                            false => None,
                         };
-                        if !ends {
-                            return Ok(());
+                        let ends = kind == Kind::I915Retire || u(5) != 0;
+                        let r = &self.rings[ring as usize];
+                        if !ends && r.order.iter().any(|p| p.key == k && p.virt) {
+                            // A virtual engine's request switched away unfinished goes back to
+                            // the virtual engine (i915 has no lite restore there): taken off
+                            // this engine, which runs the next in line; its next `in`, here
+                            // or on another engine, hands it off again.
+                            let f = eflag::PREEMPT;
+                            self.emit(sink, cpu, pid, t, Event::END, f, k, (ctx, 0, 0, 0))?;
+                            return self.leave(sink, cpu, t, k);
                         }
+                        let Some(held) = held.filter(|_| ends) else {
+                            return Ok(());
+                        };
                         self.done_fence(f, k);
                         self.sync_exit(sink, cpu, t, None, Some(k), false)?;
-                        self.done(sink, cpu, pid, t, k, (ctx, 0), 0, 0)
+                        self.done_as(sink, cpu, pid, t, held, k, (ctx, 0), 0, 0)
                     }
                     Kind::I915WaitBegin => {
                         self.emit(sink, cpu, pid, t, Event::WAIT, 0, k, (ctx, seqno, 0, 0))
@@ -1544,7 +1667,7 @@ impl Mapper {
                 };
                 // A new ring is announced no later than the first time it is used.
                 let ring = self.drv_ring(sink, cpu, t0.min(t), (3, ringid, 0), || {
-                    (b"msm".to_vec(), format!("rb{ringid}").into_bytes())
+                    (b"msm".to_vec(), format!("rb{ringid}").into_bytes(), 0)
                 })?;
                 let k = Key {
                     ctx: spid as u32,
@@ -1601,6 +1724,7 @@ impl Mapper {
                     (
                         format!("card{dev}").into_bytes(),
                         V3D_QUEUES[q as usize % 4].as_bytes().to_vec(),
+                        0,
                     )
                 })?;
                 let k = Key {

@@ -6,8 +6,8 @@
 
 mod common;
 
-use common::{run, Out, Trace};
-use grtrace_format::abi::eflag;
+use common::{run, Collect, Out, Trace};
+use grtrace_format::abi::{eflag, ring_flag};
 use grtrace_ftrace::map::NO_RING;
 
 const ENT_A: u64 = 0xffff_8881_0a00_1000;
@@ -1414,4 +1414,255 @@ fn the_driver_name_fits_the_header_with_whole_names() {
         .collect();
     let d = grtrace_ftrace::Mapper::new(grtrace_format::Endian::NATIVE, &virtio).drivers();
     assert_eq!(d, "virtio_gpu");
+}
+
+/// i915's uabi instance of a virtual engine (`I915_ENGINE_CLASS_INVALID_VIRTUAL`, -2, in the
+/// tracepoints' u16 field).
+const VIRTUAL: u64 = 0xfffe;
+const VCS: u64 = 2;
+
+/// (event, time, ring name, ctx, seqno, flags) of every event, for i915's multi-ring tests.
+fn named(c: &Collect) -> Vec<(String, u64, String, u64, u64, u16)> {
+    let rings = c.rings();
+    let name = |id: u32| rings.iter().find(|r| r.0 == id).expect("ring").1.clone();
+    c.events()
+        .into_iter()
+        .map(|e| (e.0, e.1, name(e.2 .1), e.2 .0 as u64, e.2 .2, e.3))
+        .collect()
+}
+
+fn ev6(v: &[(&str, u64, &str, u64, u64, u16)]) -> Vec<(String, u64, String, u64, u64, u16)> {
+    v.iter()
+        .map(|&(a, b, c, d, e, f)| (a.to_string(), b, c.to_string(), d, e, f))
+        .collect()
+}
+
+#[test]
+fn i915_rings_carry_per_context_seqnos_and_virtual_engines_are_named_and_flagged() {
+    let mut t = Trace::new("6.12");
+    i915(
+        &mut t,
+        0,
+        1000,
+        "i915_request_add",
+        0,
+        (VCS, 1),
+        0x60,
+        2,
+        &[],
+    );
+    i915(
+        &mut t,
+        0,
+        1100,
+        "i915_request_add",
+        0,
+        (VCS, VIRTUAL),
+        0x50,
+        2,
+        &[],
+    );
+    i915(&mut t, 0, 1200, "i915_request_add", 1, (0, 0), 0x70, 2, &[]);
+    let (c, _) = run(&t);
+    let both = ring_flag::CTX_SEQNO | ring_flag::VIRTUAL;
+    assert_eq!(
+        c.ring_flags(),
+        [
+            ("card0/vcs1".to_string(), ring_flag::CTX_SEQNO),
+            ("card0/vcs-virtual".to_string(), both),
+            ("card1/rcs0".to_string(), ring_flag::CTX_SEQNO),
+        ]
+    );
+}
+
+#[test]
+fn i915_without_low_level_events_a_virtual_request_ends_on_its_engine_and_frees_the_line() {
+    let mut t = Trace::new("6.12");
+    t.formats
+        .retain(|(f, _)| !I915_LOW_LEVEL.contains(&f.name.as_str()));
+    let (v, p) = (0x50, 0x60);
+    // `add` names the virtual engine; `retire` the engine that ran the request (i915 gave
+    // rq->engine to the sibling that took it).
+    i915(
+        &mut t,
+        0,
+        1000,
+        "i915_request_add",
+        0,
+        (VCS, VIRTUAL),
+        v,
+        2,
+        &[],
+    );
+    i915(
+        &mut t,
+        0,
+        1100,
+        "i915_request_add",
+        0,
+        (VCS, VIRTUAL),
+        v,
+        4,
+        &[],
+    );
+    i915(&mut t, 0, 1200, "i915_request_add", 0, (VCS, 1), p, 2, &[]);
+    i915(
+        &mut t,
+        1,
+        3000,
+        "i915_request_retire",
+        0,
+        (VCS, 1),
+        v,
+        2,
+        &[],
+    );
+    i915(
+        &mut t,
+        1,
+        3500,
+        "i915_request_retire",
+        0,
+        (VCS, 1),
+        p,
+        2,
+        &[],
+    );
+    i915(
+        &mut t,
+        1,
+        4000,
+        "i915_request_retire",
+        0,
+        (VCS, 0),
+        v,
+        4,
+        &[],
+    );
+    let (c, m) = run(&t);
+    let (virt, vcs0, vcs1) = ("card0/vcs-virtual", "card0/vcs0", "card0/vcs1");
+    assert_eq!(
+        named(&c),
+        ev6(&[
+            ("QUEUE", 1000, virt, v, 2, 0),
+            ("COMMIT", 1000, virt, v, 2, 0),
+            ("SUBMIT", 1000, virt, v, 2, 0),
+            ("START", 1000, virt, v, 2, INF),
+            ("QUEUE", 1100, virt, v, 4, 0),
+            ("COMMIT", 1100, virt, v, 4, 0),
+            ("SUBMIT", 1100, virt, v, 4, 0),
+            ("QUEUE", 1200, vcs1, p, 2, 0),
+            ("COMMIT", 1200, vcs1, p, 2, 0),
+            ("SUBMIT", 1200, vcs1, p, 2, 0),
+            ("START", 1200, vcs1, p, 2, INF),
+            // The END names the engine; the virtual engine's next request starts then.
+            ("END", 3000, vcs1, v, 2, 0),
+            ("START", 3000, virt, v, 4, INF),
+            ("END", 3500, vcs1, p, 2, 0),
+            ("END", 4000, vcs0, v, 4, 0),
+        ])
+    );
+    assert_eq!(m.stats.inferred_starts, 3);
+}
+
+#[test]
+fn i915_low_level_a_virtual_request_taken_by_another_engine_frees_the_first_ones_line() {
+    let mut t = Trace::new("6.12");
+    let (v, p) = (0x50, 0x60);
+    let port = [("port", 0), ("prio", 0)];
+    // add and submit name the virtual engine; in and out the engine.
+    i915(
+        &mut t,
+        0,
+        1000,
+        "i915_request_add",
+        0,
+        (VCS, VIRTUAL),
+        v,
+        2,
+        &[],
+    );
+    i915(
+        &mut t,
+        0,
+        1100,
+        "i915_request_submit",
+        0,
+        (VCS, VIRTUAL),
+        v,
+        2,
+        &[],
+    );
+    i915(&mut t, 0, 1200, "i915_request_in", 0, (VCS, 0), v, 2, &port);
+    i915(&mut t, 0, 1250, "i915_request_add", 0, (VCS, 0), p, 2, &[]);
+    i915(
+        &mut t,
+        0,
+        1260,
+        "i915_request_submit",
+        0,
+        (VCS, 0),
+        p,
+        2,
+        &[],
+    );
+    i915(&mut t, 0, 1300, "i915_request_in", 0, (VCS, 0), p, 2, &port);
+    // vcs0 switches to p's request; a timeslice later vcs1 takes the virtual request.
+    i915(
+        &mut t,
+        1,
+        1400,
+        "i915_request_out",
+        0,
+        (VCS, 0),
+        v,
+        2,
+        &[("completed", 0)],
+    );
+    i915(&mut t, 1, 1500, "i915_request_in", 0, (VCS, 1), v, 2, &port);
+    i915(
+        &mut t,
+        1,
+        2000,
+        "i915_request_out",
+        0,
+        (VCS, 1),
+        v,
+        2,
+        &[("completed", 1)],
+    );
+    i915(
+        &mut t,
+        1,
+        2200,
+        "i915_request_out",
+        0,
+        (VCS, 0),
+        p,
+        2,
+        &[("completed", 1)],
+    );
+    let (c, _) = run(&t);
+    let (virt, vcs0, vcs1) = ("card0/vcs-virtual", "card0/vcs0", "card0/vcs1");
+    assert_eq!(
+        named(&c),
+        ev6(&[
+            ("QUEUE", 1000, virt, v, 2, 0),
+            ("COMMIT", 1100, virt, v, 2, 0),
+            ("SUBMIT", 1200, vcs0, v, 2, 0),
+            ("START", 1200, vcs0, v, 2, INF),
+            ("QUEUE", 1250, vcs0, p, 2, 0),
+            ("COMMIT", 1260, vcs0, p, 2, 0),
+            ("SUBMIT", 1300, vcs0, p, 2, 0),
+            // Switched away unfinished, the virtual engine's request leaves vcs0, which
+            // runs p's request ...
+            ("END", 1400, vcs0, v, 2, eflag::PREEMPT),
+            ("START", 1400, vcs0, p, 2, INF),
+            // ... and goes on on vcs1.
+            ("SUBMIT", 1500, vcs1, v, 2, 0),
+            ("START", 1500, vcs1, v, 2, INF),
+            ("END", 2000, vcs1, v, 2, 0),
+            ("END", 2200, vcs0, p, 2, 0),
+        ])
+    );
 }

@@ -26,6 +26,7 @@ pub enum Out {
         id: u32,
         class: u32,
         unit: u32,
+        flags: u32,
         name: String,
     },
     Lost {
@@ -52,6 +53,7 @@ impl Sink for Collect {
                 id: r.ring,
                 class: r.engine_class,
                 unit: r.unit,
+                flags: r.flags,
                 name: String::from_utf8_lossy(r.name).into_owned(),
             },
             Body::Lost(l) => Out::Lost {
@@ -95,6 +97,17 @@ impl Collect {
             .iter()
             .filter_map(|o| match o {
                 Out::Ring { id, name, .. } => Some((*id, name.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// (name, ring flags) of every ring note.
+    pub fn ring_flags(&self) -> Vec<(String, u32)> {
+        self.0
+            .iter()
+            .filter_map(|o| match o {
+                Out::Ring { name, flags, .. } => Some((name.clone(), *flags)),
                 _ => None,
             })
             .collect()
