@@ -729,3 +729,53 @@ fn summary_json_carries_the_figures_of_the_text_summary() {
     assert_eq!(std::fs::read(&files[0]).unwrap(), before);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn ring_notes_print_their_flags_when_set() {
+    use grtrace_format::abi::{ring_flag, RING_UNIT_BYTES};
+    use grtrace_format::{Body, RingNote, Stamp};
+    let dir = temp_dir("ringflags");
+    let ring = |ring: u32, flags: u32, name: &'static [u8]| {
+        let stamp = Stamp {
+            cpu: 0,
+            pid: 0,
+            time_ns: 1000 + ring as u64,
+            seq: 0,
+        };
+        let body = Body::Ring(RingNote {
+            ring,
+            engine_class: 4,
+            size: 16384,
+            unit: RING_UNIT_BYTES,
+            flags,
+            name,
+        });
+        (stamp, body)
+    };
+    let recs = [
+        ring(0x200, 0, b"vcs0"),
+        ring(0x201, ring_flag::CTX_SEQNO, b"vcs1"),
+        ring(
+            0x2ff,
+            ring_flag::CTX_SEQNO | ring_flag::VIRTUAL | 0x10,
+            b"vcs-virtual",
+        ),
+    ];
+    let stream = grtrace_format::builder::merged_stream(&recs, 0, "i915");
+    std::fs::write(dir.join("run.grtrace"), stream).unwrap();
+    let out = grtparse(&dir, &["-q", "run.grtrace"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rings: Vec<String> = text(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(" RING "))
+        .map(|l| l.split(" - - ").nth(1).unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        rings,
+        [
+            "name=vcs0 class=vdec size=16384 unit=bytes [-]",
+            "name=vcs1 class=vdec size=16384 unit=bytes flags=ctx-seqno [-]",
+            "name=vcs-virtual class=vdec size=16384 unit=bytes flags=ctx-seqno,virtual,0x10 [-]",
+        ]
+    );
+}
