@@ -161,18 +161,22 @@ t_build=$(ts)
 # cached bzImage always means a complete kernel (with its modules)
 mkdir -p "$OUTDIR.tmp.$$"
 # --- modules ---
-# the modules, installed with depmod's modules.dep into OUTDIR/modules
-if ! "${MAKE[@]}" modules >> "$LOG" 2>&1; then
-    grep -E 'error|Error' "$LOG" | head -30 >&2
-    die "module build failed, log: $LOG"
+# the modules, installed with depmod's modules.dep into OUTDIR/modules. Only for a variant
+# with modules (without them `make modules_install` installs modules.builtin and no
+# modules.dep); the test is inside the block, which only such a variant's key includes
+if [ $MODS = 1 ]; then
+    if ! "${MAKE[@]}" modules >> "$LOG" 2>&1; then
+        grep -E 'error|Error' "$LOG" | head -30 >&2
+        die "module build failed, log: $LOG"
+    fi
+    "${MAKE[@]}" INSTALL_MOD_PATH="$OUTDIR.tmp.$$/modules" INSTALL_MOD_STRIP=1 DEPMOD=/sbin/depmod modules_install \
+        >> "$LOG" 2>&1 || die "modules_install failed, log: $LOG"
+    release=$(cat "$OBJ/include/config/kernel.release")
+    [ -s "$OUTDIR.tmp.$$/modules/lib/modules/$release/modules.dep" ] || die "no modules.dep for $release"
+    printf 'TIMING build.sh %s: make modules + modules_install %.1f s (%s modules for %s)\n' "$VARIANT" \
+        "$(echo "$(ts) - $t_build" | bc)" "$(find "$OUTDIR.tmp.$$/modules" -name '*.ko' | wc -l)" "$release" |
+        tee -a "$OUTDIR.tmp.$$/BUILD"
 fi
-"${MAKE[@]}" INSTALL_MOD_PATH="$OUTDIR.tmp.$$/modules" INSTALL_MOD_STRIP=1 DEPMOD=/sbin/depmod modules_install \
-    >> "$LOG" 2>&1 || die "modules_install failed, log: $LOG"
-release=$(cat "$OBJ/include/config/kernel.release")
-[ -s "$OUTDIR.tmp.$$/modules/lib/modules/$release/modules.dep" ] || die "no modules.dep for $release"
-printf 'TIMING build.sh %s: make modules + modules_install %.1f s (%s modules for %s)\n' "$VARIANT" \
-    "$(echo "$(ts) - $t_build" | bc)" "$(find "$OUTDIR.tmp.$$/modules" -name '*.ko' | wc -l)" "$release" |
-    tee -a "$OUTDIR.tmp.$$/BUILD"
 # --- modules end ---
 cp "$OBJ/arch/x86/boot/bzImage" "$OBJ/.config" "$OUTDIR.tmp.$$/"
 printf 'source %s\nvariant %s\npatches %s\n' "$installed" "$VARIANT" "${#PATCHES[@]}" > "$OUTDIR.tmp.$$/INFO"

@@ -9,11 +9,15 @@
 # Set GRTRACE_SKIP_KERNEL=1 to skip the kernel stage, GRTRACE_SKIP_BROWSER=1 the browser stage.
 #
 # The kernels (grtrace, stock, debug: about two thirds of a cold run's CPU time) are built in
-# the background at nice 19 from the start (`kernel/ci.sh --prebuild`, after the kernel
-# stage's apt dependencies), so that they take the CPU the Rust stages leave idle (linking,
-# single-threaded tests, the browser stage's installs) while the Rust stages keep the
-# priority and report first; the kernel stage then finds each kernel built or waits for it.
-# GRT_PREBUILD=0 builds them in the kernel stage instead, one after the other, as before.
+# the background from the start (`kernel/ci.sh --prebuild`, after the kernel stage's apt
+# dependencies), beside the Rust stages, which still run and report first; the kernel stage
+# then finds each kernel built or waits for it. The build runs in a session of its own (so
+# that it can be ended as a whole when a stage fails). With the kernel's autogroup
+# scheduling (sched_autogroup_enabled=1, as on the reference machine) a session is its own
+# scheduling group, so its nice 19 only orders it against itself: the kernel builds and the
+# Rust stages then share the CPU about equally, and beside other engineers' builds the run
+# gets two groups' shares. Without autogroups the nice 19 gives the Rust stages the priority.
+# GRT_PREBUILD=0 builds the kernels in the kernel stage instead, one after the other.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
