@@ -35,16 +35,19 @@ new_tree() {
 
 # ccache_summary LABEL STATSLOG: one line of the hits and misses of the compilations logged in
 # STATSLOG (ccache's stats_log, CCACHE_STATSLOG), i.e. of one build alone, even when other
-# builds use the same ccache at the same time
+# builds use the same ccache at the same time. Source files only: kbuild's compiler probes
+# (cc-option and the like compile /dev/null, and hit from the second build on) and the calls
+# ccache cannot cache (linking, -E, assembler probes) are left out.
 ccache_summary() {
     [ -s "$2" ] || { echo "ccache $1: no compilation logged"; return 0; }
     awk -v label="$1" '
-        /^# / { calls++ }
+        /^# / { src = ($2 != "/dev/null"); next }
+        !src { next }
         $0 == "direct_cache_hit" { d++ }
         $0 == "preprocessed_cache_hit" { p++ }
         $0 == "cache_miss" { m++ }
-        END { h = d + p; printf "ccache %s: %d calls, %d hits (%.1f %%: %d direct, %d preprocessed), %d misses, %d uncacheable\n",
-              label, calls, h, (h + m) ? 100 * h / (h + m) : 0, d, p, m, calls - h - m }' "$2"
+        END { h = d + p; printf "ccache %s: %d objects, %d hits (%.1f %%: %d direct, %d preprocessed), %d misses\n",
+              label, h + m, h, (h + m) ? 100 * h / (h + m) : 0, d, p, m }' "$2"
 }
 
 # cpu_seconds: user + system CPU seconds of the main shell ($$) and its waited-for children so
