@@ -25,10 +25,12 @@ step() { printf '\n=== %s (%s)\n' "$*" "$(date -u +%T)"; }
 # CPU seconds of this shell's waited-for children so far (user + system)
 cpu() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.1f", ($14 + $15) / hz }' "/proc/$$/stat"; }
 T0=$(date +%s.%N) C0=$(cpu) ts=$T0 cs=$C0
-# lap NAME: TIMING line of the stage since the previous lap (wall, CPU of this shell's children)
+# lap NAME: TIMING line of the stage since the previous lap (wall, CPU of this shell's children;
+# awk, not bc: bc comes with the kernel stage's packages)
 lap() {
     local now c; now=$(date +%s.%N) c=$(cpu)
-    printf 'TIMING %s: %.1f s wall, %.1f s CPU\n' "$1" "$(echo "$now - $ts" | bc)" "$(echo "$c - $cs" | bc)"
+    awk -v n="$1" -v w="$now" -v w0="$ts" -v c="$c" -v c0="$cs" \
+        'BEGIN { printf "TIMING %s: %.1f s wall, %.1f s CPU\n", n, w - w0, c - c0 }' 
     ts=$now cs=$c
 }
 
@@ -80,6 +82,5 @@ rc=0
 bash kernel/ci.sh || rc=$?
 lap "kernel stage"
 # (the background kernel builds count from when bash reaps them: in the kernel stage's line)
-printf 'TIMING test.sh total: %.1f s wall, %.1f s CPU\n' \
-    "$(echo "$(date +%s.%N) - $T0" | bc)" "$(echo "$(cpu) - $C0" | bc)"
+ts=$T0 cs=$C0 lap "test.sh total"
 exit $rc
