@@ -6,12 +6,26 @@
 # usage: kernel/build.sh [grtrace|base|stock|debug]      (default grtrace)
 #   grtrace  the series applied, CONFIG_DRM_GRTRACE=y            (the tested kernel)
 #   base     no patches, same config: "series absent", for the tracing-cost figure
-#   stock    no patches, same config + config/stock.config (the lockdown LSM): the
-#            unpatched kernel of ci.sh's stock-kernel stage (grtrace --ftrace, trace-cmd)
+#   stock    no patches, same config: the unpatched kernel of ci.sh's stock-kernel stage
+#            (grtrace --ftrace, trace-cmd)
+#   grtrace, base and stock are configured alike, config/grtrace-min.config +
+#   config/stock.config (the lockdown LSM, KALLSYMS), so that they differ by the series alone
+#   and the unpatched kernels compile most objects from the grtrace kernel's ccache entries
 #   debug    the series + config/debug.config (lockdep, KASAN; DRM, virtio-gpu, vsched and
 #            the grtrace KUnit suite as modules, so that the stress boot can reload drm)
 # env: GRT_WORK (default /var/tmp/grtrace-kernel/ci)  GRT_CACHE (default /var/tmp/grtrace-kernel/cache)
 #      JOBS (default nproc)  GRT_FORCE=1 rebuild even on a cache hit
+#      CCACHE_DIR (default /var/tmp/grtrace-kernel/ccache, one for every variant and work dir)
+# One build per variant and work dir at a time (flock on WORK/.lock-VARIANT): a second build.sh
+# of the same variant waits, then finds the first one's kernel in the cache.
+#
+# Every variant's tree is a hard-linked copy of one unpack (tree.sh), and its object directory
+# is inside it (SRC/grt-obj): kbuild then uses srctree=.., so every path on a compile command
+# line (-I../include, ../drivers/..., -fmacro-prefix-map=../=, __FILE__) is relative and the
+# same in every variant and work dir. No -g (no CONFIG_DEBUG_INFO), so ccache does not hash the
+# directory either: an object whose preprocessed source is the same in two variants is one
+# ccache entry (an absolute srctree put the variant's path into every entry). The stats log
+# of each build gives its own hit rate ("ccache VARIANT:" line).
 # Prints "KERNEL <path to bzImage>" as its last line; a variant with modules (CONFIG_MODULES=y
 # in its fragments: debug) prints "MODULES <dir>" before it, dir/lib/modules/<release>/ holding
 # the modules and depmod's modules.dep, cached next to the bzImage.  Exit 1 on any failure, with
@@ -21,11 +35,16 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 VARIANT=${1:-grtrace}
 TESTED_VERSION=6.12.117-1~deb12u1          # the series is tested on exactly this source
 PKG=linux-source-6.12
-TARBALL=/usr/src/linux-source-6.12.tar.xz
+. "$HERE/tree.sh"   # TARBALL, new_tree, ccache_summary, cpu_seconds
 WORK=${GRT_WORK:-/var/tmp/grtrace-kernel/ci}
 CACHE=${GRT_CACHE:-/var/tmp/grtrace-kernel/cache}
 JOBS=${JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-/var/tmp/grtrace-kernel/ccache}
+# The only objects compiled with -g are the real-mode ones (arch/x86/boot, arch/x86/realmode:
+# REALMODE_CFLAGS), and for -g ccache hashes the working directory, i.e. the tree: 28 misses
+# of every stock build after a grtrace one. Their debug info never reaches the kernel (objcopy
+# -O binary makes setup.bin and realmode.bin of them), so the directory does not matter.
+export CCACHE_NOHASHDIR=1
 export KBUILD_BUILD_TIMESTAMP="2025-01-01 00:00:00" KBUILD_BUILD_USER=grtrace KBUILD_BUILD_HOST=grtrace
 
 die() { echo "build.sh: FAIL: $*" >&2; exit 1; }
@@ -46,7 +65,7 @@ fi
 
 . "$HERE/series.sh"
 PATCHES=()
-FRAGS=("$HERE/config/grtrace-min.config")
+FRAGS=("$HERE/config/grtrace-min.config" "$HERE/config/stock.config")
 case $VARIANT in
     grtrace) mapfile -t PATCHES < <(series_patches "$HERE/patches") ;;
     debug)
@@ -66,6 +85,15 @@ esac
 [ "$VARIANT" = base ] || [ "$VARIANT" = stock ] || [ ${#PATCHES[@]} -gt 0 ] || die "no patches in $HERE/patches"
 MODS=0; cat "${FRAGS[@]}" | grep -qx 'CONFIG_MODULES=y' && MODS=1
 
+# one build of this variant in this work dir at a time; the cache is looked at under the lock
+mkdir -p "$WORK" "$CACHE"
+exec 9> "$WORK/.lock-$VARIANT"
+if ! flock -n 9; then
+    echo "== another build of $VARIANT is running in $WORK: waiting for it"
+    tw=$(ts); flock 9
+    printf '== waited %.1f s\n' "$(echo "$(ts) - $tw" | bc)"
+fi
+
 # --- cache key ---
 # build_part: the script's build part below; the "# --- modules ---" blocks only for a variant
 # with modules, so that the variants without them keep their keys (and cached kernels)
@@ -81,6 +109,7 @@ key=$( {
 OUTDIR=$CACHE/$VARIANT-$key
 if [ -f "$OUTDIR/bzImage" ] && [ "${GRT_FORCE:-0}" != 1 ]; then
     echo "== cache hit: $OUTDIR (source $installed, ${#PATCHES[@]} patches)"
+    [ -f "$OUTDIR/BUILD" ] && sed 's/^/== built: /' "$OUTDIR/BUILD"
     [ $MODS = 1 ] && echo "MODULES $OUTDIR/modules"
     echo "KERNEL $OUTDIR/bzImage"
     exit 0
@@ -89,11 +118,13 @@ echo "== cache miss: building $VARIANT (key $key)"
 
 # --- build ---
 t0=$(ts)
-SRC=$WORK/src-$VARIANT/linux-source-6.12
-OBJ=$WORK/build-$VARIANT
-rm -rf "$WORK/src-$VARIANT"
-mkdir -p "$WORK/src-$VARIANT" "$OBJ" "$CACHE"
-tar -C "$WORK/src-$VARIANT" -xf $TARBALL
+SRC=$WORK/src-$VARIANT/$TREE_NAME
+OBJ=$SRC/grt-obj   # inside the tree, so that kbuild's paths are relative (see the top)
+LOG=$WORK/build-$VARIANT.log
+STATSLOG=$WORK/ccache-$VARIANT.statslog
+rm -rf "$WORK/build-$VARIANT"   # the object dir of older versions
+trap 'rm -rf "$OUTDIR.tmp.$$"' EXIT
+new_tree "$WORK" "$WORK/src-$VARIANT" || die "cannot unpack $TARBALL into $WORK"
 t_unpack=$(ts)
 for p in "${PATCHES[@]}"; do
     if ! patch -d "$SRC" -p1 --dry-run -s < "$p" >/dev/null 2>&1; then
@@ -104,9 +135,10 @@ for p in "${PATCHES[@]}"; do
 done
 echo "== applied ${#PATCHES[@]} patches to $PKG $installed"
 
-MAKE=(make -C "$SRC" O="$OBJ" ARCH=x86_64 -j"$JOBS")
-command -v ccache >/dev/null && MAKE+=(CC="ccache gcc")
-rm -f "$OBJ/.config"
+mkdir -p "$OBJ"
+MAKE=(make -C "$SRC" O=grt-obj ARCH=x86_64 -j"$JOBS")
+rm -f "$STATSLOG"
+command -v ccache >/dev/null && MAKE+=(CC="ccache gcc") && export CCACHE_STATSLOG=$STATSLOG
 "${MAKE[@]}" tinyconfig >/dev/null
 cat "${FRAGS[@]}" >> "$OBJ/.config"
 "${MAKE[@]}" olddefconfig >/dev/null 2>&1
@@ -125,32 +157,41 @@ done
 [ $missing = 0 ] || die "config symbols not =m after olddefconfig"
 # --- modules end ---
 t_config=$(ts)
-if ! "${MAKE[@]}" bzImage > "$WORK/build-$VARIANT.log" 2>&1; then
-    grep -E 'error|Error' "$WORK/build-$VARIANT.log" | head -30 >&2
-    die "kernel build failed, log: $WORK/build-$VARIANT.log"
+if ! "${MAKE[@]}" bzImage > "$LOG" 2>&1; then
+    grep -E 'error|Error' "$LOG" | head -30 >&2
+    die "kernel build failed, log: $LOG"
 fi
 t_build=$(ts)
+# the kernel is put together in OUTDIR.tmp.PID and renamed to OUTDIR when complete, so that a
+# cached bzImage always means a complete kernel (with its modules)
+mkdir -p "$OUTDIR.tmp.$$"
 # --- modules ---
-# the modules, installed with depmod's modules.dep into OUTDIR/modules (before the bzImage is
-# copied: a cached bzImage means its modules are complete)
-if ! "${MAKE[@]}" modules >> "$WORK/build-$VARIANT.log" 2>&1; then
-    grep -E 'error|Error' "$WORK/build-$VARIANT.log" | head -30 >&2
-    die "module build failed, log: $WORK/build-$VARIANT.log"
+# the modules, installed with depmod's modules.dep into OUTDIR/modules. Only for a variant
+# with modules (without them `make modules_install` installs modules.builtin and no
+# modules.dep); the test is inside the block, which only such a variant's key includes
+if [ $MODS = 1 ]; then
+    if ! "${MAKE[@]}" modules >> "$LOG" 2>&1; then
+        grep -E 'error|Error' "$LOG" | head -30 >&2
+        die "module build failed, log: $LOG"
+    fi
+    "${MAKE[@]}" INSTALL_MOD_PATH="$OUTDIR.tmp.$$/modules" INSTALL_MOD_STRIP=1 DEPMOD=/sbin/depmod modules_install \
+        >> "$LOG" 2>&1 || die "modules_install failed, log: $LOG"
+    release=$(cat "$OBJ/include/config/kernel.release")
+    [ -s "$OUTDIR.tmp.$$/modules/lib/modules/$release/modules.dep" ] || die "no modules.dep for $release"
+    printf 'TIMING build.sh %s: make modules + modules_install %.1f s (%s modules for %s)\n' "$VARIANT" \
+        "$(echo "$(ts) - $t_build" | bc)" "$(find "$OUTDIR.tmp.$$/modules" -name '*.ko' | wc -l)" "$release" |
+        tee -a "$OUTDIR.tmp.$$/BUILD"
 fi
-rm -rf "$OUTDIR/modules"; mkdir -p "$OUTDIR/modules"
-"${MAKE[@]}" INSTALL_MOD_PATH="$OUTDIR/modules" INSTALL_MOD_STRIP=1 DEPMOD=/sbin/depmod modules_install \
-    >> "$WORK/build-$VARIANT.log" 2>&1 || die "modules_install failed, log: $WORK/build-$VARIANT.log"
-release=$(cat "$OBJ/include/config/kernel.release")
-[ -s "$OUTDIR/modules/lib/modules/$release/modules.dep" ] || die "no modules.dep for $release"
-printf 'TIMING build.sh %s: make modules + modules_install %.1f s (%s modules for %s)\n' "$VARIANT" \
-    "$(echo "$(ts) - $t_build" | bc)" "$(find "$OUTDIR/modules" -name '*.ko' | wc -l)" "$release"
-echo "MODULES $OUTDIR/modules"
 # --- modules end ---
-mkdir -p "$OUTDIR"
-cp "$OBJ/arch/x86/boot/bzImage" "$OBJ/.config" "$OUTDIR/"
-printf 'source %s\nvariant %s\npatches %s\n' "$installed" "$VARIANT" "${#PATCHES[@]}" > "$OUTDIR/INFO"
-printf 'TIMING build.sh %s: unpack+patch %.1f s, config %.1f s, make bzImage %.1f s, total %.1f s (jobs=%s)\n' \
-    "$VARIANT" "$(echo "$t_unpack - $t0" | bc)" "$(echo "$t_config - $t_unpack" | bc)" \
-    "$(echo "$t_build - $t_config" | bc)" "$(echo "$t_build - $t0" | bc)" "$JOBS"
-command -v ccache >/dev/null && ccache -s 2>/dev/null | grep -E 'Hits|Misses' | head -3 | sed 's/^/ccache: /' || true
+cp "$OBJ/arch/x86/boot/bzImage" "$OBJ/.config" "$OUTDIR.tmp.$$/"
+printf 'source %s\nvariant %s\npatches %s\n' "$installed" "$VARIANT" "${#PATCHES[@]}" > "$OUTDIR.tmp.$$/INFO"
+{
+    printf 'TIMING build.sh %s: unpack+patch %.1f s, config %.1f s, make bzImage %.1f s, total %.1f s wall, %s s CPU (jobs=%s)\n' \
+        "$VARIANT" "$(echo "$t_unpack - $t0" | bc)" "$(echo "$t_config - $t_unpack" | bc)" \
+        "$(echo "$t_build - $t_config" | bc)" "$(echo "$(ts) - $t0" | bc)" "$(cpu_seconds)" "$JOBS"
+    command -v ccache >/dev/null && ccache_summary "$VARIANT" "$STATSLOG"
+} | tee -a "$OUTDIR.tmp.$$/BUILD"
+rm -rf "$OUTDIR"
+mv -T "$OUTDIR.tmp.$$" "$OUTDIR"
+[ $MODS = 1 ] && echo "MODULES $OUTDIR/modules"
 echo "KERNEL $OUTDIR/bzImage"

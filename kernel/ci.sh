@@ -1,9 +1,9 @@
 #!/bin/bash
 # The kernel stage of CI, end to end, on a fresh Debian 12 machine (root, 2 cores):
 #   1. apt dependencies (skipped when present)
-#   2. kernel: Debian linux-source-6.12 + kernel/patches/ + minimal config
+#   2. the real grtrace recorder, built static, plus grtparse and grtreport
+#   3. kernel: Debian linux-source-6.12 + kernel/patches/ + minimal config
 #      (kernel/build.sh; skipped on a cache hit in /var/tmp/grtrace-kernel/cache)
-#   3. the real grtrace recorder, built static, plus grtparse and grtreport
 #   4. initramfs, QEMU boot "e2e": record the virtio-gpu workload, count it with the
 #      kernel's tracepoints in the same run, tiny-buffer and no-consumer loss runs, KUnit
 #   5. host verdict with grtparse and grtreport (kernel/verify.sh)
@@ -24,20 +24,35 @@
 # Optional: GRT_COST=1 also builds the kernel without the series and measures the tracing
 # cost (absent / present but off / on). Prints TIMING lines and a final VERDICT; exits
 # non-zero on any failure.
+#
+# Two helper modes, for scripts/test.sh:
+#   ci.sh --deps      the apt dependencies alone (1.)
+#   ci.sh --prebuild  builds, one after the other, every kernel this run will boot (grtrace,
+#                     then stock, debug and base as GRT_STOCK, GRT_DEBUG and GRT_COST ask),
+#                     log in GRT_WORK/prebuild.log. test.sh starts it in the background at nice
+#                     19 before the Rust stages, so that the kernels build on whatever CPU
+#                     those leave idle; ci.sh's own build.sh calls then wait for the build of
+#                     their variant (build.sh's lock) and find it in the cache. What is built
+#                     and booted is the same as without it.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 . "$HERE/series.sh"
+. "$HERE/tree.sh"   # TARBALL, new_tree
 WORK=${GRT_WORK:-/var/tmp/grtrace-kernel/ci}
 RUN=$WORK/run-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$RUN"
 T0=$(date +%s.%N)
 failed=()
 stage() { printf '\n=== kernel: %s (%s)\n' "$*" "$(date -u +%T)"; }
-lap() { printf 'TIMING %s: %.1f s\n' "$1" "$(echo "$(date +%s.%N) - $2" | bc)"; }
+# lap NAME WALL_START [CPU_START]: TIMING line, wall and CPU seconds (of ci.sh and what it waited
+# for: a kernel built by the background prebuild counts in that build's own TIMING line);
+# CPU_START defaults to $c, which the stages set with their t
+lap() { printf 'TIMING %s: %.1f s wall, %.1f s CPU\n' "$1" "$(echo "$(date +%s.%N) - $2" | bc)" \
+    "$(echo "$(cpu_seconds) - ${3:-$c}" | bc)"; }
 fail() { echo "FAIL: $*"; failed+=("$*"); }
 finish() {
-    printf '\nTIMING kernel stage total: %.1f s\n' "$(echo "$(date +%s.%N) - $T0" | bc)"
+    printf '\nTIMING kernel stage total: %.1f s wall, %s s CPU\n' "$(echo "$(date +%s.%N) - $T0" | bc)" "$(cpu_seconds)"
     if [ ${#failed[@]} = 0 ]; then
         echo "VERDICT kernel: PASS (results in $RUN)"; exit 0
     fi
@@ -95,28 +110,52 @@ hotplug_refused() {
     ! grep -q '^GRT: \[hp2\]' "$1" || fail "$2: hotplug #2: grtrace reported refused records of a CPU online at setup"
 }
 
+# apt_deps: install what the kernel stage needs (and the pinned kernel source, so that
+# build.sh does not run apt-get itself, perhaps beside the browser stage's apt-get)
+apt_deps() {
+    local DEPS missing d apt=(apt-get -o DPkg::Lock::Timeout=600)
+    DEPS=(build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils file busybox-static
+          qemu-system-x86 ccache patch)
+    [ "${GRT_STOCK:-1}" = 1 ] && DEPS+=(trace-cmd)
+    [ "${GRT_VIRGL:-1}" = 1 ] && DEPS+=(xvfb xauth)
+    missing=()
+    for d in "${DEPS[@]}"; do dpkg -s "$d" > /dev/null 2>&1 || missing+=("$d"); done
+    if [ ${#missing[@]} -gt 0 ]; then
+        "${apt[@]}" update -qq && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq "${missing[@]}" > /dev/null ||
+            { fail "apt-get install ${missing[*]}"; return 1; }
+    fi
+    if [ ! -f "$TARBALL" ]; then
+        # build.sh's pinned version when there is one (it warns when another is installed)
+        DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq "linux-source-6.12=$(sed -n 's/^TESTED_VERSION=\([^ ]*\).*/\1/p' "$HERE/build.sh")" > /dev/null 2>&1 ||
+            DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq linux-source-6.12 > /dev/null ||
+            { fail "apt-get install linux-source-6.12"; return 1; }
+    fi
+}
+
+case ${1:-} in
+    --deps) rmdir "$RUN"; stage "apt dependencies"; apt_deps || finish; lap "apt" "$T0" 0; exit 0 ;;
+    --prebuild)
+        exec > "$WORK/prebuild.log" 2>&1
+        rmdir "$RUN"
+        variants=(grtrace)
+        [ "${GRT_STOCK:-1}" = 1 ] && variants+=(stock)
+        [ "${GRT_DEBUG:-1}" = 1 ] && variants+=(debug)
+        [ "${GRT_COST:-0}" = 1 ] && variants+=(base)
+        for v in "${variants[@]}"; do
+            echo "== prebuild $v ($(date -u +%T))"
+            bash "$HERE/build.sh" "$v" || echo "== prebuild $v FAILED (ci.sh's own build.sh call will show why)"
+        done
+        echo "== prebuild done ($(date -u +%T))"
+        exit 0 ;;
+esac
+
 stage "apt dependencies"
-t=$(date +%s.%N)
-DEPS=(build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils file busybox-static
-      qemu-system-x86 ccache patch)
-[ "${GRT_STOCK:-1}" = 1 ] && DEPS+=(trace-cmd)
-[ "${GRT_VIRGL:-1}" = 1 ] && DEPS+=(xvfb xauth)
-missing=()
-for d in "${DEPS[@]}"; do dpkg -s "$d" > /dev/null 2>&1 || missing+=("$d"); done
-if [ ${#missing[@]} -gt 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null ||
-        { fail "apt-get install ${missing[*]}"; finish; }
-fi
+t=$(date +%s.%N) c=$(cpu_seconds)
+apt_deps || finish
 lap "apt" "$t"
 
-stage "kernel build (series + minimal config)"
-t=$(date +%s.%N)
-kbuild grtrace || finish
-KERNEL=$KIMG
-lap "kernel build (cache hit or build)" "$t"
-
 stage "Rust binaries: grtrace (static), grtparse, grtreport"
-t=$(date +%s.%N)
+t=$(date +%s.%N) c=$(cpu_seconds)
 cd "$ROOT"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 REC=
@@ -138,30 +177,36 @@ GRTPARSE=$CARGO_TARGET_DIR/release/grtparse
 GRTREPORT=$CARGO_TARGET_DIR/release/grtreport
 lap "Rust binaries" "$t"
 
+stage "kernel build (series + minimal config)"
+t=$(date +%s.%N) c=$(cpu_seconds)
+kbuild grtrace || finish
+KERNEL=$KIMG
+lap "kernel build (cache hit or build)" "$t"
+
 stage "initramfs"
 bash "$HERE/mkinitramfs.sh" "$RUN/initramfs.cpio" $REC || { fail "initramfs"; finish; }
 
 stage "QEMU e2e: record the virtio-gpu workload, count it with tracepoints, loss runs, KUnit"
-t=$(date +%s.%N)
+t=$(date +%s.%N) c=$(cpu_seconds)
 e2e "$KERNEL" e2e e2e
 lap "boot to verdict (e2e boot + host checks)" "$t"
 
 if [ "${GRT_VIRGL:-1}" = 1 ]; then
     stage "QEMU e2e with virgl (virtio-gpu-gl-pci, llvmpipe in Xvfb): real contexts, SUBMIT_3D fences"
-    t=$(date +%s.%N)
+    t=$(date +%s.%N) c=$(cpu_seconds)
     VIRGL=1 e2e "$KERNEL" e2e-virgl "virgl e2e"
     grep -E '^(CTX_CREATE|CTX_SWITCH|CTX_DESTROY) ' "$RUN/e2e-virgl/run.txt"  # verify.sh's grtparse output
     lap "virgl boot to verdict" "$t"
 fi
 
 stage "QEMU stress: teardown while recording, start/stop x40, error paths"
-t=$(date +%s.%N)
+t=$(date +%s.%N) c=$(cpu_seconds)
 stress "$KERNEL" stress stress
 lap "stress boot" "$t"
 
 if [ "${GRT_SCHED:-1}" = 1 ]; then
     stage "QEMU sched: drm_sched on the vsched test GPU, grtrace vs the gpu_scheduler tracepoints"
-    t=$(date +%s.%N)
+    t=$(date +%s.%N) c=$(cpu_seconds)
     bash "$HERE/boot.sh" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/sched" sched || fail "sched boot"
     grep -hE '^GRT: (\[swl\]|sched workload rc=|after sched run|vsched grtrace dir)' "$RUN/sched/serial-sched.log"
     bash "$HERE/verify-sched.sh" "$RUN/sched" "$GRTPARSE" "$GRTREPORT" | tee "$RUN/sched/verify.txt"
@@ -170,19 +215,23 @@ if [ "${GRT_SCHED:-1}" = 1 ]; then
 fi
 
 stage "compile test of the hook sites (drm_sched, amdgpu, i915)"
-t=$(date +%s.%N)
+t=$(date +%s.%N) c=$(cpu_seconds)
 # Its own tree, stamped (CT/SERIES) with the source version and the series it carries, written
-# only once every patch applied; re-unpacked and re-patched whenever the stamp differs.  (build.sh's
-# src-grtrace is kept across cache hits, so it may carry an older series.)
-CT=$WORK/src-ct; CT_SRC=$CT/linux-source-6.12; TARBALL=/usr/src/linux-source-6.12.tar.xz
+# only once every patch applied; copied anew from the pristine tree (tree.sh) and re-patched
+# whenever the stamp differs.  (build.sh's src-grtrace is kept across cache hits, so it may carry
+# an older series.)  Its object dirs are inside it (grt-ct-on, grt-ct-off), for the same relative
+# paths as build.sh's trees: on and off share the ccache entries of every object the option does
+# not change, and so does the next run's tree after a series change.
+CT=$WORK/src-ct; CT_SRC=$CT/$TREE_NAME
 mapfile -t SERIES < <(series_patches "$HERE/patches")
 ct_stamp=$( { dpkg-query -W -f='${Version}\n' linux-source-6.12; stat -c '%s %Y' "$TARBALL"
               for p in "${SERIES[@]}"; do echo "${p##*/}"; cat "$p"; done; } 2>&1 | sha256sum | cut -c1-16)
 ct_ok=1
 [ ${#SERIES[@]} -gt 0 ] || { fail "compile test: no patches in $HERE/patches"; ct_ok=0; }
 if [ $ct_ok = 1 ] && [ "$(cat "$CT/SERIES" 2>/dev/null)" != "$ct_stamp" ]; then
-    echo "compile-test tree $CT: unpacking and applying ${#SERIES[@]} patches (stamp $ct_stamp)"
-    rm -rf "$CT" && mkdir -p "$CT" && tar -C "$CT" -xf "$TARBALL" || { fail "compile test: unpack $TARBALL"; ct_ok=0; }
+    echo "compile-test tree $CT: copying the pristine tree and applying ${#SERIES[@]} patches (stamp $ct_stamp)"
+    rm -rf "$WORK/build-ct-on" "$WORK/build-ct-off"   # the object dirs of older versions
+    new_tree "$WORK" "$CT" || { fail "compile test: unpack $TARBALL"; ct_ok=0; }
     for p in "${SERIES[@]}"; do
         [ $ct_ok = 1 ] || break
         if ! patch -d "$CT_SRC" -p1 -s -f < "$p"; then
@@ -192,7 +241,7 @@ if [ $ct_ok = 1 ] && [ "$(cat "$CT/SERIES" 2>/dev/null)" != "$ct_stamp" ]; then
     [ $ct_ok = 1 ] && echo "$ct_stamp" > "$CT/SERIES"
 fi
 if [ $ct_ok = 1 ]; then
-    bash "$HERE/compile-test.sh" "$CT_SRC" "$WORK/build-ct" || fail "compile test"
+    bash "$HERE/compile-test.sh" "$CT_SRC" "$CT_SRC/grt-ct" || fail "compile test"
 else
     echo "compile test skipped: no tree with the current series"
 fi
@@ -200,7 +249,7 @@ lap "compile test" "$t"
 
 if [ "${GRT_COST:-0}" = 1 ]; then
     stage "tracing cost: series absent / present but off / on"
-    t=$(date +%s.%N)
+    t=$(date +%s.%N) c=$(cpu_seconds)
     if kbuild base; then
         bash "$HERE/cost.sh" "$KIMG" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/cost" || fail "cost"
     fi
@@ -209,7 +258,7 @@ fi
 
 if [ "${GRT_STOCK:-1}" = 1 ]; then
     stage "stock kernel (no series): grtrace --ftrace, trace-cmd v7 + v6, counting instance, grtimport"
-    t=$(date +%s.%N)
+    t=$(date +%s.%N) c=$(cpu_seconds)
     GRTIMPORT=
     if grep -qs '"grtimport"' "$ROOT"/crates/*/Cargo.toml; then
         if cargo build -q --release --bin grtimport > "$RUN/cargo-grtimport.log" 2>&1; then
@@ -225,12 +274,12 @@ if [ "${GRT_STOCK:-1}" = 1 ]; then
             fail "stock initramfs"
         # stock DIR LABEL: boot the stock kernel (mode stock) into $RUN/DIR, verdict in DIR/verify.txt
         stock() {
-            local t1; t1=$(date +%s.%N)
+            local t1 c1; t1=$(date +%s.%N) c1=$(cpu_seconds)
             bash "$HERE/boot.sh" "$STOCK_KERNEL" "$RUN/initramfs-stock.cpio" "$RUN/$1" stock || fail "$2 boot"
             grep -hE '^GRT: (\[wl\] .*DONE|.*rc=|count instance|lockdown|stock event|trace-cmd=)' "$RUN/$1"/serial-stock*.log
             bash "$HERE/verify-stock.sh" "$RUN/$1" "${GRTIMPORT:--}" "$GRTPARSE" "$GRTREPORT" | tee "$RUN/$1/verify.txt"
             [ "${PIPESTATUS[0]}" = 0 ] || fail "$2 verification"
-            lap "$2 boot to verdict" "$t1"
+            lap "$2 boot to verdict" "$t1" "$c1"
         }
         stock stock "stock kernel"
         [ "${GRT_VIRGL:-1}" = 1 ] && VIRGL=1 stock stock-virgl "stock kernel virgl"
@@ -240,7 +289,7 @@ fi
 
 if [ "${GRT_DEBUG:-1}" = 1 ]; then
     stage "lockdep + KASAN kernel (drm as modules): e2e, stress with drm reload, sched"
-    t=$(date +%s.%N)
+    t=$(date +%s.%N) c=$(cpu_seconds)
     if kbuild debug; then
         # its modules in a second cpio after the shared initramfs
         DINITRD=$RUN/initramfs.cpio; RELOAD=0

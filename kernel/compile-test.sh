@@ -14,13 +14,16 @@
 #
 # usage: kernel/compile-test.sh SRC_TREE [OBJDIR]
 #   SRC_TREE: a linux-source-6.12 tree with the series applied (ci.sh keeps one in
-#   $GRT_WORK/src-ct, stamped with the series it carries); OBJDIR gets -on and -off siblings
+#   $GRT_WORK/src-ct, stamped with the series it carries); OBJDIR (default SRC_TREE/grt-ct) gets
+#   -on and -off siblings. Directly inside SRC_TREE, kbuild uses relative paths (srctree=..), so
+#   the ccache entries do not depend on where the tree is (see build.sh)
 # env: JOBS (default nproc)  GRT_SPARSE=0 skips sparse
 set -uo pipefail
 SRC=${1:?usage: compile-test.sh SRC_TREE [OBJDIR]}
-OBJ=${2:-/var/tmp/grtrace-kernel/ci/build-ct}
+OBJ=${2:-$SRC/grt-ct}
 JOBS=${JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-/var/tmp/grtrace-kernel/ccache}
+. "$(dirname "$0")/tree.sh"   # ccache_summary
 grep -q drm_grtrace_event "$SRC/include/drm/drm_grtrace.h" || { echo "compile-test: $SRC has no grtrace series" >&2; exit 1; }
 SPARSE=()
 if [ "${GRT_SPARSE:-1}" = 1 ]; then
@@ -73,11 +76,13 @@ config() {
     fi
 }
 
-# objs DIR OUT OBJECTS...: build with W=1 (and sparse), all diagnostics into OUT
+# objs DIR OUT OBJECTS...: build with W=1 (and sparse), all diagnostics into OUT; ccache's log
+# of these compilations into OUT.statslog
 objs() {
     local o=$1 out=$2; shift 2
     local make=(make -C "$SRC" O="$o" ARCH=x86_64 -j"$JOBS" W=1 "${SPARSE[@]}")
-    command -v ccache >/dev/null && make+=(CC="ccache gcc")
+    rm -f "$out.statslog"
+    command -v ccache >/dev/null && make+=(CC="ccache gcc") && export CCACHE_STATSLOG=$out.statslog
     "${make[@]}" prepare >> "$LOG" 2>&1 || return 1
     "${make[@]}" "$@" > "$out" 2>&1
 }
@@ -114,4 +119,7 @@ fi
 printf 'TIMING compile-test: config on+off %.1f s, %d + %d objects (W=1%s) %.1f s\n' \
     "$(echo "$t1 - $t0" | bc)" "$(( ${#CORE[@]} + ${#HOOKS[@]} ))" "${#HOOKS[@]}" \
     "${SPARSE[*]:+, sparse}" "$(echo "$t2 - $t1" | bc)"
+if command -v ccache >/dev/null; then
+    ccache_summary "compile-test on" "$OBJ-on.out.statslog"; ccache_summary "compile-test off" "$OBJ-off.out.statslog"
+fi
 echo "compile-test: OK ($(( ${#CORE[@]} + ${#HOOKS[@]} )) objects with DRM_GRTRACE=y, ${#HOOKS[@]} with it off; W=1${SPARSE[*]:+ and sparse}: no warning in the series' own files, the same with the option on and off; upstream's own: $(wc -l < "$OBJ-off.warn") (off) / $(wc -l < "$OBJ-on.warn") (on))"
