@@ -54,6 +54,10 @@ pub fn run<S: Sink>(
         Next::Event(t) | Next::Lost(_, t) => Some(t),
         Next::End => None,
     };
+    // Each CPU's stream is in time order: the earliest head is the capture's start.
+    if let Some(t) = heads.iter().filter_map(key).min() {
+        sink.capture_start(t);
+    }
     loop {
         // The stream with the earliest head, and the time up to which it may run alone.
         let mut best = usize::MAX;

@@ -25,6 +25,10 @@ pub const NO_RING: u32 = u32::MAX;
 pub trait Sink {
     /// One record, stamped with the CPU and task it happened on.
     fn record(&mut self, cpu: u32, pid: u32, time_ns: u64, body: &Body<'_>) -> io::Result<()>;
+
+    /// The capture's first event (of any kind) is at `t`: told before any record, when the
+    /// source knows it (IMPORT.md §1: the streams' time origin).
+    fn capture_start(&mut self, _t: u64) {}
 }
 
 /// FxHash for the pairing maps: keys are integers, one lookup per event.
@@ -478,6 +482,19 @@ pub struct MapStats {
     pub sched_duplicates: u64,
     /// Tracepoint events read per CPU (index = CPU).
     pub events_by_cpu: Vec<u64>,
+    /// Times of the first and last input event of any kind (GPU or not) and loss marker:
+    /// the capture's span.
+    pub span: Option<(u64, u64)>,
+}
+
+impl MapStats {
+    #[inline]
+    fn saw(&mut self, t: u64) {
+        self.span = Some(match self.span {
+            None => (t, t),
+            Some((a, b)) => (a.min(t), b.max(t)),
+        });
+    }
 }
 
 /// Heuristic engine class from a ring name (`gfx_0.0.0`, `comp_1.0.0`, `sdma0`, `vcn_dec`,
@@ -719,19 +736,40 @@ impl Mapper {
         &self.seen
     }
 
-    /// The driver names of the mapped systems present (for the stream header).
+    /// The driver names of the mapped systems whose formats the trace carries (for the
+    /// stream header before the events are read): a trace.dat carries the formats of the
+    /// events it recorded, tracefs those of every event the kernel has.
     pub fn drivers(&self) -> String {
+        self.driver_names(false)
+    }
+
+    /// The driver names of the mapped systems that had events in the capture (what the
+    /// stream header says once the import is over, IMPORT.md §1): `i915`,
+    /// `virtio_gpu+amdgpu`; `drm_sched` when only scheduler (and fence) events came,
+    /// `dma_fence` when only fence events came, `none` when no GPU event came.
+    pub fn drivers_seen(&self) -> String {
+        self.driver_names(true)
+    }
+
+    fn driver_names(&self, seen_only: bool) -> String {
         let mut names: Vec<&str> = Vec::new();
-        for s in &self.seen {
-            if s.kind.is_some()
-                && !matches!(s.system.as_str(), "gpu_scheduler" | "dma_fence")
+        let present = |s: &&Seen| s.kind.is_some() && (!seen_only || s.count > 0);
+        for s in self.seen.iter().filter(present) {
+            if !matches!(s.system.as_str(), "gpu_scheduler" | "dma_fence")
                 && !names.contains(&s.system.as_str())
             {
                 names.push(&s.system);
             }
         }
         if names.is_empty() {
-            return "drm_sched".into();
+            let has = |sys: &str| self.seen.iter().filter(present).any(|s| s.system == sys);
+            return if !seen_only || has("gpu_scheduler") {
+                "drm_sched".into()
+            } else if has("dma_fence") {
+                "dma_fence".into()
+            } else {
+                "none".into()
+            };
         }
         // The header's driver field holds 32 bytes: whole names only, then "+more".
         let mut out = String::new();
@@ -857,6 +895,7 @@ impl Mapper {
             Some(n) => self.stats.lost_events += n,
             None => self.stats.lost_unknown += 1,
         }
+        self.stats.saw(t);
         for r in &mut self.rings {
             r.order.clear();
         }
@@ -1135,6 +1174,12 @@ impl Mapper {
         *self.entities.entry(ptr).or_insert(n)
     }
 
+    /// An event the source did not hand over (text of an event this importer does not
+    /// read) happened at `t`: it is part of the capture's span.
+    pub fn other_event(&mut self, t: u64) {
+        self.stats.saw(t);
+    }
+
     /// Maps one raw event (payload from `common_type` on) that happened at `t` on `cpu`.
     #[inline]
     pub fn event<S: Sink>(
@@ -1145,6 +1190,7 @@ impl Mapper {
         data: &[u8],
     ) -> Result<io::Result<()>, MapError> {
         self.stats.events_in += 1;
+        self.stats.saw(t);
         let c = cpu as usize;
         if self.stats.events_by_cpu.len() <= c {
             self.stats.events_by_cpu.resize(c + 1, 0);

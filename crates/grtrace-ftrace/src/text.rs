@@ -435,6 +435,10 @@ pub struct TextImport {
     pub other_lines: u64,
     pub lines: u64,
     last_ts: Vec<u64>,
+    /// Time of the last event line (any CPU).
+    last_line_ts: u64,
+    /// The text's first event time, when it was read ahead ([`TextImport::for_text`]).
+    first: Option<u64>,
 }
 
 impl Default for TextImport {
@@ -459,19 +463,36 @@ impl TextImport {
     ///
     /// [`for_text`]: Self::for_text
     pub fn new() -> TextImport {
-        Self::for_text(b"")
-    }
-
-    /// A reader for `text`: the formats of [`SWITCHES`] are included when `text` has lines
-    /// of them, as a trace.dat of the same recording would carry them.
-    pub fn for_text(text: &[u8]) -> TextImport {
-        let text = String::from_utf8_lossy(text);
         let formats: Vec<EventFormat> = text_formats()
             .into_iter()
-            .filter(|f| {
-                !SWITCHES.contains(&f.name.as_str()) || text.contains(&format!(" {}: ", f.name))
-            })
+            .filter(|f| !SWITCHES.contains(&f.name.as_str()))
             .collect();
+        Self::with_formats(formats, None)
+    }
+
+    /// A reader for `text`, which is read once first, as a trace.dat would describe it:
+    /// the formats are those of the events the text has lines of (a trace.dat carries
+    /// the formats of the events it recorded), so the switches of [`SWITCHES`] follow the
+    /// text and the stream header names the drivers the text really has; and the time of
+    /// its first event is the capture's start (IMPORT.md §1).
+    pub fn for_text(text: &[u8]) -> TextImport {
+        let text = String::from_utf8_lossy(text);
+        let mut names: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let mut first: Option<u64> = None;
+        for l in text.lines() {
+            if let Ok(Parsed::Event(e)) = parse_line(l) {
+                names.insert(e.event);
+                first = Some(first.map_or(e.ts_ns, |f| f.min(e.ts_ns)));
+            }
+        }
+        let formats: Vec<EventFormat> = text_formats()
+            .into_iter()
+            .filter(|f| names.contains(f.name.as_str()))
+            .collect();
+        Self::with_formats(formats, first)
+    }
+
+    fn with_formats(formats: Vec<EventFormat>, first: Option<u64>) -> TextImport {
         let mapper = Mapper::new(grtrace_format::Endian::NATIVE, &formats);
         TextImport {
             formats,
@@ -479,6 +500,8 @@ impl TextImport {
             other_lines: 0,
             lines: 0,
             last_ts: Vec::new(),
+            last_line_ts: 0,
+            first,
         }
     }
 
@@ -543,6 +566,9 @@ impl TextImport {
     ) -> Result<(), TextErrorOrIo> {
         let mut line = String::new();
         let mut offset = 0u64;
+        if let Some(t) = self.first {
+            sink.capture_start(t);
+        }
         loop {
             line.clear();
             let n = input.read_line(&mut line).map_err(TextErrorOrIo::Io)?;
@@ -562,10 +588,15 @@ impl TextImport {
             match parse_line(line.trim_end_matches(['\n', '\r'])).map_err(&err)? {
                 Parsed::Skip => {}
                 Parsed::Lost { cpu, count } => {
-                    let t = self.last_ts.get(cpu as usize).copied().unwrap_or(0);
-                    let first = t;
+                    // The marker stands before the CPU's first event after the loss: it is
+                    // no earlier than that CPU's last event nor than the line before it
+                    // (text is in time order), and not before the capture's first event.
+                    let prev = self.last_ts.get(cpu as usize).copied().filter(|&t| t > 0);
+                    let t = (prev.unwrap_or(0))
+                        .max(self.last_line_ts)
+                        .max(self.first.unwrap_or(0));
                     self.mapper
-                        .lost(sink, cpu, Some(count), first, t)
+                        .lost(sink, cpu, Some(count), prev.unwrap_or(t), t)
                         .map_err(TextErrorOrIo::Io)?;
                 }
                 Parsed::Event(l) => {
@@ -574,8 +605,12 @@ impl TextImport {
                         self.last_ts.resize(c + 1, 0);
                     }
                     self.last_ts[c] = l.ts_ns;
+                    self.last_line_ts = self.last_line_ts.max(l.ts_ns);
                     match self.record(&l).map_err(&err)? {
-                        None => self.other_lines += 1,
+                        None => {
+                            self.other_lines += 1;
+                            self.mapper.other_event(l.ts_ns);
+                        }
                         Some(bytes) => match self.mapper.event(sink, l.cpu, l.ts_ns, &bytes) {
                             Ok(r) => r.map_err(TextErrorOrIo::Io)?,
                             Err(e) => return Err(err(e.0)),
