@@ -135,6 +135,7 @@ pub fn run(args: &Args) -> ExitCode {
         },
         &dat.clock,
         &dat.uname,
+        mapper.sees_dependencies(false),
     );
     let target = match target(args, to_stdout) {
         Ok(t) => t,
@@ -255,6 +256,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
         "",
         "unknown",
         "",
+        ti.mapper.sees_dependencies(true),
     );
     let target = match target(args, to_stdout) {
         Ok(t) => t,

@@ -259,6 +259,15 @@ impl Capture {
         }
     }
 
+    /// The kernel has no such events (a config option leaves them out, as
+    /// `CONFIG_DRM_I915_LOW_LEVEL_TRACEPOINTS` does i915's `submit`, `execute`, `in`, `out`
+    /// and `guc_submit`): a trace.dat does not carry their formats.
+    pub fn without(&mut self, events: &[&str]) -> &mut Self {
+        self.formats
+            .retain(|(f, _, _)| !events.contains(&f.name.as_str()));
+        self
+    }
+
     /// Also carries the formats of `system` in a trace.dat, whether or not its events came.
     pub fn record_system(&mut self, system: &str) -> &mut Self {
         self.quiet_systems.push(system.to_string());

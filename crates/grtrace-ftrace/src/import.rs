@@ -132,11 +132,22 @@ pub fn run<S: Sink>(
     }
 }
 
-/// The `NOTE_MSG` text that names an import's source (FORMAT.md §2.1, IMPORT.md §1).
-pub fn source_note(source: &str, tool: &str, recorder: &str, clock: &str, kernel: &str) -> String {
+/// The `NOTE_MSG` text that names an import's source (FORMAT.md §2.1, IMPORT.md §1);
+/// `dependencies`: whether the source shows the jobs' dependency waits (see
+/// [`Mapper::sees_dependencies`](crate::map::Mapper::sees_dependencies)), else `gpu_wait` is
+/// unmeasured too. No tracepoint tells a preemption: `preemption` is always unmeasured.
+pub fn source_note(
+    source: &str,
+    tool: &str,
+    recorder: &str,
+    clock: &str,
+    kernel: &str,
+    dependencies: bool,
+) -> String {
+    let gpu_wait = if dependencies { "" } else { ",gpu_wait" };
     let mut s = format!(
         "grtrace-import: source={source}; tool={tool}; clock={clock}; start=inferred; \
-         unmeasured=submit_host,complete,vm_fault"
+         unmeasured=submit_host,complete,vm_fault{gpu_wait},preemption"
     );
     if !recorder.is_empty() {
         s.push_str(&format!("; recorder={recorder}"));

@@ -173,7 +173,7 @@ const V3D_QUEUES: [&str; 4] = ["bin", "render", "tfu", "csd"];
 const MSM_ALWAYS_ON_HZ: u64 = 19_200_000;
 
 impl Kind {
-    /// (system, event, kind, fields it needs in order).
+    /// (system, event, kind, fields it needs in order; `name?`: a field some kernels lack).
     pub const TABLE: &'static [(&'static str, &'static str, Kind, &'static [&'static str])] = &[
         (
             "gpu_scheduler",
@@ -280,14 +280,14 @@ impl Kind {
             "amdgpu",
             "amdgpu_cs_ioctl",
             Kind::AmdgpuCs,
-            &["sched_job_id", "context", "seqno", "ring"],
+            &["sched_job_id?", "context", "seqno", "ring"],
         ),
         ("amdgpu", "amdgpu_sched_run_job", Kind::AmdgpuRunJob, &[]),
         (
             "amdgpu",
             "amdgpu_ib_pipe_sync",
             Kind::AmdgpuPipeSync,
-            &["ring", "id", "ctx", "seqno"],
+            &["ring", "id?", "ctx", "seqno"],
         ),
         (
             "amdgpu",
@@ -312,7 +312,7 @@ impl Kind {
             "lima",
             "lima_task_submit",
             Kind::LimaSubmit,
-            &["task_id", "context", "seqno", "pipe"],
+            &["task_id?", "context", "seqno", "pipe"],
         ),
         ("lima", "lima_task_run", Kind::LimaRun, &[]),
         ("i915", "i915_request_queue", Kind::I915Queue, I915_REQ),
@@ -625,6 +625,11 @@ pub struct Mapper {
     xe_jobs: FxMap<u64, Key>,
     /// msm ring id -> (CPU time, always-on ticks) of its last flush.
     msm_sync: FxMap<u64, (u64, u64)>,
+    /// The job each CPU last handed to a driver through the scheduler: a 6.17+
+    /// `amdgpu_ib_pipe_sync` (no job id) names the job being run there.
+    last_run: FxMap<u32, Key>,
+    /// GPU-side waits of jobs not started yet (see [`Mapper::gpu_wait`]).
+    deferred: FxMap<Key, Vec<(u64, u64)>>,
     pub stats: MapStats,
 }
 
@@ -657,6 +662,8 @@ impl Mapper {
             xe_fence: FxMap::default(),
             xe_jobs: FxMap::default(),
             msm_sync: FxMap::default(),
+            last_run: FxMap::default(),
+            deferred: FxMap::default(),
             stats: MapStats::default(),
         };
         for f in formats {
@@ -687,8 +694,15 @@ impl Mapper {
             let mut fields = [Loc::default(); MAX_FIELDS];
             let mut missing = None;
             for (i, n) in need.iter().enumerate() {
+                // `name?`: a field some kernels lack (6.17 dropped the scheduler job id):
+                // its location stays empty (size 0).
+                let (n, optional) = match n.strip_suffix('?') {
+                    Some(n) => (n, true),
+                    None => (*n, false),
+                };
                 match f.field(n) {
                     Some(fl) => fields[i] = fl.loc(),
+                    None if optional => {}
                     None => {
                         missing = Some(n);
                         break;
@@ -749,6 +763,31 @@ impl Mapper {
     /// `dma_fence` when only fence events came, `none` when no GPU event came.
     pub fn drivers_seen(&self) -> String {
         self.driver_names(true)
+    }
+
+    /// Whether the capture can show its jobs' dependency waits (IMPORT.md §1, `unmeasured`):
+    /// it carries a dependency tracepoint (`drm_sched_job_wait_dep`, `_unschedulable`,
+    /// `amdgpu_ib_pipe_sync`; with `any_sched`, any scheduler event stands for them: text
+    /// shows only the events that happened), and not all its jobs come from i915, xe, msm
+    /// or v3d, whose waits no tracepoint names (i915 has no scheduler events; the scheduler
+    /// events of xe, msm and v3d queues are skipped as duplicates, their job ids unknown to
+    /// the drivers' own events).
+    pub fn sees_dependencies(&self, any_sched: bool) -> bool {
+        let has = |k: Kind| self.handlers.iter().any(|h| h.kind == k);
+        let dep_events = has(Kind::SchedWaitDep612)
+            || has(Kind::SchedUnschedulable)
+            || has(Kind::AmdgpuPipeSync)
+            || (any_sched && self.seen.iter().any(|s| s.system == "gpu_scheduler"));
+        // A capture of such a driver alone (a scheduler of another GPU in the same trace
+        // is taken to be amdgpu's or lima's, whose events say so).
+        let system = |names: &[&str]| {
+            self.seen
+                .iter()
+                .any(|s| s.kind.is_some() && names.contains(&s.system.as_str()))
+        };
+        let only_own_rows =
+            system(&["i915", "xe", "drm_msm_gpu", "v3d"]) && !system(&["amdgpu", "lima"]);
+        dep_events && !only_own_rows
     }
 
     fn driver_names(&self, seen_only: bool) -> String {
@@ -899,6 +938,7 @@ impl Mapper {
         for r in &mut self.rings {
             r.order.clear();
         }
+        self.deferred.clear();
         let t = self.stamp_time(cpu, t);
         self.stats.records_out += 1;
         sink.record(
@@ -1036,7 +1076,42 @@ impl Mapper {
     ) -> io::Result<()> {
         self.stats.inferred_starts += 1;
         let f = flags | eflag::INFERRED;
-        self.emit(sink, cpu, pid, t, Event::START, f, k, (a.0, a.1, 0, 0))
+        self.emit(sink, cpu, pid, t, Event::START, f, k, (a.0, a.1, 0, 0))?;
+        // The GPU waits for a pipeline sync's fence once it reaches the job, not before.
+        if let Some(deps) = self.deferred.remove(&k) {
+            for dep in deps {
+                self.sync_enter(sink, cpu, 0, t, k, dep, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Job `k` waits GPU-side for fence `dep` (amdgpu's pipeline sync, traced when the job
+    /// is handed to the driver): the wait begins when the job starts on the GPU, so for a
+    /// job still behind another on its ring it is put off to its START (IMPORT.md §5.5),
+    /// and forgotten if the fence signals first.
+    #[allow(clippy::too_many_arguments)]
+    fn gpu_wait<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        k: Key,
+        dep: (u64, u64),
+    ) -> io::Result<()> {
+        let waiting = self
+            .rings
+            .get(k.ring as usize)
+            .is_some_and(|r| r.order.iter().any(|p| p.key == k && !p.started));
+        if waiting {
+            let list = self.deferred.entry(k).or_default();
+            if !list.contains(&dep) {
+                list.push(dep);
+            }
+            return Ok(());
+        }
+        self.sync_enter(sink, cpu, pid, t, k, dep, false)
     }
 
     /// A job is done at `t`: its START if still owed, END, then START of the next in line.
@@ -1052,6 +1127,8 @@ impl Mapper {
         flags: u16,
         err: u32,
     ) -> io::Result<()> {
+        // A job that ends before its turn came: when its GPU wait began is not known.
+        self.deferred.remove(&k);
         let r = &mut self.rings[k.ring as usize];
         let mut owed = None;
         if let Some(i) = r.order.iter().position(|p| p.key == k) {
@@ -1313,6 +1390,7 @@ impl Mapper {
                     }
                 };
                 self.sync_exit(sink, cpu, t, None, Some(key), true)?;
+                self.last_run.insert(cpu, key);
                 self.run(sink, cpu, pid, t, key, 0, 0, 0)
             }
             Kind::SchedDone612 => {
@@ -1331,6 +1409,18 @@ impl Mapper {
                     None => Ok(()),
                 }
             }
+            Kind::AmdgpuPipeSync if hd.fields[1].size == 0 => {
+                // 6.17+: no job id. amdgpu_ib_schedule() traces it inside run_job(), right
+                // after the scheduler's drm_sched_job_run of that job on the same CPU.
+                let name = s(0);
+                let dep = (u(2), u(3));
+                let on_ring = |k: &Key| self.rings[k.ring as usize].name == name;
+                let key = match self.last_run.get(&cpu).filter(|k| on_ring(k)) {
+                    Some(k) => *k,
+                    None => return Ok(()),
+                };
+                self.gpu_wait(sink, cpu, pid, t, key, dep)
+            }
             Kind::SchedWaitDep612 | Kind::AmdgpuPipeSync => {
                 // Same fields in both: ring name, job id, awaited fence. The scheduler waits
                 // on the host; a pipe sync is the GPU waiting.
@@ -1345,8 +1435,10 @@ impl Mapper {
                     ring,
                     seqno: id,
                 });
-                let host = kind == Kind::SchedWaitDep612;
-                self.sync_enter(sink, cpu, pid, t, key, (dctx, dseq), host)
+                if kind == Kind::AmdgpuPipeSync {
+                    return self.gpu_wait(sink, cpu, pid, t, key, (dctx, dseq));
+                }
+                self.sync_enter(sink, cpu, pid, t, key, (dctx, dseq), true)
             }
             Kind::SchedQueue | Kind::SchedRun => {
                 let (fc, fs, client) = (u(2), u(3), u(4));
@@ -1377,6 +1469,7 @@ impl Mapper {
                 } else {
                     self.fences.insert((fc, fs), key);
                     self.sync_exit(sink, cpu, t, None, Some(key), true)?;
+                    self.last_run.insert(cpu, key);
                     self.run(sink, cpu, pid, t, key, fc, client, 0)
                 }
             }
@@ -1411,6 +1504,13 @@ impl Mapper {
                 };
                 if kind == Kind::FenceSignaled {
                     self.sync_exit(sink, cpu, t, Some(f), None, false)?;
+                    if !self.deferred.is_empty() {
+                        // Signalled before the waiting job reached the GPU: no wait.
+                        self.deferred.retain(|_, deps| {
+                            deps.retain(|d| *d != f);
+                            !deps.is_empty()
+                        });
+                    }
                 }
                 self.emit(sink, cpu, pid, t, code, 0, key, (f.0, f.1, 0, 0))
             }
@@ -1697,6 +1797,8 @@ impl Mapper {
                     self.done(sink, cpu, pid, t, Key { ctx, ring, seqno }, (0, 0), ef, err)
                 }
             }
+            // 6.17+: no job id; the scheduler's own events name the job by its fence.
+            Kind::AmdgpuCs | Kind::LimaSubmit if hd.fields[0].size == 0 => Ok(()),
             Kind::AmdgpuCs | Kind::LimaSubmit => {
                 let (id, fc, fs) = (u(0), u(1), u(2));
                 let name = s(3);

@@ -272,11 +272,13 @@ const VIRTIO: &[(&str, V)] = &[
     ("seqno", V::Int("seqno")),
 ];
 
-/// The formats text input is rebuilt into: 6.12 and 6.17 scheduler names side by side.
+/// The formats text input is rebuilt into: 6.12 and 6.17 scheduler names side by side, and
+/// both variants of the events whose fields changed in 6.17 (amdgpu's and lima's lost the
+/// scheduler job id): a line is rebuilt into the variant whose fields it prints.
 pub fn text_formats() -> Vec<EventFormat> {
     let mut v = crate::fixtures::formats("6.12");
     for f in crate::fixtures::formats("6.17") {
-        if !v.iter().any(|g| g.name == f.name) {
+        if !v.iter().any(|g| g.id == f.id) {
             v.push(f);
         }
     }
@@ -505,15 +507,48 @@ impl TextImport {
         }
     }
 
+    /// The format of `l`'s event its printed keys fit: of the variants (kernels whose
+    /// fields differ), one with no printed key for a field it lacks, and with the fewest of
+    /// its fields not printed.
+    fn variant(&self, l: &Line<'_>, keys: Keys) -> Option<&EventFormat> {
+        let mut it = self.formats.iter().filter(|f| f.name == l.event);
+        let first = it.next()?;
+        let Some(second) = it.next() else {
+            return Some(first);
+        };
+        let printed = |key: &str| match key {
+            "" => l.rest.split(", ").nth(1).is_some(),
+            k => value(l.rest, k).is_some(),
+        };
+        let score = |f: &EventFormat| {
+            let (mut absent_printed, mut present_unprinted) = (0, 0);
+            for (key, v) in keys.iter() {
+                let field = match v {
+                    V::Int(f) | V::Ptr(f) | V::Str(f) | V::Word(f) => *f,
+                    V::Pair(a, _) | V::SecondPair(a, _) => *a,
+                };
+                let has = f.field(field).is_some();
+                match (has, printed(key)) {
+                    (false, true) => absent_printed += 1,
+                    (true, false) => present_unprinted += 1,
+                    _ => {}
+                }
+            }
+            (absent_printed, present_unprinted)
+        };
+        [first, second]
+            .into_iter()
+            .chain(it)
+            .min_by_key(|f| score(f))
+    }
+
     /// Builds the binary record of a known event line; None for other events.
     fn record(&self, l: &Line<'_>) -> Result<Option<Vec<u8>>, String> {
         let Some((_, kernel, keys)) = TEXT.iter().find(|(n, _, _)| *n == l.event) else {
             return Ok(None);
         };
         let fmt = self
-            .formats
-            .iter()
-            .find(|f| f.name == l.event)
+            .variant(l, keys)
             .ok_or_else(|| format!("no {kernel} format for {}", l.event))?;
         let mut r = Record::new(fmt, l.pid);
         let mut found = 0;

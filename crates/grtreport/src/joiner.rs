@@ -453,6 +453,9 @@ struct Slot {
     batch: u32,
     sync_open: u64,
     sync_open_host: bool,
+    /// When it first waited host-side for a dependency (NONE: never): an idle gap of its
+    /// ring from then on was a dependency wait, even before its COMMIT.
+    host_wait_from: u64,
     /// The fence the open SYNC window waits for.
     sync_fence: (u64, u64),
     /// Its own fence (fence context, seqno), once an event named the context; (0, 0) before.
@@ -540,6 +543,7 @@ impl Slot {
             batch: 0,
             sync_open: NONE,
             sync_open_host: false,
+            host_wait_from: NONE,
             sync_fence: (0, 0),
             fence: (0, 0),
             dep_fence: (0, 0),
@@ -1084,7 +1088,16 @@ impl Joiner {
             Event::START => {
                 let r = Self::ring_mut(&mut self.rings, key.ring, t);
                 let s = Self::slot(&mut self.jobs, key, t, self.losses);
-                if s.start == NONE || (s.flags.has(Flags::INFERRED) && t <= s.end) {
+                // A START the kernel or an importer inferred (FORMAT.md §4.2) is taken as
+                // one the joiner inferred (JOBS.md §2): flagged, and replaced by a recorded
+                // one, but not by another inferred one nor by a START after a preemption.
+                let inferred = flags & eflag::INFERRED != 0;
+                if s.start == NONE
+                    || (s.flags.has(Flags::INFERRED)
+                        && !inferred
+                        && s.preempt_at == NONE
+                        && t <= s.end)
+                {
                     if s.start == NONE {
                         s.switches_at_start = r.switches;
                         s.ring_prev = r.last_key;
@@ -1095,7 +1108,11 @@ impl Joiner {
                         }
                     }
                     s.start = t;
-                    s.flags.0 &= !Flags::INFERRED;
+                    if inferred {
+                        s.flags.set(Flags::INFERRED);
+                    } else {
+                        s.flags.0 &= !Flags::INFERRED;
+                    }
                     if s.end == NONE && !s.in_active {
                         s.in_active = true;
                         s.touch_ring = r.wide;
@@ -1110,7 +1127,15 @@ impl Joiner {
                     let u = &mut r.util;
                     if !u.busy.running() && u.idle_since != NONE {
                         let waited = s.host_wait > 0 || (s.sync_open != NONE && s.sync_open_host);
-                        u.gap(&split_gap(u.idle_since, t, s.commit, s.submit, waited));
+                        let from = s.host_wait_from;
+                        u.gap(&split_gap(
+                            u.idle_since,
+                            t,
+                            s.commit,
+                            s.submit,
+                            waited,
+                            from,
+                        ));
                     }
                     u.busy.start(t);
                     self.ctx_util.entry(key.ctx).or_default().busy.start(t);
@@ -1137,6 +1162,9 @@ impl Joiner {
                     s.sync_open = t;
                     s.sync_open_host = flags & eflag::HOST != 0;
                     s.sync_fence = (ev.arg0(), ev.arg1());
+                    if s.sync_open_host && s.host_wait_from == NONE {
+                        s.host_wait_from = t;
+                    }
                 }
             }
             Event::SYNC_EXIT => {

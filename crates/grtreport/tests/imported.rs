@@ -1,0 +1,480 @@
+//! Stock-kernel captures through the whole path: events built from the kernels' own formats
+//! (fixtures/import), written as trace.dat and as `trace-cmd report` / tracefs text (each line
+//! from the event's print fmt), imported by grtimport, reported by the grtreport binary in
+//! every output. Each test reads a report as a user would and checks its figures against what
+//! the capture says.
+
+mod common;
+#[path = "common/tef.rs"]
+mod tef;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use clap::Parser;
+use grtrace_ftrace::capture::{Capture, TextStyle};
+use grtrace_ftrace::tracedat::Codec;
+use serde_json::Value;
+
+/// 1000 s after boot: trace-cmd times are seconds since boot.
+const T0: u64 = 1_000_000_000_000;
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("grtreport-imported-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The inputs a capture is given as: trace.dat v6 and v7 (zstd), report text (µs and ns)
+/// and tracefs text, each imported by grtimport into its own base name.
+fn imports(c: &Capture, name: &str) -> Vec<(String, PathBuf)> {
+    let d = dir(name);
+    let inputs: Vec<(&str, Vec<u8>)> = vec![
+        ("v6.dat", c.dat(6, None)),
+        ("v7.dat", c.dat(7, Some(Codec::Zstd))),
+        ("report.txt", c.text(TextStyle::Report).into_bytes()),
+        ("report-t.txt", c.text(TextStyle::ReportNs).into_bytes()),
+        ("tracefs.txt", c.text(TextStyle::Tracefs).into_bytes()),
+    ];
+    inputs
+        .into_iter()
+        .map(|(file, bytes)| {
+            let input = d.join(file);
+            std::fs::write(&input, bytes).unwrap();
+            let base = d.join(file.replace('.', "-"));
+            let args = grtimport::Args::parse_from([
+                "grtimport",
+                "-q",
+                input.to_str().unwrap(),
+                "-o",
+                base.to_str().unwrap(),
+            ]);
+            assert_eq!(
+                grtimport::run(&args),
+                std::process::ExitCode::SUCCESS,
+                "{file}"
+            );
+            (file.to_string(), base)
+        })
+        .collect()
+}
+
+fn report(base: &Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_grtreport"))
+        .arg(base)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json(base: &Path) -> Value {
+    serde_json::from_str(&report(base, &["--json"])).unwrap()
+}
+
+/// i915's tracepoints that exist only with `CONFIG_DRM_I915_LOW_LEVEL_TRACEPOINTS`.
+const I915_LOW_LEVEL: [&str; 5] = [
+    "i915_request_submit",
+    "i915_request_execute",
+    "i915_request_in",
+    "i915_request_out",
+    "i915_request_guc_submit",
+];
+
+/// The i915 capture of the first report of this session: two contexts on rcs0, a request
+/// every ms for 40 ms, each retired 0.8 ms after it was added; without the low-level
+/// tracepoints (no `i915_request_in`), a scheduler switch (not a GPU event) in between.
+fn i915_small() -> Capture {
+    let mut c = Capture::new("6.12", 2);
+    c.without(&I915_LOW_LEVEL);
+    for i in 0..40u64 {
+        let req = [
+            ("dev", 0),
+            ("ctx", if i % 2 == 0 { 12 } else { 14 }),
+            ("class", 0),
+            ("instance", 0),
+            ("seqno", 2 * (i / 2) + 2),
+            ("tail", 64),
+        ];
+        let t = T0 + i * MS;
+        c.ev(0, t, "gfx", 1234, "i915_request_add", &req, &[]);
+        c.ev(1, t + 800 * US, "", 0, "i915_request_retire", &req, &[]);
+    }
+    c.ev(
+        0,
+        T0 + 20 * MS + 300 * US,
+        "gfx",
+        1234,
+        "sched_switch",
+        &[("prev_pid", 1234), ("next_pid", 0)],
+        &[("prev_comm", "gfx"), ("next_comm", "swapper/0")],
+    );
+    c
+}
+
+/// The four faults of the first report: the time origin, inferred STARTs counted as
+/// observed, unmeasured phases printed as 0, and the source line naming drivers the
+/// capture does not have. Text and trace.dat alike, in every output.
+#[test]
+fn an_i915_capture_is_reported_over_its_own_span_with_its_inferences_said() {
+    for (input, base) in imports(&i915_small(), "i915-small") {
+        let text = report(&base, &[]);
+        let head: Vec<&str> = text.lines().take(4).collect();
+        // 40 requests from 1000.000 s to the last retire at 1000.0398 s.
+        assert!(
+            head[0].contains(" records, 200 events over 0.039800000 s; 40 job(s): 40 complete, 0 incomplete, 40 with inferred START"),
+            "{input}: {}",
+            head[0]
+        );
+        assert!(
+            head[1].starts_with("grtreport: source: driver i915, card0; imported by grtimport "),
+            "{input}: {}",
+            head[1]
+        );
+        assert!(
+            head[2].contains("submit_host, complete, gpu_wait, vm_fault cannot be measured from this source (shown as -)"),
+            "{input}: {}",
+            head[2]
+        );
+        assert!(head[3].contains("40 of 40 complete job(s) have an inferred START"));
+        let row = |name: &str| {
+            text.lines()
+                .find(|l| l.trim_start().starts_with(name))
+                .unwrap_or_else(|| panic!("{input}: no {name} row"))
+                .split_whitespace()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(row("submit_host")[1..], ["-"; 7]);
+        assert_eq!(row("exec")[1..3], ["40", "0.800000"]);
+        // 40 x 0.8 ms busy in 39.8 ms, 40 jobs ended in 39.8 ms.
+        let ring = text
+            .lines()
+            .skip_while(|l| !l.contains("Utilisation"))
+            .find(|l| l.starts_with("ring 0 (card0/rcs0)"))
+            .unwrap();
+        let cells: Vec<&str> = ring.split_whitespace().collect();
+        assert_eq!(cells[3..5], ["80.40%", "1005.0"], "{input}: {ring}");
+        assert_eq!(cells[9], "-", "{input}: idle_host: {ring}");
+        let verdict = text
+            .lines()
+            .find(|l| l.starts_with("ring 0 (card0/rcs0): GPU-bound"))
+            .unwrap_or_else(|| panic!("{input}: no verdict"));
+        assert!(verdict.contains("GPU-bound: busy 80.40%"), "{verdict}");
+        assert!(verdict.contains("host late -, dependency -"), "{verdict}");
+        // Nothing judged on an inferred or unmeasured basis, and nothing called untagged.
+        let classes = text
+            .lines()
+            .skip_while(|l| !l.contains("Blocking Classes"))
+            .find(|l| l.trim_start().starts_with("Overall"))
+            .unwrap();
+        assert_eq!(
+            classes.split_whitespace().collect::<Vec<_>>()[1..],
+            ["40", "-", "-", "-", "-", "-", "-", "-"]
+        );
+
+        // --jobs: flagged, submit_host `-`, times from the capture's start.
+        let jobs = report(&base, &["--jobs", "-q"]);
+        let lines: Vec<&str> = jobs.lines().skip(1).collect();
+        assert_eq!(lines.len(), 40);
+        let first: Vec<&str> = lines[0].split_whitespace().collect();
+        assert_eq!(first[0], "0.000000000", "{input}");
+        assert_eq!(first[4], "-", "{input}: submit_ms");
+        assert_eq!(first[6], "0.800000", "{input}: exec_ms");
+        assert!(lines.iter().all(|l| l.contains(" inferred")), "{input}");
+
+        // CSV: empty submit_host, the inferred column set.
+        let d = base.with_extension("csvdir");
+        std::fs::create_dir_all(&d).unwrap();
+        let csv = d.join("jobs.csv");
+        report(&base, &["-q", "--csv", csv.to_str().unwrap()]);
+        let mut r = csv::Reader::from_path(&csv).unwrap();
+        let h = r.headers().unwrap().clone();
+        let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+        for rec in r.records() {
+            let rec = rec.unwrap();
+            assert_eq!(&rec[col("submit_host_ns")], "");
+            assert_eq!(&rec[col("complete_ns")], "");
+            assert_eq!(&rec[col("inferred")], "1");
+            assert_eq!(&rec[col("exec_ns")], "800000");
+        }
+
+        // JSON: nulls, the source, the span.
+        let j = json(&base);
+        assert_eq!(j["source"]["span_ns"], 39_800_000);
+        assert_eq!(j["source"]["inferred_start_jobs"], 40);
+        assert_eq!(j["source"]["import"]["start_inferred"], true);
+        assert!(j["all"]["phases"]["submit_host"].is_null());
+        assert!(j["all"]["tags"]["host-submit"].is_null());
+        assert!(j["all"]["tags"]["queue-wait"].is_null());
+        assert_eq!(j["all"]["inferred"], 40);
+        let busy = j["rings"][0]["utilisation"]["busy"].as_f64().unwrap();
+        assert!((busy - 32.0 / 39.8).abs() < 1e-9, "{busy}");
+        assert!(j["rings"][0]["utilisation"]["idle_host"].is_null());
+    }
+}
+
+/// The timeline exports and grtparse count from the capture's start too, and show the
+/// inferred STARTs and no zero-length host slices.
+#[test]
+fn the_exports_of_an_imported_capture_start_at_its_first_event() {
+    let imported = imports(&i915_small(), "i915-exports");
+    let (_, base) = &imported[2];
+    let out = report(base, &["--perfetto", "-"]);
+    let c = match tef::check(&out) {
+        Ok(c) => c,
+        Err(e) => panic!("{}", e.join("\n")),
+    };
+    let slices = c.named("X", |_| true);
+    let jobs: Vec<&&Value> = slices
+        .iter()
+        .filter(|e| {
+            e["cat"] == "job,inferred" && !e["name"].as_str().unwrap().starts_with("queued ")
+        })
+        .collect();
+    assert_eq!(jobs.len(), 40);
+    assert!(jobs
+        .iter()
+        .all(|e| e["name"].as_str().unwrap().ends_with(" (inferred)")));
+    let first = jobs.iter().filter_map(|e| tef::ns(&e["ts"])).min().unwrap();
+    assert_eq!(first, 0, "slices count from the capture's start");
+    assert!(
+        c.named("X", |n| n.starts_with("submit ")).is_empty(),
+        "a submit slice of an unmeasured submit_host"
+    );
+
+    let html = report(base, &["--html", "-"]);
+    let open = "<script id=\"grt-data\" type=\"application/json\">";
+    let a = html.find(open).unwrap() + open.len();
+    let b = a + html[a..].find("</script>").unwrap();
+    let d: Value = serde_json::from_str(&html[a..b]).unwrap();
+    assert_eq!(d["span_ns"], 39_800_000);
+    let jobs = d["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 40);
+    for j in jobs {
+        assert_eq!(j[4], 0.max(j[4].as_i64().unwrap()), "{j}");
+        assert!(j[10].as_u64().unwrap() & 1 == 1, "flagged inferred: {j}");
+        assert!(j[12].is_null(), "submit_host unmeasured: {j}");
+    }
+    assert_eq!(jobs[0][4], 0);
+}
+
+/// Adds a drm_sched 6.17 job's scheduler events on `dev`/`ring`.
+#[allow(clippy::too_many_arguments)]
+fn sched617(
+    c: &mut Capture,
+    cpu: u32,
+    ring: &str,
+    fence: (u64, u64),
+    client: u64,
+    queue: u64,
+    run: u64,
+    done: u64,
+) {
+    let f = [
+        ("fence_context", fence.0),
+        ("fence_seqno", fence.1),
+        ("client_id", client),
+        ("job_count", 0),
+        ("hw_job_count", 1),
+    ];
+    let s = [("name", ring), ("dev", "0000:03:00.0")];
+    c.ev(
+        cpu,
+        queue,
+        "game",
+        4000 + client as u32,
+        "drm_sched_job_queue",
+        &f,
+        &s,
+    );
+    c.ev(cpu, run, "gfx_0.0.0", 300, "drm_sched_job_run", &f, &s);
+    c.ev(
+        1,
+        done,
+        "",
+        0,
+        "drm_sched_job_done",
+        &[("fence_context", fence.0), ("fence_seqno", fence.1)],
+        &[],
+    );
+    c.ev(
+        1,
+        done + 2 * US,
+        "",
+        0,
+        "dma_fence_signaled",
+        &[("context", fence.0), ("seqno", fence.1)],
+        &[("driver", "drm_sched"), ("timeline", ring)],
+    );
+}
+
+/// amdgpu on a 6.17+ kernel, 20 frames of 4 ms: an upload on sdma0 (fence context 200), the
+/// game's gfx job (context 100) waiting for it host-side (`drm_sched_job_unschedulable`),
+/// and a compositor job (context 101) handed to the gfx ring while the game's job runs, with
+/// a GPU-side pipeline sync on it (`amdgpu_ib_pipe_sync`, no job id since 6.17); the app
+/// waits on the compositor's fence; scheduler switches interleaved.
+fn amdgpu617() -> Capture {
+    let mut c = Capture::new("6.17", 2);
+    for k in 1..=20u64 {
+        let f = T0 + (k - 1) * 4 * MS;
+        sched617(
+            &mut c,
+            0,
+            "sdma0",
+            (200, k),
+            7,
+            f,
+            f + 10 * US,
+            f + 300 * US,
+        );
+        // The game's job depends on the upload.
+        let gq = [
+            ("fence_context", 100),
+            ("fence_seqno", k),
+            ("ctx", 200),
+            ("seqno", k),
+        ];
+        c.ev(
+            0,
+            f + 20 * US,
+            "game",
+            4007,
+            "drm_sched_job_add_dep",
+            &gq,
+            &[],
+        );
+        c.ev(
+            0,
+            f + 25 * US,
+            "gfx_0.0.0",
+            300,
+            "drm_sched_job_unschedulable",
+            &gq,
+            &[],
+        );
+        sched617(
+            &mut c,
+            0,
+            "gfx_0.0.0",
+            (100, k),
+            7,
+            f + 20 * US,
+            f + 317 * US,
+            f + 2817 * US,
+        );
+        // The compositor's job, on the gfx ring behind the game's.
+        sched617(
+            &mut c,
+            0,
+            "gfx_0.0.0",
+            (101, k),
+            8,
+            f + 2 * MS,
+            f + 2 * MS + 5 * US,
+            f + 3317 * US,
+        );
+        c.ev(
+            0,
+            f + 2 * MS + 6 * US,
+            "gfx_0.0.0",
+            300,
+            "amdgpu_ib_pipe_sync",
+            &[("ctx", 100), ("seqno", k), ("fence", 0xffff_8881_2345_6780)],
+            &[("ring", "gfx_0.0.0")],
+        );
+        let w = [("context", 101), ("seqno", k)];
+        let names = [("driver", "drm_sched"), ("timeline", "gfx_0.0.0")];
+        c.ev(
+            0,
+            f + 2 * MS + 50 * US,
+            "compositor",
+            4008,
+            "dma_fence_wait_start",
+            &w,
+            &names,
+        );
+        c.ev(
+            0,
+            f + 3320 * US,
+            "compositor",
+            4008,
+            "dma_fence_wait_end",
+            &w,
+            &names,
+        );
+        c.ev(
+            1,
+            f + 3 * MS,
+            "kworker/1:0",
+            55,
+            "sched_switch",
+            &[("prev_pid", 55), ("next_pid", 0)],
+            &[("prev_comm", "kworker/1:0"), ("next_comm", "swapper/1")],
+        );
+    }
+    c
+}
+
+/// The line of `text` that starts with `prefix` after the line containing `section`.
+fn line_after<'a>(text: &'a str, section: &str, prefix: &str) -> &'a str {
+    text.lines()
+        .skip_while(|l| !l.contains(section))
+        .find(|l| l.trim_start().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no `{prefix}` after `{section}`:\n{text}"))
+}
+
+/// The amdgpu 6.17 capture: the pipeline sync is a wait of the GPU once it reaches the
+/// compositor's job, which it does when the game's job ends (2 µs before the game's fence
+/// signals), not when the job was handed to the driver 0.8 ms earlier: no dep-wait, no
+/// GPU-side dependency share of the ring's busy time. The game's host-side wait for the
+/// upload is a dependency: the gfx ring's idle time before each game job is split there.
+#[test]
+fn amdgpu_617_waits_are_where_the_gpu_and_the_scheduler_waited() {
+    for (input, base) in imports(&amdgpu617(), "amdgpu617") {
+        let text = report(&base, &[]);
+        let ctx101 = line_after(&text, "ctx 101:", "gpu_wait");
+        assert_eq!(
+            ctx101.split_whitespace().collect::<Vec<_>>()[1..4],
+            ["20", "0.002000", "0.002000"],
+            "{input}: {ctx101}"
+        );
+        let ctx100 = line_after(&text, "ctx 100:", "gpu_wait");
+        assert!(
+            ctx100.contains(" 20  0.277000  0.277000"),
+            "{input}: {ctx100}"
+        );
+        let classes = line_after(&text, "Blocking Classes", "Overall");
+        assert!(classes.contains("0 (0.00%)"), "{input}: {classes}");
+        let verdict = text
+            .lines()
+            .find(|l| l.starts_with("ring 1 (0000:03:00.0/gfx_0.0.0): GPU-bound"))
+            .unwrap_or_else(|| panic!("{input}: {text}"));
+        // 20 x (2.5 + 0.5) ms busy in 79.32 ms; before each game job 292 µs of its wait
+        // for the upload.
+        assert!(
+            verdict.contains("busy 75.64% (own work 75.59%, GPU-side dependency waits 0.05%)"),
+            "{input}: {verdict}"
+        );
+        assert!(verdict.contains("dependency 7.36%"), "{input}: {verdict}");
+        let jobs = report(&base, &["--jobs", "-q"]);
+        let game: Vec<&str> = jobs
+            .lines()
+            .filter(|l| l.split_whitespace().nth(1) == Some("100"))
+            .collect();
+        assert_eq!(game.len(), 20);
+        for (k, l) in game.iter().enumerate() {
+            assert!(
+                l.ends_with(&format!(" 200/0/{}", k + 1)),
+                "{input}: the upload blocked it: {l}"
+            );
+        }
+    }
+}
