@@ -596,8 +596,9 @@ pub struct Mapper {
     rings: Vec<Ring>,
     /// Entity pointer (6.12) -> small context id.
     entities: FxMap<u64, u32>,
-    /// 6.12 finished-fence pointer -> (job, job id).
-    fence_ptr: FxMap<u64, (Key, u64)>,
+    /// 6.12 finished-fence pointer -> (job, job id, its finished fence's context when a
+    /// driver event named it, else 0).
+    fence_ptr: FxMap<u64, (Key, u64, u64)>,
     /// (ring, 6.12 job id) -> job, from queue to done (wait_dep, pipe_sync).
     job_ids: FxMap<(u32, u64), Key>,
     /// amdgpu (ring, job id) -> (fence context, seqno), from cs_ioctl to the queue event.
@@ -1339,7 +1340,7 @@ impl Mapper {
                     return Ok(());
                 }
                 let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
-                let key = match self.fence_names.remove(&(ring, id)) {
+                let (key, fc) = match self.fence_names.remove(&(ring, id)) {
                     Some((fc, fs)) => {
                         let k = Key {
                             ctx: fc as u32,
@@ -1347,15 +1348,18 @@ impl Mapper {
                             seqno: fs,
                         };
                         self.fences.insert((fc, fs), k);
-                        k
+                        (k, fc)
                     }
-                    None => Key {
-                        ctx: self.entity_ctx(entity),
-                        ring,
-                        seqno: id,
-                    },
+                    None => (
+                        Key {
+                            ctx: self.entity_ctx(entity),
+                            ring,
+                            seqno: id,
+                        },
+                        0,
+                    ),
                 };
-                self.fence_ptr.insert(fence, (key, id));
+                self.fence_ptr.insert(fence, (key, id, fc));
                 self.job_ids.insert((ring, id), key);
                 self.emit(
                     sink,
@@ -1365,7 +1369,7 @@ impl Mapper {
                     Event::QUEUE,
                     0,
                     key,
-                    (0, 0, jobs + 1, hw),
+                    (fc, 0, jobs + 1, hw),
                 )
             }
             Kind::SchedRun612 => {
@@ -1384,26 +1388,28 @@ impl Mapper {
                             ring,
                             seqno: id,
                         };
-                        self.fence_ptr.insert(fence, (k, id));
+                        self.fence_ptr.insert(fence, (k, id, 0));
                         self.job_ids.insert((ring, id), k);
                         k
                     }
                 };
+                // A job a driver event named carries its fence context, as 6.17 jobs do
+                // (the report joins waits on that fence to it).
+                let fc = self.fence_ptr.get(&fence).map_or(0, |p| p.2);
                 self.sync_exit(sink, cpu, t, None, Some(key), true)?;
                 self.last_run.insert(cpu, key);
-                self.run(sink, cpu, pid, t, key, 0, 0, 0)
+                self.run(sink, cpu, pid, t, key, fc, 0, 0)
             }
             Kind::SchedDone612 => {
                 let fence = u(0);
                 match self.fence_ptr.remove(&fence) {
-                    Some((k, id)) => {
+                    Some((k, id, fc)) => {
                         self.job_ids.remove(&(k.ring, id));
                         self.sync_exit(sink, cpu, t, None, Some(k), false)?;
-                        let f = self.fences.iter().find(|(_, v)| **v == k).map(|(f, _)| *f);
-                        if let Some(f) = f {
-                            self.done_fence(f, k);
+                        if fc != 0 {
+                            self.done_fence((fc, k.seqno), k);
                         }
-                        self.done(sink, cpu, pid, t, k, (0, 0), 0, 0)
+                        self.done(sink, cpu, pid, t, k, (fc, 0), 0, 0)
                     }
                     // A job run before the trace began: its ring and name are unknown.
                     None => Ok(()),

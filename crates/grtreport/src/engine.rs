@@ -719,6 +719,11 @@ impl Engine {
             genesis: self.genesis(),
             warnings,
             critical: self.critical.as_ref().map(CriticalPath::report),
+            unattributed: self
+                .joiner
+                .rings()
+                .filter(|r| !self.summary.rings.contains_key(&r.id))
+                .fold((0, 0), |(f, x), r| (f + r.faults, x + r.resets)),
         })
     }
 

@@ -877,6 +877,11 @@ impl Joiner {
         self.rings.get(&id)
     }
 
+    /// Every ring seen (NOTE_RING or an event naming it), in order of appearance.
+    pub fn rings(&self) -> impl Iterator<Item = &RingState> {
+        self.rings.list.iter()
+    }
+
     pub fn in_flight(&self) -> usize {
         self.jobs.len()
     }
@@ -936,6 +941,12 @@ impl Joiner {
     /// Records vanished (a NOTE_LOST, or a sequence gap found by the reader): every job in
     /// flight may have lost events, so each is marked incomplete rather than guessed at.
     pub fn lost(&mut self, l: &Lost) {
+        // A job that ended before the lost records began and waits only for an IRQ the
+        // recording never had (imported streams have none) has every event it will get:
+        // it is finished as it stands, not marked lost.
+        if self.stats.seen_codes & code_bit(Event::IRQ) == 0 && !self.awaiting.is_empty() {
+            self.finish_ended_before(l.first_ns);
+        }
         self.stats.loss_notes += 1;
         self.stats.lost_records += l.count;
         // Every job now open is marked when it finishes (born_loss differs): O(1) here.
@@ -1005,6 +1016,29 @@ impl Joiner {
         }
         let mut due = std::mem::take(&mut self.scratch);
         due.sort_unstable_by_key(|k| (self.jobs[k].end, *k));
+        for k in due.drain(..) {
+            self.finish(k);
+        }
+        self.scratch = due;
+    }
+
+    /// Finishes the jobs awaiting an IRQ that ended before `t`, in END order.
+    fn finish_ended_before(&mut self, t: u64) {
+        self.scratch.clear();
+        while let Some(&(end, k)) = self.awaiting.front() {
+            if end >= t {
+                break;
+            }
+            self.awaiting.pop_front();
+            if self
+                .jobs
+                .get(&k)
+                .is_some_and(|s| s.in_awaiting && s.end == end)
+            {
+                self.scratch.push(k);
+            }
+        }
+        let mut due = std::mem::take(&mut self.scratch);
         for k in due.drain(..) {
             self.finish(k);
         }

@@ -519,6 +519,9 @@ pub struct ReportInput<'a> {
     pub warnings: &'a [String],
     /// `--critical-path`: the window's or the slowest frame's path.
     pub critical: Option<&'a crate::critical::CritReport>,
+    /// VM faults and resets on rings no reported job ran on (an imported fault names no
+    /// ring or job): counted, not attributed.
+    pub unattributed: (u64, u64),
 }
 
 pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
@@ -810,6 +813,17 @@ pub fn hints(r: &ReportInput<'_>) -> Vec<String> {
                 pct(share(5))
             ));
         }
+    }
+    let (faults, resets) = r.unattributed;
+    if faults > 0 {
+        out.push(format!(
+            "{faults} VM fault(s) named no ring with jobs (an imported fault interrupt names no ring or job): which jobs they hit is not known; they are not in vm-fault"
+        ));
+    }
+    if resets > 0 {
+        out.push(format!(
+            "{resets} reset(s) named no ring with jobs: which jobs they hit is not known"
+        ));
     }
     let a = &r.summary.all;
     if a.jobs > 0 && a.incomplete as f64 > 0.01 * a.jobs as f64 {

@@ -478,3 +478,243 @@ fn amdgpu_617_waits_are_where_the_gpu_and_the_scheduler_waited() {
         }
     }
 }
+
+/// Adds a 6.12 drm_sched job (entity pointer, finished-fence pointer, job id); amdgpu's
+/// `amdgpu_cs_ioctl` first names it by its finished fence `fence`.
+#[allow(clippy::too_many_arguments)]
+fn sched612(
+    c: &mut Capture,
+    ring: &str,
+    entity: u64,
+    id: u64,
+    fence: (u64, u64),
+    queue: u64,
+    run: u64,
+    done: u64,
+) {
+    let ptr = 0xffff_8881_0000_0000 + id * 0x100 + (entity & 0xff);
+    c.ev(
+        0,
+        queue - 2 * US,
+        "game",
+        4007,
+        "amdgpu_cs_ioctl",
+        &[
+            ("sched_job_id", id),
+            ("context", fence.0),
+            ("seqno", fence.1),
+            ("fence", ptr),
+            ("num_ibs", 1),
+        ],
+        &[("timeline", ring), ("ring", ring)],
+    );
+    let f = [
+        ("entity", entity),
+        ("fence", ptr),
+        ("id", id),
+        ("hw_job_count", 1),
+    ];
+    c.ev(
+        0,
+        queue,
+        "game",
+        4007,
+        "drm_sched_job",
+        &f,
+        &[("name", ring)],
+    );
+    c.ev(0, run, ring, 300, "drm_run_job", &f, &[("name", ring)]);
+    c.ev(
+        0,
+        run + US,
+        ring,
+        300,
+        "amdgpu_sched_run_job",
+        &[
+            ("sched_job_id", id),
+            ("context", fence.0),
+            ("seqno", fence.1),
+            ("num_ibs", 1),
+        ],
+        &[("timeline", ring), ("ring", ring)],
+    );
+    c.ev(
+        1,
+        done,
+        "",
+        0,
+        "drm_sched_process_job",
+        &[("fence", ptr)],
+        &[],
+    );
+    c.ev(
+        1,
+        done + 2 * US,
+        "",
+        0,
+        "dma_fence_signaled",
+        &[("context", fence.0), ("seqno", fence.1)],
+        &[("driver", "drm_sched"), ("timeline", ring)],
+    );
+}
+
+/// amdgpu on 6.12, 10 frames of 5 ms: async compute (context 300 on comp_1.0.0) and the
+/// game's gfx job (context 100) that waits for it host-side (`drm_sched_job_wait_dep`),
+/// then a second app's gfx job (context 110, another VM: `amdgpu_vm_flush`) behind it with
+/// a pipeline sync; a VM fault interrupt in frame 5; 4 events lost on CPU 1 in frame 8.
+fn amdgpu612() -> Capture {
+    let mut c = Capture::new("6.12", 2);
+    let (ent_c, ent_g, ent_o) = (
+        0xffff_8881_0a00_0010,
+        0xffff_8881_0a00_0020,
+        0xffff_8881_0a00_0030,
+    );
+    for k in 1..=10u64 {
+        let f = T0 + (k - 1) * 5 * MS;
+        sched612(
+            &mut c,
+            "comp_1.0.0",
+            ent_c,
+            3 * k,
+            (300, k),
+            f + 100 * US,
+            f + 110 * US,
+            f + 1110 * US,
+        );
+        // The game's job waits for the compute result.
+        c.ev(
+            0,
+            f + 125 * US,
+            "gfx_0.0.0",
+            300,
+            "drm_sched_job_wait_dep",
+            &[
+                ("id", 3 * k + 1),
+                ("ctx", 300),
+                ("seqno", k),
+                ("fence", 0xffff_8881_0000_0300 + 3 * k * 0x100),
+            ],
+            &[("name", "gfx_0.0.0")],
+        );
+        sched612(
+            &mut c,
+            "gfx_0.0.0",
+            ent_g,
+            3 * k + 1,
+            (100, k),
+            f + 120 * US,
+            f + 1120 * US,
+            f + 3120 * US,
+        );
+        c.ev(
+            0,
+            f + 1121 * US,
+            "gfx_0.0.0",
+            300,
+            "amdgpu_vm_flush",
+            &[("vmid", 3), ("vm_hub", 0), ("pd_addr", 0x4000)],
+            &[("ring", "gfx_0.0.0")],
+        );
+        // Another app's job, handed over while the game's runs: the GPU syncs on it.
+        sched612(
+            &mut c,
+            "gfx_0.0.0",
+            ent_o,
+            3 * k + 2,
+            (110, k),
+            f + 2 * MS,
+            f + 2010 * US,
+            f + 3620 * US,
+        );
+        c.ev(
+            0,
+            f + 2011 * US,
+            "gfx_0.0.0",
+            300,
+            "amdgpu_vm_flush",
+            &[("vmid", 5), ("vm_hub", 0), ("pd_addr", 0x8000)],
+            &[("ring", "gfx_0.0.0")],
+        );
+        c.ev(
+            0,
+            f + 2012 * US,
+            "gfx_0.0.0",
+            300,
+            "amdgpu_ib_pipe_sync",
+            &[
+                ("id", 3 * k + 2),
+                ("ctx", 100),
+                ("seqno", k),
+                ("fence", 0xffff_8881_0000_0400),
+            ],
+            &[("ring", "gfx_0.0.0")],
+        );
+        if k == 5 {
+            c.ev(
+                1,
+                f + 2500 * US,
+                "",
+                0,
+                "amdgpu_iv",
+                &[
+                    ("client_id", 0x1b),
+                    ("src_id", 0),
+                    ("vmid", 5),
+                    ("pasid", 0x8001),
+                    ("ring_id", 0),
+                ],
+                &[],
+            );
+        }
+        if k == 8 {
+            c.lost(1, f + 1000 * US, 4);
+        }
+    }
+    c
+}
+
+/// amdgpu on 6.12: a job `amdgpu_cs_ioctl` named by its fence owns that fence (the
+/// game's jobs waited for the compute jobs, recorded jobs, not "foreign fences"); a loss
+/// makes incomplete only the jobs in flight across it (those that had ended waited for
+/// nothing more); the fault interrupt, which names no job, is said to be unattributed.
+#[test]
+fn amdgpu_612_names_the_jobs_waited_for_and_keeps_jobs_a_loss_missed() {
+    for (input, base) in imports(&amdgpu612(), "amdgpu612") {
+        let text = report(&base, &["--top", "1"]);
+        assert!(
+            text.contains("30 job(s): 28 complete, 2 incomplete"),
+            "{input}: {}",
+            text.lines().next().unwrap()
+        );
+        assert!(
+            text.contains("grtreport: 4 records lost in 1 gap(s)"),
+            "{input}"
+        );
+        assert!(
+            text.contains("-> waited 0.987000 ms on ctx 300 ring 0 seqno 1 (queue 0.000000 ms, exec 1.000000 ms, -)"),
+            "{input}: {text}"
+        );
+        assert!(
+            text.contains("1 VM fault(s) named no ring with jobs"),
+            "{input}"
+        );
+        let jobs = report(&base, &["--jobs", "-q"]);
+        let incomplete: Vec<(&str, &str)> = jobs
+            .lines()
+            .skip(1)
+            .filter(|l| l.contains("incomplete"))
+            .map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                (w[1], w[3])
+            })
+            .collect();
+        // Frame 8's compute job and the game's job waiting for it were in flight when the
+        // events were lost; frame 7's had ended.
+        assert_eq!(incomplete, [("300", "8"), ("100", "8")], "{input}");
+        let verdict = text
+            .lines()
+            .find(|l| l.starts_with("ring 1 (gfx_0.0.0): GPU-bound"))
+            .unwrap_or_else(|| panic!("{input}: {text}"));
+        assert!(verdict.contains("dependency 20.51%"), "{input}: {verdict}");
+    }
+}
