@@ -280,6 +280,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
             "grtimport: text, {} lines: {} GPU events in, {} other events skipped, {} records out, {} starts inferred",
             ti.lines, st.events_in, ti.other_lines, st.records_out, st.inferred_starts
         );
+        let _ = caveats(&mut io::stderr().lock(), st);
         for (p, r, b) in &outputs {
             eprintln!("  wrote {p}: {r} records, {} KiB", b.div_ceil(1024));
         }
@@ -389,8 +390,21 @@ pub fn summary(
             }
         )?;
     }
+    caveats(w, st)?;
     for (p, r, b) in outputs {
         writeln!(w, "  wrote {p}: {r} records, {} KiB", b.div_ceil(1024))?;
+    }
+    Ok(())
+}
+
+/// What the capture could not tell, said where the user reads the import's summary.
+fn caveats(w: &mut dyn Write, st: &grtrace_ftrace::map::MapStats) -> io::Result<()> {
+    if st.retire_ends > 0 {
+        writeln!(
+            w,
+            "  {} i915 requests end at i915_request_retire, which runs when the CPU gets to it (next submission, retire worker): their exec includes that delay; record dma_fence (dma_fence_signaled) for the completion",
+            st.retire_ends
+        )?;
     }
     Ok(())
 }

@@ -482,6 +482,9 @@ pub struct MapStats {
     pub sched_duplicates: u64,
     /// Tracepoint events read per CPU (index = CPU).
     pub events_by_cpu: Vec<u64>,
+    /// i915 requests ended at `i915_request_retire` (no fence signal or `out` came first):
+    /// their END is the CPU retiring them, later than the GPU finished.
+    pub retire_ends: u64,
     /// Times of the first and last input event of any kind (GPU or not) and loss marker:
     /// the capture's span.
     pub span: Option<(u64, u64)>,
@@ -631,6 +634,8 @@ pub struct Mapper {
     last_run: FxMap<u32, Key>,
     /// GPU-side waits of jobs not started yet (see [`Mapper::gpu_wait`]).
     deferred: FxMap<Key, Vec<(u64, u64)>>,
+    /// Ring ids of i915 engines (their requests end at their fence's signal).
+    i915_rings: Vec<bool>,
     pub stats: MapStats,
 }
 
@@ -665,6 +670,7 @@ impl Mapper {
             msm_sync: FxMap::default(),
             last_run: FxMap::default(),
             deferred: FxMap::default(),
+            i915_rings: Vec::new(),
             stats: MapStats::default(),
         };
         for f in formats {
@@ -1508,6 +1514,18 @@ impl Mapper {
                     Kind::FenceWaitStart => Event::WAIT,
                     _ => Event::WAIT_END,
                 };
+                if kind == Kind::FenceSignaled
+                    && key != NO_JOB
+                    && self.i915_rings.get(key.ring as usize) == Some(&true)
+                    && self.is_open(key)
+                {
+                    // An i915 request's fence signals when i915 sees it complete (the
+                    // breadcrumb interrupt's worker): its END, as in the grtrace series, not
+                    // the retire that follows whenever the CPU gets to it (IMPORT.md 5.7).
+                    self.done_fence(f, key);
+                    self.sync_exit(sink, cpu, t, None, Some(key), false)?;
+                    self.done(sink, cpu, pid, t, key, (f.0, 0), 0, 0)?;
+                }
                 if kind == Kind::FenceSignaled {
                     self.sync_exit(sink, cpu, t, Some(f), None, false)?;
                     if !self.deferred.is_empty() {
@@ -1542,6 +1560,10 @@ impl Mapper {
                         i915_engine(class, inst).into_bytes(),
                     )
                 })?;
+                if self.i915_rings.len() <= ring as usize {
+                    self.i915_rings.resize(ring as usize + 1, false);
+                }
+                self.i915_rings[ring as usize] = true;
                 let k = Key {
                     ctx: ctx as u32,
                     ring,
@@ -1569,13 +1591,13 @@ impl Mapper {
                         self.hand_off(sink, cpu, pid, t, k, ctx, 0, 0)
                     }
                     Kind::I915Out | Kind::I915Retire => {
-                        let ends = if kind == Kind::I915Out {
-                            u(5) != 0 && self.is_open(k)
-                        } else {
-                            !ll || self.is_open(k)
-                        };
+                        // Only an open request ends: its fence's signal may have ended it.
+                        let ends = self.is_open(k) && (kind == Kind::I915Retire || u(5) != 0);
                         if !ends {
                             return Ok(());
+                        }
+                        if kind == Kind::I915Retire {
+                            self.stats.retire_ends += 1;
                         }
                         self.done_fence(f, k);
                         self.sync_exit(sink, cpu, t, None, Some(k), false)?;
@@ -1765,7 +1787,28 @@ impl Mapper {
                     self.run(sink, cpu, pid, t, k, 0, 0, 0)
                 }
             }
-            Kind::V3dReset => self.emit(sink, cpu, pid, t, Event::RESET, 0, NO_JOB, (0, 0, 0, 2)),
+            Kind::V3dReset => {
+                // A device reset: every queue of that device (the jobs running on them
+                // failed), or no ring while none is known yet.
+                let dev = u(0);
+                let mut rings: Vec<u32> = (self.drv_rings.iter())
+                    .filter(|((tag, d, _), _)| *tag == 4 && *d == dev)
+                    .map(|(_, r)| *r)
+                    .collect();
+                rings.sort_unstable();
+                if rings.is_empty() {
+                    return self.emit(sink, cpu, pid, t, Event::RESET, 0, NO_JOB, (0, 0, 0, 2));
+                }
+                for ring in rings {
+                    let k = Key {
+                        ctx: 0,
+                        ring,
+                        seqno: 0,
+                    };
+                    self.emit(sink, cpu, pid, t, Event::RESET, 0, k, (0, 0, 0, 2))?;
+                }
+                Ok(())
+            }
             Kind::VirtioQueue | Kind::VirtioResponse => {
                 let (dev, vq) = (u(0), u(1));
                 if vq != 0 {

@@ -489,6 +489,9 @@ fn group_line(g: &Group) -> String {
         "{} job(s): {} complete, {} incomplete, {} with inferred START",
         g.jobs, g.complete, g.incomplete, g.inferred
     );
+    if g.errors > 0 {
+        s.push_str(&format!(", {} with an error", g.errors));
+    }
     if g.fill_n > 0 {
         s.push_str(&format!(
             "; ring fill at SUBMIT avg {} max {}",

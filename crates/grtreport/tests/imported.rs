@@ -718,3 +718,579 @@ fn amdgpu_612_names_the_jobs_waited_for_and_keeps_jobs_a_loss_missed() {
         assert!(verdict.contains("dependency 20.51%"), "{input}: {verdict}");
     }
 }
+
+/// One i915 request event.
+#[allow(clippy::too_many_arguments)]
+fn i915(
+    c: &mut Capture,
+    cpu: u32,
+    t: u64,
+    name: &str,
+    engine: (u64, u64),
+    ctx: u64,
+    seqno: u64,
+    extra: &[(&str, u64)],
+) {
+    let mut f = vec![
+        ("dev", 0),
+        ("class", engine.0),
+        ("instance", engine.1),
+        ("ctx", ctx),
+        ("seqno", seqno),
+        ("tail", 0x40),
+    ];
+    f.extend_from_slice(extra);
+    let (comm, pid) = if cpu == 1 {
+        ("", 0)
+    } else {
+        ("glxgears", 2100)
+    };
+    c.ev(cpu, t, comm, pid, name, &f, &[]);
+}
+
+fn signaled(c: &mut Capture, t: u64, ctx: u64, seqno: u64) {
+    c.ev(
+        1,
+        t,
+        "",
+        0,
+        "dma_fence_signaled",
+        &[("context", ctx), ("seqno", seqno)],
+        &[("driver", "i915"), ("timeline", "glxgears[2100]")],
+    );
+}
+
+/// i915 without the low-level tracepoints, with dma_fence: 10 requests of one context on
+/// rcs0, each added every 2 ms, completing (fence signalled) 1.2 ms later, retired by the
+/// CPU 3 ms after that (at the next-but-one submission).
+fn i915_signalled() -> Capture {
+    let mut c = Capture::new("6.12", 2);
+    c.without(&I915_LOW_LEVEL);
+    for k in 1..=10u64 {
+        let t = T0 + (k - 1) * 2 * MS;
+        i915(&mut c, 0, t, "i915_request_add", (0, 0), 40, 2 * k, &[]);
+        signaled(&mut c, t + 1200 * US, 40, 2 * k);
+        i915(
+            &mut c,
+            0,
+            t + 4200 * US,
+            "i915_request_retire",
+            (0, 0),
+            40,
+            2 * k,
+            &[],
+        );
+    }
+    c
+}
+
+/// A request ends when its fence signals (i915 saw it complete), not when the CPU retires
+/// it later: exec 1.2 ms, not 4.2 ms; busy 60%, not 100%.
+#[test]
+fn i915_requests_end_at_their_fence_signal_not_at_retire() {
+    for (input, base) in imports(&i915_signalled(), "i915-signalled") {
+        let text = report(&base, &[]);
+        let exec = line_after(&text, "All Rings", "exec");
+        assert!(exec.contains(" 10  1.200000  1.200000"), "{input}: {exec}");
+        let ring = line_after(&text, "Utilisation", "ring 0 (card0/rcs0)");
+        // 10 x 1.2 ms in 22.2 ms (the last retire ends the capture).
+        assert!(ring.contains("54.05%"), "{input}: {ring}");
+    }
+}
+
+/// i915 with the low-level tracepoints, execlists: request B (context 30) preempts A
+/// (context 20): A goes out uncompleted, B runs, A comes back in and completes.
+fn i915_execlists() -> Capture {
+    let mut c = Capture::new("6.12", 2);
+    let e = (0, 0);
+    let t = T0;
+    i915(&mut c, 0, t, "i915_request_add", e, 20, 2, &[]);
+    i915(&mut c, 0, t + 10 * US, "i915_request_submit", e, 20, 2, &[]);
+    i915(
+        &mut c,
+        0,
+        t + 20 * US,
+        "i915_request_in",
+        e,
+        20,
+        2,
+        &[("port", 0)],
+    );
+    i915(&mut c, 0, t + 990 * US, "i915_request_add", e, 30, 4, &[]);
+    i915(
+        &mut c,
+        0,
+        t + 995 * US,
+        "i915_request_submit",
+        e,
+        30,
+        4,
+        &[],
+    );
+    i915(
+        &mut c,
+        1,
+        t + 1000 * US,
+        "i915_request_out",
+        e,
+        20,
+        2,
+        &[("completed", 0)],
+    );
+    i915(
+        &mut c,
+        1,
+        t + 1000 * US,
+        "i915_request_in",
+        e,
+        30,
+        4,
+        &[("port", 0), ("prio", 2)],
+    );
+    i915(
+        &mut c,
+        1,
+        t + 1490 * US,
+        "i915_request_out",
+        e,
+        30,
+        4,
+        &[("completed", 1)],
+    );
+    signaled(&mut c, t + 1492 * US, 30, 4);
+    i915(
+        &mut c,
+        1,
+        t + 1500 * US,
+        "i915_request_in",
+        e,
+        20,
+        2,
+        &[("port", 0)],
+    );
+    i915(
+        &mut c,
+        1,
+        t + 3000 * US,
+        "i915_request_out",
+        e,
+        20,
+        2,
+        &[("completed", 1)],
+    );
+    signaled(&mut c, t + 3005 * US, 20, 2);
+    i915(&mut c, 0, t + 8 * MS, "i915_request_retire", e, 30, 4, &[]);
+    i915(&mut c, 0, t + 8 * MS, "i915_request_retire", e, 20, 2, &[]);
+    c
+}
+
+/// xe on 6.12: two exec queues (render guc_id 3, copy guc_id 7) on one device, 8 jobs each;
+/// the copy queue's jobs overlap (handed to the GuC while the previous one runs); the
+/// scheduler's own events of the queues are in the capture too (counted, not doubled); a
+/// page fault.
+fn xe612() -> Capture {
+    let mut c = Capture::new("6.12", 2);
+    let dev = [("dev", "0000:00:02.0")];
+    for (class, guc) in [(0u64, 3u64), (3, 7)] {
+        c.ev(
+            0,
+            T0,
+            "app",
+            3000,
+            "xe_exec_queue_create",
+            &[
+                ("class", class),
+                ("logical_mask", 1),
+                ("width", 1),
+                ("guc_id", guc),
+            ],
+            &dev,
+        );
+    }
+    for k in 1..=8u64 {
+        let f = T0 + 100 * US + (k - 1) * 3 * MS;
+        for (guc, ctx, run, len) in [(3u64, 0x20u64, 0u64, 1500u64), (7, 0x21, 200, 1000)] {
+            let fence = 0xffff_8881_7000_0000 + guc * 0x1000 + k * 0x10;
+            let t = f + run * US;
+            let hw = [("ctx", ctx), ("seqno", k), ("fence", fence)];
+            c.ev(0, t, "app", 3000, "xe_hw_fence_create", &hw, &dev);
+            let job = [
+                ("seqno", k),
+                ("lrc_seqno", k),
+                ("guc_id", guc),
+                ("fence", fence),
+            ];
+            c.ev(0, t + 5 * US, "app", 3000, "xe_sched_job_exec", &job, &dev);
+            // The DRM scheduler's view of the same job (its ring is named by the queue).
+            let name = if guc == 3 { "rcs3" } else { "bcs7" };
+            let sj = [
+                ("entity", 0xffff_8881_6000_0000 + guc),
+                ("fence", fence + 1),
+                ("id", k),
+                ("hw_job_count", 1),
+            ];
+            c.ev(
+                0,
+                t + 6 * US,
+                "app",
+                3000,
+                "drm_sched_job",
+                &sj,
+                &[("name", name)],
+            );
+            c.ev(
+                0,
+                t + 8 * US,
+                name,
+                310,
+                "drm_run_job",
+                &sj,
+                &[("name", name)],
+            );
+            c.ev(0, t + 9 * US, name, 310, "xe_sched_job_run", &job, &dev);
+            // Copy jobs take longer than their spacing on the copy queue: the next waits.
+            let end = if guc == 7 {
+                t + 9 * US + 3100 * US
+            } else {
+                t + 9 * US + len * US
+            };
+            c.ev(1, end, "", 0, "xe_hw_fence_signal", &hw, &dev);
+            c.ev(
+                1,
+                end + US,
+                "",
+                0,
+                "drm_sched_process_job",
+                &[("fence", fence + 1)],
+                &[],
+            );
+        }
+        if k == 4 {
+            c.ev(
+                1,
+                f + 500 * US,
+                "",
+                0,
+                "xe_vma_pagefault",
+                &[("asid", 9), ("start", 0x1_0000)],
+                &dev,
+            );
+        }
+    }
+    c
+}
+
+/// msm (Adreno) on 6.12: 6 submits on ring 0, the always-on counter at 19.2 MHz: each
+/// flush pairs the CPU time with the counter; the retire event, handled later by a worker,
+/// carries the GPU's start and end ticks. The scheduler's events of `ring0` are there too.
+fn msm612() -> Capture {
+    let mut c = Capture::new("6.12", 2);
+    // Counter value at T0.
+    let tick0 = 1_000_000u64;
+    let ticks = |ns: u64| tick0 + ns * 192 / 10_000;
+    for k in 1..=6u64 {
+        let f = (k - 1) * 4 * MS;
+        let t = T0 + f;
+        let sj = [
+            ("entity", 0xffff_8881_5000_0000),
+            ("fence", 0xffff_8881_5100_0000 + k),
+            ("id", k),
+            ("hw_job_count", 1),
+        ];
+        c.ev(
+            0,
+            t,
+            "gnome-shell",
+            1500,
+            "drm_sched_job",
+            &sj,
+            &[("name", "ring0")],
+        );
+        c.ev(
+            0,
+            t + 10 * US,
+            "ring0",
+            200,
+            "drm_run_job",
+            &sj,
+            &[("name", "ring0")],
+        );
+        c.ev(
+            0,
+            t + 20 * US,
+            "ring0",
+            200,
+            "msm_gpu_submit_flush",
+            &[
+                ("pid", 1500),
+                ("id", k),
+                ("ringid", 0),
+                ("seqno", k),
+                ("ticks", ticks(f + 20 * US)),
+            ],
+            &[],
+        );
+        // GPU runs 50 us after the doorbell for 2 ms; the retire worker sees it 300 us later.
+        let (gs, ge) = (f + 70 * US, f + 2070 * US);
+        c.ev(
+            1,
+            T0 + ge + 300 * US,
+            "kworker/1:2",
+            80,
+            "msm_gpu_submit_retired",
+            &[
+                ("pid", 1500),
+                ("id", k),
+                ("ringid", 0),
+                ("seqno", k),
+                ("elapsed", 2_000_000),
+                ("clock", 500),
+                ("start_ticks", ticks(gs)),
+                ("end_ticks", ticks(ge)),
+            ],
+            &[],
+        );
+        c.ev(
+            1,
+            T0 + ge + 310 * US,
+            "kworker/1:2",
+            80,
+            "drm_sched_process_job",
+            &[("fence", 0xffff_8881_5100_0000 + k)],
+            &[],
+        );
+    }
+    c
+}
+
+/// v3d on 6.12 (Raspberry Pi): 5 frames of a bin job then a render job (`v3d_submit_cl` is
+/// traced when the scheduler runs the job: the render job once binning ended), a TFU job in
+/// frame 3, and a GPU reset in frame 4 while its render job runs.
+fn v3d612() -> Capture {
+    let mut c = Capture::new("6.12", 2);
+    for k in 1..=5u64 {
+        let t = T0 + (k - 1) * 10 * MS;
+        let cl = |r: u64| {
+            [
+                ("dev", 1),
+                ("is_render", r),
+                ("seqno", 2 * k + r),
+                ("ctnqba", 0x1000),
+                ("ctnqea", 0x2000),
+            ]
+        };
+        c.ev(0, t, "glmark2", 900, "v3d_submit_cl", &cl(0), &[]);
+        c.ev(
+            1,
+            t + 1500 * US,
+            "",
+            0,
+            "v3d_bcl_irq",
+            &[("dev", 1), ("seqno", 2 * k)],
+            &[],
+        );
+        c.ev(
+            0,
+            t + 1510 * US,
+            "v3d_render",
+            901,
+            "v3d_submit_cl",
+            &cl(1),
+            &[],
+        );
+        c.ev(
+            1,
+            t + 5510 * US,
+            "",
+            0,
+            "v3d_rcl_irq",
+            &[("dev", 1), ("seqno", 2 * k + 1)],
+            &[],
+        );
+        if k == 3 {
+            c.ev(
+                0,
+                t + 6 * MS,
+                "glmark2",
+                900,
+                "v3d_submit_tfu",
+                &[("dev", 1), ("seqno", 100)],
+                &[],
+            );
+            c.ev(
+                1,
+                t + 6600 * US,
+                "",
+                0,
+                "v3d_tfu_irq",
+                &[("dev", 1), ("seqno", 100)],
+                &[],
+            );
+        }
+        if k == 4 {
+            c.ev(1, t + 3 * MS, "", 0, "v3d_reset_begin", &[("dev", 1)], &[]);
+        }
+    }
+    c
+}
+
+/// virtio-gpu on 6.12 (a QEMU guest): fenced commands on the control queue, each answered
+/// by the host; the fence of every command signals after its response; a cursor update on
+/// the cursor queue (no response, no job); one response is an error.
+fn virtio612() -> Capture {
+    let mut c = Capture::new("6.12", 2);
+    for k in 1..=12u64 {
+        let t = T0 + (k - 1) * MS;
+        let q = |free: u64, ty: u64| {
+            [
+                ("dev", 0),
+                ("vq", 0),
+                ("type", ty),
+                ("flags", 1),
+                ("fence_id", k),
+                ("ctx_id", 2),
+                ("num_free", free),
+                ("seqno", k),
+            ]
+        };
+        let name = [("name", "control")];
+        c.ev(
+            0,
+            t,
+            "Xorg",
+            700,
+            "virtio_gpu_cmd_queue",
+            &q(200, 0x207),
+            &name,
+        );
+        let resp = if k == 7 { 0x1203 } else { 0x1100 };
+        c.ev(
+            1,
+            t + 400 * US,
+            "kworker/1:1",
+            60,
+            "virtio_gpu_cmd_response",
+            &q(201, resp),
+            &name,
+        );
+        c.ev(
+            1,
+            t + 410 * US,
+            "kworker/1:1",
+            60,
+            "dma_fence_signaled",
+            &[("context", 5), ("seqno", k)],
+            &[("driver", "virtio_gpu"), ("timeline", "controlq")],
+        );
+        if k % 4 == 0 {
+            let cur = [
+                ("dev", 0),
+                ("vq", 1),
+                ("type", 0x300),
+                ("flags", 0),
+                ("ctx_id", 0),
+                ("seqno", 0),
+            ];
+            c.ev(
+                0,
+                t + 500 * US,
+                "Xorg",
+                700,
+                "virtio_gpu_cmd_queue",
+                &cur,
+                &[("name", "cursor")],
+            );
+        }
+    }
+    c
+}
+
+/// The other drivers' captures, read figure by figure against the events.
+#[test]
+fn xe_msm_v3d_virtio_i915_captures_report_what_happened() {
+    // xe: render queue busy 8 x 1.5 ms, copy queue back to back (each job handed over
+    // 0.1 ms before the previous ended) in 24.41 ms; the scheduler's copies of the jobs
+    // are not counted again; the fault names no job.
+    for (input, base) in imports(&xe612(), "xe") {
+        let text = report(&base, &[]);
+        assert!(
+            text.contains("16 job(s): 16 complete, 0 incomplete"),
+            "{input}"
+        );
+        assert!(text.contains("source: driver xe, card0"), "{input}");
+        let rcs = line_after(&text, "Utilisation", "ring 0 (0000:00:02.0/rcs-q3)");
+        assert!(rcs.contains("49.16%   327.7"), "{input}: {rcs}");
+        let bcs = line_after(&text, "Utilisation", "ring 1 (0000:00:02.0/bcs-q7)");
+        assert!(bcs.contains("98.73%   327.7"), "{input}: {bcs}");
+        let q = line_after(&text, "ring 1 (0000:00:02.0/bcs-q7):", "queue");
+        assert!(q.contains("8  0.000000  0.087500"), "{input}: {q}");
+        assert!(
+            text.contains("1 VM fault(s) named no ring with jobs"),
+            "{input}"
+        );
+    }
+    // msm: START and END are the GPU's own (always-on counter), not inferred: queue 50 us
+    // from the doorbell, exec 2 ms, judged for queue-wait and exec-tail.
+    for (input, base) in imports(&msm612(), "msm") {
+        let text = report(&base, &[]);
+        assert!(
+            text.contains("6 job(s): 6 complete, 0 incomplete, 0 with inferred START"),
+            "{input}"
+        );
+        let q = line_after(&text, "All Rings", "queue");
+        assert!(q.contains(" 6  0.050000  0.050000"), "{input}: {q}");
+        let x = line_after(&text, "All Rings", "exec");
+        assert!(x.contains(" 6  2.000000  2.000000"), "{input}: {x}");
+        let classes = line_after(&text, "Blocking Classes", "Overall");
+        assert!(
+            classes.contains("-   0 (0.00%)  0 (0.00%)"),
+            "{input}: {classes}"
+        );
+    }
+    // v3d: the reset failed the render job running on the device.
+    for (input, base) in imports(&v3d612(), "v3d") {
+        let text = report(&base, &[]);
+        assert!(
+            text.contains(
+                "11 job(s): 11 complete, 0 incomplete, 11 with inferred START, 1 with an error"
+            ),
+            "{input}: {}",
+            text.lines().next().unwrap()
+        );
+        let jobs = report(&base, &["--jobs", "-q"]);
+        let failed: Vec<&str> = jobs.lines().filter(|l| l.contains("error")).collect();
+        assert_eq!(failed.len(), 1, "{input}: {jobs}");
+        assert!(
+            failed[0].split_whitespace().nth(3) == Some("9"),
+            "{input}: {}",
+            failed[0]
+        );
+    }
+    // virtio-gpu: 12 commands of 0.4 ms in 11.5 ms, one answered with an error; the
+    // cursor update is no job.
+    for (input, base) in imports(&virtio612(), "virtio") {
+        let text = report(&base, &[]);
+        assert!(
+            text.contains(
+                "12 job(s): 12 complete, 0 incomplete, 12 with inferred START, 1 with an error"
+            ),
+            "{input}"
+        );
+        let ring = line_after(&text, "Utilisation", "ring 0 (virtio0/control)");
+        assert!(ring.contains("41.74%  1043.5"), "{input}: {ring}");
+    }
+    // i915 execlists: the preempted request's exec runs from its first `in` to its
+    // completion (2.98 ms, its 0.5 ms off the GPU included: preemption is not traced),
+    // the preempting one from its `in` to its `out`.
+    for (input, base) in imports(&i915_execlists(), "i915-el") {
+        let jobs = report(&base, &["--jobs", "-q"]);
+        let exec = |ctx: &str| {
+            jobs.lines()
+                .find(|l| l.split_whitespace().nth(1) == Some(ctx))
+                .and_then(|l| l.split_whitespace().nth(6).map(str::to_string))
+                .unwrap()
+        };
+        assert_eq!(exec("20"), "2.980000", "{input}");
+        assert_eq!(exec("30"), "0.490000", "{input}");
+    }
+}
