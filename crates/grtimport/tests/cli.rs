@@ -357,7 +357,7 @@ fn i915_capture() -> grtrace_ftrace::capture::Capture {
         &[("prev_pid", 5), ("next_pid", 1234)],
         &[("prev_comm", "bash"), ("next_comm", "gfx")],
     );
-    c.lost(1, s, 3);
+    c.lost(1, s, Some(3));
     for i in 0..20u64 {
         let req = [
             ("dev", 0),

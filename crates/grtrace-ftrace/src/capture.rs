@@ -231,8 +231,9 @@ struct Ev {
 pub struct Capture {
     formats: Vec<(EventFormat, String, PrintFmt)>,
     events: Vec<Ev>,
-    /// (cpu, time, count): events lost on `cpu` before its first event at or after `time`.
-    lost: Vec<(u32, u64, u64)>,
+    /// (cpu, time, count): events lost on `cpu` before its first event at or after `time`
+    /// (no count: the ring buffer stored none).
+    lost: Vec<(u32, u64, Option<u64>)>,
     /// Systems whose formats a trace.dat carries though none of their events happened (a
     /// `trace-cmd record -e SYSTEM` of a system that stayed quiet).
     quiet_systems: Vec<String>,
@@ -311,8 +312,9 @@ impl Capture {
         self
     }
 
-    /// `count` events were lost on `cpu` before its first event at or after `t`.
-    pub fn lost(&mut self, cpu: u32, t: u64, count: u64) -> &mut Self {
+    /// `count` events were lost on `cpu` before its first event at or after `t` (None: the
+    /// ring buffer did not count them).
+    pub fn lost(&mut self, cpu: u32, t: u64, count: Option<u64>) -> &mut Self {
         self.lost.push((cpu, t, count));
         self
     }
@@ -357,13 +359,13 @@ impl Capture {
             let mut w = DatWriter::new(Cursor::new(Vec::new()), spec)?;
             for cpu in 0..self.cpus {
                 w.begin_cpu(cpu)?;
-                let mut lost: Vec<&(u32, u64, u64)> =
+                let mut lost: Vec<&(u32, u64, Option<u64>)> =
                     self.lost.iter().filter(|l| l.0 == cpu).collect();
                 lost.sort_by_key(|l| l.1);
                 let mut li = 0;
                 for e in self.of_cpu(cpu) {
                     while li < lost.len() && lost[li].1 <= e.t {
-                        w.lost(Missed::Count(lost[li].2))?;
+                        w.lost(lost[li].2.map_or(Missed::Unknown, Missed::Count))?;
                         li += 1;
                     }
                     w.push(e.t, &e.bytes)?;
@@ -395,16 +397,19 @@ impl Capture {
         }
         let mut all: Vec<&Ev> = self.events.iter().collect();
         all.sort_by_key(|e| (e.t, e.cpu));
-        let mut lost: Vec<&(u32, u64, u64)> = self.lost.iter().collect();
+        let mut lost: Vec<&(u32, u64, Option<u64>)> = self.lost.iter().collect();
         lost.sort_by_key(|l| l.1);
         let mut told = vec![false; lost.len()];
         for e in all {
             for (i, l) in lost.iter().enumerate() {
                 if !told[i] && l.0 == e.cpu && l.1 <= e.t {
                     told[i] = true;
-                    out.push_str(&match style {
-                        TextStyle::Tracefs => format!("CPU:{} [LOST {} EVENTS]\n", l.0, l.2),
-                        _ => format!("CPU:{} [{} EVENTS DROPPED]\n", l.0, l.2),
+                    // As the kernel and trace-cmd print them.
+                    out.push_str(&match (style, l.2) {
+                        (TextStyle::Tracefs, Some(n)) => format!("CPU:{} [LOST {n} EVENTS]\n", l.0),
+                        (TextStyle::Tracefs, None) => format!("CPU:{} [LOST EVENTS]\n", l.0),
+                        (_, Some(n)) => format!("CPU:{} [{n} EVENTS DROPPED]\n", l.0),
+                        (_, None) => format!("CPU:{} [EVENTS DROPPED]\n", l.0),
                     });
                 }
             }

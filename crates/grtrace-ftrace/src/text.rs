@@ -318,10 +318,11 @@ pub struct Line<'a> {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Parsed<'a> {
     Event(Line<'a>),
-    /// `CPU:N [LOST K EVENTS]` (tracefs) or `CPU:N [K EVENTS DROPPED]` (trace-cmd).
+    /// `CPU:N [LOST K EVENTS]` (tracefs) or `CPU:N [K EVENTS DROPPED]` (trace-cmd); without
+    /// a count (`[LOST EVENTS]`, `[EVENTS DROPPED]`) when the ring buffer did not store one.
     Lost {
         cpu: u32,
-        count: u64,
+        count: Option<u64>,
     },
     /// Preamble, comments, blank lines.
     Skip,
@@ -352,8 +353,9 @@ pub fn parse_line(l: &str) -> Result<Parsed<'_>, String> {
         let inner = rest.trim().trim_start_matches('[').trim_end_matches(']');
         let words: Vec<&str> = inner.split_whitespace().collect();
         let count = match words.as_slice() {
-            ["LOST", n, "EVENTS"] => n.parse().map_err(|_| "bad lost count")?,
-            [n, "EVENTS", "DROPPED"] => n.parse().map_err(|_| "bad dropped count")?,
+            ["LOST", n, "EVENTS"] => Some(n.parse().map_err(|_| "bad lost count")?),
+            [n, "EVENTS", "DROPPED"] => Some(n.parse().map_err(|_| "bad dropped count")?),
+            ["LOST", "EVENTS"] | ["EVENTS", "DROPPED"] => None,
             _ => return Err(format!("unrecognised CPU line `{t}`")),
         };
         return Ok(Parsed::Lost { cpu, count });
@@ -631,7 +633,7 @@ impl TextImport {
                         .max(self.last_line_ts)
                         .max(self.first.unwrap_or(0));
                     self.mapper
-                        .lost(sink, cpu, Some(count), prev.unwrap_or(t), t)
+                        .lost(sink, cpu, count, prev.unwrap_or(t), t)
                         .map_err(TextErrorOrIo::Io)?;
                 }
                 Parsed::Event(l) => {
@@ -702,11 +704,32 @@ mod tests {
         assert_eq!(parse_line("# tracer: nop").unwrap(), Parsed::Skip);
         assert_eq!(
             parse_line("CPU:1 [LOST 12 EVENTS]").unwrap(),
-            Parsed::Lost { cpu: 1, count: 12 }
+            Parsed::Lost {
+                cpu: 1,
+                count: Some(12)
+            }
+        );
+        // The kernel and trace-cmd print no count when the ring buffer stored none.
+        assert_eq!(
+            parse_line("CPU:2 [LOST EVENTS]").unwrap(),
+            Parsed::Lost {
+                cpu: 2,
+                count: None
+            }
+        );
+        assert_eq!(
+            parse_line("CPU:3 [EVENTS DROPPED]").unwrap(),
+            Parsed::Lost {
+                cpu: 3,
+                count: None
+            }
         );
         assert_eq!(
             parse_line("CPU:0 [3 EVENTS DROPPED]").unwrap(),
-            Parsed::Lost { cpu: 0, count: 3 }
+            Parsed::Lost {
+                cpu: 0,
+                count: Some(3)
+            }
         );
         assert!(parse_line("this is not a trace line").is_err());
         assert!(parse_line("  x-1 [000] notatime: ev: a=1").is_err());

@@ -658,6 +658,9 @@ pub struct JoinStats {
     /// NOTE_LOST records and reader-detected gaps, and the records they count.
     pub loss_notes: u64,
     pub lost_records: u64,
+    /// Losses whose count the source did not know (an ftrace page flagged with missed
+    /// events but no stored count: NOTE_LOST with count 0).
+    pub loss_uncounted: u64,
     /// IRQs that named no open job, or named none at all (seqno 0).
     pub irq_orphan: u64,
     pub irq_unnamed: u64,
@@ -949,6 +952,9 @@ impl Joiner {
         }
         self.stats.loss_notes += 1;
         self.stats.lost_records += l.count;
+        if l.count == 0 {
+            self.stats.loss_uncounted += 1;
+        }
         // Every job now open is marked when it finishes (born_loss differs): O(1) here.
         self.losses += 1;
     }
@@ -1022,11 +1028,12 @@ impl Joiner {
         self.scratch = due;
     }
 
-    /// Finishes the jobs awaiting an IRQ that ended before `t`, in END order.
+    /// Finishes the jobs awaiting an IRQ that ended by `t` (the last record of the CPU
+    /// before the loss: what was lost came after it), in END order.
     fn finish_ended_before(&mut self, t: u64) {
         self.scratch.clear();
         while let Some(&(end, k)) = self.awaiting.front() {
-            if end >= t {
+            if end > t {
                 break;
             }
             self.awaiting.pop_front();

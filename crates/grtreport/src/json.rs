@@ -254,6 +254,7 @@ pub fn report(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
             "span_ns": span,
             "lost_records": st.lost_records,
             "loss_notes": st.loss_notes,
+            "loss_notes_uncounted": st.loss_uncounted,
             "event_codes": r.measurable.codes(),
             "missing_events": r.measurable.missing(),
             "unmeasurable_phases": r.measurable.unmeasurable(),

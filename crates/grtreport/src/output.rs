@@ -544,9 +544,17 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
         group_line(&s.all)
     )?;
     if st.lost_records > 0 || st.loss_notes > 0 {
+        let uncounted = if st.loss_uncounted > 0 {
+            format!(
+                " (and an unknown number in {}: the source did not count them)",
+                st.loss_uncounted
+            )
+        } else {
+            String::new()
+        };
         writeln!(
             w,
-            "grtreport: {} records lost in {} gap(s): jobs in flight across a gap are incomplete",
+            "grtreport: {} records lost{uncounted} in {} gap(s): jobs in flight across a gap are incomplete",
             st.lost_records, st.loss_notes
         )?;
     }

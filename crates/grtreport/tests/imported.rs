@@ -667,7 +667,7 @@ fn amdgpu612() -> Capture {
             );
         }
         if k == 8 {
-            c.lost(1, f + 1000 * US, 4);
+            c.lost(1, f + 1000 * US, Some(4));
         }
     }
     c
@@ -1203,6 +1203,28 @@ fn virtio612() -> Capture {
         }
     }
     c
+}
+
+/// A loss the ring buffer did not count (a page flagged with missed events but no stored
+/// count; `CPU:1 [LOST EVENTS]` in tracefs text, `CPU:1 [EVENTS DROPPED]` in trace-cmd's):
+/// imported, not refused as an unknown line, and reported as lost records of unknown
+/// number, never "0 records lost".
+#[test]
+fn a_loss_without_a_count_is_said_to_be_of_unknown_size() {
+    let mut c = i915_small();
+    c.lost(1, T0 + 20 * MS + 800 * US, None);
+    for (input, base) in imports(&c, "uncounted") {
+        let text = report(&base, &[]);
+        assert!(
+            text.contains("grtreport: 0 records lost (and an unknown number in 1: the source did not count them) in 1 gap(s)"),
+            "{input}: {text}"
+        );
+        // The request whose retire came right after the loss was in flight across it.
+        assert!(
+            text.contains("40 job(s): 39 complete, 1 incomplete"),
+            "{input}"
+        );
+    }
 }
 
 /// The other drivers' captures, read figure by figure against the events.
