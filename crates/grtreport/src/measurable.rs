@@ -226,7 +226,12 @@ impl Measurable {
                     missing.join("/")
                 ));
             }
-            s.push_str(&format!("; measured: {}", measured.join(", ")));
+            // COMMIT and SUBMIT are the hand-off to the driver: the time a job spent in a
+            // scheduler's queue before it (QUEUE to hand-off) is in no phase.
+            s.push_str(&format!(
+                "; queue counts from the hand-off to the driver, not from QUEUE; measured: {}",
+                measured.join(", ")
+            ));
             return Some(s);
         }
         let measured: Vec<&str> = (0..N_PHASES)
