@@ -303,6 +303,9 @@ fn end_of_capture(sink: &mut Streams, mapper: &Mapper) {
         sink.set_end(last);
     }
     sink.set_driver(&mapper.drivers_seen());
+    if let Some(note) = import::closing_note(&mapper.stats) {
+        sink.set_trailer(note);
+    }
 }
 
 fn out_error(e: io::Error) -> ExitCode {

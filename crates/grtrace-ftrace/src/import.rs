@@ -158,6 +158,18 @@ pub fn source_note(
     s
 }
 
+/// The closing `NOTE_MSG` of an import, for what was known only at its end (IMPORT.md §1):
+/// `late_ends=N` when N jobs ended at an event the CPU runs later than the GPU finished
+/// (`i915_request_retire` without a fence signal). None when there is nothing to say.
+pub fn closing_note(stats: &MapStats) -> Option<String> {
+    (stats.retire_ends > 0).then(|| {
+        format!(
+            "grtrace-import: late_ends={} (i915_request_retire: no dma_fence_signaled)",
+            stats.retire_ends
+        )
+    })
+}
+
 /// Describes a trace.dat for [`source_note`].
 pub fn dat_source(t: &TraceDat<'_>) -> String {
     format!(

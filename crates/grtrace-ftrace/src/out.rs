@@ -181,6 +181,8 @@ pub struct Streams {
     end: Option<u64>,
     /// The driver names to leave in the headers (see [`Streams::set_driver`]).
     driver: Option<String>,
+    /// A closing source note (see [`Streams::set_trailer`]).
+    trailer: Option<String>,
     pub records: u64,
 }
 
@@ -203,6 +205,7 @@ impl Streams {
             start: None,
             end: None,
             driver: None,
+            trailer: None,
             records: 0,
         };
         match target {
@@ -244,6 +247,12 @@ impl Streams {
     /// keeps that.
     pub fn set_driver(&mut self, driver: &str) {
         self.driver = Some(driver.to_string());
+    }
+
+    /// What the import learnt only by its end, as a second `grtrace-import:` note before
+    /// every stream's NOTE_STREAM_INFO (IMPORT.md §1: `late_ends=N`).
+    pub fn set_trailer(&mut self, text: String) {
+        self.trailer = Some(text);
     }
 
     /// Task names known from the source (trace.dat saved command lines, text comm fields).
@@ -305,6 +314,22 @@ impl Streams {
         let mut res = Vec::new();
         for (cpu, slot) in self.outs.iter_mut().enumerate() {
             if let Some(mut o) = slot.take() {
+                let cpu_id = if self.merged { 0 } else { cpu as u32 };
+                if let Some(text) = &self.trailer {
+                    let stamp = Stamp {
+                        cpu: cpu_id,
+                        pid: 0,
+                        time_ns: end,
+                        seq: 0,
+                    };
+                    o.put(
+                        e,
+                        &stamp,
+                        &Body::Msg {
+                            text: text.as_bytes(),
+                        },
+                    )?;
+                }
                 let info = StreamInfo {
                     kernel_dropped: lost,
                     records: o.records,

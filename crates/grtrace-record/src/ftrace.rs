@@ -568,6 +568,9 @@ pub fn record(
         sink.set_end(last);
     }
     sink.set_driver(&mapper.drivers_seen());
+    if let Some(note) = import::closing_note(&mapper.stats) {
+        sink.set_trailer(note);
+    }
     let outputs = match sink.finish(lost_total) {
         Ok(v) => v,
         Err(e) if grtrace_cli::is_broken_pipe(&e) => {

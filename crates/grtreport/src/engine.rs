@@ -551,7 +551,10 @@ impl Engine {
             cp.genesis(self.joiner.stats.first_ns);
             if rec.rtype() == grtrace_format::RecordType::NOTE_MSG {
                 if let grtrace_format::Body::Msg { text } = rec.body() {
-                    cp.message(rec.time_ns(), text);
+                    // An importer's notes say where the capture came from: no frame marker.
+                    if !text.starts_with(crate::measurable::IMPORT_NOTE) {
+                        cp.message(rec.time_ns(), text);
+                    }
                 }
             }
         }
@@ -590,8 +593,12 @@ impl Engine {
     fn message(&mut self, rec: &RecordView<'_>) {
         if let grtrace_format::Body::Msg { text } = rec.body() {
             if let Some(im) = crate::measurable::Import::parse(text) {
-                // Every stream of an import carries the same note: the first one is kept.
-                self.import.get_or_insert(im);
+                // Every stream of an import carries the same opening note (the first one is
+                // kept) and may close with one saying what was known only at the end.
+                match &mut self.import {
+                    Some(first) => first.merge(&im),
+                    None => self.import = Some(im),
+                }
             }
         }
     }

@@ -265,6 +265,7 @@ pub fn report(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
                 "recorder": im.recorder,
                 "kernel": im.kernel,
                 "start_inferred": im.start_inferred,
+                "late_ends": im.late_ends,
                 "unmeasured": im.unmeasured_names(),
             })),
             "inferred_start_jobs": s.all.inferred,

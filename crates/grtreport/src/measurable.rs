@@ -37,6 +37,9 @@ pub struct Import {
     /// `unmeasured` names `preemption`: no event of the source tells a preemption, so
     /// preempt-thrash cannot be judged.
     pub no_preemption: bool,
+    /// `late_ends` (the closing note): jobs whose END is an event the CPU runs after the GPU
+    /// finished (i915_request_retire without a fence signal).
+    pub late_ends: u64,
 }
 
 /// The prefix of an import note.
@@ -60,6 +63,10 @@ impl Import {
                 "recorder" => im.recorder = v,
                 "kernel" => im.kernel = v,
                 "start" => im.start_inferred = v == "inferred",
+                "late_ends" => {
+                    let n = v.split_whitespace().next().unwrap_or("");
+                    im.late_ends = n.parse().unwrap_or(0);
+                }
                 "unmeasured" => {
                     for name in v.split(',').map(str::trim) {
                         match PHASE_NAMES.iter().position(|p| *p == name) {
@@ -73,6 +80,11 @@ impl Import {
             }
         }
         Some(im)
+    }
+
+    /// Adds what a later note of the same import says (the closing note's `late_ends`).
+    pub fn merge(&mut self, later: &Import) {
+        self.late_ends = self.late_ends.max(later.late_ends);
     }
 
     /// Names of the phases the source cannot measure, in PHASE_NAMES order.

@@ -580,6 +580,13 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
     if let Some(l) = inferred_line(&s.all) {
         writeln!(w, "grtreport: {l}")?;
     }
+    if let Some(im) = r.measurable.import.as_ref().filter(|i| i.late_ends > 0) {
+        writeln!(
+            w,
+            "grtreport: {} job(s) END at i915_request_retire, which the CPU runs after the GPU finished (the capture has no fence signal for them): their exec and the busy time include that delay",
+            im.late_ends
+        )?;
+    }
     for warn in r.warnings {
         writeln!(w, "grtreport: warning: {warn}")?;
     }

@@ -145,6 +145,11 @@ fn an_i915_capture_is_reported_over_its_own_span_with_its_inferences_said() {
             head[2]
         );
         assert!(head[3].contains("40 of 40 complete job(s) have an inferred START"));
+        // No fence signal in the capture: the requests end at retire, and the report says so.
+        assert!(
+            text.contains("grtreport: 40 job(s) END at i915_request_retire, which the CPU runs after the GPU finished"),
+            "{input}"
+        );
         let row = |name: &str| {
             text.lines()
                 .find(|l| l.trim_start().starts_with(name))
@@ -795,6 +800,7 @@ fn i915_requests_end_at_their_fence_signal_not_at_retire() {
         let ring = line_after(&text, "Utilisation", "ring 0 (card0/rcs0)");
         // 10 x 1.2 ms in 22.2 ms (the last retire ends the capture).
         assert!(ring.contains("54.05%"), "{input}: {ring}");
+        assert!(!text.contains("END at i915_request_retire"), "{input}");
     }
 }
 
