@@ -86,7 +86,7 @@ pub fn describe_blocker(j: &Job) -> Option<String> {
             b.ahead
         )),
         BlockKind::Dep if !b.owned => Some(format!(
-            "waited {} ms on {}, which no recorded job owns (a CPU-side or foreign fence)",
+            "waited {} ms on {}, which no recorded job is known to own (a CPU-side or foreign fence, or its job was recorded without its fence: 6.12 scheduler events name a job by its fence only when a driver event does)",
             ms(b.lost),
             b.who()
         )),
