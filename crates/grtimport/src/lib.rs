@@ -299,7 +299,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
 /// What the import learnt by the end: the capture's last event (the streams' end) and the
 /// drivers it really had events of (the headers' `driver`, IMPORT.md §1).
 fn end_of_capture(sink: &mut Streams, mapper: &Mapper) {
-    if let Some((_, last)) = mapper.stats.span {
+    if let Some((_, last)) = mapper.stats.span() {
         sink.set_end(last);
     }
     sink.set_driver(&mapper.drivers_seen());

@@ -485,18 +485,30 @@ pub struct MapStats {
     /// i915 requests ended at `i915_request_retire` (no fence signal or `out` came first):
     /// their END is the CPU retiring them, later than the GPU finished.
     pub retire_ends: u64,
-    /// Times of the first and last input event of any kind (GPU or not) and loss marker:
-    /// the capture's span.
-    pub span: Option<(u64, u64)>,
+    /// Times of the first and last input event of any kind (GPU or not) and loss marker
+    /// (u64::MAX and 0 before any): the capture's span, see [`MapStats::span`].
+    pub first_ns: u64,
+    pub last_ns: u64,
 }
 
 impl MapStats {
-    #[inline]
+    /// A stats block before any event.
+    fn new() -> MapStats {
+        MapStats {
+            first_ns: u64::MAX,
+            ..Default::default()
+        }
+    }
+
+    #[inline(always)]
     fn saw(&mut self, t: u64) {
-        self.span = Some(match self.span {
-            None => (t, t),
-            Some((a, b)) => (a.min(t), b.max(t)),
-        });
+        self.first_ns = self.first_ns.min(t);
+        self.last_ns = self.last_ns.max(t);
+    }
+
+    /// The capture's first and last event times, once any event came.
+    pub fn span(&self) -> Option<(u64, u64)> {
+        (self.first_ns <= self.last_ns).then_some((self.first_ns, self.last_ns))
     }
 }
 
@@ -629,9 +641,11 @@ pub struct Mapper {
     xe_jobs: FxMap<u64, Key>,
     /// msm ring id -> (CPU time, always-on ticks) of its last flush.
     msm_sync: FxMap<u64, (u64, u64)>,
-    /// The job each CPU last handed to a driver through the scheduler: a 6.17+
-    /// `amdgpu_ib_pipe_sync` (no job id) names the job being run there.
-    last_run: FxMap<u32, Key>,
+    /// The job each CPU last handed to a driver through the scheduler (by CPU): a 6.17+
+    /// `amdgpu_ib_pipe_sync` (no job id) names the job being run there. Kept only when
+    /// such a pipe sync format is in the trace.
+    last_run: Vec<Option<Key>>,
+    pipe_sync_by_run: bool,
     /// GPU-side waits of jobs not started yet (see [`Mapper::gpu_wait`]).
     deferred: FxMap<Key, Vec<(u64, u64)>>,
     /// Ring ids of i915 engines (their requests end at their fence's signal).
@@ -668,10 +682,11 @@ impl Mapper {
             xe_fence: FxMap::default(),
             xe_jobs: FxMap::default(),
             msm_sync: FxMap::default(),
-            last_run: FxMap::default(),
+            last_run: Vec::new(),
+            pipe_sync_by_run: false,
             deferred: FxMap::default(),
             i915_rings: Vec::new(),
-            stats: MapStats::default(),
+            stats: MapStats::new(),
         };
         for f in formats {
             m.add_format(f);
@@ -726,6 +741,9 @@ impl Mapper {
                         .unwrap_or(8)
                         .max(8);
                     seen.kind = Some(*kind);
+                    if *kind == Kind::AmdgpuPipeSync && f.field("id").is_none() {
+                        self.pipe_sync_by_run = true;
+                    }
                     match kind {
                         Kind::XeJobRun => self.drivers.xe = true,
                         Kind::MsmRetired => self.drivers.msm = true,
@@ -1008,6 +1026,18 @@ impl Mapper {
         Ok(())
     }
 
+    /// Job `k` was handed to the driver on `cpu` (see `last_run`).
+    #[inline]
+    fn note_run(&mut self, cpu: u32, k: Key) {
+        if self.pipe_sync_by_run {
+            let c = cpu as usize;
+            if self.last_run.len() <= c {
+                self.last_run.resize(c + 1, None);
+            }
+            self.last_run[c] = Some(k);
+        }
+    }
+
     /// Whether job `k` was handed off and is not done.
     fn is_open(&self, k: Key) -> bool {
         self.rings[k.ring as usize].order.iter().any(|p| p.key == k)
@@ -1071,6 +1101,7 @@ impl Mapper {
 
     /// An inferred START (§3 of IMPORT.md), counted.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn start<S: Sink>(
         &mut self,
         sink: &mut S,
@@ -1084,7 +1115,17 @@ impl Mapper {
         self.stats.inferred_starts += 1;
         let f = flags | eflag::INFERRED;
         self.emit(sink, cpu, pid, t, Event::START, f, k, (a.0, a.1, 0, 0))?;
-        // The GPU waits for a pipeline sync's fence once it reaches the job, not before.
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        self.start_waits(sink, cpu, t, k)
+    }
+
+    /// The GPU waits for a pipeline sync's fence once it reaches the job, not before: the
+    /// waits put off to job `k`'s START begin now.
+    #[cold]
+    #[inline(never)]
+    fn start_waits<S: Sink>(&mut self, sink: &mut S, cpu: u32, t: u64, k: Key) -> io::Result<()> {
         if let Some(deps) = self.deferred.remove(&k) {
             for dep in deps {
                 self.sync_enter(sink, cpu, 0, t, k, dep, false)?;
@@ -1135,7 +1176,9 @@ impl Mapper {
         err: u32,
     ) -> io::Result<()> {
         // A job that ends before its turn came: when its GPU wait began is not known.
-        self.deferred.remove(&k);
+        if !self.deferred.is_empty() {
+            self.deferred.remove(&k);
+        }
         let r = &mut self.rings[k.ring as usize];
         let mut owed = None;
         if let Some(i) = r.order.iter().position(|p| p.key == k) {
@@ -1403,7 +1446,7 @@ impl Mapper {
                 // (the report joins waits on that fence to it).
                 let fc = self.fence_ptr.get(&fence).map_or(0, |p| p.2);
                 self.sync_exit(sink, cpu, t, None, Some(key), true)?;
-                self.last_run.insert(cpu, key);
+                self.note_run(cpu, key);
                 self.run(sink, cpu, pid, t, key, fc, 0, 0)
             }
             Kind::SchedDone612 => {
@@ -1427,9 +1470,9 @@ impl Mapper {
                 let name = s(0);
                 let dep = (u(2), u(3));
                 let on_ring = |k: &Key| self.rings[k.ring as usize].name == name;
-                let key = match self.last_run.get(&cpu).filter(|k| on_ring(k)) {
-                    Some(k) => *k,
-                    None => return Ok(()),
+                let key = match self.last_run.get(cpu as usize).copied().flatten() {
+                    Some(k) if on_ring(&k) => k,
+                    _ => return Ok(()),
                 };
                 self.gpu_wait(sink, cpu, pid, t, key, dep)
             }
@@ -1481,7 +1524,7 @@ impl Mapper {
                 } else {
                     self.fences.insert((fc, fs), key);
                     self.sync_exit(sink, cpu, t, None, Some(key), true)?;
-                    self.last_run.insert(cpu, key);
+                    self.note_run(cpu, key);
                     self.run(sink, cpu, pid, t, key, fc, client, 0)
                 }
             }

@@ -563,7 +563,7 @@ pub fn record(
             .unwrap_or(0);
     }
     let lost_total = mapper.stats.lost_events.max(dropped);
-    if let Some((first, last)) = mapper.stats.span {
+    if let Some((first, last)) = mapper.stats.span() {
         sink.set_start(first);
         sink.set_end(last);
     }
