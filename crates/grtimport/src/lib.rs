@@ -135,6 +135,7 @@ pub fn run(args: &Args) -> ExitCode {
         },
         &dat.clock,
         &dat.uname,
+        mapper.sees_dependencies(false),
     );
     let target = match target(args, to_stdout) {
         Ok(t) => t,
@@ -174,6 +175,7 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let result = import::run(dat.streams_releasing(&release), &mut mapper, &mut sink);
     let lost = mapper.stats.lost_events;
+    end_of_capture(&mut sink, &mapper);
     let outputs = match sink.finish(lost) {
         Ok(o) => o,
         Err(e) if grtrace_cli::is_broken_pipe(&e) => return ExitCode::SUCCESS,
@@ -254,6 +256,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
         "",
         "unknown",
         "",
+        ti.mapper.sees_dependencies(true),
     );
     let target = match target(args, to_stdout) {
         Ok(t) => t,
@@ -265,6 +268,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
         Err(e) => return out_error(e),
     };
     let result = ti.run(data, &mut sink);
+    end_of_capture(&mut sink, &ti.mapper);
     let outputs = match sink.finish(ti.mapper.stats.lost_events) {
         Ok(o) => o,
         Err(e) if grtrace_cli::is_broken_pipe(&e) => return ExitCode::SUCCESS,
@@ -276,6 +280,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
             "grtimport: text, {} lines: {} GPU events in, {} other events skipped, {} records out, {} starts inferred",
             ti.lines, st.events_in, ti.other_lines, st.records_out, st.inferred_starts
         );
+        let _ = caveats(&mut io::stderr().lock(), st);
         for (p, r, b) in &outputs {
             eprintln!("  wrote {p}: {r} records, {} KiB", b.div_ceil(1024));
         }
@@ -288,6 +293,18 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
             eprintln!("grtimport: {name}: {e} (everything before it was imported)");
             ExitCode::from(1)
         }
+    }
+}
+
+/// What the import learnt by the end: the capture's last event (the streams' end) and the
+/// drivers it really had events of (the headers' `driver`, IMPORT.md §1).
+fn end_of_capture(sink: &mut Streams, mapper: &Mapper) {
+    if let Some((_, last)) = mapper.stats.span() {
+        sink.set_end(last);
+    }
+    sink.set_driver(&mapper.drivers_seen());
+    if let Some(note) = import::closing_note(&mapper.stats) {
+        sink.set_trailer(note);
     }
 }
 
@@ -376,8 +393,21 @@ pub fn summary(
             }
         )?;
     }
+    caveats(w, st)?;
     for (p, r, b) in outputs {
         writeln!(w, "  wrote {p}: {r} records, {} KiB", b.div_ceil(1024))?;
+    }
+    Ok(())
+}
+
+/// What the capture could not tell, said where the user reads the import's summary.
+fn caveats(w: &mut dyn Write, st: &grtrace_ftrace::map::MapStats) -> io::Result<()> {
+    if st.retire_ends > 0 {
+        writeln!(
+            w,
+            "  {} i915 requests end at i915_request_retire, which runs when the CPU gets to it (next submission, retire worker): their exec includes that delay; record dma_fence (dma_fence_signaled) for the completion",
+            st.retire_ends
+        )?;
     }
     Ok(())
 }

@@ -329,3 +329,136 @@ fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
     let (code, err) = grtimport(&[input.to_str().unwrap(), "-o", other.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// Every record of a stream file as (type, time), with its header.
+fn times(p: &Path) -> (StreamHeader, Vec<(RecordType, u64)>) {
+    let bytes = std::fs::read(p).unwrap();
+    let h = StreamHeader::parse(&bytes).unwrap();
+    let recs = Records::new(&bytes, &h)
+        .map(|r| {
+            let r = r.unwrap();
+            (r.rtype(), r.time_ns())
+        })
+        .collect();
+    (h, recs)
+}
+
+/// A small i915 capture 1000 s after boot on two CPUs: a scheduler switch first and last
+/// (not GPU events), a loss on CPU 1 before its first event.
+fn i915_capture() -> grtrace_ftrace::capture::Capture {
+    let mut c = grtrace_ftrace::capture::Capture::new("6.12", 2);
+    let s = 1_000_000_000_000u64;
+    c.ev(
+        0,
+        s - 500_000_000,
+        "bash",
+        5,
+        "sched_switch",
+        &[("prev_pid", 5), ("next_pid", 1234)],
+        &[("prev_comm", "bash"), ("next_comm", "gfx")],
+    );
+    c.lost(1, s, Some(3));
+    for i in 0..20u64 {
+        let req = [
+            ("dev", 0),
+            ("ctx", 12 + 2 * (i % 2)),
+            ("class", 0),
+            ("instance", 0),
+            ("seqno", 2 + 2 * (i / 2)),
+        ];
+        c.ev(
+            0,
+            s + i * 1_000_000,
+            "gfx",
+            1234,
+            "i915_request_add",
+            &req,
+            &[],
+        );
+        c.ev(
+            1,
+            s + i * 1_000_000 + 800_000,
+            "",
+            0,
+            "i915_request_retire",
+            &req,
+            &[],
+        );
+    }
+    c.ev(
+        0,
+        s + 1_000_000_000,
+        "gfx",
+        1234,
+        "sched_switch",
+        &[("prev_pid", 1234), ("next_pid", 5)],
+        &[("prev_comm", "gfx"), ("next_comm", "bash")],
+    );
+    c.record_system("gpu_scheduler").record_system("amdgpu");
+    c
+}
+
+/// IMPORT.md §1: the source note is stamped at the capture's first event and the stream
+/// info at its last (readers count time from the first record: a note at 0 made a 1 s
+/// capture 1000 s long), every stream stays in time order, and the header names the
+/// drivers the capture had events of, not every system whose formats it carries.
+#[test]
+fn streams_carry_the_captures_span_and_the_drivers_it_had() {
+    use grtrace_ftrace::capture::TextStyle;
+    let d = dir("span");
+    let c = i915_capture();
+    let first = 999_500_000_000u64;
+    let last = 1_001_000_000_000u64;
+    let text = d.join("trace.txt");
+    std::fs::write(&text, c.text(TextStyle::Report)).unwrap();
+    let dat = d.join("trace.dat");
+    std::fs::write(&dat, c.dat(7, Some(Codec::Zstd))).unwrap();
+    for input in [&text, &dat] {
+        let base = d.join("run");
+        let (code, err) = grtimport(&[input.to_str().unwrap(), "-o", base.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        for cpu in 0..2 {
+            let (h, recs) = times(&PathBuf::from(format!("{}.grtrace.{cpu}", base.display())));
+            assert_eq!(h.driver, "i915", "{}", input.display());
+            assert_eq!(
+                recs[0],
+                (RecordType::NOTE_MSG, first),
+                "{}",
+                input.display()
+            );
+            assert_eq!(
+                *recs.last().unwrap(),
+                (RecordType::NOTE_STREAM_INFO, last),
+                "{}",
+                input.display()
+            );
+            assert!(
+                recs.windows(2).all(|w| w[0].1 <= w[1].1),
+                "{}: {recs:?}",
+                input.display()
+            );
+        }
+    }
+    // Text on stdin to stdout: the header is written before the end, from the text read
+    // ahead.
+    let o = Command::new(env!("CARGO_BIN_EXE_grtimport"))
+        .args(["-", "-o", "-"])
+        .stdin(File::open(&text).unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let h = StreamHeader::parse(&o.stdout).unwrap();
+    assert_eq!(h.driver, "i915");
+    let recs: Vec<(RecordType, u64)> = Records::new(&o.stdout, &h)
+        .map(|r| {
+            let r = r.unwrap();
+            (r.rtype(), r.time_ns())
+        })
+        .collect();
+    assert_eq!(recs[0], (RecordType::NOTE_MSG, first));
+    assert_eq!(*recs.last().unwrap(), (RecordType::NOTE_STREAM_INFO, last));
+    // The loss on CPU 1 is no earlier than the capture's start.
+    assert!(recs
+        .iter()
+        .any(|r| r.0 == RecordType::NOTE_LOST && r.1 >= first));
+}

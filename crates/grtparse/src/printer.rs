@@ -693,7 +693,7 @@ impl Render {
                 }
                 b'D' => out.bytes(&self.dev),
                 b'f' => match ev {
-                    Some(e) if e.flags & eflag::KNOWN != 0 => flag_names(out, e.flags),
+                    Some(e) if e.flags & PRINTED != 0 => flag_names(out, e.flags),
                     _ => out.byte(b'-'),
                 },
                 b'n' => match ev {
@@ -786,28 +786,39 @@ fn pad_field(out: &mut Out, start: usize, width: usize, left: bool) {
     }
 }
 
-/// ` flags=a,b` for every combination of the known flag bits (empty for none).
-fn flag_table() -> Vec<Short<48>> {
-    (0..32u16)
+/// The flags printed: those of the uapi header and `inferred` (FORMAT.md §4.2: a START an
+/// importer or the i915 probes inferred; a reader must be able to tell it from a measured
+/// one).
+const PRINTED: u16 = eflag::KNOWN | eflag::INFERRED;
+
+/// Names of the printed flags, in bit order.
+fn printed_names() -> impl Iterator<Item = (u16, &'static str)> {
+    eflag::NAMES
+        .into_iter()
+        .chain([(eflag::INFERRED, "inferred")])
+}
+
+/// ` flags=a,b` for every combination of the printed flag bits (empty for none).
+fn flag_table() -> Vec<Short<56>> {
+    (0..=PRINTED)
         .map(|f| {
             if f == 0 {
                 return Short::default();
             }
-            let names: Vec<&str> = eflag::NAMES
-                .iter()
+            let names: Vec<&str> = printed_names()
                 .filter(|(b, _)| f & b != 0)
-                .map(|(_, n)| *n)
+                .map(|(_, n)| n)
                 .collect();
             Short::new(format!(" flags={}", names.join(",")).as_bytes(), b' ')
         })
         .collect()
 }
 
-static FLAGS: std::sync::OnceLock<Vec<Short<48>>> = std::sync::OnceLock::new();
+static FLAGS: std::sync::OnceLock<Vec<Short<56>>> = std::sync::OnceLock::new();
 
 fn flag_names(out: &mut Out, flags: u16) {
     let mut first = true;
-    for (bit, name) in eflag::NAMES {
+    for (bit, name) in printed_names() {
         if flags & bit != 0 {
             if !first {
                 out.byte(b',');
@@ -940,7 +951,7 @@ pub fn event_details(out: &mut Cursor<'_>, e: &EventBody) {
             kv(out, b" a3=", e.arg3 as u64);
         }
     }
-    let f = (e.flags & eflag::KNOWN) as usize;
+    let f = (e.flags & PRINTED) as usize;
     if f != 0 {
         out.short(&FLAGS.get_or_init(flag_table)[f]);
     }

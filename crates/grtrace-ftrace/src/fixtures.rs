@@ -334,21 +334,57 @@ pub const FORMATS: &[(&str, &str, &str)] = &[
             "../../../fixtures/import/6.17/gpu_scheduler/drm_sched_job_unschedulable.format"
         ),
     ),
+    (
+        "6.17",
+        "amdgpu",
+        include_str!("../../../fixtures/import/6.17/amdgpu/amdgpu_cs_ioctl.format"),
+    ),
+    (
+        "6.17",
+        "amdgpu",
+        include_str!("../../../fixtures/import/6.17/amdgpu/amdgpu_ib_pipe_sync.format"),
+    ),
+    (
+        "6.17",
+        "amdgpu",
+        include_str!("../../../fixtures/import/6.17/amdgpu/amdgpu_sched_run_job.format"),
+    ),
+    (
+        "6.17",
+        "lima",
+        include_str!("../../../fixtures/import/6.17/lima/lima_task_run.format"),
+    ),
+    (
+        "6.17",
+        "lima",
+        include_str!("../../../fixtures/import/6.17/lima/lima_task_submit.format"),
+    ),
 ];
 
+/// Systems whose 6.17 files are the whole system (the scheduler's events were renamed):
+/// none of their 6.12 events is left on 6.17.
+const WHOLE_IN_617: [&str; 1] = ["gpu_scheduler"];
+
 /// The formats a `kernel` ("6.12" or "6.17") has: its own files, plus the 6.12 files of
-/// systems whose formats did not change (dma_fence, virtio_gpu, amdgpu, sched).
+/// the events whose formats did not change (dma_fence, virtio_gpu, sched, amdgpu's fault
+/// and VM flush events, i915, xe, msm, v3d).
 pub fn formats(kernel: &str) -> Vec<EventFormat> {
-    let own: Vec<&str> = FORMATS
+    let parse =
+        |(s, text): (&str, &str)| EventFormat::parse(s, text).expect("fixture formats parse");
+    let own: Vec<EventFormat> = FORMATS
         .iter()
         .filter(|(k, _, _)| *k == kernel)
-        .map(|(_, s, _)| *s)
+        .map(|(_, s, t)| parse((s, t)))
         .collect();
-    FORMATS
+    let mut all: Vec<EventFormat> = FORMATS
         .iter()
-        .filter(|(k, s, _)| *k == kernel || (*k == "6.12" && !own.contains(s)))
-        .map(|(_, s, text)| EventFormat::parse(s, text).expect("fixture formats parse"))
-        .collect()
+        .filter(|(k, _, _)| *k == "6.12" && kernel != "6.12")
+        .map(|(_, s, t)| parse((s, t)))
+        .filter(|f| !WHOLE_IN_617.contains(&f.system.as_str()))
+        .filter(|f| !own.iter().any(|o| o.system == f.system && o.name == f.name))
+        .collect();
+    all.extend(own);
+    all
 }
 
 #[cfg(test)]
@@ -366,5 +402,14 @@ mod tests {
         assert!(!super::formats("6.17")
             .iter()
             .any(|f| f.name == "drm_run_job"));
+        // amdgpu's events that lost the job id in 6.17 are 6.17's, the others 6.12's.
+        let f617 = super::formats("6.17");
+        let pipe: Vec<_> = f617
+            .iter()
+            .filter(|f| f.name == "amdgpu_ib_pipe_sync")
+            .collect();
+        assert_eq!(pipe.len(), 1);
+        assert!(pipe[0].field("id").is_none());
+        assert!(f617.iter().any(|f| f.name == "amdgpu_iv"));
     }
 }

@@ -54,6 +54,10 @@ pub fn run<S: Sink>(
         Next::Event(t) | Next::Lost(_, t) => Some(t),
         Next::End => None,
     };
+    // Each CPU's stream is in time order: the earliest head is the capture's start.
+    if let Some(t) = heads.iter().filter_map(key).min() {
+        sink.capture_start(t);
+    }
     loop {
         // The stream with the earliest head, and the time up to which it may run alone.
         let mut best = usize::MAX;
@@ -128,11 +132,22 @@ pub fn run<S: Sink>(
     }
 }
 
-/// The `NOTE_MSG` text that names an import's source (FORMAT.md §2.1, IMPORT.md §1).
-pub fn source_note(source: &str, tool: &str, recorder: &str, clock: &str, kernel: &str) -> String {
+/// The `NOTE_MSG` text that names an import's source (FORMAT.md §2.1, IMPORT.md §1);
+/// `dependencies`: whether the source shows the jobs' dependency waits (see
+/// [`Mapper::sees_dependencies`](crate::map::Mapper::sees_dependencies)), else `gpu_wait` is
+/// unmeasured too. No tracepoint tells a preemption: `preemption` is always unmeasured.
+pub fn source_note(
+    source: &str,
+    tool: &str,
+    recorder: &str,
+    clock: &str,
+    kernel: &str,
+    dependencies: bool,
+) -> String {
+    let gpu_wait = if dependencies { "" } else { ",gpu_wait" };
     let mut s = format!(
         "grtrace-import: source={source}; tool={tool}; clock={clock}; start=inferred; \
-         unmeasured=submit_host,complete,vm_fault"
+         unmeasured=submit_host,complete,vm_fault{gpu_wait},preemption"
     );
     if !recorder.is_empty() {
         s.push_str(&format!("; recorder={recorder}"));
@@ -141,6 +156,18 @@ pub fn source_note(source: &str, tool: &str, recorder: &str, clock: &str, kernel
         s.push_str(&format!("; kernel={kernel}"));
     }
     s
+}
+
+/// The closing `NOTE_MSG` of an import, for what was known only at its end (IMPORT.md §1):
+/// `late_ends=N` when N jobs ended at an event the CPU runs later than the GPU finished
+/// (`i915_request_retire` without a fence signal). None when there is nothing to say.
+pub fn closing_note(stats: &MapStats) -> Option<String> {
+    (stats.retire_ends > 0).then(|| {
+        format!(
+            "grtrace-import: late_ends={} (i915_request_retire: no dma_fence_signaled)",
+            stats.retire_ends
+        )
+    })
 }
 
 /// Describes a trace.dat for [`source_note`].

@@ -11,9 +11,11 @@
 //! * [`import`]: the time-ordered merge of CPUs through the mapper.
 //! * [`live`]: the same merge for pages read live, behind a watermark.
 //! * [`out`]: grtrace output streams marked `IMPORTED`.
+//! * [`capture`]: test captures written both as trace.dat and as text.
 //! * [`datwriter`]: a trace.dat writer (v6, v7, compressed or not) for tests and benchmarks.
 //! * [`fixtures`]: the kernels' event formats (from their TP_STRUCT__entry definitions).
 
+pub mod capture;
 pub mod datwriter;
 pub mod fixtures;
 pub mod format;

@@ -25,6 +25,10 @@ pub const NO_RING: u32 = u32::MAX;
 pub trait Sink {
     /// One record, stamped with the CPU and task it happened on.
     fn record(&mut self, cpu: u32, pid: u32, time_ns: u64, body: &Body<'_>) -> io::Result<()>;
+
+    /// The capture's first event (of any kind) is at `t`: told before any record, when the
+    /// source knows it (IMPORT.md §1: the streams' time origin).
+    fn capture_start(&mut self, _t: u64) {}
 }
 
 /// FxHash for the pairing maps: keys are integers, one lookup per event.
@@ -169,7 +173,7 @@ const V3D_QUEUES: [&str; 4] = ["bin", "render", "tfu", "csd"];
 const MSM_ALWAYS_ON_HZ: u64 = 19_200_000;
 
 impl Kind {
-    /// (system, event, kind, fields it needs in order).
+    /// (system, event, kind, fields it needs in order; `name?`: a field some kernels lack).
     pub const TABLE: &'static [(&'static str, &'static str, Kind, &'static [&'static str])] = &[
         (
             "gpu_scheduler",
@@ -276,14 +280,14 @@ impl Kind {
             "amdgpu",
             "amdgpu_cs_ioctl",
             Kind::AmdgpuCs,
-            &["sched_job_id", "context", "seqno", "ring"],
+            &["sched_job_id?", "context", "seqno", "ring"],
         ),
         ("amdgpu", "amdgpu_sched_run_job", Kind::AmdgpuRunJob, &[]),
         (
             "amdgpu",
             "amdgpu_ib_pipe_sync",
             Kind::AmdgpuPipeSync,
-            &["ring", "id", "ctx", "seqno"],
+            &["ring", "id?", "ctx", "seqno"],
         ),
         (
             "amdgpu",
@@ -308,7 +312,7 @@ impl Kind {
             "lima",
             "lima_task_submit",
             Kind::LimaSubmit,
-            &["task_id", "context", "seqno", "pipe"],
+            &["task_id?", "context", "seqno", "pipe"],
         ),
         ("lima", "lima_task_run", Kind::LimaRun, &[]),
         ("i915", "i915_request_queue", Kind::I915Queue, I915_REQ),
@@ -483,6 +487,34 @@ pub struct MapStats {
     pub sched_duplicates: u64,
     /// Tracepoint events read per CPU (index = CPU).
     pub events_by_cpu: Vec<u64>,
+    /// i915 requests ended at `i915_request_retire` (no fence signal or `out` came first):
+    /// their END is the CPU retiring them, later than the GPU finished.
+    pub retire_ends: u64,
+    /// Times of the first and last input event of any kind (GPU or not) and loss marker
+    /// (u64::MAX and 0 before any): the capture's span, see [`MapStats::span`].
+    pub first_ns: u64,
+    pub last_ns: u64,
+}
+
+impl MapStats {
+    /// A stats block before any event.
+    fn new() -> MapStats {
+        MapStats {
+            first_ns: u64::MAX,
+            ..Default::default()
+        }
+    }
+
+    #[inline(always)]
+    fn saw(&mut self, t: u64) {
+        self.first_ns = self.first_ns.min(t);
+        self.last_ns = self.last_ns.max(t);
+    }
+
+    /// The capture's first and last event times, once any event came.
+    pub fn span(&self) -> Option<(u64, u64)> {
+        (self.first_ns <= self.last_ns).then_some((self.first_ns, self.last_ns))
+    }
 }
 
 /// Heuristic engine class from a ring name (`gfx_0.0.0`, `comp_1.0.0`, `sdma0`, `vcn_dec`,
@@ -595,8 +627,9 @@ pub struct Mapper {
     rings: Vec<Ring>,
     /// Entity pointer (6.12) -> small context id.
     entities: FxMap<u64, u32>,
-    /// 6.12 finished-fence pointer -> (job, job id).
-    fence_ptr: FxMap<u64, (Key, u64)>,
+    /// 6.12 finished-fence pointer -> (job, job id, its finished fence's context when a
+    /// driver event named it, else 0).
+    fence_ptr: FxMap<u64, (Key, u64, u64)>,
     /// (ring, 6.12 job id) -> job, from queue to done (wait_dep, pipe_sync).
     job_ids: FxMap<(u32, u64), Key>,
     /// amdgpu (ring, job id) -> (fence context, seqno), from cs_ioctl to the queue event.
@@ -624,6 +657,15 @@ pub struct Mapper {
     xe_jobs: FxMap<u64, Key>,
     /// msm ring id -> (CPU time, always-on ticks) of its last flush.
     msm_sync: FxMap<u64, (u64, u64)>,
+    /// The job each CPU last handed to a driver through the scheduler (by CPU): a 6.17+
+    /// `amdgpu_ib_pipe_sync` (no job id) names the job being run there. Kept only when
+    /// such a pipe sync format is in the trace.
+    last_run: Vec<Option<Key>>,
+    pipe_sync_by_run: bool,
+    /// GPU-side waits of jobs not started yet (see [`Mapper::gpu_wait`]).
+    deferred: FxMap<Key, Vec<(u64, u64)>>,
+    /// Ring ids of i915 engines (their requests end at their fence's signal).
+    i915_rings: Vec<bool>,
     pub stats: MapStats,
 }
 
@@ -656,7 +698,11 @@ impl Mapper {
             xe_fence: FxMap::default(),
             xe_jobs: FxMap::default(),
             msm_sync: FxMap::default(),
-            stats: MapStats::default(),
+            last_run: Vec::new(),
+            pipe_sync_by_run: false,
+            deferred: FxMap::default(),
+            i915_rings: Vec::new(),
+            stats: MapStats::new(),
         };
         for f in formats {
             m.add_format(f);
@@ -686,8 +732,15 @@ impl Mapper {
             let mut fields = [Loc::default(); MAX_FIELDS];
             let mut missing = None;
             for (i, n) in need.iter().enumerate() {
+                // `name?`: a field some kernels lack (6.17 dropped the scheduler job id):
+                // its location stays empty (size 0).
+                let (n, optional) = match n.strip_suffix('?') {
+                    Some(n) => (n, true),
+                    None => (*n, false),
+                };
                 match f.field(n) {
                     Some(fl) => fields[i] = fl.loc(),
+                    None if optional => {}
                     None => {
                         missing = Some(n);
                         break;
@@ -704,6 +757,9 @@ impl Mapper {
                         .unwrap_or(8)
                         .max(8);
                     seen.kind = Some(*kind);
+                    if *kind == Kind::AmdgpuPipeSync && f.field("id").is_none() {
+                        self.pipe_sync_by_run = true;
+                    }
                     match kind {
                         Kind::XeJobRun => self.drivers.xe = true,
                         Kind::MsmRetired => self.drivers.msm = true,
@@ -735,19 +791,65 @@ impl Mapper {
         &self.seen
     }
 
-    /// The driver names of the mapped systems present (for the stream header).
+    /// The driver names of the mapped systems whose formats the trace carries (for the
+    /// stream header before the events are read): a trace.dat carries the formats of the
+    /// events it recorded, tracefs those of every event the kernel has.
     pub fn drivers(&self) -> String {
+        self.driver_names(false)
+    }
+
+    /// The driver names of the mapped systems that had events in the capture (what the
+    /// stream header says once the import is over, IMPORT.md §1): `i915`,
+    /// `virtio_gpu+amdgpu`; `drm_sched` when only scheduler (and fence) events came,
+    /// `dma_fence` when only fence events came, `none` when no GPU event came.
+    pub fn drivers_seen(&self) -> String {
+        self.driver_names(true)
+    }
+
+    /// Whether the capture can show its jobs' dependency waits (IMPORT.md §1, `unmeasured`):
+    /// it carries a dependency tracepoint (`drm_sched_job_wait_dep`, `_unschedulable`,
+    /// `amdgpu_ib_pipe_sync`; with `any_sched`, any scheduler event stands for them: text
+    /// shows only the events that happened), and not all its jobs come from i915, xe, msm
+    /// or v3d, whose waits no tracepoint names (i915 has no scheduler events; the scheduler
+    /// events of xe, msm and v3d queues are skipped as duplicates, their job ids unknown to
+    /// the drivers' own events).
+    pub fn sees_dependencies(&self, any_sched: bool) -> bool {
+        let has = |k: Kind| self.handlers.iter().any(|h| h.kind == k);
+        let dep_events = has(Kind::SchedWaitDep612)
+            || has(Kind::SchedUnschedulable)
+            || has(Kind::AmdgpuPipeSync)
+            || (any_sched && self.seen.iter().any(|s| s.system == "gpu_scheduler"));
+        // A capture of such a driver alone (a scheduler of another GPU in the same trace
+        // is taken to be amdgpu's or lima's, whose events say so).
+        let system = |names: &[&str]| {
+            self.seen
+                .iter()
+                .any(|s| s.kind.is_some() && names.contains(&s.system.as_str()))
+        };
+        let only_own_rows =
+            system(&["i915", "xe", "drm_msm_gpu", "v3d"]) && !system(&["amdgpu", "lima"]);
+        dep_events && !only_own_rows
+    }
+
+    fn driver_names(&self, seen_only: bool) -> String {
         let mut names: Vec<&str> = Vec::new();
-        for s in &self.seen {
-            if s.kind.is_some()
-                && !matches!(s.system.as_str(), "gpu_scheduler" | "dma_fence")
+        let present = |s: &&Seen| s.kind.is_some() && (!seen_only || s.count > 0);
+        for s in self.seen.iter().filter(present) {
+            if !matches!(s.system.as_str(), "gpu_scheduler" | "dma_fence")
                 && !names.contains(&s.system.as_str())
             {
                 names.push(&s.system);
             }
         }
         if names.is_empty() {
-            return "drm_sched".into();
+            let has = |sys: &str| self.seen.iter().filter(present).any(|s| s.system == sys);
+            return if !seen_only || has("gpu_scheduler") {
+                "drm_sched".into()
+            } else if has("dma_fence") {
+                "dma_fence".into()
+            } else {
+                "none".into()
+            };
         }
         // The header's driver field holds 32 bytes: whole names only, then "+more".
         let mut out = String::new();
@@ -890,9 +992,11 @@ impl Mapper {
             Some(n) => self.stats.lost_events += n,
             None => self.stats.lost_unknown += 1,
         }
+        self.stats.saw(t);
         for r in &mut self.rings {
             r.order.clear();
         }
+        self.deferred.clear();
         let t = self.stamp_time(cpu, t);
         self.stats.records_out += 1;
         sink.record(
@@ -954,6 +1058,18 @@ impl Mapper {
             self.start(sink, cpu, pid, t, k, flags, (a0, a1))?;
         }
         Ok(())
+    }
+
+    /// Job `k` was handed to the driver on `cpu` (see `last_run`).
+    #[inline]
+    fn note_run(&mut self, cpu: u32, k: Key) {
+        if self.pipe_sync_by_run {
+            let c = cpu as usize;
+            if self.last_run.len() <= c {
+                self.last_run.resize(c + 1, None);
+            }
+            self.last_run[c] = Some(k);
+        }
     }
 
     /// Whether job `k` was handed off and is not done.
@@ -1054,6 +1170,7 @@ impl Mapper {
 
     /// An inferred START (§3 of IMPORT.md), counted.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn start<S: Sink>(
         &mut self,
         sink: &mut S,
@@ -1066,7 +1183,52 @@ impl Mapper {
     ) -> io::Result<()> {
         self.stats.inferred_starts += 1;
         let f = flags | eflag::INFERRED;
-        self.emit(sink, cpu, pid, t, Event::START, f, k, (a.0, a.1, 0, 0))
+        self.emit(sink, cpu, pid, t, Event::START, f, k, (a.0, a.1, 0, 0))?;
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        self.start_waits(sink, cpu, t, k)
+    }
+
+    /// The GPU waits for a pipeline sync's fence once it reaches the job, not before: the
+    /// waits put off to job `k`'s START begin now.
+    #[cold]
+    #[inline(never)]
+    fn start_waits<S: Sink>(&mut self, sink: &mut S, cpu: u32, t: u64, k: Key) -> io::Result<()> {
+        if let Some(deps) = self.deferred.remove(&k) {
+            for dep in deps {
+                self.sync_enter(sink, cpu, 0, t, k, dep, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Job `k` waits GPU-side for fence `dep` (amdgpu's pipeline sync, traced when the job
+    /// is handed to the driver): the wait begins when the job starts on the GPU, so for a
+    /// job still behind another on its ring it is put off to its START (IMPORT.md §5.5),
+    /// and forgotten if the fence signals first.
+    #[allow(clippy::too_many_arguments)]
+    fn gpu_wait<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        k: Key,
+        dep: (u64, u64),
+    ) -> io::Result<()> {
+        let waiting = self
+            .rings
+            .get(k.ring as usize)
+            .is_some_and(|r| r.order.iter().any(|p| p.key == k && !p.started));
+        if waiting {
+            let list = self.deferred.entry(k).or_default();
+            if !list.contains(&dep) {
+                list.push(dep);
+            }
+            return Ok(());
+        }
+        self.sync_enter(sink, cpu, pid, t, k, dep, false)
     }
 
     /// A job is done at `t`: its START if still owed, END, then START of the next in line.
@@ -1100,6 +1262,10 @@ impl Mapper {
         flags: u16,
         err: u32,
     ) -> io::Result<()> {
+        // A job that ends before its turn came: when its GPU wait began is not known.
+        if !self.deferred.is_empty() {
+            self.deferred.remove(&held);
+        }
         let r = &mut self.rings[held.ring as usize];
         let mut owed = None;
         if let Some(i) = r.order.iter().position(|p| p.key == held) {
@@ -1222,6 +1388,12 @@ impl Mapper {
         *self.entities.entry(ptr).or_insert(n)
     }
 
+    /// An event the source did not hand over (text of an event this importer does not
+    /// read) happened at `t`: it is part of the capture's span.
+    pub fn other_event(&mut self, t: u64) {
+        self.stats.saw(t);
+    }
+
     /// Maps one raw event (payload from `common_type` on) that happened at `t` on `cpu`.
     #[inline]
     pub fn event<S: Sink>(
@@ -1232,6 +1404,7 @@ impl Mapper {
         data: &[u8],
     ) -> Result<io::Result<()>, MapError> {
         self.stats.events_in += 1;
+        self.stats.saw(t);
         let c = cpu as usize;
         if self.stats.events_by_cpu.len() <= c {
             self.stats.events_by_cpu.resize(c + 1, 0);
@@ -1303,7 +1476,7 @@ impl Mapper {
                     return Ok(());
                 }
                 let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
-                let key = match self.fence_names.remove(&(ring, id)) {
+                let (key, fc) = match self.fence_names.remove(&(ring, id)) {
                     Some((fc, fs)) => {
                         let k = Key {
                             ctx: fc as u32,
@@ -1311,15 +1484,18 @@ impl Mapper {
                             seqno: fs,
                         };
                         self.fences.insert((fc, fs), k);
-                        k
+                        (k, fc)
                     }
-                    None => Key {
-                        ctx: self.entity_ctx(entity),
-                        ring,
-                        seqno: id,
-                    },
+                    None => (
+                        Key {
+                            ctx: self.entity_ctx(entity),
+                            ring,
+                            seqno: id,
+                        },
+                        0,
+                    ),
                 };
-                self.fence_ptr.insert(fence, (key, id));
+                self.fence_ptr.insert(fence, (key, id, fc));
                 self.job_ids.insert((ring, id), key);
                 self.emit(
                     sink,
@@ -1329,7 +1505,7 @@ impl Mapper {
                     Event::QUEUE,
                     0,
                     key,
-                    (0, 0, jobs + 1, hw),
+                    (fc, 0, jobs + 1, hw),
                 )
             }
             Kind::SchedRun612 => {
@@ -1348,29 +1524,44 @@ impl Mapper {
                             ring,
                             seqno: id,
                         };
-                        self.fence_ptr.insert(fence, (k, id));
+                        self.fence_ptr.insert(fence, (k, id, 0));
                         self.job_ids.insert((ring, id), k);
                         k
                     }
                 };
+                // A job a driver event named carries its fence context, as 6.17 jobs do
+                // (the report joins waits on that fence to it).
+                let fc = self.fence_ptr.get(&fence).map_or(0, |p| p.2);
                 self.sync_exit(sink, cpu, t, None, Some(key), true)?;
-                self.run(sink, cpu, pid, t, key, 0, 0, 0)
+                self.note_run(cpu, key);
+                self.run(sink, cpu, pid, t, key, fc, 0, 0)
             }
             Kind::SchedDone612 => {
                 let fence = u(0);
                 match self.fence_ptr.remove(&fence) {
-                    Some((k, id)) => {
+                    Some((k, id, fc)) => {
                         self.job_ids.remove(&(k.ring, id));
                         self.sync_exit(sink, cpu, t, None, Some(k), false)?;
-                        let f = self.fences.iter().find(|(_, v)| **v == k).map(|(f, _)| *f);
-                        if let Some(f) = f {
-                            self.done_fence(f, k);
+                        if fc != 0 {
+                            self.done_fence((fc, k.seqno), k);
                         }
-                        self.done(sink, cpu, pid, t, k, (0, 0), 0, 0)
+                        self.done(sink, cpu, pid, t, k, (fc, 0), 0, 0)
                     }
                     // A job run before the trace began: its ring and name are unknown.
                     None => Ok(()),
                 }
+            }
+            Kind::AmdgpuPipeSync if hd.fields[1].size == 0 => {
+                // 6.17+: no job id. amdgpu_ib_schedule() traces it inside run_job(), right
+                // after the scheduler's drm_sched_job_run of that job on the same CPU.
+                let name = s(0);
+                let dep = (u(2), u(3));
+                let on_ring = |k: &Key| self.rings[k.ring as usize].name == name;
+                let key = match self.last_run.get(cpu as usize).copied().flatten() {
+                    Some(k) if on_ring(&k) => k,
+                    _ => return Ok(()),
+                };
+                self.gpu_wait(sink, cpu, pid, t, key, dep)
             }
             Kind::SchedWaitDep612 | Kind::AmdgpuPipeSync => {
                 // Same fields in both: ring name, job id, awaited fence. The scheduler waits
@@ -1386,8 +1577,10 @@ impl Mapper {
                     ring,
                     seqno: id,
                 });
-                let host = kind == Kind::SchedWaitDep612;
-                self.sync_enter(sink, cpu, pid, t, key, (dctx, dseq), host)
+                if kind == Kind::AmdgpuPipeSync {
+                    return self.gpu_wait(sink, cpu, pid, t, key, (dctx, dseq));
+                }
+                self.sync_enter(sink, cpu, pid, t, key, (dctx, dseq), true)
             }
             Kind::SchedQueue | Kind::SchedRun => {
                 let (fc, fs, client) = (u(2), u(3), u(4));
@@ -1418,6 +1611,7 @@ impl Mapper {
                 } else {
                     self.fences.insert((fc, fs), key);
                     self.sync_exit(sink, cpu, t, None, Some(key), true)?;
+                    self.note_run(cpu, key);
                     self.run(sink, cpu, pid, t, key, fc, client, 0)
                 }
             }
@@ -1450,8 +1644,27 @@ impl Mapper {
                     Kind::FenceWaitStart => Event::WAIT,
                     _ => Event::WAIT_END,
                 };
+                if kind == Kind::FenceSignaled
+                    && key != NO_JOB
+                    && self.i915_rings.get(key.ring as usize) == Some(&true)
+                    && self.is_open(key)
+                {
+                    // An i915 request's fence signals when i915 sees it complete (the
+                    // breadcrumb interrupt's worker): its END, as in the grtrace series, not
+                    // the retire that follows whenever the CPU gets to it (IMPORT.md 5.7).
+                    self.done_fence(f, key);
+                    self.sync_exit(sink, cpu, t, None, Some(key), false)?;
+                    self.done(sink, cpu, pid, t, key, (f.0, 0), 0, 0)?;
+                }
                 if kind == Kind::FenceSignaled {
                     self.sync_exit(sink, cpu, t, Some(f), None, false)?;
+                    if !self.deferred.is_empty() {
+                        // Signalled before the waiting job reached the GPU: no wait.
+                        self.deferred.retain(|_, deps| {
+                            deps.retain(|d| *d != f);
+                            !deps.is_empty()
+                        });
+                    }
                 }
                 self.emit(sink, cpu, pid, t, code, 0, key, (f.0, f.1, 0, 0))
             }
@@ -1485,6 +1698,10 @@ impl Mapper {
                         ring_flag::CTX_SEQNO | virt,
                     )
                 })?;
+                if self.i915_rings.len() <= ring as usize {
+                    self.i915_rings.resize(ring as usize + 1, false);
+                }
+                self.i915_rings[ring as usize] = true;
                 let k = Key {
                     ctx: ctx as u32,
                     ring,
@@ -1530,9 +1747,7 @@ impl Mapper {
                         // engine.
                         let held = match self.is_open(k) {
                             true => Some(k),
-                            false if kind == Kind::I915Retire && !ll => {
-                                Some(self.open_elsewhere(f, k).unwrap_or(k))
-                            }
+                            false if kind == Kind::I915Retire && !ll => self.open_elsewhere(f, k),
                             false => None,
                         };
                         let ends = kind == Kind::I915Retire || u(5) != 0;
@@ -1546,9 +1761,13 @@ impl Mapper {
                             self.emit(sink, cpu, pid, t, Event::END, f, k, (ctx, 0, 0, 0))?;
                             return self.leave(sink, cpu, t, k);
                         }
+                        // Only an open request ends: its fence's signal may have ended it.
                         let Some(held) = held.filter(|_| ends) else {
                             return Ok(());
                         };
+                        if kind == Kind::I915Retire {
+                            self.stats.retire_ends += 1;
+                        }
                         self.done_fence(f, k);
                         self.sync_exit(sink, cpu, t, None, Some(k), false)?;
                         self.done_as(sink, cpu, pid, t, held, k, (ctx, 0), 0, 0)
@@ -1738,7 +1957,28 @@ impl Mapper {
                     self.run(sink, cpu, pid, t, k, 0, 0, 0)
                 }
             }
-            Kind::V3dReset => self.emit(sink, cpu, pid, t, Event::RESET, 0, NO_JOB, (0, 0, 0, 2)),
+            Kind::V3dReset => {
+                // A device reset: every queue of that device (the jobs running on them
+                // failed), or no ring while none is known yet.
+                let dev = u(0);
+                let mut rings: Vec<u32> = (self.drv_rings.iter())
+                    .filter(|((tag, d, _), _)| *tag == 4 && *d == dev)
+                    .map(|(_, r)| *r)
+                    .collect();
+                rings.sort_unstable();
+                if rings.is_empty() {
+                    return self.emit(sink, cpu, pid, t, Event::RESET, 0, NO_JOB, (0, 0, 0, 2));
+                }
+                for ring in rings {
+                    let k = Key {
+                        ctx: 0,
+                        ring,
+                        seqno: 0,
+                    };
+                    self.emit(sink, cpu, pid, t, Event::RESET, 0, k, (0, 0, 0, 2))?;
+                }
+                Ok(())
+            }
             Kind::VirtioQueue | Kind::VirtioResponse => {
                 let (dev, vq) = (u(0), u(1));
                 if vq != 0 {
@@ -1776,6 +2016,8 @@ impl Mapper {
                     self.done(sink, cpu, pid, t, Key { ctx, ring, seqno }, (0, 0), ef, err)
                 }
             }
+            // 6.17+: no job id; the scheduler's own events name the job by its fence.
+            Kind::AmdgpuCs | Kind::LimaSubmit if hd.fields[0].size == 0 => Ok(()),
             Kind::AmdgpuCs | Kind::LimaSubmit => {
                 let (id, fc, fs) = (u(0), u(1), u(2));
                 let name = s(3);

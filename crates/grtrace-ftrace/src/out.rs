@@ -1,15 +1,18 @@
 //! Output of imported records as grtrace streams: `BASE.grtrace.<cpu>` per CPU, or one
 //! merged stream (`-o -`). Every stream's header has `IMPORTED` set and its first record is
-//! a `NOTE_MSG` naming the source; `NOTE_PROCESS` comes before a task's first event when the
-//! source knows its name; each stream ends with `NOTE_STREAM_INFO`.
+//! a `NOTE_MSG` naming the source, stamped at the capture's start; `NOTE_PROCESS` comes
+//! before a task's first event when the source knows its name; each stream ends with
+//! `NOTE_STREAM_INFO`, stamped at the capture's end. Readers start their clock at the first
+//! record and take the span up to the last, as for a recording of the grtrace series, so
+//! the two notes carry the capture's span (IMPORT.md §1).
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::hash::BuildHasherDefault;
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use grtrace_format::abi::{self, INFO_STOPPED_CLEANLY};
+use grtrace_format::abi::{self, stream_off, INFO_STOPPED_CLEANLY};
 use grtrace_format::{encode_into, encoded_size, Body, Stamp, StreamHeader, StreamInfo};
 
 use crate::map::{Fx, Sink};
@@ -55,6 +58,18 @@ struct Out {
     buf: Vec<u8>,
     records: u64,
     bytes: u64,
+    /// Where in `buf` the source note's `time_ns` is, until the first write: the note is
+    /// stamped there with the capture's start (known by then, see [`Streams::set_start`]),
+    /// or the stream's first record when that is earlier.
+    note_time: Option<usize>,
+    /// The capture's start as known so far.
+    start: Option<u64>,
+    /// Time of the stream's first record after the note.
+    first: Option<u64>,
+    /// Whether the header is still in `buf` (nothing written yet).
+    header_in_buf: bool,
+    /// The output file, to rewrite the header's `driver` once the import is over.
+    file: Option<File>,
 }
 
 impl Out {
@@ -71,9 +86,16 @@ impl Out {
             buf: Vec::with_capacity(FLUSH_AT + 4096),
             records: 0,
             bytes: 0,
+            note_time: None,
+            start: None,
+            first: None,
+            header_in_buf: true,
+            file: None,
         };
         o.buf.extend_from_slice(&h.encode());
         o.bytes = o.buf.len() as u64;
+        // Record header: the time is at byte 16.
+        o.note_time = Some(o.buf.len() + 16);
         o.put(
             h.endian,
             &Stamp {
@@ -97,13 +119,40 @@ impl Out {
         encode_into(stamp, body, e, &mut self.buf[at..]);
         self.records += 1;
         self.bytes += n as u64;
+        if self.records > 1 && self.first.is_none() {
+            self.first = Some(stamp.time_ns);
+        }
         if self.buf.len() >= FLUSH_AT {
-            self.flush()?;
+            self.flush(e)?;
         }
         Ok(())
     }
 
-    fn flush(&mut self) -> io::Result<()> {
+    /// Sets the header's `driver` field: in the buffer while it is there, else in the file
+    /// (after everything was written); a merged stream on stdout keeps what it said.
+    fn set_driver(&mut self, driver: &str) -> io::Result<()> {
+        let mut field = [0u8; stream_off::DRIVER_LEN];
+        let n = driver.len().min(field.len());
+        field[..n].copy_from_slice(&driver.as_bytes()[..n]);
+        if self.header_in_buf {
+            self.buf[stream_off::DRIVER..stream_off::DRIVER + field.len()].copy_from_slice(&field);
+        } else if let Some(f) = &mut self.file {
+            f.seek(SeekFrom::Start(stream_off::DRIVER as u64))?;
+            f.write_all(&field)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, e: grtrace_format::Endian) -> io::Result<()> {
+        if let Some(at) = self.note_time.take() {
+            // Never after the stream's first record: the stream stays in time order.
+            let t = match (self.start, self.first) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => a.or(b).unwrap_or(0),
+            };
+            e.put_u64(&mut self.buf, at, t);
+        }
+        self.header_in_buf = false;
         self.w.write_all(&self.buf)?;
         self.buf.clear();
         Ok(())
@@ -127,6 +176,13 @@ pub struct Streams {
     /// Bit per pid: NOTE_PROCESS written.
     announced: Vec<u64>,
     last_ns: u64,
+    /// The capture's start and end when the source knows them (see [`Streams::set_start`]).
+    start: Option<u64>,
+    end: Option<u64>,
+    /// The driver names to leave in the headers (see [`Streams::set_driver`]).
+    driver: Option<String>,
+    /// A closing source note (see [`Streams::set_trailer`]).
+    trailer: Option<String>,
     pub records: u64,
 }
 
@@ -146,6 +202,10 @@ impl Streams {
             lookup: None,
             announced: Vec::new(),
             last_ns: 0,
+            start: None,
+            end: None,
+            driver: None,
+            trailer: None,
             records: 0,
         };
         match target {
@@ -160,6 +220,39 @@ impl Streams {
             }
         }
         Ok(st)
+    }
+
+    /// The capture began at `t` (its first event, or the instant tracing was turned on):
+    /// every stream's source note is stamped there, so that readers count the capture's
+    /// time from its start, not from 0 (IMPORT.md §1). To be called before the first
+    /// record; an earlier time wins.
+    pub fn set_start(&mut self, t: u64) {
+        let t = self.start.map_or(t, |s| s.min(t));
+        self.start = Some(t);
+        for o in self.outs.iter_mut().flatten() {
+            o.start = Some(t);
+        }
+    }
+
+    /// The capture ended at `t` (its last event, or the instant tracing was turned off):
+    /// the streams' `NOTE_STREAM_INFO` is stamped there if that is after the last record.
+    pub fn set_end(&mut self, t: u64) {
+        self.end = Some(self.end.map_or(t, |e| e.max(t)));
+    }
+
+    /// What the capture turned out to contain (the drivers of the events it had, see
+    /// [`Mapper::drivers_seen`](crate::map::Mapper::drivers_seen)): written into every
+    /// stream's header by [`finish`](Self::finish), where the header written at the start
+    /// named what the source's formats promised. A merged stream already written to a pipe
+    /// keeps that.
+    pub fn set_driver(&mut self, driver: &str) {
+        self.driver = Some(driver.to_string());
+    }
+
+    /// What the import learnt only by its end, as a second `grtrace-import:` note before
+    /// every stream's NOTE_STREAM_INFO (IMPORT.md §1: `late_ends=N`).
+    pub fn set_trailer(&mut self, text: String) {
+        self.trailer = Some(text);
     }
 
     /// Task names known from the source (trace.dat saved command lines, text comm fields).
@@ -202,7 +295,10 @@ impl Streams {
             .map_err(|e| io::Error::new(e.kind(), format!("creating {}: {e}", path.display())))?;
         let mut h = self.header.clone();
         h.cpu = cpu;
-        let o = Out::new(path.display().to_string(), Box::new(f), &h, &self.note, cpu)?;
+        let patch = f.try_clone().ok();
+        let mut o = Out::new(path.display().to_string(), Box::new(f), &h, &self.note, cpu)?;
+        o.start = self.start;
+        o.file = patch;
         if self.outs.len() <= i {
             self.outs.resize_with(i + 1, || None);
         }
@@ -213,11 +309,27 @@ impl Streams {
     /// Ends every stream with NOTE_STREAM_INFO (`lost` = events the kernel reported lost)
     /// and flushes; returns (path or "-", records, bytes) per stream.
     pub fn finish(mut self, lost: u64) -> io::Result<Vec<(String, u64, u64)>> {
-        let end = self.last_ns;
+        let end = self.end.map_or(self.last_ns, |e| e.max(self.last_ns));
         let e = self.header.endian;
         let mut res = Vec::new();
         for (cpu, slot) in self.outs.iter_mut().enumerate() {
             if let Some(mut o) = slot.take() {
+                let cpu_id = if self.merged { 0 } else { cpu as u32 };
+                if let Some(text) = &self.trailer {
+                    let stamp = Stamp {
+                        cpu: cpu_id,
+                        pid: 0,
+                        time_ns: end,
+                        seq: 0,
+                    };
+                    o.put(
+                        e,
+                        &stamp,
+                        &Body::Msg {
+                            text: text.as_bytes(),
+                        },
+                    )?;
+                }
                 let info = StreamInfo {
                     kernel_dropped: lost,
                     records: o.records,
@@ -235,8 +347,17 @@ impl Streams {
                     },
                     &Body::StreamInfo(info),
                 )?;
-                o.flush()?;
+                // In the buffer if the header is still there, else in the file once all is
+                // written.
+                let in_buf = o.header_in_buf;
+                if let (Some(d), true) = (&self.driver, in_buf) {
+                    o.set_driver(d)?;
+                }
+                o.flush(e)?;
                 o.w.flush()?;
+                if let (Some(d), false) = (&self.driver, in_buf) {
+                    o.set_driver(d)?;
+                }
                 res.push((o.path, o.records, o.bytes));
             }
         }
@@ -245,6 +366,10 @@ impl Streams {
 }
 
 impl Sink for Streams {
+    fn capture_start(&mut self, t: u64) {
+        self.set_start(t);
+    }
+
     #[inline]
     fn record(&mut self, cpu: u32, pid: u32, time_ns: u64, body: &Body<'_>) -> io::Result<()> {
         self.last_ns = self.last_ns.max(time_ns);

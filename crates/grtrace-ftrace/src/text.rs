@@ -272,11 +272,13 @@ const VIRTIO: &[(&str, V)] = &[
     ("seqno", V::Int("seqno")),
 ];
 
-/// The formats text input is rebuilt into: 6.12 and 6.17 scheduler names side by side.
+/// The formats text input is rebuilt into: 6.12 and 6.17 scheduler names side by side, and
+/// both variants of the events whose fields changed in 6.17 (amdgpu's and lima's lost the
+/// scheduler job id): a line is rebuilt into the variant whose fields it prints.
 pub fn text_formats() -> Vec<EventFormat> {
     let mut v = crate::fixtures::formats("6.12");
     for f in crate::fixtures::formats("6.17") {
-        if !v.iter().any(|g| g.name == f.name) {
+        if !v.iter().any(|g| g.id == f.id) {
             v.push(f);
         }
     }
@@ -316,10 +318,11 @@ pub struct Line<'a> {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Parsed<'a> {
     Event(Line<'a>),
-    /// `CPU:N [LOST K EVENTS]` (tracefs) or `CPU:N [K EVENTS DROPPED]` (trace-cmd).
+    /// `CPU:N [LOST K EVENTS]` (tracefs) or `CPU:N [K EVENTS DROPPED]` (trace-cmd); without
+    /// a count (`[LOST EVENTS]`, `[EVENTS DROPPED]`) when the ring buffer did not store one.
     Lost {
         cpu: u32,
-        count: u64,
+        count: Option<u64>,
     },
     /// Preamble, comments, blank lines.
     Skip,
@@ -350,14 +353,20 @@ pub fn parse_line(l: &str) -> Result<Parsed<'_>, String> {
         let inner = rest.trim().trim_start_matches('[').trim_end_matches(']');
         let words: Vec<&str> = inner.split_whitespace().collect();
         let count = match words.as_slice() {
-            ["LOST", n, "EVENTS"] => n.parse().map_err(|_| "bad lost count")?,
-            [n, "EVENTS", "DROPPED"] => n.parse().map_err(|_| "bad dropped count")?,
+            ["LOST", n, "EVENTS"] => Some(n.parse().map_err(|_| "bad lost count")?),
+            [n, "EVENTS", "DROPPED"] => Some(n.parse().map_err(|_| "bad dropped count")?),
+            ["LOST", "EVENTS"] | ["EVENTS", "DROPPED"] => None,
             _ => return Err(format!("unrecognised CPU line `{t}`")),
         };
         return Ok(Parsed::Lost { cpu, count });
     }
     // "<comm>-<pid> [(<tgid>)] [<cpu>] [<flags>] <secs>.<frac>: <event>: <fields>"
-    let open = l.find(" [").ok_or("no [cpu] column")?;
+    // " [" by its '[' (a byte search; a two-byte pattern costs a searcher per line).
+    let b = l.as_bytes();
+    let open = (1..b.len())
+        .find(|&i| b[i] == b'[' && b[i - 1] == b' ')
+        .map(|i| i - 1)
+        .ok_or("no [cpu] column")?;
     let who = l[..open].trim();
     let mut after = &l[open + 2..];
     // tracefs with the tgid option prints "(  tgid)" before the cpu
@@ -380,7 +389,8 @@ pub fn parse_line(l: &str) -> Result<Parsed<'_>, String> {
     }
     let ts_ns =
         parse_ts(tok.trim_end_matches(':')).ok_or_else(|| format!("bad timestamp `{tok}`"))?;
-    let ev_at = after.find(tok).expect("token is in the text") + tok.len();
+    // `tok` is a slice of `after`: where it ends, without searching for it.
+    let ev_at = tok.as_ptr() as usize - after.as_ptr() as usize + tok.len();
     let rest = after[ev_at..].trim_start();
     let (event, fields) = match rest.split_once(':') {
         Some((e, f)) if !e.contains(' ') => (e, f.trim()),
@@ -435,6 +445,10 @@ pub struct TextImport {
     pub other_lines: u64,
     pub lines: u64,
     last_ts: Vec<u64>,
+    /// Time of the last event line (any CPU).
+    last_line_ts: u64,
+    /// The text's first event time, when it was read ahead ([`TextImport::for_text`]).
+    first: Option<u64>,
 }
 
 impl Default for TextImport {
@@ -459,19 +473,43 @@ impl TextImport {
     ///
     /// [`for_text`]: Self::for_text
     pub fn new() -> TextImport {
-        Self::for_text(b"")
-    }
-
-    /// A reader for `text`: the formats of [`SWITCHES`] are included when `text` has lines
-    /// of them, as a trace.dat of the same recording would carry them.
-    pub fn for_text(text: &[u8]) -> TextImport {
-        let text = String::from_utf8_lossy(text);
         let formats: Vec<EventFormat> = text_formats()
             .into_iter()
-            .filter(|f| {
-                !SWITCHES.contains(&f.name.as_str()) || text.contains(&format!(" {}: ", f.name))
-            })
+            .filter(|f| !SWITCHES.contains(&f.name.as_str()))
             .collect();
+        Self::with_formats(formats, None)
+    }
+
+    /// A reader for `text`, which is read once first, as a trace.dat would describe it:
+    /// the formats are those of the events the text has lines of (a trace.dat carries
+    /// the formats of the events it recorded), so the switches of [`SWITCHES`] follow the
+    /// text and the stream header names the drivers the text really has; and the time of
+    /// its first event is the capture's start (IMPORT.md §1).
+    pub fn for_text(text: &[u8]) -> TextImport {
+        let text = match std::str::from_utf8(text) {
+            Ok(t) => std::borrow::Cow::Borrowed(t),
+            Err(_) => String::from_utf8_lossy(text),
+        };
+        // Few distinct events in a capture, the same ones line after line: a list beats
+        // hashing every line's name.
+        let mut names: Vec<&str> = Vec::new();
+        let mut first: Option<u64> = None;
+        for l in text.lines() {
+            if let Ok(Parsed::Event(e)) = parse_line(l) {
+                if !names.contains(&e.event) {
+                    names.push(e.event);
+                }
+                first = Some(first.map_or(e.ts_ns, |f| f.min(e.ts_ns)));
+            }
+        }
+        let formats: Vec<EventFormat> = text_formats()
+            .into_iter()
+            .filter(|f| names.contains(&f.name.as_str()))
+            .collect();
+        Self::with_formats(formats, first)
+    }
+
+    fn with_formats(formats: Vec<EventFormat>, first: Option<u64>) -> TextImport {
         let mapper = Mapper::new(grtrace_format::Endian::NATIVE, &formats);
         TextImport {
             formats,
@@ -479,7 +517,44 @@ impl TextImport {
             other_lines: 0,
             lines: 0,
             last_ts: Vec::new(),
+            last_line_ts: 0,
+            first,
         }
+    }
+
+    /// The format of `l`'s event its printed keys fit: of the variants (kernels whose
+    /// fields differ), one with no printed key for a field it lacks, and with the fewest of
+    /// its fields not printed.
+    fn variant(&self, l: &Line<'_>, keys: Keys) -> Option<&EventFormat> {
+        let mut it = self.formats.iter().filter(|f| f.name == l.event);
+        let first = it.next()?;
+        let Some(second) = it.next() else {
+            return Some(first);
+        };
+        let printed = |key: &str| match key {
+            "" => l.rest.split(", ").nth(1).is_some(),
+            k => value(l.rest, k).is_some(),
+        };
+        let score = |f: &EventFormat| {
+            let (mut absent_printed, mut present_unprinted) = (0, 0);
+            for (key, v) in keys.iter() {
+                let field = match v {
+                    V::Int(f) | V::Ptr(f) | V::Str(f) | V::Word(f) => *f,
+                    V::Pair(a, _) | V::SecondPair(a, _) => *a,
+                };
+                let has = f.field(field).is_some();
+                match (has, printed(key)) {
+                    (false, true) => absent_printed += 1,
+                    (true, false) => present_unprinted += 1,
+                    _ => {}
+                }
+            }
+            (absent_printed, present_unprinted)
+        };
+        [first, second]
+            .into_iter()
+            .chain(it)
+            .min_by_key(|f| score(f))
     }
 
     /// Builds the binary record of a known event line; None for other events.
@@ -488,9 +563,7 @@ impl TextImport {
             return Ok(None);
         };
         let fmt = self
-            .formats
-            .iter()
-            .find(|f| f.name == l.event)
+            .variant(l, keys)
             .ok_or_else(|| format!("no {kernel} format for {}", l.event))?;
         let mut r = Record::new(fmt, l.pid);
         let mut found = 0;
@@ -543,6 +616,9 @@ impl TextImport {
     ) -> Result<(), TextErrorOrIo> {
         let mut line = String::new();
         let mut offset = 0u64;
+        if let Some(t) = self.first {
+            sink.capture_start(t);
+        }
         loop {
             line.clear();
             let n = input.read_line(&mut line).map_err(TextErrorOrIo::Io)?;
@@ -562,10 +638,15 @@ impl TextImport {
             match parse_line(line.trim_end_matches(['\n', '\r'])).map_err(&err)? {
                 Parsed::Skip => {}
                 Parsed::Lost { cpu, count } => {
-                    let t = self.last_ts.get(cpu as usize).copied().unwrap_or(0);
-                    let first = t;
+                    // The marker stands before the CPU's first event after the loss: it is
+                    // no earlier than that CPU's last event nor than the line before it
+                    // (text is in time order), and not before the capture's first event.
+                    let prev = self.last_ts.get(cpu as usize).copied().filter(|&t| t > 0);
+                    let t = (prev.unwrap_or(0))
+                        .max(self.last_line_ts)
+                        .max(self.first.unwrap_or(0));
                     self.mapper
-                        .lost(sink, cpu, Some(count), first, t)
+                        .lost(sink, cpu, count, prev.unwrap_or(t), t)
                         .map_err(TextErrorOrIo::Io)?;
                 }
                 Parsed::Event(l) => {
@@ -574,8 +655,12 @@ impl TextImport {
                         self.last_ts.resize(c + 1, 0);
                     }
                     self.last_ts[c] = l.ts_ns;
+                    self.last_line_ts = self.last_line_ts.max(l.ts_ns);
                     match self.record(&l).map_err(&err)? {
-                        None => self.other_lines += 1,
+                        None => {
+                            self.other_lines += 1;
+                            self.mapper.other_event(l.ts_ns);
+                        }
                         Some(bytes) => match self.mapper.event(sink, l.cpu, l.ts_ns, &bytes) {
                             Ok(r) => r.map_err(TextErrorOrIo::Io)?,
                             Err(e) => return Err(err(e.0)),
@@ -632,11 +717,32 @@ mod tests {
         assert_eq!(parse_line("# tracer: nop").unwrap(), Parsed::Skip);
         assert_eq!(
             parse_line("CPU:1 [LOST 12 EVENTS]").unwrap(),
-            Parsed::Lost { cpu: 1, count: 12 }
+            Parsed::Lost {
+                cpu: 1,
+                count: Some(12)
+            }
+        );
+        // The kernel and trace-cmd print no count when the ring buffer stored none.
+        assert_eq!(
+            parse_line("CPU:2 [LOST EVENTS]").unwrap(),
+            Parsed::Lost {
+                cpu: 2,
+                count: None
+            }
+        );
+        assert_eq!(
+            parse_line("CPU:3 [EVENTS DROPPED]").unwrap(),
+            Parsed::Lost {
+                cpu: 3,
+                count: None
+            }
         );
         assert_eq!(
             parse_line("CPU:0 [3 EVENTS DROPPED]").unwrap(),
-            Parsed::Lost { cpu: 0, count: 3 }
+            Parsed::Lost {
+                cpu: 0,
+                count: Some(3)
+            }
         );
         assert!(parse_line("this is not a trace line").is_err());
         assert!(parse_line("  x-1 [000] notatime: ev: a=1").is_err());

@@ -1378,9 +1378,18 @@ fn v3d_queues_are_rings_and_their_interrupts_end_the_jobs() {
             row("END", 2, 3, 3500),
             row("START", 3, 4, 3600),
             row("END", 3, 4, 3900),
-            row("RESET", NO_RING, 0, 4000),
+            // A device reset: on every queue of the device (its running jobs failed).
+            row("RESET", 0, 0, 4000),
+            row("RESET", 1, 0, 4000),
+            row("RESET", 2, 0, 4000),
+            row("RESET", 3, 0, 4000),
         ]
     );
+    // Before any queue of the device is known, it names no ring.
+    let mut t = Trace::new("6.12");
+    t.ev(1, 4000, 0, "v3d_reset_begin", &[("dev", 0)], &[]);
+    let (c, _) = run(&t);
+    assert_eq!(c.events()[0].2, (0, NO_RING, 0));
 }
 
 /// The stream header's `driver` holds 32 bytes: with many driver systems it keeps whole

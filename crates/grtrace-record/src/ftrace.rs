@@ -399,6 +399,7 @@ pub fn record(
         fs::read_to_string("/proc/sys/kernel/osrelease")
             .unwrap_or_default()
             .trim(),
+        mapper.sees_dependencies(false),
     );
     let target = if o.output == "-" {
         Target::Merged(Box::new(io::BufWriter::with_capacity(
@@ -448,6 +449,12 @@ pub fn record(
         });
     }
     let mut live = LiveMerge::new(layout, &cpus, HELD_LIMIT);
+    // The capture's span is the recording's, as with the relay recorder: from turning
+    // tracing on to turning it off, in the trace clock when user space can read it (else
+    // the first and last events'). Readers count time from the first record.
+    if let Some(t) = trace_now(&clock) {
+        sink.set_start(t);
+    }
     put(&inst.file("tracing_on"), "1").map_err(ioe("starting tracing (tracing_on)"))?;
     let mut failure = None;
     let mut pipe_closed = false;
@@ -459,6 +466,9 @@ pub fn record(
         {
             // Stop writing, then drain what the buffers still hold.
             let _ = put(&inst.file("tracing_on"), "0");
+            if let Some(t) = trace_now(&clock) {
+                sink.set_end(t);
+            }
             stopping = true;
         }
         let mut got = 0;
@@ -553,6 +563,14 @@ pub fn record(
             .unwrap_or(0);
     }
     let lost_total = mapper.stats.lost_events.max(dropped);
+    if let Some((first, last)) = mapper.stats.span() {
+        sink.set_start(first);
+        sink.set_end(last);
+    }
+    sink.set_driver(&mapper.drivers_seen());
+    if let Some(note) = import::closing_note(&mapper.stats) {
+        sink.set_trailer(note);
+    }
     let outputs = match sink.finish(lost_total) {
         Ok(v) => v,
         Err(e) if grtrace_cli::is_broken_pipe(&e) => {

@@ -9,7 +9,7 @@
 
 use hdrhistogram::Histogram;
 
-use crate::job::{Job, Tags, NONE};
+use crate::job::{Flags, Job, Tags, NONE};
 use crate::joiner::FxMap;
 use crate::rules::Rules;
 
@@ -63,7 +63,8 @@ impl Classifier {
     /// Takes a finished job (copied into the window); emits jobs (tagged) as they leave
     /// the window.
     pub fn push(&mut self, job: &Job, emit: &mut impl FnMut(&mut Job)) {
-        if !job.flags.incomplete() {
+        // A class's reference is measured execution: an inferred START is not a measurement.
+        if !job.flags.incomplete() && judges_start(job) {
             let h = self
                 .classes
                 .entry((job.key.ctx, job.key.ring))
@@ -125,7 +126,17 @@ impl Classifier {
     }
 }
 
-/// Tags `job` by the rules; `classes` gives the exec-tail reference of its class.
+/// Whether the rules that depend on where START falls (queue-wait: the queue phase ends
+/// there; exec-tail: exec begins there) can judge `job`: its START was recorded, not inferred
+/// as max(SUBMIT, previous END on the ring) by the kernel, an importer or the joiner
+/// (JOBS.md §5). An inferred split is the inference's, not the job's.
+pub fn judges_start(job: &Job) -> bool {
+    !job.flags.has(Flags::INFERRED)
+}
+
+/// Tags `job` by the rules; `classes` gives the exec-tail reference of its class. A rule
+/// whose phase the recording did not measure for the job (shown `-`) does not fire on the
+/// 0 in its place.
 fn classify(r: &Rules, classes: &mut FxMap<(u32, u32), ClassHist>, job: &mut Job) {
     if job.flags.incomplete() {
         return;
@@ -139,17 +150,29 @@ fn classify(r: &Rules, classes: &mut FxMap<(u32, u32), ClassHist>, job: &mut Job
     } as f64;
     let us = |v: f64| v * 1000.0;
     let mut tags = 0u8;
-    if p.submit_host as f64 > r.host_share * total && p.submit_host as f64 > us(r.host_min_us) {
+    let start_known = judges_start(job);
+    if job.measured(0)
+        && p.submit_host as f64 > r.host_share * total
+        && p.submit_host as f64 > us(r.host_min_us)
+    {
         tags |= Tags::HOST_SUBMIT;
     }
     // Waiting for a dependency on the host is dependency wait, not ring congestion.
     let congested = p.queue.saturating_sub(job.host_wait) as f64;
     let busy_ring = (job.fill.is_finite() && job.fill as f64 >= r.queue_fill)
         || job.outstanding as f64 >= r.queue_outstanding;
-    if congested > r.queue_share * total && congested > us(r.queue_min_us) && busy_ring {
+    if start_known
+        && job.measured(1)
+        && congested > r.queue_share * total
+        && congested > us(r.queue_min_us)
+        && busy_ring
+    {
         tags |= Tags::QUEUE_WAIT;
     }
-    if let Some(h) = classes.get_mut(&(job.key.ctx, job.key.ring)) {
+    let class = (start_known && job.measured(2))
+        .then(|| classes.get_mut(&(job.key.ctx, job.key.ring)))
+        .flatten();
+    if let Some(h) = class {
         if h.hist.len() as f64 >= r.tail_min_jobs.max(1.0) {
             let q = h.quantile(r.tail_quantile.clamp(0.0, 1.0));
             job.class_ref = q;
@@ -161,12 +184,13 @@ fn classify(r: &Rules, classes: &mut FxMap<(u32, u32), ClassHist>, job: &mut Job
             }
         }
     }
-    if (p.gpu_wait > 0 && p.gpu_wait as f64 > r.dep_share * total)
-        || (r.dep_segments > 0.0 && job.sync_segments as f64 >= r.dep_segments)
+    if job.measured(4)
+        && ((p.gpu_wait > 0 && p.gpu_wait as f64 > r.dep_share * total)
+            || (r.dep_segments > 0.0 && job.sync_segments as f64 >= r.dep_segments))
     {
         tags |= Tags::DEP_WAIT;
     }
-    if r.fault_min > 0.0 && job.faults as f64 >= r.fault_min {
+    if job.measured(5) && r.fault_min > 0.0 && job.faults as f64 >= r.fault_min {
         tags |= Tags::VM_FAULT;
     }
     if r.preempt_min > 0.0

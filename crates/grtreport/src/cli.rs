@@ -25,7 +25,8 @@ named <ctx, ring, seqno>, splits every job's life into phases and tags what bloc
   total       = (IRQ or END) - COMMIT
 
   tags: host-submit queue-wait exec-tail dep-wait vm-fault preempt-thrash
-  flags: inferred (START taken as max(SUBMIT, previous END)), incomplete (missing events or
+  flags: inferred (START not recorded: max(SUBMIT, previous END), by grtreport, the kernel
+         or an importer; not judged for queue-wait or exec-tail), incomplete (missing events or
          in flight across lost records: listed, but not tagged or counted in statistics),
          no-doorbell (the GPU finished it before its SUBMIT was recorded: SUBMIT = COMMIT)
 

@@ -180,6 +180,17 @@ pub trait Timeline {
     fn finish(&mut self, engine: &Engine, warnings: &[String]) -> io::Result<()>;
 }
 
+/// Takes the phases a source cannot measure (bits, PHASE_NAMES order) out of finished jobs:
+/// their values (an imported COMMIT and SUBMIT are one instant, so submit_host is 0) are
+/// not measurements.
+fn unmeasure(jobs: &mut [Job], unmeasured: u8) {
+    if unmeasured != 0 {
+        for j in jobs {
+            j.measured &= !unmeasured;
+        }
+    }
+}
+
 /// Records between two watermark computations (each is O(jobs in flight + tail window)).
 const WATERMARK_EVERY: u32 = 1 << 14;
 
@@ -267,6 +278,9 @@ pub struct Engine {
     pub kept_intervals: Vec<crate::util::IntervalRow>,
     /// Driver and SIMULATED flag of the input's stream header, for the report.
     pub source: (String, bool),
+    /// What an imported stream's source note says (IMPORT.md §1): the phases it cannot
+    /// measure are taken out of every job (`-`, never 0).
+    pub import: Option<crate::measurable::Import>,
     /// Every tagged job, when a test asks for them ([`Engine::keep_jobs`]).
     kept: Option<Vec<Job>>,
     timelines: Vec<Box<dyn Timeline>>,
@@ -367,6 +381,7 @@ impl Engine {
             interval_out: None,
             kept_intervals: Vec::new(),
             source: (String::new(), false),
+            import: None,
             kept: None,
             timelines: Vec::new(),
             since_watermark: 0,
@@ -421,6 +436,8 @@ impl Engine {
         if self.joiner.finished_len() > 0 {
             let mut buf = w.empty.try_recv().unwrap_or_default();
             self.joiner.take_finished(&mut buf);
+            let unmeasured = self.import.as_ref().map_or(0, |i| i.unmeasured);
+            unmeasure(&mut buf, unmeasured);
             if let Some(tx) = &w.jobs {
                 // Fails only if the worker is gone (it panicked): `join` below says so.
                 let _ = tx.send((buf, genesis));
@@ -494,7 +511,9 @@ impl Engine {
         let genesis = self.joiner.stats.first_ns;
         let joiner = &self.joiner;
         let rings = |id: u32| joiner.ring(id).map(RingInfo::from);
-        out.borrow_mut().rows(self.card, &rows, genesis, &rings)
+        let unmeasured = self.import.as_ref().map_or(0, |i| i.unmeasured);
+        out.borrow_mut()
+            .rows(self.card, &rows, genesis, &rings, unmeasured)
     }
 
     pub fn add_sink(&mut self, s: Box<dyn JobSink>) {
@@ -524,12 +543,18 @@ impl Engine {
         if self.filter.ring.is_active() {
             self.filter.ring.learn(rec);
         }
+        if rec.rtype() == grtrace_format::RecordType::NOTE_MSG {
+            self.message(rec);
+        }
         self.joiner.feed(rec);
         if let Some(cp) = &mut self.critical {
             cp.genesis(self.joiner.stats.first_ns);
             if rec.rtype() == grtrace_format::RecordType::NOTE_MSG {
                 if let grtrace_format::Body::Msg { text } = rec.body() {
-                    cp.message(rec.time_ns(), text);
+                    // An importer's notes say where the capture came from: no frame marker.
+                    if !text.starts_with(crate::measurable::IMPORT_NOTE) {
+                        cp.message(rec.time_ns(), text);
+                    }
                 }
             }
         }
@@ -561,6 +586,21 @@ impl Engine {
             self.write_intervals()?;
         }
         Ok(())
+    }
+
+    /// A message: an imported stream's source note says what the source cannot measure.
+    #[cold]
+    fn message(&mut self, rec: &RecordView<'_>) {
+        if let grtrace_format::Body::Msg { text } = rec.body() {
+            if let Some(im) = crate::measurable::Import::parse(text) {
+                // Every stream of an import carries the same opening note (the first one is
+                // kept) and may close with one saying what was known only at the end.
+                match &mut self.import {
+                    Some(first) => first.merge(&im),
+                    None => self.import = Some(im),
+                }
+            }
+        }
     }
 
     /// A loss the reader found (sequence gap).
@@ -608,9 +648,11 @@ impl Engine {
             timelines,
             critical,
             card,
+            import,
             ..
         } = self;
         joiner.take_finished(finished);
+        unmeasure(finished, import.as_ref().map_or(0, |i| i.unmeasured));
         let names = Names {
             genesis,
             joiner: &*joiner,
@@ -684,6 +726,11 @@ impl Engine {
             genesis: self.genesis(),
             warnings,
             critical: self.critical.as_ref().map(CriticalPath::report),
+            unattributed: self
+                .joiner
+                .rings()
+                .filter(|r| !self.summary.rings.contains_key(&r.id))
+                .fold((0, 0), |(f, x), r| (f + r.faults, x + r.resets)),
         })
     }
 
@@ -703,6 +750,7 @@ impl Engine {
             self.joiner.stats.seen_codes,
             self.source.0.clone(),
             self.source.1,
+            self.import.as_ref(),
         )
     }
 
@@ -728,7 +776,20 @@ impl Engine {
     /// Utilisation of every ring and context (after [`finish`](Self::finish)).
     pub fn util_rows(&self) -> Vec<output::UtilRow> {
         let rings = |id: u32| self.ring_info(id);
-        output::util_rows(&self.joiner, &self.summary, &rings)
+        let mut rows = output::util_rows(&self.joiner, &self.summary, &rings);
+        let unmeasured = self.import.as_ref().map_or(0, |i| i.unmeasured);
+        for u in rows.iter_mut().filter(|u| u.is_ring) {
+            if unmeasured & 1 != 0 {
+                // COMMIT and SUBMIT are one instant: "host late to submit" cannot be told.
+                u.idle_host = f64::NAN;
+            }
+            if unmeasured & (1 << 4) != 0 {
+                // No dependency wait is visible: neither idle for one nor busy waiting.
+                u.idle_dep = f64::NAN;
+                u.gpu_wait = f64::NAN;
+            }
+        }
+        rows
     }
 
     pub fn write_ring_csv<W: Write>(&self, w: W) -> io::Result<()> {

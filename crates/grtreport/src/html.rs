@@ -393,8 +393,13 @@ impl<W: Write> Html<W> {
                 j.flags.0,
                 j.flags
             )?;
-            for v in j.phases.as_array() {
-                write!(o, ",{v}")?;
+            // Unmeasured phases are null (shown `-`), never 0.
+            for (i, v) in j.phases.as_array().into_iter().enumerate() {
+                if j.measured(i) {
+                    write!(o, ",{v}")?;
+                } else {
+                    o.write_all(b",null")?;
+                }
             }
             o.write_all(b",")?;
             jsonw::num(o, j.fill as f64)?;
@@ -481,6 +486,7 @@ impl<W: Write> Html<W> {
             .collect();
         groups.extend(s.ctxs.iter().map(|(id, g)| (format!("ctx {id}"), g)));
         groups.push(("all".to_string(), &s.all));
+        let meas = engine.measurable();
         for (i, (label, gr)) in groups.iter().enumerate() {
             if i > 0 {
                 o.write_all(b",\n")?;
@@ -489,9 +495,19 @@ impl<W: Write> Html<W> {
             jsonw::string(o, label.as_bytes())?;
             write!(
                 o,
-                ",\"jobs\":{},\"complete\":{},\"incomplete\":{},\"inferred\":{},\"tagged\":{},\"tag_jobs\":{:?},\"phases\":[",
-                gr.jobs, gr.complete, gr.incomplete, gr.inferred, gr.tagged, gr.tag_jobs
+                ",\"jobs\":{},\"complete\":{},\"incomplete\":{},\"inferred\":{},\"tagged\":{},\"tag_jobs\":[",
+                gr.jobs, gr.complete, gr.incomplete, gr.inferred, gr.tagged
             )?;
+            // A class not judged (see the text report's Blocking Classes) is null, never 0.
+            for (t, n) in gr.tag_jobs.iter().enumerate() {
+                let sep = if t > 0 { "," } else { "" };
+                if meas.judged(t) && (output::judged_jobs(gr, t) > 0 || gr.complete == 0) {
+                    write!(o, "{sep}{n}")?;
+                } else {
+                    write!(o, "{sep}null")?;
+                }
+            }
+            o.write_all(b"],\"phases\":[")?;
             for p in 0..N_PHASES {
                 if p > 0 {
                     o.write_all(b",")?;

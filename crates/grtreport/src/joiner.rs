@@ -559,6 +559,9 @@ struct Slot {
     batch: u32,
     sync_open: u64,
     sync_open_host: bool,
+    /// When it first waited host-side for a dependency (NONE: never): an idle gap of its
+    /// ring from then on was a dependency wait, even before its COMMIT.
+    host_wait_from: u64,
     /// The fence the open SYNC window waits for.
     sync_fence: (u64, u64),
     /// Its own fence (fence context, seqno), once an event named the context; (0, 0) before.
@@ -646,6 +649,7 @@ impl Slot {
             batch: 0,
             sync_open: NONE,
             sync_open_host: false,
+            host_wait_from: NONE,
             sync_fence: (0, 0),
             fence: (0, 0),
             dep_fence: (0, 0),
@@ -798,6 +802,9 @@ pub struct JoinStats {
     /// NOTE_LOST records and reader-detected gaps, and the records they count.
     pub loss_notes: u64,
     pub lost_records: u64,
+    /// Losses whose count the source did not know (an ftrace page flagged with missed
+    /// events but no stored count: NOTE_LOST with count 0).
+    pub loss_uncounted: u64,
     /// IRQs that named no open job, or named none at all (seqno 0).
     pub irq_orphan: u64,
     pub irq_unnamed: u64,
@@ -1039,6 +1046,11 @@ impl Joiner {
         self.rings.get(&id)
     }
 
+    /// Every ring seen (NOTE_RING or an event naming it), in order of appearance.
+    pub fn rings(&self) -> impl Iterator<Item = &RingState> {
+        self.rings.list.iter()
+    }
+
     pub fn in_flight(&self) -> usize {
         self.jobs.len()
     }
@@ -1104,8 +1116,17 @@ impl Joiner {
     /// Records vanished (a NOTE_LOST, or a sequence gap found by the reader): every job in
     /// flight may have lost events, so each is marked incomplete rather than guessed at.
     pub fn lost(&mut self, l: &Lost) {
+        // A job that ended before the lost records began and waits only for an IRQ the
+        // recording never had (imported streams have none) has every event it will get:
+        // it is finished as it stands, not marked lost.
+        if self.stats.seen_codes & code_bit(Event::IRQ) == 0 && !self.awaiting.is_empty() {
+            self.finish_ended_before(l.first_ns);
+        }
         self.stats.loss_notes += 1;
         self.stats.lost_records += l.count;
+        if l.count == 0 {
+            self.stats.loss_uncounted += 1;
+        }
         // Every job now open is marked when it finishes (born_loss differs): O(1) here.
         self.losses += 1;
     }
@@ -1173,6 +1194,30 @@ impl Joiner {
         }
         let mut due = std::mem::take(&mut self.scratch);
         due.sort_unstable_by_key(|k| (self.jobs[k].end, *k));
+        for k in due.drain(..) {
+            self.finish(k);
+        }
+        self.scratch = due;
+    }
+
+    /// Finishes the jobs awaiting an IRQ that ended by `t` (the last record of the CPU
+    /// before the loss: what was lost came after it), in END order.
+    fn finish_ended_before(&mut self, t: u64) {
+        self.scratch.clear();
+        while let Some(&(end, k)) = self.awaiting.front() {
+            if end > t {
+                break;
+            }
+            self.awaiting.pop_front();
+            if self
+                .jobs
+                .get(&k)
+                .is_some_and(|s| s.in_awaiting && s.end == end)
+            {
+                self.scratch.push(k);
+            }
+        }
+        let mut due = std::mem::take(&mut self.scratch);
         for k in due.drain(..) {
             self.finish(k);
         }
@@ -1335,7 +1380,16 @@ impl Joiner {
             Event::START => {
                 let r = Self::ring_mut(&mut self.rings, key.ring, t);
                 let s = Self::slot(&mut self.jobs, key, t, self.losses);
-                if s.start == NONE || (s.flags.has(Flags::INFERRED) && t <= s.end) {
+                // A START the kernel or an importer inferred (FORMAT.md §4.2) is taken as
+                // one the joiner inferred (JOBS.md §2): flagged, and replaced by a recorded
+                // one, but not by another inferred one nor by a START after a preemption.
+                let inferred = flags & eflag::INFERRED != 0;
+                if s.start == NONE
+                    || (s.flags.has(Flags::INFERRED)
+                        && !inferred
+                        && s.preempt_at == NONE
+                        && t <= s.end)
+                {
                     if s.start == NONE {
                         s.switches_at_start = r.switches;
                         s.ring_prev = r.last_key;
@@ -1346,7 +1400,11 @@ impl Joiner {
                         }
                     }
                     s.start = t;
-                    s.flags.0 &= !Flags::INFERRED;
+                    if inferred {
+                        s.flags.set(Flags::INFERRED);
+                    } else {
+                        s.flags.0 &= !Flags::INFERRED;
+                    }
                     if s.end == NONE && !s.in_active {
                         s.in_active = true;
                         s.touch_ring = r.wide;
@@ -1361,7 +1419,15 @@ impl Joiner {
                     let u = &mut r.util;
                     if !u.busy.running() && u.idle_since != NONE {
                         let waited = s.host_wait > 0 || (s.sync_open != NONE && s.sync_open_host);
-                        u.gap(&split_gap(u.idle_since, t, s.commit, s.submit, waited));
+                        let from = s.host_wait_from;
+                        u.gap(&split_gap(
+                            u.idle_since,
+                            t,
+                            s.commit,
+                            s.submit,
+                            waited,
+                            from,
+                        ));
                     }
                     u.busy.start(t);
                     self.ctx_util.entry(key.ctx).or_default().busy.start(t);
@@ -1388,6 +1454,9 @@ impl Joiner {
                     s.sync_open = t;
                     s.sync_open_host = flags & eflag::HOST != 0;
                     s.sync_fence = (ev.arg0(), ev.arg1());
+                    if s.sync_open_host && s.host_wait_from == NONE {
+                        s.host_wait_from = t;
+                    }
                 }
             }
             Event::SYNC_EXIT => {

@@ -30,7 +30,8 @@ fn num(v: f64) -> Value {
     }
 }
 
-fn group(g: &Group, measurable: &[bool; N_PHASES]) -> Value {
+fn group(g: &Group, meas: &crate::measurable::Measurable) -> Value {
+    let measurable = &meas.phases;
     let mut phases = Map::new();
     for (i, name) in PHASE_NAMES.iter().enumerate() {
         let v = if !measurable[i] {
@@ -53,10 +54,15 @@ fn group(g: &Group, measurable: &[bool; N_PHASES]) -> Value {
     }
     let mut tags = Map::new();
     for (t, name) in Tags::NAMES.iter().enumerate() {
-        tags.insert(
-            name.to_string(),
-            json!({ "jobs": g.tag_jobs[t], "lost_ns": g.tag_lost[t] }),
-        );
+        // Not judged (the rule's phase unmeasured, or no job with a recorded START for
+        // queue-wait and exec-tail): null, never 0.
+        let judged = crate::output::judged_jobs(g, t);
+        let v = if meas.judged(t) && (judged > 0 || g.complete == 0) {
+            json!({ "jobs": g.tag_jobs[t], "lost_ns": g.tag_lost[t], "judged": judged })
+        } else {
+            Value::Null
+        };
+        tags.insert(name.to_string(), v);
     }
     json!({
         "jobs": g.jobs,
@@ -98,7 +104,7 @@ pub fn job(j: &Job, genesis: u64, measurable: &[bool; N_PHASES]) -> Value {
     let p = j.phases.as_array();
     let mut phases = Map::new();
     for (i, name) in PHASE_NAMES.iter().enumerate() {
-        let v = if measurable[i] && !j.flags.incomplete() {
+        let v = if measurable[i] && j.measured(i) && !j.flags.incomplete() {
             json!(p[i])
         } else {
             Value::Null
@@ -144,7 +150,7 @@ pub fn job(j: &Job, genesis: u64, measurable: &[bool; N_PHASES]) -> Value {
     })
 }
 
-fn interval(row: &IntervalRow) -> Value {
+fn interval(row: &IntervalRow, m: &[bool; N_PHASES]) -> Value {
     let f = &row.figures;
     let len = row.end.saturating_sub(row.start).max(1) as f64;
     json!({
@@ -156,8 +162,8 @@ fn interval(row: &IntervalRow) -> Value {
         "outstanding_avg": f.out_area as f64 / len,
         "outstanding_max": f.out_max,
         "fill_max": if f.fill_max > 0.0 { num(f.fill_max as f64) } else { Value::Null },
-        "idle_host_ns": f.idle.host,
-        "idle_dep_ns": f.idle.dep,
+        "idle_host_ns": if m[0] { json!(f.idle.host) } else { Value::Null },
+        "idle_dep_ns": if m[4] { json!(f.idle.dep) } else { Value::Null },
         "idle_sched_ns": f.idle.sched,
         "idle_none_ns": f.idle_none(row.end.saturating_sub(row.start)),
     })
@@ -184,7 +190,7 @@ pub fn report(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
         .iter()
         .map(|(id, g)| {
             let info = (r.rings)(*id).unwrap_or_default();
-            let mut v = group(g, m);
+            let mut v = group(g, r.measurable);
             v["id"] = json!(id);
             v["name"] = json!(info.name);
             v["size"] = json!(info.size);
@@ -200,7 +206,7 @@ pub fn report(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
         .ctxs
         .iter()
         .map(|(id, g)| {
-            let mut v = group(g, m);
+            let mut v = group(g, r.measurable);
             v["id"] = json!(id);
             v["utilisation"] = util_of(false, *id);
             v
@@ -248,18 +254,37 @@ pub fn report(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
             "span_ns": span,
             "lost_records": st.lost_records,
             "loss_notes": st.loss_notes,
+            "loss_notes_uncounted": st.loss_uncounted,
             "event_codes": r.measurable.codes(),
             "missing_events": r.measurable.missing(),
             "unmeasurable_phases": r.measurable.unmeasurable(),
+            "import": r.measurable.import.as_ref().map(|im| json!({
+                "source": im.source,
+                "tool": im.tool,
+                "clock": im.clock,
+                "recorder": im.recorder,
+                "kernel": im.kernel,
+                "start_inferred": im.start_inferred,
+                "late_ends": im.late_ends,
+                "unmeasured": im.unmeasured_names(),
+            })),
+            "inferred_start_jobs": s.all.inferred,
+            "not_judged": (0..Tags::COUNT)
+                .filter(|&t| !r.measurable.judged(t))
+                .map(|t| Tags::NAMES[t])
+                .collect::<Vec<_>>(),
         },
         "warnings": r.warnings,
-        "all": group(&s.all, m),
+        "all": group(&s.all, r.measurable),
         "rings": rings,
         "contexts": ctxs,
         "verdicts": verdicts,
         "hints": crate::output::hints(r),
         "top": top,
-        "intervals": intervals.iter().map(interval).collect::<Vec<_>>(),
+        "intervals": intervals
+            .iter()
+            .map(|row| interval(row, &r.measurable.phases))
+            .collect::<Vec<_>>(),
         "rules": rules,
         "critical_path": r.critical.map_or(Value::Null, crate::critical::to_json),
     })

@@ -86,7 +86,7 @@ pub fn describe_blocker(j: &Job) -> Option<String> {
             b.ahead
         )),
         BlockKind::Dep if !b.owned => Some(format!(
-            "waited {} ms on {}, which no recorded job owns (a CPU-side or foreign fence)",
+            "waited {} ms on {}, which no recorded job is known to own (a CPU-side or foreign fence, or its job was recorded without its fence: 6.12 scheduler events name a job by its fence only when a driver event does)",
             ms(b.lost),
             b.who()
         )),
@@ -489,6 +489,9 @@ fn group_line(g: &Group) -> String {
         "{} job(s): {} complete, {} incomplete, {} with inferred START",
         g.jobs, g.complete, g.incomplete, g.inferred
     );
+    if g.errors > 0 {
+        s.push_str(&format!(", {} with an error", g.errors));
+    }
     if g.fill_n > 0 {
         s.push_str(&format!(
             "; ring fill at SUBMIT avg {} max {}",
@@ -519,6 +522,9 @@ pub struct ReportInput<'a> {
     pub warnings: &'a [String],
     /// `--critical-path`: the window's or the slowest frame's path.
     pub critical: Option<&'a crate::critical::CritReport>,
+    /// VM faults and resets on rings no reported job ran on (an imported fault names no
+    /// ring or job): counted, not attributed.
+    pub unattributed: (u64, u64),
 }
 
 pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
@@ -538,9 +544,17 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
         group_line(&s.all)
     )?;
     if st.lost_records > 0 || st.loss_notes > 0 {
+        let uncounted = if st.loss_uncounted > 0 {
+            format!(
+                " (and an unknown number in {}: the source did not count them)",
+                st.loss_uncounted
+            )
+        } else {
+            String::new()
+        };
         writeln!(
             w,
-            "grtreport: {} records lost in {} gap(s): jobs in flight across a gap are incomplete",
+            "grtreport: {} records lost{uncounted} in {} gap(s): jobs in flight across a gap are incomplete",
             st.lost_records, st.loss_notes
         )?;
     }
@@ -550,10 +564,28 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
         } else {
             ""
         };
-        writeln!(w, "grtreport: source: {}{sim}", r.measurable.driver)?;
+        match &r.measurable.import {
+            Some(im) => writeln!(
+                w,
+                "grtreport: source: {}{sim}; {}",
+                r.measurable.driver,
+                im.describe()
+            )?,
+            None => writeln!(w, "grtreport: source: {}{sim}", r.measurable.driver)?,
+        }
     }
     if let Some(l) = r.measurable.line() {
         writeln!(w, "grtreport: {l}")?;
+    }
+    if let Some(l) = inferred_line(&s.all) {
+        writeln!(w, "grtreport: {l}")?;
+    }
+    if let Some(im) = r.measurable.import.as_ref().filter(|i| i.late_ends > 0) {
+        writeln!(
+            w,
+            "grtreport: {} job(s) END at i915_request_retire, which the CPU runs after the GPU finished (the capture has no fence signal for them): their exec and the busy time include that delay",
+            im.late_ends
+        )?;
     }
     for warn in r.warnings {
         writeln!(w, "grtreport: warning: {warn}")?;
@@ -609,7 +641,10 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
         "(gpu_wait and vm_fault happen inside queue/exec; they are shown apart, not added)"
     )?;
 
-    section(w, "Blocking Classes (jobs tagged, share of complete jobs)")?;
+    section(
+        w,
+        "Blocking Classes (jobs tagged, share of the complete jobs judged)",
+    )?;
     let mut tw = table();
     write!(tw, "\tjobs\t")?;
     for n in Tags::NAMES {
@@ -618,22 +653,34 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
     writeln!(tw, "untagged\t")?;
     for (label, g) in rows() {
         write!(tw, "{label}\t{}\t", g.complete)?;
-        let share = |n: u64| {
-            if g.complete == 0 {
-                0.0
-            } else {
-                n as f64 / g.complete as f64
-            }
-        };
+        let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
         for t in 0..Tags::COUNT {
-            write!(tw, "{} ({})\t", g.tag_jobs[t], pct(share(g.tag_jobs[t])))?;
+            let of = judged_jobs(g, t);
+            if !r.measurable.judged(t) || of == 0 {
+                write!(tw, "-\t")?;
+            } else {
+                write!(
+                    tw,
+                    "{} ({})\t",
+                    g.tag_jobs[t],
+                    pct(share(g.tag_jobs[t], of))
+                )?;
+            }
         }
         let un = g.complete - g.tagged;
-        writeln!(tw, "{} ({})\t", un, pct(share(un)))?;
+        if (0..Tags::COUNT).any(|t| r.measurable.judged(t) && judged_jobs(g, t) > 0) {
+            writeln!(tw, "{} ({})\t", un, pct(share(un, g.complete)))?;
+        } else {
+            // No class could be judged: "untagged" would claim nothing blocked them.
+            writeln!(tw, "-\t")?;
+        }
     }
     put_table(w, tw)?;
+    for l in class_notes(r) {
+        writeln!(w, "{l}")?;
+    }
 
-    write_util(w, r.util)?;
+    write_util(w, r.util, s.all.inferred, s.all.complete)?;
 
     section(w, "Hints")?;
     let hints = hints(r);
@@ -654,6 +701,60 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
     Ok(())
 }
 
+/// Complete jobs of `g` a blocking class (tag index) is judged on: queue-wait and exec-tail
+/// only on jobs whose START was recorded (JOBS.md §5), the others on every complete job.
+pub fn judged_jobs(g: &Group, tag: usize) -> u64 {
+    if tag == 1 || tag == 2 {
+        g.complete - g.inferred
+    } else {
+        g.complete
+    }
+}
+
+/// The header line about inferred STARTs, when some jobs have one.
+fn inferred_line(g: &Group) -> Option<String> {
+    (g.inferred > 0).then(|| {
+        format!(
+            "{} of {} complete job(s) have an inferred START (max(SUBMIT, previous END on the ring), by the kernel, the importer or grtreport): their queue/exec split is that inference, and queue-wait and exec-tail are not judged for them",
+            g.inferred, g.complete
+        )
+    })
+}
+
+/// What the Blocking Classes table's `-` cells and judged shares mean.
+fn class_notes(r: &ReportInput<'_>) -> Vec<String> {
+    let m = r.measurable;
+    let mut out = Vec::new();
+    let not: Vec<&str> = (0..Tags::COUNT)
+        .filter(|&t| !m.judged(t))
+        .map(|t| Tags::NAMES[t])
+        .collect();
+    if !not.is_empty() {
+        let why = if m.import.is_some() {
+            "the source cannot measure what their rules need"
+        } else {
+            "the recording lacks the events their rules need"
+        };
+        out.push(format!("(-: {} not judged: {why})", not.join(", ")));
+    }
+    let a = &r.summary.all;
+    if a.inferred > 0 && (m.judged(1) || m.judged(2)) {
+        out.push(if a.complete == a.inferred {
+            format!(
+                "(queue-wait, exec-tail: -: no job's START was recorded; the {} with an inferred START are not judged)",
+                a.inferred
+            )
+        } else {
+            format!(
+                "(queue-wait, exec-tail: shares of the {} job(s) whose START was recorded; the {} with an inferred START are not judged, - where none was recorded)",
+                a.complete - a.inferred,
+                a.inferred
+            )
+        });
+    }
+    out
+}
+
 /// Structural hints (the report's verdicts): patterns over the whole window, per ring.
 pub fn hints(r: &ReportInput<'_>) -> Vec<String> {
     let rules = r.rules;
@@ -664,14 +765,23 @@ pub fn hints(r: &ReportInput<'_>) -> Vec<String> {
         }
         let info = (r.rings)(*id);
         let name = format!("ring {}", ring_label(*id, &info));
-        if g.share(1) > rules.queue_share {
+        let m = &r.measurable.phases;
+        if m[1] && g.share(1) > rules.queue_share {
+            let inferred = if g.inferred > 0 {
+                format!(
+                    " (queue ends at an inferred START for {} of {} jobs)",
+                    g.inferred, g.complete
+                )
+            } else {
+                String::new()
+            };
             out.push(format!(
-                "{name}: queue > {:.0}% of job time for the whole window ({}): ring too small or a long job ahead",
+                "{name}: queue > {:.0}% of job time for the whole window ({}){inferred}: ring too small or a long job ahead",
                 rules.queue_share * 100.0,
                 pct(g.share(1))
             ));
         }
-        if g.share(0) > rules.host_share {
+        if m[0] && g.share(0) > rules.host_share {
             out.push(format!(
                 "{name}: host submission takes {} of job time: driver/ioctl path or lock contention",
                 pct(g.share(0))
@@ -700,7 +810,7 @@ pub fn hints(r: &ReportInput<'_>) -> Vec<String> {
                 fill_str(g.fill_max)
             ));
         }
-        let share = |t: usize| g.tag_jobs[t] as f64 / g.complete as f64;
+        let share = |t: usize| g.tag_jobs[t] as f64 / judged_jobs(g, t).max(1) as f64;
         if share(2) > 0.05 {
             out.push(format!(
                 "{name}: {} of jobs run > {}x the P{:.0} of their class: heavy kernels or too little GPU",
@@ -722,6 +832,17 @@ pub fn hints(r: &ReportInput<'_>) -> Vec<String> {
             ));
         }
     }
+    let (faults, resets) = r.unattributed;
+    if faults > 0 {
+        out.push(format!(
+            "{faults} VM fault(s) named no ring with jobs (an imported fault interrupt names no ring or job): which jobs they hit is not known; they are not in vm-fault"
+        ));
+    }
+    if resets > 0 {
+        out.push(format!(
+            "{resets} reset(s) named no ring with jobs: which jobs they hit is not known"
+        ));
+    }
     let a = &r.summary.all;
     if a.jobs > 0 && a.incomplete as f64 > 0.01 * a.jobs as f64 {
         out.push(format!(
@@ -731,7 +852,7 @@ pub fn hints(r: &ReportInput<'_>) -> Vec<String> {
     }
     if a.inferred > 0 {
         out.push(format!(
-            "{} job(s) had no START: taken as max(SUBMIT, previous END on the ring) and flagged inferred",
+            "{} job(s) have no recorded START: taken as max(SUBMIT, previous END on the ring) (by the kernel, the importer or grtreport) and flagged inferred; queue-wait and exec-tail are not judged for them",
             a.inferred
         ));
     }
@@ -896,8 +1017,14 @@ fn pct_or_dash(x: f64) -> String {
     }
 }
 
-/// The utilisation table and one verdict line per ring.
-pub fn write_util<W: Write>(w: &mut W, rows: &[UtilRow]) -> io::Result<()> {
+/// The utilisation table and one verdict line per ring; `inferred` of `complete` jobs have
+/// an inferred START.
+pub fn write_util<W: Write>(
+    w: &mut W,
+    rows: &[UtilRow],
+    inferred: u64,
+    complete: u64,
+) -> io::Result<()> {
     section(w, "Utilisation (share of the trace's span)")?;
     let mut tw = table();
     writeln!(
@@ -926,6 +1053,12 @@ pub fn write_util<W: Write>(w: &mut W, rows: &[UtilRow]) -> io::Result<()> {
         w,
         "(rings: out_avg is time-weighted; contexts: outstanding at SUBMIT. idle_host: next job committed, not submitted;\n idle_dep: it waited host-side on a dependency; idle_sched: submitted, not started; idle_none: nothing committed)"
     )?;
+    if inferred > 0 {
+        writeln!(
+            w,
+            "(busy counts from START, which is inferred for {inferred} of {complete} complete job(s): max(SUBMIT, previous END on the ring))"
+        )?;
+    }
     for u in rows.iter().filter(|u| u.verdict.is_some()) {
         writeln!(w, "{}", verdict_line(u))?;
     }
@@ -936,28 +1069,37 @@ pub fn write_util<W: Write>(w: &mut W, rows: &[UtilRow]) -> io::Result<()> {
 /// 1.80%); idle 7.90%: host late 5.00%, dependency 0.40%, nothing queued 2.50%`.
 pub fn verdict_line(u: &UtilRow) -> String {
     let v = u.verdict.map_or("-", |b| b.name());
-    format!(
+    let deps = if u.gpu_wait.is_nan() {
+        " (dependency waits are not visible in this recording: busy may include them)"
+    } else {
+        ""
+    };
+    let line = format!(
         "{}: {v}: busy {} (own work {}, GPU-side dependency waits {}); idle {}: host late {}, dependency {}, submitted not started {}, nothing queued {}",
         u.label,
         pct(u.busy),
-        pct((u.busy - u.gpu_wait).max(0.0)),
-        pct(u.gpu_wait),
+        pct_or_dash(u.busy - u.gpu_wait),
+        pct_or_dash(u.gpu_wait),
         pct((1.0 - u.busy).max(0.0)),
-        pct(u.idle_host),
-        pct(u.idle_dep),
+        pct_or_dash(u.idle_host),
+        pct_or_dash(u.idle_dep),
         pct(u.idle_sched),
         pct(u.idle_none)
-    )
+    );
+    line + deps
 }
 
 /// Header of `--interval` rows.
 pub const INTERVAL_HEADER: &str = "#  start_s       end_s  ring          busy    jobs/s  out_avg  out_max  fill_max  idle_host  idle_dep idle_sched  idle_none";
 
-/// One `--interval` row (no newline).
+/// One `--interval` row (no newline); `unmeasured`: phases the source cannot measure
+/// (bits, PHASE_NAMES order): without submit_host idle_host is `-`, without gpu_wait
+/// idle_dep.
 pub fn interval_line(
     row: &crate::util::IntervalRow,
     genesis: u64,
     rings: &dyn Fn(u32) -> Option<RingInfo>,
+    unmeasured: u8,
 ) -> String {
     let f = &row.figures;
     let len = row.end.saturating_sub(row.start).max(1) as f64;
@@ -980,8 +1122,16 @@ pub fn interval_line(
         } else {
             "-".into()
         },
-        sh(f.idle.host),
-        sh(f.idle.dep),
+        if unmeasured & 1 == 0 {
+            sh(f.idle.host)
+        } else {
+            "-".into()
+        },
+        if unmeasured & (1 << 4) == 0 {
+            sh(f.idle.dep)
+        } else {
+            "-".into()
+        },
         sh(f.idle.sched),
         sh(f.idle_none(row.end.saturating_sub(row.start)))
     )
@@ -1026,13 +1176,15 @@ impl IntervalLines {
         self
     }
 
-    /// Writes `rows` of `card` (times since `genesis`).
+    /// Writes `rows` of `card` (times since `genesis`; see [`interval_line`] for
+    /// `unmeasured`).
     pub fn rows(
         &mut self,
         card: Option<u32>,
         rows: &[crate::util::IntervalRow],
         genesis: u64,
         rings: &dyn Fn(u32) -> Option<RingInfo>,
+        unmeasured: u8,
     ) -> io::Result<()> {
         if card.is_some() && !self.card_column {
             // A card turned up while reading (streams concatenated on stdin): the rows from
@@ -1052,7 +1204,7 @@ impl IntervalLines {
             }
         }
         for row in rows {
-            let line = interval_line(row, genesis, rings);
+            let line = interval_line(row, genesis, rings, unmeasured);
             match card.filter(|_| self.card_column) {
                 Some(c) => writeln!(self.out, "{c:>5} {line}")?,
                 None => writeln!(self.out, "{line}")?,

@@ -639,7 +639,7 @@ impl<W: Write> Perfetto<W> {
                 self.out.write_all(b"\"queue_ms\":")?;
                 jsonw::ms(&mut self.out, j.phases.queue)?;
                 self.out.write_all(b"}}")?;
-                if flow != 0 && j.commit == NONE {
+                if flow != 0 && !host_slice(&j) {
                     self.flow(b's', "submit", flow, pid, tid, j.submit)?;
                 }
                 self.release(slot);
@@ -914,8 +914,8 @@ impl<W: Write> Timeline for Perfetto<W> {
 
     fn job(&mut self, job: &Job, _genesis: u64) -> io::Result<()> {
         self.stats.jobs += 1;
-        let has_host = job.commit != NONE && job.submit != NONE;
-        let has_queue = job.submit != NONE && job.start != NONE;
+        let has_host = host_slice(job);
+        let has_queue = job.submit != NONE && job.start != NONE && job.measured(1);
         let has_exec = job.start != NONE && job.end != NONE;
         let refs = has_host as u8 + has_queue as u8 + has_exec as u8;
         // Busy time goes into the counter buckets now: they are written only once the
@@ -1064,4 +1064,10 @@ impl<W: Write> Timeline for Perfetto<W> {
         self.out.write_all(b"]}}\n")?;
         self.out.flush()
     }
+}
+
+/// Whether a job gets a host-side slice (COMMIT to SUBMIT): not when the recording did not
+/// measure submit_host (an imported COMMIT and SUBMIT are one instant).
+fn host_slice(job: &Job) -> bool {
+    job.commit != NONE && job.submit != NONE && job.measured(0)
 }

@@ -95,9 +95,12 @@ impl Idle {
 }
 
 /// Splits the idle gap [g0, g1) before a job started at `g1` by what the job was doing:
-/// not committed yet (nothing queued), committed but not submitted (host late), submitted
-/// but not started (a dependency if it waited host-side, else GPU-side scheduling).
-pub fn split_gap(g0: u64, g1: u64, commit: u64, submit: u64, waited: bool) -> Idle {
+/// waiting host-side for a dependency from `wait_from` (its first `HOST` SYNC_ENTER, NONE if
+/// none) until it was committed (a scheduler holds a job back before handing it to the
+/// driver: drm_sched, imported traces), not committed yet otherwise (nothing queued),
+/// committed but not submitted (host late), submitted but not started (a dependency if it
+/// waited host-side, else GPU-side scheduling).
+pub fn split_gap(g0: u64, g1: u64, commit: u64, submit: u64, waited: bool, wait_from: u64) -> Idle {
     let clamp = |x: u64| if x == NONE { g1 } else { x.clamp(g0, g1) };
     let vis = clamp(submit);
     let com = if commit == NONE {
@@ -105,11 +108,16 @@ pub fn split_gap(g0: u64, g1: u64, commit: u64, submit: u64, waited: bool) -> Id
     } else {
         clamp(commit).min(vis)
     };
+    let dep_from = if wait_from == NONE {
+        com
+    } else {
+        clamp(wait_from).min(com)
+    };
     let after = g1 - vis;
     Idle {
-        none: com - g0,
+        none: dep_from - g0,
         host: vis - com,
-        dep: if waited { after } else { 0 },
+        dep: (com - dep_from) + if waited { after } else { 0 },
         sched: if waited { 0 } else { after },
     }
 }
@@ -287,7 +295,7 @@ mod tests {
     #[test]
     fn an_idle_gap_splits_by_what_the_next_job_was_doing() {
         // Idle 100..200; committed at 130, submitted at 170, started at 200.
-        let g = split_gap(100, 200, 130, 170, false);
+        let g = split_gap(100, 200, 130, 170, false, NONE);
         let want = Idle {
             none: 30,
             host: 40,
@@ -295,7 +303,7 @@ mod tests {
             sched: 30,
         };
         assert_eq!(g, want);
-        let g = split_gap(100, 200, 130, 170, true);
+        let g = split_gap(100, 200, 130, 170, true, NONE);
         assert_eq!(
             g,
             Idle {
@@ -305,8 +313,22 @@ mod tests {
             }
         );
         // Committed before the ring went idle: no "nothing queued" part.
-        let g = split_gap(100, 200, 50, 120, false);
+        let g = split_gap(100, 200, 50, 120, false, NONE);
         assert_eq!((g.none, g.host, g.sched), (0, 20, 80));
+        // Held back by a scheduler for a dependency from 110 until its hand-off at 190
+        // (committed, submitted and started there, as an imported drm_sched job is): the
+        // ring waited on the dependency, it was not left without work (to its START: the
+        // job waited host-side).
+        let g = split_gap(100, 200, 190, 190, true, 110);
+        assert_eq!(
+            g,
+            Idle {
+                none: 10,
+                host: 0,
+                dep: 90,
+                sched: 0,
+            }
+        );
     }
 
     #[test]

@@ -354,3 +354,126 @@ fn no_doorbell_does_not_depend_on_where_the_first_submit_falls() {
         }
     }
 }
+
+/// FORMAT.md §4.2: a START with the `INFERRED` event flag (every imported START; the i915
+/// probes' START of a request behind another) is the writer's inference: the job is
+/// counted and flagged inferred, a recorded START still replaces it, and neither another
+/// inferred START nor one after a preemption does. queue-wait and exec-tail do not judge
+/// such a job (JOBS.md §5), though its split would call it queued for 5 ms behind a busy
+/// ring; a job with a recorded START and the same times is tagged.
+#[test]
+fn a_start_the_kernel_or_an_importer_inferred_is_flagged_and_not_judged_on() {
+    let mut r = Rec::default();
+    r.ring(T0, 0, 1 << 20, b"rcs0");
+    let f = eflag::FENCED;
+    let inf = eflag::INFERRED;
+    let mut job = |ctx: u32, seq: u64, t: u64, starts: &[(u64, u16)], end: u64| {
+        r.ev(0, 100, t, Event::COMMIT, f, ctx, 0, seq, 0, 0, 0);
+        r.ev(0, 100, t + 10 * US, Event::SUBMIT, f, ctx, 0, seq, 0, 0, 1);
+        for (at, fl) in starts {
+            r.ev(0, 100, *at, Event::START, f | fl, ctx, 0, seq, 0, 0, 0);
+        }
+        r.ev(1, 0, end, Event::END, f, ctx, 0, seq, 0, 0, 0);
+    };
+    // A long job ahead keeps the ring busy; the jobs behind it queue ~5 ms.
+    job(9, 1, T0, &[(T0 + 20 * US, 0)], T0 + 6 * MS);
+    let t = T0 + MS;
+    // Inferred at the END ahead (as an importer does).
+    job(1, 1, t, &[(T0 + 6 * MS, inf)], T0 + 7 * MS);
+    // The same with a recorded START: judged, queue-wait.
+    job(2, 1, t, &[(T0 + 6 * MS, 0)], T0 + 7 * MS);
+    // Inferred, then the recorded START (the hardware's report, later): the recorded one.
+    job(
+        3,
+        1,
+        t,
+        &[(T0 + 6 * MS, inf), (T0 + 6 * MS + 5 * US, 0)],
+        T0 + 7 * MS,
+    );
+    // Recorded, then an inferred one: the recorded one stays.
+    job(
+        4,
+        1,
+        t,
+        &[(T0 + 6 * MS, 0), (T0 + 6 * MS + 5 * US, inf)],
+        T0 + 7 * MS,
+    );
+    let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    let by_ctx = |c: u32| jobs.iter().find(|j| j.key.ctx == c).unwrap();
+    let j1 = by_ctx(1);
+    assert!(j1.flags.has(Flags::INFERRED) && !j1.flags.incomplete());
+    assert_eq!(j1.phases.queue, 5 * MS - 10 * US);
+    assert!(!j1.tags.has(Tags::QUEUE_WAIT), "{:?}", j1.tags);
+    let j2 = by_ctx(2);
+    assert!(!j2.flags.has(Flags::INFERRED));
+    assert!(j2.tags.has(Tags::QUEUE_WAIT), "{:?}", j2.tags);
+    let j3 = by_ctx(3);
+    assert!(!j3.flags.has(Flags::INFERRED));
+    assert_eq!(j3.start, T0 + 6 * MS + 5 * US);
+    let j4 = by_ctx(4);
+    assert!(!j4.flags.has(Flags::INFERRED));
+    assert_eq!(j4.start, T0 + 6 * MS);
+    assert_eq!(e.summary.all.inferred, 1);
+    let mut text = Vec::new();
+    e.write_report(&mut text, 0, &[]).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("5 complete, 0 incomplete, 1 with inferred START"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 of 5 complete job(s) have an inferred START"),
+        "{text}"
+    );
+    // queue-wait is a share of the 4 jobs judged on it.
+    let overall = text
+        .lines()
+        .skip_while(|l| !l.contains("Blocking Classes"))
+        .find(|l| l.trim_start().starts_with("Overall"))
+        .unwrap();
+    assert!(overall.contains("3 (75.00%)"), "{overall}");
+}
+
+/// A preempted job that comes back: its second START is the resumption, even when the first
+/// was inferred (the preempted time is counted, the start kept).
+#[test]
+fn an_inferred_start_is_not_replaced_by_the_resumption_after_a_preemption() {
+    let mut r = Rec::default();
+    r.ring(T0, 0, 1 << 20, b"rcs0");
+    let f = eflag::FENCED;
+    r.ev(0, 100, T0, Event::COMMIT, f, 1, 0, 1, 0, 0, 0);
+    r.ev(0, 100, T0 + 10 * US, Event::SUBMIT, f, 1, 0, 1, 0, 0, 1);
+    r.ev(
+        0,
+        100,
+        T0 + 20 * US,
+        Event::START,
+        f | eflag::INFERRED,
+        1,
+        0,
+        1,
+        0,
+        0,
+        0,
+    );
+    r.ev(
+        1,
+        0,
+        T0 + MS,
+        Event::END,
+        f | eflag::PREEMPT,
+        1,
+        0,
+        1,
+        0,
+        0,
+        0,
+    );
+    r.ev(0, 100, T0 + 3 * MS, Event::START, f, 1, 0, 1, 0, 0, 0);
+    r.ev(1, 0, T0 + 4 * MS, Event::END, f, 1, 0, 1, 0, 0, 0);
+    let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    let j = &jobs[0];
+    assert_eq!(j.start, T0 + 20 * US);
+    assert_eq!(j.preempted, 2 * MS);
+    assert!(j.flags.has(Flags::INFERRED));
+}

@@ -89,7 +89,7 @@
       const tr = el("tr", {}, tb);
       const p = (i, q) => g.phases[i][0] ? ms(g.phases[i][q]) : "-";
       [g.label, g.jobs, g.complete, g.incomplete, g.inferred, p(QI, 2), p(QI, 3), p(QI, 4),
-        p(XI, 2), p(XI, 3), p(XI, 4), p(TI, 2), p(TI, 4), g.tagged].concat(g.tag_jobs)
+        p(XI, 2), p(XI, 3), p(XI, 4), p(TI, 2), p(TI, 4), g.tagged].concat(g.tag_jobs.map(v => v === null ? "-" : v))
         .forEach(v => el("td", {}, tr, String(v)));
     });
 
@@ -188,8 +188,8 @@
       const c = color(j);
       if (jobRingRow[i] !== undefined) rect("job", i, j[START], j[END], jobRingRow[i], c);
       const row = jobCtxRow[i];
-      if (j[COMMIT] >= 0 && j[SUBMIT] >= 0) rect("phase host", i, j[COMMIT], j[SUBMIT], row, c);
-      if (j[SUBMIT] >= 0 && j[START] >= 0) rect("phase queue", i, j[SUBMIT], j[START], row, c);
+      if (j[COMMIT] >= 0 && j[SUBMIT] >= 0 && j[PH] !== null) rect("phase host", i, j[COMMIT], j[SUBMIT], row, c);
+      if (j[SUBMIT] >= 0 && j[START] >= 0 && j[PH + 1] !== null) rect("phase queue", i, j[SUBMIT], j[START], row, c);
       if (j[START] >= 0 && j[END] >= 0) rect("phase exec", i, j[START], j[END], row, c);
     });
 
@@ -310,7 +310,7 @@
         .forEach(([n, f]) => { el("th", {}, h1, n); el("td", {}, r1, j[f] >= 0 ? secs(j[f]) + " s" : "not seen"); });
       const t2 = el("table", { class: "phases" }, det);
       const h2 = el("tr", {}, t2), r2 = el("tr", {}, t2);
-      D.phases.forEach((p, n) => { el("th", {}, h2, p); el("td", {}, r2, ms(j[PH + n]) + " ms"); });
+      D.phases.forEach((p, n) => { el("th", {}, h2, p); el("td", {}, r2, j[PH + n] === null ? "-" : ms(j[PH + n]) + " ms"); });
       const info = el("p", {}, det);
       info.textContent = "tags: " + tagNames(j[TAGS]) + " · flags: " + j[FLAGTXT] +
         " · ring fill at SUBMIT: " + (j[FILL] === null ? "unknown" : (j[FILL] * 100).toFixed(0) + "%") +
