@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use grtrace_format::{Lost, RecordView};
+use grtrace_format::{Lost, NativeEvent, NativeEvents, RecordView};
 
 use crate::classify::Classifier;
 use crate::critical::{CriticalPath, Scope};
@@ -533,6 +533,45 @@ impl Engine {
                 }
             }
         }
+        self.after_record(rec)
+    }
+
+    /// Feeds one event record (as [`feed`](Self::feed) does; the reader's runs of native
+    /// events come this way).
+    #[inline]
+    pub fn feed_event(&mut self, ev: &NativeEvent<'_>) -> io::Result<()> {
+        // A --ring selection learns names from NOTE_RING records only, the critical path
+        // looks at NOTE_MSG ones: an event needs neither.
+        self.joiner.feed_event(ev);
+        if let Some(cp) = &mut self.critical {
+            cp.genesis(self.joiner.stats.first_ns);
+        }
+        self.after_record(&ev.record())
+    }
+
+    /// Feeds a run of native event records, [`feed_event`](Self::feed_event) for each: one
+    /// call per run, and without a timeline or the critical path (the usual report) the
+    /// loop looks only at what every event may change.
+    pub fn feed_events(&mut self, events: NativeEvents<'_>) -> io::Result<()> {
+        if !self.timelines.is_empty() || self.critical.is_some() {
+            for ev in events {
+                self.feed_event(&ev)?;
+            }
+            return Ok(());
+        }
+        for ev in events {
+            self.joiner.feed_event(&ev);
+            self.hand_on()?;
+            if !self.joiner.intervals.is_empty() {
+                self.write_intervals()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands the jobs the joiner finished to the classifier (or its thread).
+    #[inline(always)]
+    fn hand_on(&mut self) -> io::Result<()> {
         if self.joiner.has_finished() {
             if self.worker.is_some() {
                 if self.joiner.finished_len() >= WORKER_BATCH {
@@ -542,6 +581,13 @@ impl Engine {
                 self.pump(false)?;
             }
         }
+        Ok(())
+    }
+
+    /// What follows every record: finished jobs handed on, the timelines, interval rows.
+    #[inline(always)]
+    fn after_record(&mut self, rec: &RecordView<'_>) -> io::Result<()> {
+        self.hand_on()?;
         if !self.timelines.is_empty() || self.critical.is_some() {
             self.since_watermark += 1;
             let w = if self.since_watermark >= WATERMARK_EVERY {

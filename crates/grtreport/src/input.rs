@@ -5,7 +5,9 @@ use std::io;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use grtrace_format::{EmbeddedStream, Item, RunSummary, StreamHeader, Trace, TraceError};
+use grtrace_format::{
+    EmbeddedStream, Item, NativeEvents, RunItem, RunSummary, StreamHeader, Trace, TraceError,
+};
 
 use crate::engine::Engine;
 
@@ -30,22 +32,80 @@ pub fn run_with_progress(
     stop_on_signal: bool,
     progress: &mut grtrace_cli::Progress,
 ) -> (RunSummary, io::Result<()>, bool) {
-    let mut out_err = None;
-    let mut n: u32 = 0;
-    let mut stopped = false;
-    let mut done = (trace.streams().iter().filter(|s| s.len.is_some()).count()
-        * grtrace_format::abi::STREAM_HEADER_SIZE) as u64;
-    let mut started = false;
-    let sum = trace.for_each_card(|card, item| {
+    let mut f = Feeder::new(trace);
+    let sum = trace.for_each_run(|card, item| {
+        match item {
+            RunItem::Events { bytes, count } => f.events(engine, card, bytes, count)?,
+            RunItem::Item(item) => f.item(engine, card, item)?,
+        }
+        f.poll(progress, stop, stop_on_signal)
+    });
+    progress.finish(f.done);
+    (sum, f.out_err.map_or(Ok(()), Err), f.stopped)
+}
+
+/// What feeding the engines keeps between items: the first record seen, bytes and items
+/// read (progress, Ctrl-C polling), an output error that ended the run.
+struct Feeder {
+    started: bool,
+    done: u64,
+    items: u64,
+    /// `items` when the progress line and Ctrl-C were last looked at.
+    polled: u64,
+    stopped: bool,
+    out_err: Option<io::Error>,
+}
+
+impl Feeder {
+    fn new(trace: &Trace) -> Feeder {
+        Feeder {
+            started: false,
+            done: (trace.streams().iter().filter(|s| s.len.is_some()).count()
+                * grtrace_format::abi::STREAM_HEADER_SIZE) as u64,
+            items: 0,
+            polled: 0,
+            stopped: false,
+            out_err: None,
+        }
+    }
+
+    /// A run of native event records of `card`.
+    #[inline(always)]
+    fn events(
+        &mut self,
+        engine: &mut impl Engines,
+        card: u32,
+        bytes: &[u8],
+        count: u64,
+    ) -> ControlFlow<()> {
+        let events = NativeEvents::new(bytes);
+        if !self.started {
+            if let Some(first) = events.clone().next() {
+                self.started = true;
+                engine.start_at(first.time_ns());
+            }
+        }
+        if let Err(err) = engine.of_card(card).feed_events(events) {
+            self.out_err = Some(err);
+            return ControlFlow::Break(());
+        }
+        self.done += bytes.len() as u64;
+        self.items += count;
+        ControlFlow::Continue(())
+    }
+
+    /// Any other item.
+    #[inline(always)]
+    fn item(&mut self, engine: &mut impl Engines, card: u32, item: Item<'_>) -> ControlFlow<()> {
         match item {
             Item::Record(r) => {
-                if !started {
-                    started = true;
+                if !self.started {
+                    self.started = true;
                     engine.start_at(r.time_ns());
                 }
-                done += r.bytes().len() as u64;
+                self.done += r.bytes().len() as u64;
                 if let Err(e) = engine.of_card(card).feed(&r) {
-                    out_err = Some(e);
+                    self.out_err = Some(e);
                     return ControlFlow::Break(());
                 }
             }
@@ -53,19 +113,28 @@ pub fn run_with_progress(
             // Before any record of that stream, so before its card's engine is made.
             Item::Stream(s) => engine.stream(&s),
         }
-        n = n.wrapping_add(1);
-        // Every 4096 items, not per record: the progress line and Ctrl-C.
-        if n & 0xfff == 0 {
-            progress.update(done);
+        self.items += 1;
+        ControlFlow::Continue(())
+    }
+
+    /// After an item: every 4096 items (not per record), the progress line and Ctrl-C.
+    #[inline(always)]
+    fn poll(
+        &mut self,
+        progress: &mut grtrace_cli::Progress,
+        stop: &AtomicBool,
+        stop_on_signal: bool,
+    ) -> ControlFlow<()> {
+        if self.items >> 12 != self.polled >> 12 {
+            self.polled = self.items;
+            progress.update(self.done);
             if stop_on_signal && stop.load(Ordering::Relaxed) {
-                stopped = true;
+                self.stopped = true;
                 return ControlFlow::Break(());
             }
         }
         ControlFlow::Continue(())
-    });
-    progress.finish(done);
-    (sum, out_err.map_or(Ok(()), Err), stopped)
+    }
 }
 
 /// Where the items of a card go: one [`Engine`] for everything (a single-card run, the
