@@ -1,5 +1,16 @@
 //! The pipeline: records -> [`Joiner`] -> [`Classifier`] -> filters -> [`Summary`] and the
 //! per-job sinks (`--jobs` lines, CSV rows).
+//!
+//! On a machine with more than one CPU a report over files runs on up to three threads,
+//! each stage in trace order, so the report is the one a single thread makes:
+//! * merging: grtrace-format's reader, handing runs of native events (slices of the mapped
+//!   files) and copies of everything else over in batches ([`crate::input::run_pipelined`]);
+//! * joining (the calling thread): the [`Joiner`], the per-job sinks, the timelines;
+//! * classifying: the classifier, blocker tags, filter and statistics, when nothing but the
+//!   report needs the jobs ([`Engine::use_worker`]).
+//!
+//! A pipe (possibly live) is merged on the joining thread: a batch would hold back what a
+//! watched `--interval` or `--jobs` prints.
 
 use std::io::{self, Write};
 

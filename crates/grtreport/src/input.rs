@@ -1,12 +1,15 @@
 //! Feeding an opened [`Trace`] (files, base name or stdin, merged in time order by
-//! grtrace-format's reader) through the [`Engine`].
+//! grtrace-format's reader) through the [`Engine`]: on this thread ([`run_with_progress`]),
+//! or with the merge on a second thread ([`run_pipelined`], files only). Runs of native
+//! events go to an engine in one call ([`Engine::feed_events`]).
 
 use std::io;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use grtrace_format::{
-    EmbeddedStream, Item, NativeEvents, RunItem, RunSummary, StreamHeader, Trace, TraceError,
+    EmbeddedStream, Endian, Item, Lost, NativeEvents, RecordView, RunItem, RunSummary,
+    StreamHeader, Trace, TraceError,
 };
 
 use crate::engine::Engine;
@@ -42,6 +45,235 @@ pub fn run_with_progress(
     });
     progress.finish(f.done);
     (sum, f.out_err.map_or(Ok(()), Err), f.stopped)
+}
+
+/// [`run_with_progress`] on two threads: a second thread merges the inputs (grtrace-format's
+/// reader) and hands the items over in batches; this one joins them, in the same order, with
+/// the same engines, so the report is the same. Runs of native events of mapped files are
+/// handed over as slices of the mapping (no copy); other items (notes, gaps, stream headers,
+/// swapped events, records of piped inputs, whose buffers the reader reuses) are copied
+/// into the batch. At most [`BATCH_QUEUE`] batches wait: memory stays bounded, and the
+/// joining thread stays within the few MiB of the mapping the reader keeps behind its
+/// position. Ctrl-C is polled by the merging thread between batches; an output error here
+/// stops it at its next hand-over.
+///
+/// For a live pipe, the one-thread [`run_with_progress`]: a batch fills only as records
+/// arrive, which would hold back `--interval` rows and `--jobs` lines.
+pub fn run_pipelined(
+    trace: &mut Trace,
+    engine: &mut impl Engines,
+    stop: &AtomicBool,
+    stop_on_signal: bool,
+    progress: &mut grtrace_cli::Progress,
+) -> (RunSummary, io::Result<()>, bool) {
+    let mut f = Feeder::new(trace);
+    let (full_tx, full_rx) = crossbeam_channel::bounded::<Batch<'_>>(BATCH_QUEUE);
+    let (empty_tx, empty_rx) = crossbeam_channel::bounded::<Batch<'_>>(BATCH_QUEUE + 2);
+    let (sum, stopped) = std::thread::scope(|s| {
+        let merging = s.spawn(move || {
+            let mut stopped = false;
+            let mut batch = Batch::default();
+            let sum = trace.for_each_run(|card, item| {
+                batch.add(card, item);
+                if batch.is_full() {
+                    let next = empty_rx.try_recv().unwrap_or_default();
+                    if full_tx.send(std::mem::replace(&mut batch, next)).is_err() {
+                        // The joining thread stopped (an output error).
+                        return ControlFlow::Break(());
+                    }
+                    if stop_on_signal && stop.load(Ordering::Relaxed) {
+                        stopped = true;
+                        return ControlFlow::Break(());
+                    }
+                }
+                ControlFlow::Continue(())
+            });
+            if !batch.pieces.is_empty() {
+                let _ = full_tx.send(batch);
+            }
+            (sum, stopped)
+        });
+        'batches: for mut batch in full_rx.iter() {
+            for p in &batch.pieces {
+                let flow = match p {
+                    &Piece::Mapped { card, bytes, count } => f.events(engine, card, bytes, count),
+                    &Piece::Copied {
+                        card,
+                        start,
+                        end,
+                        count,
+                    } => f.events(engine, card, &batch.bytes[start..end], count),
+                    &Piece::Record {
+                        card,
+                        start,
+                        end,
+                        endian,
+                    } => {
+                        // The bytes the reader delivered, checked by it with this byte order.
+                        match RecordView::parse(&batch.bytes[start..end], endian, 0) {
+                            Ok(r) => f.item(engine, card, Item::Record(r)),
+                            Err(_) => unreachable!("a record the reader parsed parses again"),
+                        }
+                    }
+                    &Piece::Gap { card, lost } => f.item(engine, card, Item::Gap(lost)),
+                    Piece::Stream(st) => {
+                        let s = EmbeddedStream {
+                            file: &st.file,
+                            offset: st.offset,
+                            header: &st.header,
+                            earlier_session: st.earlier_session,
+                        };
+                        f.item(engine, st.header.card, Item::Stream(s))
+                    }
+                };
+                if flow.is_break() {
+                    break 'batches;
+                }
+            }
+            progress.update(f.done);
+            batch.clear();
+            // Full (the merging thread made its own) or gone: the buffers are dropped.
+            let _ = empty_tx.try_send(batch);
+        }
+        // The merging thread's next hand-over fails: it stops.
+        drop(full_rx);
+        match merging.join() {
+            Ok(r) => r,
+            Err(p) => std::panic::resume_unwind(p),
+        }
+    });
+    progress.finish(f.done);
+    (sum, f.out_err.map_or(Ok(()), Err), stopped)
+}
+
+/// Items per batch handed from the merging thread to the joining one: a hand-over per few
+/// thousand records, while the items in flight stay a few hundred KB.
+const BATCH_ITEMS: u64 = 4096;
+/// Bytes of records (mapped runs and copies) per batch, about: a batch is handed over once
+/// past it (a run adds 64 KiB at most). With [`BATCH_QUEUE`] batches waiting, one being
+/// filled and one being joined, the joining thread is at most ~1.2 MiB behind the merge,
+/// within the 2 MiB the reader keeps mapped behind its position.
+const BATCH_BYTES: usize = 128 << 10;
+/// Batches waiting for the joining thread at most (the merging thread waits beyond that).
+pub const BATCH_QUEUE: usize = 4;
+
+/// Items handed from the merging thread to the joining one, in merged order.
+#[derive(Default)]
+struct Batch<'m> {
+    pieces: Vec<Piece<'m>>,
+    /// Records copied for `Piece::Copied` and `Piece::Record`.
+    bytes: Vec<u8>,
+    /// Items in `pieces` (a run counts its records).
+    items: u64,
+    /// Bytes of records in `pieces`, mapped or copied.
+    size: usize,
+}
+
+enum Piece<'m> {
+    /// A run of native event records in a mapped input.
+    Mapped {
+        card: u32,
+        bytes: &'m [u8],
+        count: u64,
+    },
+    /// Native event records copied into `Batch::bytes` (records of piped inputs),
+    /// consecutive ones of a card as one piece.
+    Copied {
+        card: u32,
+        start: usize,
+        end: usize,
+        count: u64,
+    },
+    /// Another record (a note, a swapped event), copied into `Batch::bytes`.
+    Record {
+        card: u32,
+        start: usize,
+        end: usize,
+        endian: Endian,
+    },
+    Gap {
+        card: u32,
+        lost: Lost,
+    },
+    Stream(Box<OwnedStream>),
+}
+
+/// An [`EmbeddedStream`] that outlives the reader's call (rare: one per recording).
+struct OwnedStream {
+    file: String,
+    offset: u64,
+    header: StreamHeader,
+    earlier_session: Option<u64>,
+}
+
+impl<'m> Batch<'m> {
+    fn add(&mut self, card: u32, item: RunItem<'m, '_>) {
+        match item {
+            RunItem::Events { bytes, count } => {
+                self.pieces.push(Piece::Mapped { card, bytes, count });
+                self.items += count;
+                self.size += bytes.len();
+                return;
+            }
+            RunItem::Item(Item::Record(r)) => {
+                let start = self.bytes.len();
+                self.bytes.extend_from_slice(r.bytes());
+                let end = self.bytes.len();
+                self.size += r.size();
+                if r.endian() == Endian::NATIVE && r.is_event() {
+                    if let Some(Piece::Copied {
+                        card: c,
+                        end: e,
+                        count,
+                        ..
+                    }) = self.pieces.last_mut()
+                    {
+                        if *c == card && *e == start {
+                            *e = end;
+                            *count += 1;
+                            self.items += 1;
+                            return;
+                        }
+                    }
+                    self.pieces.push(Piece::Copied {
+                        card,
+                        start,
+                        end,
+                        count: 1,
+                    });
+                } else {
+                    let endian = r.endian();
+                    self.pieces.push(Piece::Record {
+                        card,
+                        start,
+                        end,
+                        endian,
+                    });
+                }
+            }
+            RunItem::Item(Item::Gap(lost)) => self.pieces.push(Piece::Gap { card, lost }),
+            RunItem::Item(Item::Stream(s)) => {
+                self.pieces.push(Piece::Stream(Box::new(OwnedStream {
+                    file: s.file.to_string(),
+                    offset: s.offset,
+                    header: s.header.clone(),
+                    earlier_session: s.earlier_session,
+                })))
+            }
+        }
+        self.items += 1;
+    }
+
+    fn is_full(&self) -> bool {
+        self.items >= BATCH_ITEMS || self.size >= BATCH_BYTES
+    }
+
+    fn clear(&mut self) {
+        self.pieces.clear();
+        self.bytes.clear();
+        self.items = 0;
+        self.size = 0;
+    }
 }
 
 /// What feeding the engines keeps between items: the first record seen, bytes and items
