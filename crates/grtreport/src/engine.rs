@@ -18,6 +18,7 @@ use grtrace_format::{Lost, NativeEvent, NativeEvents, RecordView};
 
 use crate::classify::Classifier;
 use crate::critical::{CriticalPath, Scope};
+use crate::handover::{hand_over, Producer};
 
 use crate::job::{Job, JobKey, Tags, NONE};
 use crate::joiner::{FxMap, JoinConfig, Joiner};
@@ -336,30 +337,28 @@ impl Stages {
 /// thread) hands it batches of finished jobs; it classifies them and adds them to the
 /// statistics, as [`Engine::pump`] would, in the same order. Used buffers come back.
 struct Worker {
-    jobs: Option<crossbeam_channel::Sender<(Vec<Job>, u64)>>,
-    empty: crossbeam_channel::Receiver<Vec<Job>>,
+    jobs: Option<Producer<(Vec<Job>, u64)>>,
     thread: std::thread::JoinHandle<Stages>,
 }
 
 impl Worker {
     fn start(mut stages: Stages) -> Worker {
-        let (jobs, todo) = crossbeam_channel::bounded::<(Vec<Job>, u64)>(WORKER_QUEUE);
-        let (done, empty) = crossbeam_channel::bounded(WORKER_QUEUE + 2);
+        // The worker is the faster: once it found nothing to do, it sleeps until a few
+        // batches are in, not until the next one.
+        let (jobs, todo) = hand_over::<(Vec<Job>, u64)>(WORKER_QUEUE, WORKER_QUEUE - 1, 3);
         let thread = std::thread::spawn(move || {
             let mut genesis = NONE;
-            for (mut batch, g) in todo {
+            while let Some((mut batch, g)) = todo.recv() {
                 genesis = g;
                 stages.run(&batch, genesis, false);
                 batch.clear();
-                // Full (the reader kept its own) or gone: the buffer is dropped.
-                let _ = done.try_send(batch);
+                todo.give_back((batch, g));
             }
             stages.run(&[], genesis, true);
             stages
         });
         Worker {
             jobs: Some(jobs),
-            empty,
             thread,
         }
     }
@@ -429,13 +428,11 @@ impl Engine {
     fn hand_over(&mut self, last: bool) {
         let Some(w) = &mut self.worker else { return };
         let genesis = self.joiner.stats.first_ns;
-        if self.joiner.finished_len() > 0 {
-            let mut buf = w.empty.try_recv().unwrap_or_default();
+        if let Some(tx) = w.jobs.as_ref().filter(|_| self.joiner.finished_len() > 0) {
+            let mut buf = tx.spare().map(|b| b.0).unwrap_or_default();
             self.joiner.take_finished(&mut buf);
-            if let Some(tx) = &w.jobs {
-                // Fails only if the worker is gone (it panicked): `join` below says so.
-                let _ = tx.send((buf, genesis));
-            }
+            // Fails only if the worker is gone (it panicked): `join` below says so.
+            let _ = tx.send((buf, genesis));
         }
         if last {
             let Some(w) = self.worker.take() else { return };

@@ -13,6 +13,7 @@ use grtrace_format::{
 };
 
 use crate::engine::Engine;
+use crate::handover::hand_over;
 
 /// Runs the whole trace through the engine. `stop` is polled (Ctrl-C): when it is set and
 /// `stop_on_signal` is true, reading ends early and the report covers what was read.
@@ -67,8 +68,9 @@ pub fn run_pipelined(
     progress: &mut grtrace_cli::Progress,
 ) -> (RunSummary, io::Result<()>, bool) {
     let mut f = Feeder::new(trace);
-    let (full_tx, full_rx) = crossbeam_channel::bounded::<Batch<'_>>(BATCH_QUEUE);
-    let (empty_tx, empty_rx) = crossbeam_channel::bounded::<Batch<'_>>(BATCH_QUEUE + 2);
+    // The joining thread is the slower: the merging one, once it found the queue full,
+    // sleeps until the joining one has taken all but one batch, then fills it again.
+    let (tx, rx) = hand_over::<Batch<'_>>(BATCH_QUEUE, 1, 1);
     let (sum, stopped) = std::thread::scope(|s| {
         let merging = s.spawn(move || {
             let mut stopped = false;
@@ -76,8 +78,8 @@ pub fn run_pipelined(
             let sum = trace.for_each_run(|card, item| {
                 batch.add(card, item);
                 if batch.is_full() {
-                    let next = empty_rx.try_recv().unwrap_or_default();
-                    if full_tx.send(std::mem::replace(&mut batch, next)).is_err() {
+                    let next = tx.spare().unwrap_or_default();
+                    if tx.send(std::mem::replace(&mut batch, next)).is_err() {
                         // The joining thread stopped (an output error).
                         return ControlFlow::Break(());
                     }
@@ -89,11 +91,11 @@ pub fn run_pipelined(
                 ControlFlow::Continue(())
             });
             if !batch.pieces.is_empty() {
-                let _ = full_tx.send(batch);
+                let _ = tx.send(batch);
             }
             (sum, stopped)
         });
-        'batches: for mut batch in full_rx.iter() {
+        'batches: while let Some(mut batch) = rx.recv() {
             for p in &batch.pieces {
                 let flow = match p {
                     &Piece::Mapped { card, bytes, count } => f.events(engine, card, bytes, count),
@@ -132,11 +134,10 @@ pub fn run_pipelined(
             }
             progress.update(f.done);
             batch.clear();
-            // Full (the merging thread made its own) or gone: the buffers are dropped.
-            let _ = empty_tx.try_send(batch);
+            rx.give_back(batch);
         }
         // The merging thread's next hand-over fails: it stops.
-        drop(full_rx);
+        drop(rx);
         match merging.join() {
             Ok(r) => r,
             Err(p) => std::panic::resume_unwind(p),
@@ -151,11 +152,11 @@ pub fn run_pipelined(
 const BATCH_ITEMS: u64 = 4096;
 /// Bytes of records (mapped runs and copies) per batch, about: a batch is handed over once
 /// past it (a run adds 64 KiB at most). With [`BATCH_QUEUE`] batches waiting, one being
-/// filled and one being joined, the joining thread is at most ~1.2 MiB behind the merge,
+/// filled and one being joined, the joining thread is at most ~1.5 MiB behind the merge,
 /// within the 2 MiB the reader keeps mapped behind its position.
 const BATCH_BYTES: usize = 128 << 10;
 /// Batches waiting for the joining thread at most (the merging thread waits beyond that).
-pub const BATCH_QUEUE: usize = 4;
+pub const BATCH_QUEUE: usize = 6;
 
 /// Items handed from the merging thread to the joining one, in merged order.
 #[derive(Default)]

@@ -19,6 +19,7 @@ pub mod cli;
 pub mod critical;
 pub mod engine;
 pub mod export;
+pub mod handover;
 pub mod html;
 pub mod input;
 pub mod job;
