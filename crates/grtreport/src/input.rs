@@ -14,6 +14,7 @@ use grtrace_format::{
 
 use crate::engine::Engine;
 use crate::handover::hand_over;
+use grtrace_format::abi::rsize;
 
 /// Runs the whole trace through the engine. `stop` is polled (Ctrl-C): when it is set and
 /// `stop_on_signal` is true, reading ends early and the report covers what was read.
@@ -208,6 +209,7 @@ struct OwnedStream {
 }
 
 impl<'m> Batch<'m> {
+    #[inline(always)]
     fn add(&mut self, card: u32, item: RunItem<'m, '_>) {
         match item {
             RunItem::Events { bytes, count } => {
@@ -218,7 +220,11 @@ impl<'m> Batch<'m> {
             }
             RunItem::Item(Item::Record(r)) => {
                 let start = self.bytes.len();
-                self.bytes.extend_from_slice(r.bytes());
+                // Records of --read streams, one by one: a 1.0 event is copied inline.
+                match <&[u8; rsize::EVENT]>::try_from(r.bytes()) {
+                    Ok(ev) => self.bytes.extend_from_slice(ev),
+                    Err(_) => self.bytes.extend_from_slice(r.bytes()),
+                }
                 let end = self.bytes.len();
                 self.size += r.size();
                 if r.endian() == Endian::NATIVE && r.is_event() {
