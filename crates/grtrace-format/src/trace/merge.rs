@@ -10,9 +10,10 @@ use super::{
     EmbeddedStream, Item, RawItem, RunItem, RunSummary, Trace, MIN_CHUNK, PIPE_READAHEAD,
     READ_CHUNK,
 };
-use crate::abi;
+use crate::abi::{self, rec_off};
 use crate::endian::{Endian, Native, Order, Swapped};
 use crate::view::RecordView;
+use crate::vocab::RecordType;
 
 // ---------------------------------------------------------------------------------------------
 // Merge machinery
@@ -451,6 +452,27 @@ impl<'m> Merger<'m> {
         let turn = 'turn: {
             emit!('turn, head, top, head.endian() == O::ENDIAN && head.is_event());
             loop {
+                if runs && run_n > 0 && (!check || hot_cpu != NO_CPU) {
+                    // The run goes on: the next events of this file join it in a loop of
+                    // its own (see `run_on`); the record it stops at takes the way below.
+                    let mut on = RunOn {
+                        pos,
+                        n: 0,
+                        last,
+                        backwards: 0,
+                        hot,
+                    };
+                    let cpu = if check { hot_cpu } else { NO_CPU };
+                    let stop = fast_end.min(run_start + RUN_MAX);
+                    run_on::<O>(data, stop, limit_time, cpu, &mut on);
+                    (pos, last, hot) = (on.pos, on.last, on.hot);
+                    run_n += on.n;
+                    emitted += on.n;
+                    backwards += on.backwards;
+                    if pos - run_start >= RUN_MAX {
+                        flush!('turn);
+                    }
+                }
                 let fast = if pos < fast_end {
                     data.get(pos..).and_then(RecordView::parse_event::<O>)
                 } else {
@@ -595,6 +617,78 @@ impl<'m> Merger<'m> {
         sum.peak_buffered = sum.peak_buffered.max(self.held as u64);
         sum.peak_queues = sum.peak_queues.max(self.queues as u64);
     }
+}
+
+/// What [`run_on`] carries from record to record.
+struct RunOn {
+    /// Offset of the next record.
+    pos: usize,
+    /// Records taken.
+    n: u64,
+    /// Time of the last record emitted, and records earlier than the one before them.
+    last: u64,
+    backwards: u64,
+    /// Sequence state of the file's CPU.
+    hot: CpuSeq,
+}
+
+/// The inner loop of a file's turn while a run of native events is open: takes the event
+/// records of order `O` from `on.pos` on while they are whole, start before `stop`, are
+/// earlier than `limit_time` and (`cpu` not `usize::MAX`: checked) of CPU `cpu` with the
+/// next sequence number; stops at the first record that is not, for the caller's general
+/// path. Not inlined: it keeps the few values it changes in registers.
+#[inline(never)]
+fn run_on<O: Order>(data: &[u8], stop: usize, limit_time: u64, cpu: usize, on: &mut RunOn) {
+    let RunOn {
+        mut pos,
+        mut n,
+        mut last,
+        mut backwards,
+        hot: CpuSeq {
+            last_seq: mut hl,
+            last_time: mut ht,
+        },
+    } = *on;
+    while pos < stop {
+        let Some(h) = data.get(pos..).and_then(|d| d.first_chunk::<32>()) else {
+            break;
+        };
+        let rt = O::u16([h[rec_off::TYPE], h[rec_off::TYPE + 1]]);
+        let sz = O::u16([h[rec_off::SIZE], h[rec_off::SIZE + 1]]) as usize;
+        if rt != RecordType::EVENT.0
+            || sz < abi::rsize::EVENT
+            || !sz.is_multiple_of(abi::RECORD_ALIGN)
+            || sz > data.len() - pos
+        {
+            break;
+        }
+        let time = O::u64(h[rec_off::TIME_NS..][..8].try_into().unwrap());
+        if time >= limit_time {
+            break;
+        }
+        if cpu != usize::MAX {
+            let c = O::u32(h[rec_off::CPU..][..4].try_into().unwrap());
+            let seq = O::u64(h[rec_off::SEQ..][..8].try_into().unwrap());
+            if c as usize != cpu || seq == 0 || seq != hl.wrapping_add(1) {
+                break;
+            }
+            (hl, ht) = (seq, time);
+        }
+        backwards += (time < last) as u64;
+        last = time;
+        pos += sz;
+        n += 1;
+    }
+    *on = RunOn {
+        pos,
+        n,
+        last,
+        backwards,
+        hot: CpuSeq {
+            last_seq: hl,
+            last_time: ht,
+        },
+    };
 }
 
 /// Where the merge loop delivers what it emits.
