@@ -7,6 +7,7 @@ use std::io;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use grtrace_format::abi::rsize;
 use grtrace_format::{
     EmbeddedStream, Endian, Item, Lost, NativeEvents, RecordView, RunItem, RunSummary,
     StreamHeader, Trace, TraceError,
@@ -14,7 +15,6 @@ use grtrace_format::{
 
 use crate::engine::Engine;
 use crate::handover::hand_over;
-use grtrace_format::abi::rsize;
 
 /// Runs the whole trace through the engine. `stop` is polled (Ctrl-C): when it is set and
 /// `stop_on_signal` is true, reading ends early and the report covers what was read.
