@@ -69,9 +69,11 @@ pub fn run_pipelined(
     progress: &mut grtrace_cli::Progress,
 ) -> (RunSummary, io::Result<()>, bool) {
     let mut f = Feeder::new(trace);
-    // The joining thread is the slower: the merging one, once it found the queue full,
-    // sleeps until the joining one has taken all but one batch, then fills it again.
-    let (tx, rx) = hand_over::<Batch<'_>>(BATCH_QUEUE, 1, 1);
+    // Over mapped files the joining thread is the slower: the merging one, once it found
+    // the queue full, sleeps until the joining one has taken all but one batch, then fills
+    // it again. Over --read streams (records copied) the merging one is: the joining one,
+    // once it found the queue empty, sleeps until 3 batches are in.
+    let (tx, rx) = hand_over::<Batch<'_>>(BATCH_QUEUE, 1, 3);
     let (sum, stopped) = std::thread::scope(|s| {
         let merging = s.spawn(move || {
             let mut stopped = false;
