@@ -152,12 +152,12 @@ pub fn run_pipelined(
 
 /// Items per batch handed from the merging thread to the joining one: a hand-over per few
 /// thousand records, while the items in flight stay a few hundred KB.
-const BATCH_ITEMS: u64 = 4096;
+const BATCH_ITEMS: u64 = 8192;
 /// Bytes of records (mapped runs and copies) per batch, about: a batch is handed over once
 /// past it (a run adds 64 KiB at most). With [`BATCH_QUEUE`] batches waiting, one being
-/// filled and one being joined, the joining thread is at most ~1.5 MiB behind the merge,
-/// within the 2 MiB the reader keeps mapped behind its position.
-const BATCH_BYTES: usize = 128 << 10;
+/// filled and one being joined, the joining thread is at most ~2.5 MiB behind the merge,
+/// within the 4 MiB the reader keeps mapped behind its position.
+const BATCH_BYTES: usize = 256 << 10;
 /// Batches waiting for the joining thread at most (the merging thread waits beyond that).
 pub const BATCH_QUEUE: usize = 6;
 

@@ -31,12 +31,12 @@ pub(super) struct FileCursor<'m> {
 
 /// A cursor hands the pages it has passed back to the kernel every this many bytes, so a
 /// one-pass reader of a multi-GB trace keeps a flat resident set while still reading in place.
-pub(super) const RELEASE_STEP: usize = 6 << 20;
+pub(super) const RELEASE_STEP: usize = 4 << 20;
 /// ... keeping the last this many bytes before its position: runs handed to a consumer
 /// that reads them a little later (on another thread, see `Trace::for_each_run`) are
 /// still mapped when it does (pages released too early would only fault back in). A file
-/// keeps at most `RELEASE_STEP + RELEASE_LAG` bytes resident, as before the lag.
-pub(crate) const RELEASE_LAG: usize = 2 << 20;
+/// keeps at most `RELEASE_STEP + RELEASE_LAG` bytes resident (8 MiB, as before the lag).
+pub(crate) const RELEASE_LAG: usize = 4 << 20;
 
 impl<'m> FileCursor<'m> {
     /// Drops the pages of `data` below `pos - RELEASE_LAG` (page-aligned) from the resident

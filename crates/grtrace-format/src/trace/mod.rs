@@ -24,8 +24,8 @@
 //! take a fast path: header checks with a compile-time byte order (the native copy is plain
 //! loads), the sequence state of the file's CPU in locals; anything else (notes, unknown
 //! records, damage, stream headers, pages to give back) takes the general one. A mapped
-//! file gives the pages it has passed back to the kernel every 6 MiB, keeping the last
-//! 2 MiB (runs handed to a consumer on another thread are read a little later), so the
+//! file gives the pages it has passed back to the kernel every 4 MiB, keeping the last
+//! 4 MiB (runs handed to a consumer on another thread are read a little later), so the
 //! resident set stays flat however long the trace. A merged input (header
 //! `MERGED`, for example `grtrace -o -` on stdin or a `grtparse -d` dump) interleaves CPUs in
 //! chunks; it is split into one queue per CPU. A queue that runs empty while its input still
@@ -361,7 +361,7 @@ impl Trace {
     /// The runs borrow the trace for `'m`, not for the call: a consumer may hand them to
     /// another thread (inside `std::thread::scope`) and read them after the closure
     /// returned. A mapped input gives the pages it has read back to the kernel as it goes,
-    /// 2 MiB behind its position: such a consumer should keep less than that queued, or
+    /// 4 MiB behind its position: such a consumer should keep less than that queued, or
     /// the pages it reads fault in again (the bytes are the file's all the same).
     pub fn for_each_run<'m, F>(&'m mut self, mut f: F) -> RunSummary
     where
