@@ -5,7 +5,8 @@
 //! specification; [`abi`] is its byte layout in Rust, and the kernel's uapi header is checked
 //! against it byte for byte.
 //!
-//! * [`view`]: zero-copy, endian-aware views over stream bytes ([`RecordView`], [`Records`]).
+//! * [`view`]: zero-copy, endian-aware views over stream bytes ([`RecordView`], [`Records`]),
+//!   and the hot-path view of native events ([`NativeEvent`], [`NativeEvents`]).
 //! * [`encode`](mod@encode): the writer ([`StreamWriter`]), used by the recorder, the simulator and tests.
 //! * [`builder`]: records made by hand with per-CPU sequence numbers ([`builder::Builder`]),
 //!   for tests, the synthetic generator and the simulator's scenarios.
@@ -20,7 +21,8 @@
 //! module). A program that only reads traces can depend on the crate with
 //! `default-features = false`.
 //! * [`trace`]: whole traces: input discovery, mmapped or piped inputs, the k-way merge with
-//!   per-CPU sequence-gap detection ([`Trace`], [`Item`]).
+//!   per-CPU sequence-gap detection ([`Trace`], [`Item`]); runs of native events for fast
+//!   consumers ([`Trace::for_each_run`]).
 //!
 //! ## Reading a trace
 //!
@@ -89,11 +91,11 @@ pub use encode::{encode, encode_into, encoded_size, StreamWriter};
 pub use endian::{Endian, Native, Order, Swapped};
 pub use error::FormatError;
 pub use trace::{
-    base_files, resolve_inputs, EmbeddedStream, ErrorKind, InputSource, Item, RawItem, RunSummary,
-    StreamInfoView, Trace, TraceError, Warning,
+    base_files, resolve_inputs, EmbeddedStream, ErrorKind, InputSource, Item, RawItem, RunItem,
+    RunSummary, StreamInfoView, Trace, TraceError, Warning,
 };
 pub use view::{
-    Body, ClockSync, EventBody, EventView, Lost, RecordView, Records, RingNote, Stamp,
-    StreamHeader, StreamInfo,
+    Body, ClockSync, EventBody, EventView, Lost, NativeEvent, NativeEvents, RecordView, Records,
+    RingNote, Stamp, StreamHeader, StreamInfo,
 };
 pub use vocab::{Arg, Event, RecordType};

@@ -2,7 +2,9 @@
 //!
 //! A [`RecordView`] is a checked window onto one record: its accessors read fields in place
 //! with the stream's byte order. [`RecordView::body`] decodes the type-specific part into a
-//! small [`Body`] value whose strings still borrow the underlying bytes.
+//! small [`Body`] value whose strings still borrow the underlying bytes. A [`NativeEvent`] is
+//! the hot-path view of an event record in the machine's byte order (fixed offsets, plain
+//! loads); [`NativeEvents`] walks a run of them.
 
 use crate::abi::{self, event_off, note_off, rec_off, rsize, stream_off};
 use crate::endian::{Endian, Native, Order, Swapped};
@@ -404,6 +406,230 @@ impl<'a> EventView<'a> {
         // Event records are at least `rsize::EVENT` bytes (checked by `parse`).
         let b = self.0.bytes[..rsize::EVENT].try_into().unwrap();
         EventBody::from_bytes(b, self.0.endian)
+    }
+}
+
+/// An event record in the machine's byte order, read with plain loads at fixed offsets.
+///
+/// [`EventView`] reads every field through the stream's run-time byte order and the record's
+/// slice bounds; this view is for the hot paths that see almost only native events (a
+/// report over millions of them): its fields are loads from a fixed 72-byte array, so there
+/// is neither an order test nor a bounds check per field. Made from a checked record
+/// ([`RecordView::native_event`], [`RecordView::event_in`]) or from a run of native events
+/// ([`NativeEvents`]); the same accessors as [`EventView`] and [`RecordView`]'s header ones.
+#[derive(Clone, Copy, Debug)]
+pub struct NativeEvent<'a> {
+    /// The first [`rsize::EVENT`] bytes: every field of format 1.0.
+    head: &'a [u8; rsize::EVENT],
+    /// The whole record (a later minor version may make events longer).
+    bytes: &'a [u8],
+}
+
+impl<'a> NativeEvent<'a> {
+    /// The native event record at the start of `data`, if there is one there (checked as
+    /// [`RecordView::parse`] checks it, in the machine's order).
+    pub fn parse(data: &'a [u8]) -> Option<NativeEvent<'a>> {
+        RecordView::parse(data, Endian::NATIVE, 0)
+            .ok()
+            .and_then(|r| r.native_event())
+    }
+
+    #[inline(always)]
+    fn at<const N: usize>(&self, off: usize) -> [u8; N] {
+        array(self.head, off)
+    }
+    /// The record as a [`RecordView`] (for code that takes any record).
+    #[inline]
+    pub fn record(&self) -> RecordView<'a> {
+        RecordView {
+            bytes: self.bytes,
+            endian: Endian::NATIVE,
+        }
+    }
+    /// The record's bytes, header included (exactly `size` bytes).
+    #[inline]
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+    /// The event code as the vocabulary's open type (names, argument meanings).
+    #[inline]
+    pub fn event(&self) -> Event {
+        Event(self.code())
+    }
+    /// The event code number (FORMAT.md §4.1).
+    #[inline]
+    pub fn code(&self) -> u16 {
+        u16::from_ne_bytes(self.at(rec_off::CODE))
+    }
+    /// The event flags (`abi::eflag`).
+    #[inline]
+    pub fn flags(&self) -> u16 {
+        u16::from_ne_bytes(self.at(rec_off::FLAGS))
+    }
+    /// The CPU that wrote the record.
+    #[inline]
+    pub fn cpu(&self) -> u32 {
+        u32::from_ne_bytes(self.at(rec_off::CPU))
+    }
+    /// Thread id of the task in context; 0 in hard-IRQ context.
+    #[inline]
+    pub fn pid(&self) -> u32 {
+        u32::from_ne_bytes(self.at(rec_off::PID))
+    }
+    /// Time of the record, in nanoseconds of the stream header's clock.
+    #[inline]
+    pub fn time_ns(&self) -> u64 {
+        u64::from_ne_bytes(self.at(rec_off::TIME_NS))
+    }
+    /// Per-CPU sequence number written by the kernel; 0 = not sequenced.
+    #[inline]
+    pub fn seq(&self) -> u64 {
+        u64::from_ne_bytes(self.at(rec_off::SEQ))
+    }
+    /// Context id (driver or DRM client context; 0 = kernel or none).
+    #[inline]
+    pub fn ctx(&self) -> u32 {
+        u32::from_ne_bytes(self.at(event_off::CTX))
+    }
+    /// Ring id, named by a `NOTE_RING`.
+    #[inline]
+    pub fn ring(&self) -> u32 {
+        u32::from_ne_bytes(self.at(event_off::RING))
+    }
+    /// The job's fence seqno on the ring; with `ctx` and `ring` it names a job.
+    #[inline]
+    pub fn seqno(&self) -> u64 {
+        u64::from_ne_bytes(self.at(event_off::SEQNO))
+    }
+    /// First argument, meaning per event code (FORMAT.md §4.1).
+    #[inline]
+    pub fn arg0(&self) -> u64 {
+        u64::from_ne_bytes(self.at(event_off::ARG0))
+    }
+    /// Second argument, meaning per event code (FORMAT.md §4.1).
+    #[inline]
+    pub fn arg1(&self) -> u64 {
+        u64::from_ne_bytes(self.at(event_off::ARG1))
+    }
+    /// Third argument, meaning per event code (FORMAT.md §4.1).
+    #[inline]
+    pub fn arg2(&self) -> u32 {
+        u32::from_ne_bytes(self.at(event_off::ARG2))
+    }
+    /// Fourth argument, meaning per event code (FORMAT.md §4.1).
+    #[inline]
+    pub fn arg3(&self) -> u32 {
+        u32::from_ne_bytes(self.at(event_off::ARG3))
+    }
+    /// Copies every event field out.
+    #[inline]
+    pub fn fields(&self) -> EventBody {
+        EventBody::read::<Native>(self.head)
+    }
+}
+
+impl<'a> RecordView<'a> {
+    /// This record as a [`NativeEvent`], if it is an event record in the machine's order.
+    #[inline]
+    pub fn native_event(&self) -> Option<NativeEvent<'a>> {
+        if !self.endian.is_native() || !self.is_event() {
+            return None;
+        }
+        // Event records are at least `rsize::EVENT` bytes (checked by `parse`).
+        let head = self.bytes.first_chunk::<{ rsize::EVENT }>()?;
+        Some(NativeEvent {
+            head,
+            bytes: self.bytes,
+        })
+    }
+
+    /// This event record as a [`NativeEvent`] whatever its byte order: a view of the record
+    /// itself when it is native, else of its first [`rsize::EVENT`] bytes converted to the
+    /// machine's order in `buf` (the view's record is then those 72 bytes). None for a note.
+    #[inline]
+    pub fn event_in<'b>(&self, buf: &'b mut [u8; rsize::EVENT]) -> Option<NativeEvent<'b>>
+    where
+        'a: 'b,
+    {
+        if self.endian.is_native() {
+            return self.native_event();
+        }
+        let ev = self.event()?.fields();
+        let st = self.stamp();
+        crate::encode::encode_into(&st, &Body::Event(ev), Endian::NATIVE, &mut buf[..]);
+        let buf: &'b [u8; rsize::EVENT] = buf;
+        Some(NativeEvent {
+            head: buf,
+            bytes: buf,
+        })
+    }
+
+    /// The event record of byte order `O` at the start of `data`, if one is there whole;
+    /// with its merge key fields (time, cpu, seq). The reader's fast path: anything else
+    /// (a note, damage, another order) is left to [`parse`](Self::parse).
+    #[inline(always)]
+    pub(crate) fn parse_event<O: Order>(data: &'a [u8]) -> Option<(Self, u64, u32, u64)> {
+        let h = data.first_chunk::<{ abi::RECORD_HEADER_SIZE }>()?;
+        let rt = O::u16([h[rec_off::TYPE], h[rec_off::TYPE + 1]]);
+        let sz = O::u16([h[rec_off::SIZE], h[rec_off::SIZE + 1]]) as usize;
+        if rt != RecordType::EVENT.0
+            || sz < rsize::EVENT
+            || !sz.is_multiple_of(abi::RECORD_ALIGN)
+            || sz > data.len()
+        {
+            return None;
+        }
+        let time = O::u64(
+            h[rec_off::TIME_NS..rec_off::TIME_NS + 8]
+                .try_into()
+                .unwrap(),
+        );
+        let cpu = O::u32(h[rec_off::CPU..rec_off::CPU + 4].try_into().unwrap());
+        let seq = O::u64(h[rec_off::SEQ..rec_off::SEQ + 8].try_into().unwrap());
+        let r = RecordView {
+            bytes: &data[..sz],
+            endian: O::ENDIAN,
+        };
+        Some((r, time, cpu, seq))
+    }
+}
+
+/// The native event records of a run ([`RawItem::Events`](crate::RawItem::Events), a
+/// [`RunItem::Events`](crate::RunItem::Events)), one [`NativeEvent`] each. Each record is
+/// checked (type, size, within the bytes) before it is handed out: bytes that do not
+/// continue with a whole native event end the iteration (the reader never delivers such a
+/// run).
+#[derive(Clone, Debug)]
+pub struct NativeEvents<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> NativeEvents<'a> {
+    /// The events of `bytes`, a run of whole native event records.
+    pub fn new(bytes: &'a [u8]) -> NativeEvents<'a> {
+        NativeEvents { rest: bytes }
+    }
+}
+
+impl<'a> Iterator for NativeEvents<'a> {
+    type Item = NativeEvent<'a>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<NativeEvent<'a>> {
+        let rest = self.rest;
+        let head = rest.first_chunk::<{ rsize::EVENT }>()?;
+        let rt = u16::from_ne_bytes(array(head, rec_off::TYPE));
+        let sz = u16::from_ne_bytes(array(head, rec_off::SIZE)) as usize;
+        if rt != RecordType::EVENT.0 || sz < rsize::EVENT || !sz.is_multiple_of(abi::RECORD_ALIGN) {
+            self.rest = &[];
+            return None;
+        }
+        let Some((bytes, rest)) = rest.split_at_checked(sz) else {
+            self.rest = &[];
+            return None;
+        };
+        self.rest = rest;
+        Some(NativeEvent { head, bytes })
     }
 }
 

@@ -343,6 +343,10 @@ pub fn run(args: Args) -> i32 {
     }
     // Files are mapped and read in place; the reader hands passed pages back to the kernel,
     // so the resident set stays flat whatever the trace length. --read streams them instead.
+    // Only files (mapped, or read with --read) are merged on a second thread: a pipe may be
+    // live, and its records must not wait for a batch to fill.
+    let pipelined = sources.iter().all(|s| matches!(s, InputSource::File(_)))
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     let sources = if args.read {
         sources.into_iter().map(stream_file).collect()
     } else {
@@ -496,7 +500,12 @@ pub fn run(args: Args) -> i32 {
         grtrace_cli::Progress::new(PROG, grtrace_cli::total_size(&files), args.progress.mode());
     // From a pipe, Ctrl-C also stops the producer, which then closes the pipe: keep reading
     // to its end so the report covers everything (a second Ctrl-C leaves at once).
-    let (sum, out, stopped) = crate::input::run_with_progress(
+    let run = if pipelined {
+        crate::input::run_pipelined
+    } else {
+        crate::input::run_with_progress
+    };
+    let (sum, out, stopped) = run(
         &mut trace,
         &mut engines,
         interrupted,

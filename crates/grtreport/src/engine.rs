@@ -1,12 +1,24 @@
 //! The pipeline: records -> [`Joiner`] -> [`Classifier`] -> filters -> [`Summary`] and the
 //! per-job sinks (`--jobs` lines, CSV rows).
+//!
+//! On a machine with more than one CPU a report over files runs on up to three threads,
+//! each stage in trace order, so the report is the one a single thread makes:
+//! * merging: grtrace-format's reader, handing runs of native events (slices of the mapped
+//!   files) and copies of everything else over in batches ([`crate::input::run_pipelined`]);
+//! * joining (the calling thread): the [`Joiner`], the per-job sinks, the timelines;
+//! * classifying: the classifier, blocker tags, filter and statistics, when nothing but the
+//!   report needs the jobs ([`Engine::use_worker`]).
+//!
+//! A pipe (possibly live) is merged on the joining thread: a batch would hold back what a
+//! watched `--interval` or `--jobs` prints.
 
 use std::io::{self, Write};
 
-use grtrace_format::{Lost, RecordView};
+use grtrace_format::{Lost, NativeEvent, NativeEvents, RecordView};
 
 use crate::classify::Classifier;
 use crate::critical::{CriticalPath, Scope};
+use crate::handover::{hand_over, Producer};
 
 use crate::job::{Job, JobKey, Tags, NONE};
 use crate::joiner::{FxMap, JoinConfig, Joiner};
@@ -339,30 +351,28 @@ impl Stages {
 /// thread) hands it batches of finished jobs; it classifies them and adds them to the
 /// statistics, as [`Engine::pump`] would, in the same order. Used buffers come back.
 struct Worker {
-    jobs: Option<crossbeam_channel::Sender<(Vec<Job>, u64)>>,
-    empty: crossbeam_channel::Receiver<Vec<Job>>,
+    jobs: Option<Producer<(Vec<Job>, u64)>>,
     thread: std::thread::JoinHandle<Stages>,
 }
 
 impl Worker {
     fn start(mut stages: Stages) -> Worker {
-        let (jobs, todo) = crossbeam_channel::bounded::<(Vec<Job>, u64)>(WORKER_QUEUE);
-        let (done, empty) = crossbeam_channel::bounded(WORKER_QUEUE + 2);
+        // The worker is the faster: once it found nothing to do, it sleeps until a few
+        // batches are in, not until the next one.
+        let (jobs, todo) = hand_over::<(Vec<Job>, u64)>(WORKER_QUEUE, WORKER_QUEUE - 1, 3);
         let thread = std::thread::spawn(move || {
             let mut genesis = NONE;
-            for (mut batch, g) in todo {
+            while let Some((mut batch, g)) = todo.recv() {
                 genesis = g;
                 stages.run(&batch, genesis, false);
                 batch.clear();
-                // Full (the reader kept its own) or gone: the buffer is dropped.
-                let _ = done.try_send(batch);
+                todo.give_back((batch, g));
             }
             stages.run(&[], genesis, true);
             stages
         });
         Worker {
             jobs: Some(jobs),
-            empty,
             thread,
         }
     }
@@ -433,15 +443,13 @@ impl Engine {
     fn hand_over(&mut self, last: bool) {
         let Some(w) = &mut self.worker else { return };
         let genesis = self.joiner.stats.first_ns;
-        if self.joiner.finished_len() > 0 {
-            let mut buf = w.empty.try_recv().unwrap_or_default();
+        if let Some(tx) = w.jobs.as_ref().filter(|_| self.joiner.finished_len() > 0) {
+            let mut buf = tx.spare().map(|b| b.0).unwrap_or_default();
             self.joiner.take_finished(&mut buf);
             let unmeasured = self.import.as_ref().map_or(0, |i| i.unmeasured);
             unmeasure(&mut buf, unmeasured);
-            if let Some(tx) = &w.jobs {
-                // Fails only if the worker is gone (it panicked): `join` below says so.
-                let _ = tx.send((buf, genesis));
-            }
+            // Fails only if the worker is gone (it panicked): `join` below says so.
+            let _ = tx.send((buf, genesis));
         }
         if last {
             let Some(w) = self.worker.take() else { return };
@@ -558,6 +566,45 @@ impl Engine {
                 }
             }
         }
+        self.after_record(rec)
+    }
+
+    /// Feeds one event record (as [`feed`](Self::feed) does; the reader's runs of native
+    /// events come this way).
+    #[inline]
+    pub fn feed_event(&mut self, ev: &NativeEvent<'_>) -> io::Result<()> {
+        // A --ring selection learns names from NOTE_RING records only, the critical path
+        // looks at NOTE_MSG ones: an event needs neither.
+        self.joiner.feed_event(ev);
+        if let Some(cp) = &mut self.critical {
+            cp.genesis(self.joiner.stats.first_ns);
+        }
+        self.after_record(&ev.record())
+    }
+
+    /// Feeds a run of native event records, [`feed_event`](Self::feed_event) for each: one
+    /// call per run, and without a timeline or the critical path (the usual report) the
+    /// loop looks only at what every event may change.
+    pub fn feed_events(&mut self, events: NativeEvents<'_>) -> io::Result<()> {
+        if !self.timelines.is_empty() || self.critical.is_some() {
+            for ev in events {
+                self.feed_event(&ev)?;
+            }
+            return Ok(());
+        }
+        for ev in events {
+            self.joiner.feed_event(&ev);
+            self.hand_on()?;
+            if !self.joiner.intervals.is_empty() {
+                self.write_intervals()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands the jobs the joiner finished to the classifier (or its thread).
+    #[inline(always)]
+    fn hand_on(&mut self) -> io::Result<()> {
         if self.joiner.has_finished() {
             if self.worker.is_some() {
                 if self.joiner.finished_len() >= WORKER_BATCH {
@@ -567,6 +614,13 @@ impl Engine {
                 self.pump(false)?;
             }
         }
+        Ok(())
+    }
+
+    /// What follows every record: finished jobs handed on, the timelines, interval rows.
+    #[inline(always)]
+    fn after_record(&mut self, rec: &RecordView<'_>) -> io::Result<()> {
+        self.hand_on()?;
         if !self.timelines.is_empty() || self.critical.is_some() {
             self.since_watermark += 1;
             let w = if self.since_watermark >= WATERMARK_EVERY {

@@ -11,7 +11,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use grtrace_format::abi::{eflag, ring_flag};
 use grtrace_format::Event;
 use grtrace_format::RecordType;
-use grtrace_format::{EventView, Lost, RecordView};
+use grtrace_format::{Lost, NativeEvent, RecordView};
 
 use crate::job::{BlockKind, Blocker, Flags, Job, JobKey, Phases, NONE};
 use crate::util::{split_gap, Busy, IntervalRow, RingUtil};
@@ -1074,18 +1074,17 @@ impl Joiner {
     /// Feeds one record (events and notes).
     #[inline]
     pub fn feed(&mut self, rec: &RecordView<'_>) {
+        // Events are read as native ones (a swapped one converted first).
+        let mut buf = [0; grtrace_format::abi::rsize::EVENT];
+        if let Some(ev) = rec.event_in(&mut buf) {
+            return self.feed_event(&ev);
+        }
         // u64::MAX is the joiner's "not seen" (NONE): a record stamped at the very last
         // nanosecond is taken one nanosecond earlier rather than lost.
         let t = rec.time_ns().min(NONE - 1);
         self.stats.records += 1;
         self.tick(t);
         match rec.rtype() {
-            RecordType::EVENT => {
-                if let Some(ev) = rec.event() {
-                    self.stats.events += 1;
-                    self.event(&ev, rec.flags(), rec.pid(), t);
-                }
-            }
             RecordType::NOTE_RING => {
                 if let grtrace_format::Body::Ring(r) = rec.body() {
                     let rs = self.rings.entry(r.ring, t);
@@ -1111,6 +1110,16 @@ impl Joiner {
             }
             _ => {}
         }
+    }
+
+    /// Feeds one event record (as [`feed`](Self::feed) does).
+    #[inline(always)]
+    pub fn feed_event(&mut self, ev: &NativeEvent<'_>) {
+        let t = ev.time_ns().min(NONE - 1);
+        self.stats.records += 1;
+        self.tick(t);
+        self.stats.events += 1;
+        self.event(ev, ev.flags(), ev.pid(), t);
     }
 
     /// Records vanished (a NOTE_LOST, or a sequence gap found by the reader): every job in
@@ -1337,7 +1346,7 @@ impl Joiner {
         }
     }
 
-    fn event(&mut self, ev: &EventView<'_>, flags: u16, pid: u32, t: u64) {
+    fn event(&mut self, ev: &NativeEvent<'_>, flags: u16, pid: u32, t: u64) {
         let mut key = JobKey {
             ctx: ev.ctx(),
             ring: ev.ring(),
@@ -1591,7 +1600,7 @@ impl Joiner {
 
     /// SUBMIT makes every committed job on the ring up to `seqno` visible at once (on a
     /// CTX_SEQNO ring, every committed job of its context).
-    fn submit(&mut self, key: JobKey, ev: &EventView<'_>, t: u64) {
+    fn submit(&mut self, key: JobKey, ev: &NativeEvent<'_>, t: u64) {
         let r = Self::ring_mut(&mut self.rings, key.ring, t);
         self.scratch.clear();
         // Everything committed up to the doorbell's seqno, wherever it sits in commit order:
@@ -1664,7 +1673,7 @@ impl Joiner {
         }
     }
 
-    fn end(&mut self, key: JobKey, ev: &EventView<'_>, flags: u16, t: u64) {
+    fn end(&mut self, key: JobKey, ev: &NativeEvent<'_>, flags: u16, t: u64) {
         let r = Self::ring_mut(&mut self.rings, key.ring, t);
         let s = Self::slot(&mut self.jobs, key, t, self.losses);
         Self::learn_fence(&mut self.fences, s, key, ev.arg0());
@@ -1734,7 +1743,7 @@ impl Joiner {
         }
     }
 
-    fn irq(&mut self, key: JobKey, ev: &EventView<'_>, t: u64) {
+    fn irq(&mut self, key: JobKey, ev: &NativeEvent<'_>, t: u64) {
         let mut seqno = key.seqno;
         if seqno == 0 {
             seqno = ev.arg0();

@@ -11,6 +11,8 @@
 //! * [`summary`]: hdrhistogram statistics per ring / context / phase and the top classes.
 //! * [`output`]: the text report, `--jobs` lines and CSV.
 //! * [`engine`]: the pipeline that ties them together; [`cli`] is the command line.
+//! * [`input`]: feeds the trace through the engines, the merge on a second thread for
+//!   files; [`handover`]: the queues between the threads.
 //! * [`perfetto`] and [`html`]: the timeline exports (`--perfetto`, `--html`), fed by the
 //!   engine as a [`Timeline`](engine::Timeline); [`export`] opens them for the command line.
 
@@ -19,6 +21,7 @@ pub mod cli;
 pub mod critical;
 pub mod engine;
 pub mod export;
+pub mod handover;
 pub mod html;
 pub mod input;
 pub mod job;

@@ -31,26 +31,44 @@ pub(super) struct FileCursor<'m> {
 
 /// A cursor hands the pages it has passed back to the kernel every this many bytes, so a
 /// one-pass reader of a multi-GB trace keeps a flat resident set while still reading in place.
-pub(super) const RELEASE_STEP: usize = 8 << 20;
+pub(super) const RELEASE_STEP: usize = 4 << 20;
+/// ... keeping the last this many bytes before its position: runs handed to a consumer
+/// that reads them a little later (on another thread, see `Trace::for_each_run`) are
+/// still mapped when it does (pages released too early would only fault back in). A file
+/// keeps at most `RELEASE_STEP + RELEASE_LAG` bytes resident (8 MiB, as before the lag).
+pub(crate) const RELEASE_LAG: usize = 4 << 20;
 
 impl<'m> FileCursor<'m> {
-    /// Drops the pages of `data` below `pos` (page-aligned) from the resident set.
+    /// Drops the pages of `data` below `pos - RELEASE_LAG` (page-aligned) from the resident
+    /// set.
     #[cold]
     pub(super) fn release_consumed(&mut self) {
-        let Some(map) = self.map else { return };
+        let upto = self.pos.saturating_sub(RELEASE_LAG);
+        let Some(map) = self.map else {
+            self.released = upto;
+            return;
+        };
         let page = 4096;
         let start = self.released.next_multiple_of(page);
-        let end = self.pos / page * page;
+        let end = upto / page * page;
         if end > start {
             // SAFETY: the mapping is MAP_SHARED and read-only, so MADV_DONTNEED only drops
-            // clean page-cache pages from our page tables: touching them again faults them
-            // back in from the file (the file's current bytes, as for any shared mapping;
-            // see the note in `open.rs`). Views of the pages stay valid pointers.
+            // clean page-cache pages from our page tables: touching them again, from any
+            // thread, faults them back in from the file (the file's current bytes, as for
+            // any shared mapping; see the note in `open.rs`). Views of the pages (runs a
+            // consumer still holds) stay valid pointers.
             let _ = unsafe {
                 map.unchecked_advise_range(UncheckedAdvice::DontNeed, start, end - start)
             };
         }
-        self.released = self.pos;
+        self.released = upto;
+    }
+
+    /// Where the fast path of the merge must stop and call [`seek_head`](Self::seek_head):
+    /// the position past which pages are due to be released.
+    #[inline(always)]
+    pub(super) fn fast_end(&self) -> usize {
+        self.released + RELEASE_STEP + RELEASE_LAG
     }
 
     /// Moves to the first known record at or after `pos` and returns it (the caller stores
@@ -62,7 +80,7 @@ impl<'m> FileCursor<'m> {
                 self.head = None;
                 return None;
             }
-            if self.pos - self.released >= RELEASE_STEP {
+            if self.pos - self.released >= RELEASE_STEP + RELEASE_LAG {
                 self.release_consumed();
             }
             match RecordView::parse(&self.data[self.pos..], self.endian, self.pos as u64) {

@@ -16,8 +16,9 @@ pub enum InputSource {
     Stream {
         /// Name used in messages.
         name: String,
-        /// Where the bytes are read from.
-        reader: Box<dyn Read>,
+        /// Where the bytes are read from (`Send`: a [`Trace`](super::Trace) may be merged
+        /// on another thread than the one that opened it).
+        reader: Box<dyn Read + Send>,
     },
     /// Bytes already in memory (tests, fuzzing).
     Bytes {

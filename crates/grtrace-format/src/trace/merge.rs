@@ -5,13 +5,15 @@ use std::ops::ControlFlow;
 use super::file::FileCursor;
 use super::open::Backing;
 use super::pipe::{Demux, Feed, HdrState};
-use super::seq::{self, Origins};
+use super::seq::{self, CpuSeq, Origins};
 use super::{
-    EmbeddedStream, Item, RawItem, RunSummary, Trace, MIN_CHUNK, PIPE_READAHEAD, READ_CHUNK,
+    EmbeddedStream, Item, RawItem, RunItem, RunSummary, Trace, MIN_CHUNK, PIPE_READAHEAD,
+    READ_CHUNK,
 };
-use crate::abi;
-use crate::endian::Endian;
+use crate::abi::{self, rec_off};
+use crate::endian::{Endian, Native, Order, Swapped};
 use crate::view::RecordView;
+use crate::vocab::RecordType;
 
 // ---------------------------------------------------------------------------------------------
 // Merge machinery
@@ -197,6 +199,21 @@ pub(super) struct Merger<'m> {
 
 pub(super) const QUEUE_BASE: u32 = 1 << 30;
 
+/// Most bytes of one run handed to a sink's [`Sink::run`]: a consumer that queues runs for
+/// another thread holds a bounded amount of the mapping, and a run goes out long before
+/// the cursor hands its pages back to the kernel (see `file::RELEASE_LAG`).
+pub(crate) const RUN_MAX: usize = 64 << 10;
+
+/// How a file cursor's turn in the merge ended.
+pub(super) enum Turn {
+    /// The cursor moved in the heap (or left it): the next cursor's turn.
+    Next,
+    /// The sink asked to stop.
+    Stop,
+    /// The cursor had no head (never the case for a cursor in the heap).
+    Empty,
+}
+
 impl<'m> Merger<'m> {
     pub(super) fn new() -> Merger<'m> {
         Merger {
@@ -256,8 +273,6 @@ impl<'m> Merger<'m> {
     /// refilled before anything else goes out if it ran empty (the per-CPU watermark).
     // Not inlined into its callers: each sink gets its own copy of this hot loop, unaffected
     // by the code around it.
-    // `flush!` resets the run even where the loop is left right after.
-    #[allow(unused_assignments)]
     #[inline(never)]
     pub(super) fn merge<S: Sink<'m>>(&mut self, sum: &mut RunSummary, mut sink: S) {
         for di in 0..self.demux.len() {
@@ -288,94 +303,220 @@ impl<'m> Merger<'m> {
                 }
                 continue;
             }
-            // The best head among the other cursors: a child of the root.
-            let limit = match (self.heap.v.get(1), self.heap.v.get(2)) {
-                (Some(a), Some(b)) => Some(if b.before(a) { *b } else { *a }),
-                (Some(a), None) => Some(*a),
-                _ => None,
+            // A file emits a turn of records, read in its byte order (a type parameter: the
+            // native copy of the loop reads plain loads).
+            let turn = if self.files[top.cur as usize].endian.is_native() {
+                self.file_turn::<Native, S>(
+                    top,
+                    sum,
+                    &mut sink,
+                    &mut last_time,
+                    &mut reordered,
+                    &mut records,
+                )
+            } else {
+                self.file_turn::<Swapped, S>(
+                    top,
+                    sum,
+                    &mut sink,
+                    &mut last_time,
+                    &mut reordered,
+                    &mut records,
+                )
             };
-            let c = &mut self.files[top.cur as usize];
-            let card = self.origins.card(c.origin);
-            let seqs = &mut self.origins.seqs[c.origin as usize];
-            let data = c.data;
-            // Runs of native event records go to the sink as one slice each; the run is
-            // kept in locals (registers), and for a sink without runs it is dead code.
-            let native = S::RUNS && c.endian == Endian::NATIVE;
-            let (mut run_start, mut run_len, mut run_n) = (c.pos, 0usize, 0u64);
-            macro_rules! flush {
-                () => {
-                    if run_len > 0 {
-                        let bytes = &data[run_start..run_start + run_len];
-                        if sink.run(bytes, run_n).is_break() {
-                            sum.stopped = true;
-                            break 'outer;
-                        }
-                        run_len = 0;
-                        run_n = 0;
-                    }
-                };
-            }
-            let Some(mut r) = c.head else { break };
-            let mut key = top;
-            loop {
-                reordered += (key.time < last_time) as u64;
-                last_time = key.time;
-                if c.check && key.seq != 0 {
-                    if let Some(g) =
-                        seq::check(seqs, key.cpu, key.seq, key.time, c.name, c.pos as u64, sum)
-                    {
-                        flush!();
-                        if sink.item(card, Item::Gap(g)).is_break() {
-                            sum.stopped = true;
-                            break 'outer;
-                        }
-                    }
+            match turn {
+                Turn::Next => {}
+                Turn::Stop => {
+                    sum.stopped = true;
+                    break;
                 }
-                records += 1;
-                if native && r.is_event() {
-                    if run_len > 0 && c.pos != run_start + run_len {
-                        // An unknown record was skipped in between.
-                        flush!();
-                    }
-                    if run_len == 0 {
-                        run_start = c.pos;
-                    }
-                    run_len += r.size();
-                    run_n += 1;
-                } else {
-                    flush!();
-                    if sink.item(card, Item::Record(r)).is_break() {
-                        sum.stopped = true;
-                        break 'outer;
-                    }
-                }
-                c.pos += r.size();
-                match c.seek_head(sum) {
-                    Some(n) => {
-                        r = n;
-                        key = Entry::of(&n, top.cur);
-                        match &limit {
-                            Some(l) if !key.before(l) => {
-                                // Another cursor is next: the run held goes out first.
-                                flush!();
-                                c.head = Some(n);
-                                self.heap.replace_top(key);
-                                break;
-                            }
-                            _ => {}
-                        }
-                    }
-                    None => {
-                        flush!();
-                        self.heap.pop_top();
-                        break;
-                    }
-                }
+                Turn::Empty => break,
             }
         }
         sum.records += records;
         sum.reordered += reordered;
         self.last_time = last_time;
+    }
+
+    /// Emits records of the file cursor at the top of the heap while its next record still
+    /// sorts before every other cursor's head (so two interleaved CPUs cost one key
+    /// comparison per record, not a heap update), then moves it in the heap. The cursor's
+    /// head may be any record; after it, event records in order `O` take the fast path
+    /// ([`RecordView::parse_event`], the cursor's position and the sequence state of its
+    /// CPU kept in locals). Anything else (a note, an unknown record, pages to release,
+    /// damage, another stream header) goes through [`FileCursor::seek_head`] and ends the
+    /// turn, so the next turn starts again with the cursor's current byte order and
+    /// checking.
+    // `flush!` resets the run even where the turn ends right after. Not inlined: the loop
+    // gets the registers to itself (a turn is ~15 records of two interleaved CPUs).
+    #[allow(unused_assignments)]
+    #[inline(never)]
+    fn file_turn<O: Order, S: Sink<'m>>(
+        &mut self,
+        top: Entry,
+        sum: &mut RunSummary,
+        sink: &mut S,
+        last_time: &mut u64,
+        reordered: &mut u64,
+        records: &mut u64,
+    ) -> Turn {
+        // The best head among the other cursors: a child of the root. A record earlier
+        // than its time needs no other comparison.
+        let limit = match (self.heap.v.get(1), self.heap.v.get(2)) {
+            (Some(a), Some(b)) => Some(if b.before(a) { *b } else { *a }),
+            (Some(a), None) => Some(*a),
+            _ => None,
+        };
+        let limit_time = limit.map_or(u64::MAX, |l| l.time);
+        let c = &mut self.files[top.cur as usize];
+        let card = self.origins.card(c.origin);
+        let seqs = &mut self.origins.seqs[c.origin as usize];
+        let Some(head) = c.head else {
+            return Turn::Empty;
+        };
+        let (data, check, fast_end) = (c.data, c.check, c.fast_end());
+        let mut pos = c.pos;
+        // The sequence state of the CPU of the last record checked (a per-CPU file's records
+        // are all of one CPU), in locals until the turn ends or the CPU changes.
+        // (`NO_CPU`: none yet.)
+        const NO_CPU: usize = usize::MAX;
+        let (mut hot_cpu, mut hot) = (NO_CPU, CpuSeq::default());
+        // Records emitted this turn, and the merge's order state, in locals.
+        let mut emitted = 0u64;
+        let (mut last, mut backwards) = (*last_time, 0u64);
+        // Runs of native event records go to the sink as one slice each (at most RUN_MAX
+        // bytes): the records `run_n` from `run_start` on, which end at `pos` (every
+        // record of a turn after its head came by the fast path, so they follow one
+        // another in the file). For a sink without runs, or swapped records, dead code.
+        let runs = S::RUNS && O::ENDIAN.is_native();
+        let (mut run_start, mut run_n) = (pos, 0u64);
+        macro_rules! flush {
+            ($turn:lifetime) => {
+                if run_n > 0 {
+                    let bytes = &data[run_start..pos];
+                    if sink.run(card, bytes, run_n).is_break() {
+                        break $turn Turn::Stop;
+                    }
+                    run_n = 0;
+                }
+            };
+        }
+        // Emits record `r` at `pos` with merge key `key` (`event`: an event in order `O`).
+        macro_rules! emit {
+            ($turn:lifetime, $r:expr, $key:expr, $event:expr) => {
+                let (r, key) = ($r, $key);
+                backwards += (key.time < last) as u64;
+                last = key.time;
+                if check && key.seq != 0 {
+                    if hot_cpu == key.cpu as usize && key.seq == hot.last_seq.wrapping_add(1) {
+                        hot.last_seq = key.seq;
+                        hot.last_time = key.time;
+                    } else {
+                        if hot_cpu != NO_CPU {
+                            seqs[hot_cpu] = hot;
+                        }
+                        let gap =
+                            seq::check(seqs, key.cpu, key.seq, key.time, c.name, pos as u64, sum);
+                        // `check` made the entry of any CPU it tracks.
+                        hot_cpu = NO_CPU;
+                        if let Some(st) = seqs.get(key.cpu as usize) {
+                            (hot_cpu, hot) = (key.cpu as usize, *st);
+                        }
+                        if let Some(g) = gap {
+                            flush!($turn);
+                            if sink.item(card, Item::Gap(g)).is_break() {
+                                break $turn Turn::Stop;
+                            }
+                        }
+                    }
+                }
+                emitted += 1;
+                if runs && $event {
+                    if run_n == 0 {
+                        run_start = pos;
+                    }
+                    run_n += 1;
+                    pos += r.size();
+                    if pos - run_start >= RUN_MAX {
+                        flush!($turn);
+                    }
+                } else {
+                    flush!($turn);
+                    if sink.item(card, Item::Record(r)).is_break() {
+                        break $turn Turn::Stop;
+                    }
+                    pos += r.size();
+                }
+            };
+        }
+        let turn = 'turn: {
+            emit!('turn, head, top, head.endian() == O::ENDIAN && head.is_event());
+            loop {
+                if runs && run_n > 0 && (!check || hot_cpu != NO_CPU) {
+                    // The run goes on: the next events of this file join it in a loop of
+                    // its own (see `run_on`); the record it stops at takes the way below.
+                    let mut on = RunOn {
+                        pos,
+                        n: 0,
+                        last,
+                        backwards: 0,
+                        hot,
+                    };
+                    let cpu = if check { hot_cpu } else { NO_CPU };
+                    let stop = fast_end.min(run_start + RUN_MAX);
+                    run_on::<O>(data, stop, limit_time, cpu, &mut on);
+                    (pos, last, hot) = (on.pos, on.last, on.hot);
+                    run_n += on.n;
+                    emitted += on.n;
+                    backwards += on.backwards;
+                    if pos - run_start >= RUN_MAX {
+                        flush!('turn);
+                    }
+                }
+                let fast = if pos < fast_end {
+                    data.get(pos..).and_then(RecordView::parse_event::<O>)
+                } else {
+                    None
+                };
+                let Some((r, time, cpu, seq)) = fast else {
+                    // The slow path: the run held goes out, the record found ends the turn.
+                    flush!('turn);
+                    c.pos = pos;
+                    let next = c.seek_head(sum);
+                    pos = c.pos;
+                    match next {
+                        Some(n) => {
+                            c.head = Some(n);
+                            self.heap.replace_top(Entry::of(&n, top.cur));
+                        }
+                        None => self.heap.pop_top(),
+                    }
+                    break 'turn Turn::Next;
+                };
+                let key = Entry {
+                    time,
+                    seq,
+                    cpu,
+                    cur: top.cur,
+                };
+                if key.time >= limit_time && limit.is_some_and(|l| !key.before(&l)) {
+                    // Another cursor is next: the run held goes out first.
+                    flush!('turn);
+                    c.head = Some(r);
+                    self.heap.replace_top(key);
+                    break 'turn Turn::Next;
+                }
+                emit!('turn, r, key, true);
+            }
+        };
+        c.pos = pos;
+        if hot_cpu != NO_CPU {
+            seqs[hot_cpu] = hot;
+        }
+        *records += emitted;
+        *reordered += backwards;
+        *last_time = last;
+        turn
     }
 
     /// Emits the head record of the queue at the top of the heap (and the gap before it),
@@ -478,6 +619,78 @@ impl<'m> Merger<'m> {
     }
 }
 
+/// What [`run_on`] carries from record to record.
+struct RunOn {
+    /// Offset of the next record.
+    pos: usize,
+    /// Records taken.
+    n: u64,
+    /// Time of the last record emitted, and records earlier than the one before them.
+    last: u64,
+    backwards: u64,
+    /// Sequence state of the file's CPU.
+    hot: CpuSeq,
+}
+
+/// The inner loop of a file's turn while a run of native events is open: takes the event
+/// records of order `O` from `on.pos` on while they are whole, start before `stop`, are
+/// earlier than `limit_time` and (`cpu` not `usize::MAX`: checked) of CPU `cpu` with the
+/// next sequence number; stops at the first record that is not, for the caller's general
+/// path. Not inlined: it keeps the few values it changes in registers.
+#[inline(never)]
+fn run_on<O: Order>(data: &[u8], stop: usize, limit_time: u64, cpu: usize, on: &mut RunOn) {
+    let RunOn {
+        mut pos,
+        mut n,
+        mut last,
+        mut backwards,
+        hot: CpuSeq {
+            last_seq: mut hl,
+            last_time: mut ht,
+        },
+    } = *on;
+    while pos < stop {
+        let Some(h) = data.get(pos..).and_then(|d| d.first_chunk::<32>()) else {
+            break;
+        };
+        let rt = O::u16([h[rec_off::TYPE], h[rec_off::TYPE + 1]]);
+        let sz = O::u16([h[rec_off::SIZE], h[rec_off::SIZE + 1]]) as usize;
+        if rt != RecordType::EVENT.0
+            || sz < abi::rsize::EVENT
+            || !sz.is_multiple_of(abi::RECORD_ALIGN)
+            || sz > data.len() - pos
+        {
+            break;
+        }
+        let time = O::u64(h[rec_off::TIME_NS..][..8].try_into().unwrap());
+        if time >= limit_time {
+            break;
+        }
+        if cpu != usize::MAX {
+            let c = O::u32(h[rec_off::CPU..][..4].try_into().unwrap());
+            let seq = O::u64(h[rec_off::SEQ..][..8].try_into().unwrap());
+            if c as usize != cpu || seq == 0 || seq != hl.wrapping_add(1) {
+                break;
+            }
+            (hl, ht) = (seq, time);
+        }
+        backwards += (time < last) as u64;
+        last = time;
+        pos += sz;
+        n += 1;
+    }
+    *on = RunOn {
+        pos,
+        n,
+        last,
+        backwards,
+        hot: CpuSeq {
+            last_seq: hl,
+            last_time: ht,
+        },
+    };
+}
+
 /// Where the merge loop delivers what it emits.
 pub(super) trait Sink<'m> {
     /// Whether runs of consecutive native-endian event records of one mapped file go to
@@ -485,8 +698,9 @@ pub(super) trait Sink<'m> {
     const RUNS: bool;
     /// A gap, or a record (of a mapped file, or queued: it does not outlive the call).
     fn item(&mut self, card: u32, it: Item<'_>) -> ControlFlow<()>;
-    /// `count` whole native-endian event records of one mapped file, in merged order.
-    fn run(&mut self, bytes: &'m [u8], count: u64) -> ControlFlow<()>;
+    /// `count` whole native-endian event records of one mapped file of `card`, in merged
+    /// order (at most [`RUN_MAX`] bytes).
+    fn run(&mut self, card: u32, bytes: &'m [u8], count: u64) -> ControlFlow<()>;
 }
 
 /// Every item to a closure, as [`Trace::for_each_card`] delivers them.
@@ -504,7 +718,7 @@ where
     }
 
     #[inline(always)]
-    fn run(&mut self, _: &'m [u8], _: u64) -> ControlFlow<()> {
+    fn run(&mut self, _: u32, _: &'m [u8], _: u64) -> ControlFlow<()> {
         unreachable!("no runs without RUNS")
     }
 }
@@ -534,7 +748,28 @@ where
     }
 
     #[inline(always)]
-    fn run(&mut self, bytes: &'m [u8], count: u64) -> ControlFlow<()> {
+    fn run(&mut self, _: u32, bytes: &'m [u8], count: u64) -> ControlFlow<()> {
         (self.0)(RawItem::Events { bytes, count })
+    }
+}
+
+/// [`Trace::for_each_run`]'s delivery: runs of native event records of mapped files as
+/// slices of the mapping, everything else as items, each with its card.
+pub(super) struct RunSink<'f, F>(pub(super) &'f mut F);
+
+impl<'m, F> Sink<'m> for RunSink<'_, F>
+where
+    F: FnMut(u32, RunItem<'m, '_>) -> ControlFlow<()>,
+{
+    const RUNS: bool = true;
+
+    #[inline(always)]
+    fn item(&mut self, card: u32, it: Item<'_>) -> ControlFlow<()> {
+        (self.0)(card, RunItem::Item(it))
+    }
+
+    #[inline(always)]
+    fn run(&mut self, card: u32, bytes: &'m [u8], count: u64) -> ControlFlow<()> {
+        (self.0)(card, RunItem::Events { bytes, count })
     }
 }

@@ -71,7 +71,7 @@ impl Shrink {
 
 pub(super) struct PipeInput {
     pub(super) stream: usize,
-    pub(super) reader: Box<dyn Read>,
+    pub(super) reader: Box<dyn Read + Send>,
     /// Bytes read past the header but not yet parsed.
     pub(super) buf: Vec<u8>,
     /// Stream offset of `buf[0]`.

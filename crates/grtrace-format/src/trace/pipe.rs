@@ -21,7 +21,7 @@ pub(super) enum Feed<'m> {
         shrink: Option<&'m Shrink>,
     },
     Reader {
-        reader: &'m mut Box<dyn Read>,
+        reader: &'m mut Box<dyn Read + Send>,
         buf: Vec<u8>,
         start: usize,
         /// Valid bytes are `buf[start..end]`; the rest is reused storage.

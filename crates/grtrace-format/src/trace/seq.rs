@@ -1,6 +1,6 @@
 //! Sequence checking: per (card, session) origin and CPU, gaps become items, repeats warnings.
 
-use super::{RunSummary, StreamInfoView, TraceError, Warning, MAX_CPUS};
+use super::{RunSummary, TraceError, Warning, MAX_CPUS};
 use crate::abi::lost_source;
 use crate::view::{Lost, StreamHeader};
 
@@ -52,10 +52,11 @@ impl Origins {
 
     /// Says, once, that some streams shared a slot (their cards and sequence checks may be
     /// merged with another stream's).
-    pub(super) fn warn_overflow(&self, streams: &[StreamInfoView], sum: &mut RunSummary) {
+    /// `file`: the first input's name.
+    pub(super) fn warn_overflow(&self, file: &str, sum: &mut RunSummary) {
         if self.overflow > 0 {
             sum.warn(Warning::TooManyOrigins {
-                file: streams.first().map_or_else(String::new, |s| s.name.clone()),
+                file: file.to_string(),
                 headers: self.overflow,
                 limit: MAX_ORIGINS,
             });

@@ -1,0 +1,298 @@
+//! `Trace::for_each_run` and the native event views: the same items as `for_each_card`, in
+//! the same order, with runs of native events that outlive the call (a consumer may read
+//! them on another thread), also after the reader gave their pages back to the kernel.
+
+mod common;
+
+use std::ops::ControlFlow;
+
+use common::{bytes, pipe};
+use grtrace_format::abi::{self, rec_off, stream_off};
+use grtrace_format::synth::{generate, SynthConfig};
+use grtrace_format::trace::{InputSource, Item, RunItem, Trace};
+use grtrace_format::{Endian, NativeEvent, NativeEvents, RecordView, Records, StreamHeader};
+
+/// The per-CPU streams of a synthetic run, the card in their headers set to `card`.
+fn streams(cfg: &SynthConfig, card: u32) -> Vec<Vec<u8>> {
+    let mut outs: Vec<Vec<u8>> = (0..cfg.cpus).map(|_| Vec::new()).collect();
+    generate(cfg, outs.iter_mut().collect()).unwrap();
+    for s in &mut outs {
+        let e = StreamHeader::parse(s).unwrap().endian;
+        e.put_u32(s, stream_off::CARD, card);
+    }
+    outs
+}
+
+fn other(e: Endian) -> Endian {
+    match e {
+        Endian::Little => Endian::Big,
+        Endian::Big => Endian::Little,
+    }
+}
+
+/// Notes of every type, a sequence gap and a kernel NOTE_LOST (card 0, two CPUs, mapped);
+/// a second card in the other byte order (mapped); a third card read as a pipe.
+fn mixed_sources() -> Vec<InputSource> {
+    let base = SynthConfig {
+        records: 3000,
+        cpus: 2,
+        seed: 7,
+        ..SynthConfig::default()
+    };
+    let mut v = Vec::new();
+    let notes = SynthConfig {
+        every_type: true,
+        gap: Some((1, 200, 5)),
+        kernel_lost: vec![(0, 3)],
+        ..base.clone()
+    };
+    for (i, s) in streams(&notes, 0).into_iter().enumerate() {
+        v.push(bytes(&format!("card0.{i}"), s));
+    }
+    let swapped = SynthConfig {
+        endian: other(Endian::NATIVE),
+        seed: 8,
+        ..base.clone()
+    };
+    for (i, s) in streams(&swapped, 1).into_iter().enumerate() {
+        v.push(bytes(&format!("card1.{i}"), s));
+    }
+    let piped = SynthConfig {
+        cpus: 1,
+        seed: 9,
+        ..base
+    };
+    v.push(pipe("card2", streams(&piped, 2).remove(0), 1000));
+    v
+}
+
+fn describe(card: u32, it: &Item<'_>) -> String {
+    match it {
+        Item::Record(r) => format!(
+            "{card} {} {} {} {} {:?}",
+            r.cpu(),
+            r.seq(),
+            r.time_ns(),
+            r.pid(),
+            r.body()
+        ),
+        Item::Gap(g) => format!("{card} gap {g:?}"),
+        Item::Stream(s) => format!("{card} stream {} at {}", s.header.card, s.offset),
+    }
+}
+
+/// What `for_each_run` delivered, runs kept as slices until after the call.
+enum Got<'m> {
+    Run(u32, &'m [u8], u64),
+    Item(String),
+}
+
+#[test]
+fn runs_give_every_item_in_order_and_outlive_the_call() {
+    let mut want = Vec::new();
+    let sum_items = Trace::open(mixed_sources())
+        .unwrap()
+        .for_each_card(|card, it| {
+            want.push(describe(card, &it));
+            ControlFlow::Continue(())
+        });
+    let mut trace = Trace::open(mixed_sources()).unwrap();
+    let mut got = Vec::new();
+    let sum = trace.for_each_run(|card, it| {
+        got.push(match it {
+            RunItem::Events { bytes, count } => Got::Run(card, bytes, count),
+            RunItem::Item(it) => Got::Item(describe(card, &it)),
+        });
+        ControlFlow::Continue(())
+    });
+    // The call is over: the runs are read now.
+    let (mut seen, mut runs, mut longest) = (Vec::new(), 0, 0);
+    for g in got {
+        match g {
+            Got::Run(card, bytes, count) => {
+                let evs: Vec<NativeEvent<'_>> = NativeEvents::new(bytes).collect();
+                assert_eq!(evs.len() as u64, count);
+                assert_eq!(
+                    evs.iter().map(|e| e.bytes().len()).sum::<usize>(),
+                    bytes.len()
+                );
+                runs += 1;
+                longest = longest.max(count);
+                for e in evs {
+                    seen.push(describe(card, &Item::Record(e.record())));
+                }
+            }
+            Got::Item(s) => seen.push(s),
+        }
+    }
+    assert_eq!(seen.len(), want.len());
+    for (i, (a, b)) in seen.iter().zip(&want).enumerate() {
+        assert_eq!(a, b, "item {i}");
+    }
+    assert_eq!(sum.records, sum_items.records);
+    assert_eq!(
+        (sum.gaps, sum.gap_records),
+        (sum_items.gaps, sum_items.gap_records)
+    );
+    assert_eq!(sum.gaps, 1);
+    assert!(sum.errors.is_empty(), "{:?}", sum.errors);
+    // Card 0's native events come in runs; card 1's swapped ones and card 2's piped ones
+    // come one by one as items.
+    assert!(runs > 10 && longest > 2, "{runs} runs, longest {longest}");
+    assert!(want.iter().any(|w| w.starts_with("1 ")) && want.iter().any(|w| w.starts_with("2 ")));
+}
+
+#[test]
+fn a_trace_can_be_merged_on_another_thread() {
+    fn send<T: Send>(_: &T) {}
+    let mut trace = Trace::open(mixed_sources()).unwrap();
+    send(&trace);
+    let n = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut n = 0u64;
+            trace.for_each_run(|_, it| {
+                n += match it {
+                    RunItem::Events { count, .. } => count,
+                    RunItem::Item(_) => 1,
+                };
+                ControlFlow::Continue(())
+            });
+            n
+        })
+        .join()
+        .unwrap()
+    });
+    assert!(n > 9000, "{n}");
+}
+
+/// A mapped file longer than what the reader keeps resident (it releases passed pages
+/// every few MiB, 2 MiB behind its position): runs read after the call hold the file's
+/// bytes, the released pages faulting back in.
+#[test]
+fn runs_of_a_mapped_file_read_after_its_pages_were_released() {
+    let dir = std::env::temp_dir().join(format!("grtrace-runs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.grtrace.0");
+    let cfg = SynthConfig {
+        records: 250_000,
+        cpus: 1,
+        ..SynthConfig::default()
+    };
+    let data = streams(&cfg, 0).remove(0);
+    assert!(data.len() > 16 << 20, "{} bytes", data.len());
+    std::fs::write(&path, &data).unwrap();
+    let mut trace = Trace::open(vec![InputSource::File(path.clone())]).unwrap();
+    let mut runs: Vec<&[u8]> = Vec::new();
+    let mut notes = 0;
+    trace.for_each_run(|_, it| {
+        match it {
+            RunItem::Events { bytes, .. } => runs.push(bytes),
+            RunItem::Item(_) => notes += 1,
+        }
+        ControlFlow::Continue(())
+    });
+    let h = StreamHeader::parse(&data).unwrap();
+    let events: Vec<&[u8]> = Records::new(&data, &h)
+        .map(|r| r.unwrap())
+        .filter(|r| r.is_event())
+        .map(|r| r.bytes())
+        .collect();
+    let mut n = 0;
+    for run in &runs {
+        assert!(run.len() <= (64 << 10) + abi::rsize::EVENT, "{}", run.len());
+        for ev in NativeEvents::new(run) {
+            assert_eq!(ev.bytes(), events[n], "event {n}");
+            n += 1;
+        }
+    }
+    assert_eq!(n, events.len());
+    assert!(notes > 0);
+    drop(trace);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every field of a native view is the field the run-time view reads, in both byte orders
+/// (a swapped event converted by `event_in`); only a native event record has a native view.
+#[test]
+fn native_event_views_read_what_event_views_read() {
+    for endian in [Endian::Little, Endian::Big] {
+        let cfg = SynthConfig {
+            records: 400,
+            cpus: 1,
+            every_type: true,
+            endian,
+            ..SynthConfig::default()
+        };
+        let data = streams(&cfg, 0).remove(0);
+        let h = StreamHeader::parse(&data).unwrap();
+        let (mut events, mut notes) = (0, 0);
+        for r in Records::new(&data, &h) {
+            let r = r.unwrap();
+            let mut buf = [0; abi::rsize::EVENT];
+            let Some(ev) = r.event() else {
+                assert!(r.native_event().is_none() && r.event_in(&mut buf).is_none());
+                notes += 1;
+                continue;
+            };
+            events += 1;
+            assert_eq!(r.native_event().is_some(), endian == Endian::NATIVE);
+            let n = r.event_in(&mut buf).unwrap();
+            assert_eq!(n.fields(), ev.fields());
+            assert_eq!(
+                (n.code(), n.event(), n.ctx(), n.ring(), n.seqno()),
+                (ev.code(), ev.event(), ev.ctx(), ev.ring(), ev.seqno())
+            );
+            assert_eq!(
+                (n.arg0(), n.arg1(), n.arg2(), n.arg3()),
+                (ev.arg0(), ev.arg1(), ev.arg2(), ev.arg3())
+            );
+            assert_eq!(
+                (n.flags(), n.cpu(), n.pid(), n.time_ns(), n.seq()),
+                (r.flags(), r.cpu(), r.pid(), r.time_ns(), r.seq())
+            );
+            let back = n.record();
+            assert!(back.is_event() && back.endian() == Endian::NATIVE);
+            assert_eq!(back.event().unwrap().fields(), ev.fields());
+            if endian == Endian::NATIVE {
+                assert_eq!(n.bytes(), r.bytes());
+            }
+            assert_eq!(NativeEvent::parse(n.bytes()).unwrap().fields(), ev.fields());
+        }
+        assert!(events > 100 && notes > 2, "{events} {notes}");
+    }
+}
+
+/// The run iterator hands out whole native event records only: a note, a short tail, a
+/// bad size or the other byte order ends it there.
+#[test]
+fn native_events_end_at_anything_but_a_whole_event() {
+    let cfg = SynthConfig {
+        records: 40,
+        cpus: 1,
+        ..SynthConfig::default()
+    };
+    let data = streams(&cfg, 0).remove(0);
+    let h = StreamHeader::parse(&data).unwrap();
+    let recs: Vec<RecordView<'_>> = Records::new(&data, &h).map(|r| r.unwrap()).collect();
+    let first_note = recs.iter().position(|r| !r.is_event()).unwrap();
+    let start = h.header_size as usize;
+    // The stream's records up to its first note: the events before it.
+    assert_eq!(NativeEvents::new(&data[start..]).count(), first_note);
+    // Four events in a row after it: cut short, a size that is not a multiple of 8, the
+    // second record in the other byte order.
+    let a = (first_note..recs.len() - 4)
+        .find(|&i| recs[i..i + 4].iter().all(|r| r.is_event()))
+        .unwrap();
+    let at = |i: usize| start + recs[..i].iter().map(|r| r.size()).sum::<usize>();
+    let run = &data[at(a)..at(a + 4)];
+    assert_eq!(NativeEvents::new(run).count(), 4);
+    assert_eq!(NativeEvents::new(&run[..run.len() - 1]).count(), 3);
+    let second = recs[a].size();
+    let mut bad = run.to_vec();
+    Endian::NATIVE.put_u16(&mut bad, second + rec_off::SIZE, 76);
+    assert_eq!(NativeEvents::new(&bad).count(), 1);
+    let mut swapped = run.to_vec();
+    let t = Endian::NATIVE.u16(&swapped, second + rec_off::TYPE);
+    other(Endian::NATIVE).put_u16(&mut swapped, second + rec_off::TYPE, t);
+    assert_eq!(NativeEvents::new(&swapped).count(), 1);
+}
