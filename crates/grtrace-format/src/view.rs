@@ -597,8 +597,9 @@ impl<'a> RecordView<'a> {
 /// The native event records of a run ([`RawItem::Events`](crate::RawItem::Events), a
 /// [`RunItem::Events`](crate::RunItem::Events)), one [`NativeEvent`] each. Each record is
 /// checked (type, size, within the bytes) before it is handed out: bytes that do not
-/// continue with a whole native event end the iteration (the reader never delivers such a
-/// run).
+/// continue with a whole native event end the iteration, and [`rest`](Self::rest) holds
+/// them (the reader never delivers such a run, but the file may change before it is read:
+/// [`Trace::run_changed`](crate::Trace::run_changed)).
 #[derive(Clone, Debug)]
 pub struct NativeEvents<'a> {
     rest: &'a [u8],
@@ -608,6 +609,12 @@ impl<'a> NativeEvents<'a> {
     /// The events of `bytes`, a run of whole native event records.
     pub fn new(bytes: &'a [u8]) -> NativeEvents<'a> {
         NativeEvents { rest: bytes }
+    }
+
+    /// The bytes not handed out yet: after the iteration ended, empty unless the bytes did
+    /// not continue with a whole native event.
+    pub fn rest(&self) -> &'a [u8] {
+        self.rest
     }
 }
 
@@ -621,13 +628,9 @@ impl<'a> Iterator for NativeEvents<'a> {
         let rt = u16::from_ne_bytes(array(head, rec_off::TYPE));
         let sz = u16::from_ne_bytes(array(head, rec_off::SIZE)) as usize;
         if rt != RecordType::EVENT.0 || sz < rsize::EVENT || !sz.is_multiple_of(abi::RECORD_ALIGN) {
-            self.rest = &[];
             return None;
         }
-        let Some((bytes, rest)) = rest.split_at_checked(sz) else {
-            self.rest = &[];
-            return None;
-        };
+        let (bytes, rest) = rest.split_at_checked(sz)?;
         self.rest = rest;
         Some(NativeEvent { head, bytes })
     }

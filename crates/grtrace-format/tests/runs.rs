@@ -211,6 +211,68 @@ fn runs_of_a_mapped_file_read_after_its_pages_were_released() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A run read after its file shrank (another process truncated it after the reader had
+/// checked the run) ends where the bytes stop being events, and the trace names the file
+/// and the byte where its data now ends: nothing is silently cut short.
+#[test]
+fn a_run_read_after_its_file_shrank_is_an_error_naming_file_and_byte() {
+    let dir = std::env::temp_dir().join(format!("grtrace-shrunk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cut.grtrace.0");
+    let cfg = SynthConfig {
+        records: 20_000,
+        cpus: 1,
+        ..SynthConfig::default()
+    };
+    let data = streams(&cfg, 0).remove(0);
+    std::fs::write(&path, &data).unwrap();
+    let mut trace = Trace::open(vec![InputSource::File(path.clone())]).unwrap();
+    let mut runs: Vec<&[u8]> = Vec::new();
+    let sum = trace.for_each_run(|_, it| {
+        if let RunItem::Events { bytes, .. } = it {
+            runs.push(bytes);
+        }
+        ControlFlow::Continue(())
+    });
+    assert!(sum.errors.is_empty(), "{:?}", sum.errors);
+    let last = *runs.last().unwrap();
+    let whole = NativeEvents::new(last).count();
+    let mut events = NativeEvents::new(last);
+    assert_eq!(events.by_ref().count(), whole);
+    assert!(events.rest().is_empty());
+    // Cut the file in the middle of the last run (page-aligned, so that the pages after
+    // the cut fault): the events before the cut still read.
+    let first_at = data
+        .windows(runs[0].len())
+        .position(|w| w == runs[0])
+        .unwrap();
+    let last_at = first_at + (last.as_ptr() as usize - runs[0].as_ptr() as usize);
+    let file_cut = ((last_at + last.len() / 2) & !4095) as u64;
+    assert!(
+        file_cut > last_at as u64,
+        "the last run is shorter than a page"
+    );
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(file_cut)
+        .unwrap();
+    let mut events = NativeEvents::new(last);
+    let read = events.by_ref().count();
+    assert!(read < whole, "{read} of {whole} events after the cut");
+    let at = events.rest().as_ptr();
+    drop(runs);
+    let err = trace.run_changed(at).unwrap().to_string();
+    assert!(err.contains("cut.grtrace.0"), "{err}");
+    assert!(err.contains("shrank while being read"), "{err}");
+    assert!(err.contains(&format!("{file_cut} now")), "{err}");
+    // An address outside every mapped input is no run of this trace.
+    assert!(trace.run_changed(data.as_ptr()).is_none());
+    drop(trace);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Every field of a native view is the field the run-time view reads, in both byte orders
 /// (a swapped event converted by `event_in`); only a native event record has a native view.
 #[test]

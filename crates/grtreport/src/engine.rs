@@ -585,7 +585,9 @@ impl Engine {
     /// Feeds a run of native event records, [`feed_event`](Self::feed_event) for each: one
     /// call per run, and without a timeline or the critical path (the usual report) the
     /// loop looks only at what every event may change.
-    pub fn feed_events(&mut self, events: NativeEvents<'_>) -> io::Result<()> {
+    ///
+    /// Ends where `events` ends: what it could not hand out stays in it.
+    pub fn feed_events(&mut self, events: &mut NativeEvents<'_>) -> io::Result<()> {
         if !self.timelines.is_empty() || self.critical.is_some() {
             for ev in events {
                 self.feed_event(&ev)?;
@@ -651,7 +653,10 @@ impl Engine {
                 // kept) and may close with one saying what was known only at the end.
                 match &mut self.import {
                     Some(first) => first.merge(&im),
-                    None => self.import = Some(im),
+                    None => {
+                        self.import = Some(im);
+                        self.joiner.imported = true;
+                    }
                 }
             }
         }

@@ -46,7 +46,8 @@ pub fn run_with_progress(
         f.poll(progress, stop, stop_on_signal)
     });
     progress.finish(f.done);
-    (sum, f.out_err.map_or(Ok(()), Err), f.stopped)
+    let stopped = f.stopped;
+    f.finish(trace, sum, stopped)
 }
 
 /// [`run_with_progress`] on two threads: a second thread merges the inputs (grtrace-format's
@@ -74,11 +75,12 @@ pub fn run_pipelined(
     // it again. Over --read streams (records copied) the merging one is: the joining one,
     // once it found the queue empty, sleeps until 3 batches are in.
     let (tx, rx) = hand_over::<Batch<'_>>(BATCH_QUEUE, 1, 3);
+    let reading = &mut *trace;
     let (sum, stopped) = std::thread::scope(|s| {
         let merging = s.spawn(move || {
             let mut stopped = false;
             let mut batch = Batch::default();
-            let sum = trace.for_each_run(|card, item| {
+            let sum = reading.for_each_run(|card, item| {
                 batch.add(card, item);
                 if batch.is_full() {
                     let next = tx.spare().unwrap_or_default();
@@ -147,7 +149,7 @@ pub fn run_pipelined(
         }
     });
     progress.finish(f.done);
-    (sum, f.out_err.map_or(Ok(()), Err), stopped)
+    f.finish(trace, sum, stopped)
 }
 
 /// Items per batch handed from the merging thread to the joining one: a hand-over per few
@@ -295,6 +297,9 @@ struct Feeder {
     polled: u64,
     stopped: bool,
     out_err: Option<io::Error>,
+    /// Where a run stopped holding the events the reader found in it
+    /// ([`Trace::run_changed`]).
+    changed_at: Option<*const u8>,
 }
 
 impl Feeder {
@@ -307,7 +312,24 @@ impl Feeder {
             polled: 0,
             stopped: false,
             out_err: None,
+            changed_at: None,
         }
+    }
+
+    /// What a run ends with: the summary with a changed run's error, the output error.
+    fn finish(
+        self,
+        trace: &Trace,
+        mut sum: RunSummary,
+        stopped: bool,
+    ) -> (RunSummary, io::Result<()>, bool) {
+        if let Some(e) = self.changed_at.and_then(|at| trace.run_changed(at)) {
+            // The merging thread may have found the shrink itself: one line per file.
+            if !sum.errors.iter().any(|x| x.file == e.file) {
+                sum.errors.push(e);
+            }
+        }
+        (sum, self.out_err.map_or(Ok(()), Err), stopped)
     }
 
     /// A run of native event records of `card`.
@@ -319,15 +341,21 @@ impl Feeder {
         bytes: &[u8],
         count: u64,
     ) -> ControlFlow<()> {
-        let events = NativeEvents::new(bytes);
+        let mut events = NativeEvents::new(bytes);
         if !self.started {
             if let Some(first) = events.clone().next() {
                 self.started = true;
                 engine.start_at(first.time_ns());
             }
         }
-        if let Err(err) = engine.of_card(card).feed_events(events) {
+        if let Err(err) = engine.of_card(card).feed_events(&mut events) {
             self.out_err = Some(err);
+            return ControlFlow::Break(());
+        }
+        if !events.rest().is_empty() {
+            // The reader checked these bytes; they changed since (the file shrank).
+            // Reading on would report without the rest of this file: stop, and say where.
+            self.changed_at = Some(events.rest().as_ptr());
             return ControlFlow::Break(());
         }
         self.done += bytes.len() as u64;

@@ -872,6 +872,9 @@ pub struct Joiner {
     /// Codes (bits as in `seen_codes`) taken as not recorded because [`HELD`] jobs missed
     /// them before any was seen.
     absent_codes: u64,
+    /// The stream is an import (its source note was seen): a kernel IRQ never comes, so a
+    /// loss spares jobs that ended and wait only for one ([`Joiner::lost`]).
+    pub imported: bool,
     pub stats: JoinStats,
     /// Process names from NOTE_PROCESS, by pid.
     pub comms: Comms,
@@ -970,6 +973,7 @@ impl Joiner {
             out: Vec::new(),
             held: VecDeque::new(),
             absent_codes: 0,
+            imported: false,
             comms: Comms::default(),
             ctx_util: FxMap::default(),
             iv_ns: 0,
@@ -1126,9 +1130,13 @@ impl Joiner {
     /// flight may have lost events, so each is marked incomplete rather than guessed at.
     pub fn lost(&mut self, l: &Lost) {
         // A job that ended before the lost records began and waits only for an IRQ the
-        // recording never had (imported streams have none) has every event it will get:
-        // it is finished as it stands, not marked lost.
-        if self.stats.seen_codes & code_bit(Event::IRQ) == 0 && !self.awaiting.is_empty() {
+        // recording never had (an import without IRQ events) has every event it will get:
+        // it is finished as it stands, not marked lost. Not so in a kernel recording whose
+        // first loss comes before its first IRQ.
+        if self.imported
+            && self.stats.seen_codes & code_bit(Event::IRQ) == 0
+            && !self.awaiting.is_empty()
+        {
             self.finish_ended_before(l.first_ns);
         }
         self.stats.loss_notes += 1;
@@ -1288,6 +1296,12 @@ impl Joiner {
         if to_virtual || self.jobs.get(&here).is_some_and(|s| s.end != NONE) {
             // Never back to the virtual ring, nor once ended: the event is the job's there.
             return here;
+        }
+        if self.jobs.get(&key).is_some() {
+            // A job is open under the event's own key already (damaged input, or fence
+            // contexts equal in their low 32 bits): the event is its; moving the other
+            // job there would drop one of them.
+            return key;
         }
         self.move_job(here, key.ring, t);
         key

@@ -192,6 +192,69 @@ fn jobs_across_lost_records_are_incomplete_not_wrong() {
     assert_eq!(e.joiner.stats.lost_records, 1);
 }
 
+/// A kernel recording whose first loss comes after a job's END and before its IRQ (the
+/// first IRQ of the recording): the job is not taken as finished at the loss (only an
+/// import, which has no IRQs, is), so its IRQ still finds it instead of being an orphan.
+#[test]
+fn a_loss_before_the_first_irq_of_a_kernel_recording_finishes_no_job() {
+    let mut r = Rec::default();
+    r.ring(T0, 0, 1 << 20, b"gfx");
+    job(
+        &mut r,
+        1,
+        0,
+        1,
+        T0 + MS,
+        100 * US,
+        &[Event::IRQ, Event::SIGNAL],
+        1,
+    );
+    r.push(
+        1,
+        0,
+        T0 + MS + 135 * US,
+        Body::Lost(Lost {
+            cpu: 1,
+            source: lost_source::KERNEL,
+            count: 2,
+            first_ns: T0 + MS + 132 * US,
+            last_ns: T0 + MS + 135 * US,
+        }),
+    );
+    r.ev(
+        1,
+        0,
+        T0 + MS + 140 * US,
+        Event::IRQ,
+        eflag::FENCED,
+        1,
+        0,
+        1,
+        1,
+        0,
+        1,
+    );
+    r.ev(
+        1,
+        0,
+        T0 + MS + 141 * US,
+        Event::SIGNAL,
+        eflag::FENCED,
+        1,
+        0,
+        1,
+        0,
+        0,
+        1,
+    );
+    let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(e.joiner.stats.irq_orphan, 0);
+    assert_eq!(jobs[0].done, T0 + MS + 140 * US, "{:?}", jobs[0]);
+    // Jobs in flight across a loss may have lost events: marked, not guessed at.
+    assert!(jobs[0].flags.has(Flags::LOST), "{:?}", jobs[0]);
+}
+
 #[test]
 fn irq_before_end_from_skewed_cpu_clock_and_unnamed_irq() {
     let mut r = Rec::default();

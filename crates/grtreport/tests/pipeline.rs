@@ -355,3 +355,74 @@ fn a_long_trace_through_two_threads_joins_every_record() {
     assert!(f.out.is_some() && f.stopped);
     assert!(read < r.records / 4, "{read} of {}", r.records);
 }
+
+/// An engine whose `n`th lookup cuts a file down to 1024 bytes, after a pause: another
+/// process truncating an input after the reader checked what the joiner reads next.
+struct Cutting {
+    engine: Engine,
+    lookups: u32,
+    file: std::path::PathBuf,
+}
+
+impl Engines for Cutting {
+    fn of_card(&mut self, _card: u32) -> &mut Engine {
+        self.lookups = self.lookups.saturating_sub(1);
+        if self.lookups == 1 {
+            // Time for a merging thread to reach the end of a file smaller than its queue:
+            // then nothing but the joiner can see the cut.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            let f = std::fs::OpenOptions::new().write(true).open(&self.file);
+            f.unwrap().set_len(1024).unwrap();
+        }
+        &mut self.engine
+    }
+}
+
+/// A file cut while it is read ends the run with one error naming it and the byte where
+/// it now ends: on one thread, where the reader finds the cut, and on two, where the
+/// reader may have checked the whole file before the joiner reads it: never a report
+/// silently short of the rest of the file.
+#[test]
+fn a_file_cut_while_it_is_read_is_an_error_not_a_short_report() {
+    // On two threads a file smaller than the hand-over queue (~1.75 MiB): the merging
+    // thread never waits, and has read it all when the cut comes.
+    for (pipelined, records, lookups) in [(false, 200_000, 40), (true, 12_000, 3)] {
+        let data = streams(&synth(records, 1, 5), 0).remove(0);
+        assert!(pipelined == (data.len() < 1 << 20), "{} bytes", data.len());
+        let file = dir().join(format!("cut-{pipelined}.grtrace.0"));
+        std::fs::write(&file, &data).unwrap();
+        let mut trace = Trace::open(vec![InputSource::File(file.clone())]).unwrap();
+        let engine = Engine::new(
+            Rules::default(),
+            JoinConfig::default(),
+            Filter::default(),
+            3,
+        );
+        let mut cut = Cutting {
+            engine,
+            lookups,
+            file: file.clone(),
+        };
+        let flag = AtomicBool::new(false);
+        let mut quiet = grtrace_cli::Progress::new("t", 0, grtrace_cli::ProgressMode::Never);
+        let (sum, out, _) = if pipelined {
+            input::run_pipelined(&mut trace, &mut cut, &flag, true, &mut quiet)
+        } else {
+            input::run_with_progress(&mut trace, &mut cut, &flag, true, &mut quiet)
+        };
+        assert!(out.is_ok());
+        let errors: Vec<String> = sum.errors.iter().map(|e| e.to_string()).collect();
+        assert_eq!(errors.len(), 1, "{pipelined}: {errors:?}");
+        let name = file.display().to_string();
+        assert!(
+            errors[0].starts_with(&name) && errors[0].contains("shrank while being read"),
+            "{errors:?}"
+        );
+        assert!(errors[0].contains("1024 now"), "{errors:?}");
+        let joined = cut.engine.joiner.stats.records;
+        assert!(
+            joined > 0 && joined < records,
+            "{pipelined}: {joined} joined"
+        );
+    }
+}

@@ -49,7 +49,8 @@ impl<'m> FileCursor<'m> {
             return;
         };
         let page = 4096;
-        let start = self.released.next_multiple_of(page);
+        // From the page the last release stopped before (it held bytes not yet passed).
+        let start = self.released / page * page;
         let end = upto / page * page;
         if end > start {
             // SAFETY: the mapping is MAP_SHARED and read-only, so MADV_DONTNEED only drops

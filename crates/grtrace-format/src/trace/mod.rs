@@ -379,6 +379,30 @@ impl Trace {
         sum
     }
 
+    /// The error for a run of [`for_each_run`](Self::for_each_run) that stopped holding
+    /// whole events at address `at` ([`NativeEvents::rest`](crate::NativeEvents::rest)):
+    /// its file shrank or changed after the reader checked the run and before the consumer
+    /// read it (a consumer on another thread reads a run up to a few MiB later). Names the
+    /// file and the byte; `None` if `at` is not in a mapped input. An address, not the
+    /// slice: the runs borrow the trace.
+    pub fn run_changed(&self, at: *const u8) -> Option<TraceError> {
+        let at = at as usize;
+        let mi = self.mapped.iter().find(|mi| {
+            let b = mi.backing.bytes().as_ptr_range();
+            (b.start as usize..=b.end as usize).contains(&at)
+        })?;
+        let offset = (at - mi.backing.bytes().as_ptr() as usize) as u64;
+        let name = &self.streams[mi.stream].name;
+        let shrunk = mi.shrink.as_ref().and_then(|s| s.error(name, offset));
+        Some(shrunk.unwrap_or_else(|| {
+            TraceError::at(
+                name,
+                offset,
+                "the file changed while being read: records from here on were not read".to_string(),
+            )
+        }))
+    }
+
     /// The name of the first opened input (warnings about the whole run name it).
     fn first_name(&self) -> String {
         self.streams
