@@ -18,7 +18,8 @@ use grtrace_ftrace::tracedat::{TraceDat, MAGIC};
 /// INPUT is a trace-cmd trace.dat (version 6 or 7, compressed or not), or text from
 /// `trace-cmd report` or tracefs `trace` / `trace_pipe`. The events are
 /// decoded from the formats the file carries and mapped as IMPORT.md says: DRM scheduler
-/// jobs, dma_fence signals and waits, virtio-gpu commands, amdgpu names and faults.
+/// jobs, dma_fence signals and waits, virtio-gpu commands, amdgpu and lima names, amdgpu
+/// faults, i915, xe, msm and v3d jobs.
 /// The output is BASE.grtrace.<cpu>, read by grtparse and grtreport as they are.
 ///
 /// Examples:

@@ -35,7 +35,8 @@ Examples:
 
 Default line (whitespace-separated, stable for grep and awk):
   device cpu seq sec.nsec pid EVENT ring ctx seqno [key=value details...] [comm]
-Notes (PROCESS RING MSG CLOCK_SYNC LOST STREAM_INFO) use '-' for ring ctx seqno.
+Notes (PROCESS RING MSG CLOCK_SYNC LOST STREAM_INFO) use '-' for ring ctx seqno (a RING
+note shows its ring id); a RING note adds flags=ctx-seqno,virtual when set.
 Lost records print inline as LOST lines (source=kernel|recorder|gap).
 
 Format fields for -f/-F (%[-][width]X; \\n \\t escapes; %% for %):

@@ -16,13 +16,13 @@
 //! * [`vocab`]: the vocabulary: record types ([`RecordType`]) and event codes ([`Event`]) as
 //!   open newtypes, with names and what each event's arguments mean.
 //! * [`synth`]: a deterministic synthetic workload (fixtures, benchmarks, tests).
+//! * [`trace`]: whole traces: input discovery, mmapped or piped inputs, the k-way merge with
+//!   per-CPU sequence-gap detection ([`Trace`], [`Item`]); runs of native events for fast
+//!   consumers ([`Trace::for_each_run`]).
 //!
 //! Features (both on by default): `relay` (the [`relay`] module) and `synth` (the [`synth`]
 //! module). A program that only reads traces can depend on the crate with
 //! `default-features = false`.
-//! * [`trace`]: whole traces: input discovery, mmapped or piped inputs, the k-way merge with
-//!   per-CPU sequence-gap detection ([`Trace`], [`Item`]); runs of native events for fast
-//!   consumers ([`Trace::for_each_run`]).
 //!
 //! ## Reading a trace
 //!

@@ -153,7 +153,7 @@ pub fn run_pipelined(
 }
 
 /// Items per batch handed from the merging thread to the joining one: a hand-over per few
-/// thousand records, while the items in flight stay a few hundred KB.
+/// thousand records; the bytes in flight are bounded by [`BATCH_BYTES`] and [`BATCH_QUEUE`].
 const BATCH_ITEMS: u64 = 8192;
 /// Bytes of records (mapped runs and copies) per batch, about: a batch is handed over once
 /// past it (a run adds 64 KiB at most). With [`BATCH_QUEUE`] batches waiting, one being
