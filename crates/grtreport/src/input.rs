@@ -156,9 +156,9 @@ pub fn run_pipelined(
 /// thousand records; the bytes in flight are bounded by [`BATCH_BYTES`] and [`BATCH_QUEUE`].
 const BATCH_ITEMS: u64 = 8192;
 /// Bytes of records (mapped runs and copies) per batch, about: a batch is handed over once
-/// past it (a run adds 64 KiB at most). With [`BATCH_QUEUE`] batches waiting, one being
-/// filled and one being joined, the joining thread is at most ~2.5 MiB behind the merge,
-/// within the 4 MiB the reader keeps mapped behind its position.
+/// past it (a run adds 64 KiB and one record at most). With [`BATCH_QUEUE`] batches
+/// waiting, one being filled and one being joined, the joining thread is at most ~3 MiB
+/// behind the merge, within the 4 MiB the reader keeps mapped behind its position.
 const BATCH_BYTES: usize = 256 << 10;
 /// Batches waiting for the joining thread at most (the merging thread waits beyond that).
 pub const BATCH_QUEUE: usize = 6;
