@@ -115,20 +115,23 @@ pub fn write_files(
             p.into()
         })
         .collect();
-    let outs = paths
-        .iter()
-        .map(std::fs::File::create)
-        .collect::<io::Result<Vec<_>>>()?;
-    generate(cfg, outs)?;
-    for p in &paths {
-        let mut b = std::fs::read(p)?;
-        let mut h = StreamHeader::parse(&b).map_err(io::Error::other)?;
-        h.card = card;
-        h.session_id = session;
-        b[..abi::STREAM_HEADER_SIZE].copy_from_slice(&h.encode());
+    for (p, b) in paths.iter().zip(streams_of(cfg, card, session)?) {
         std::fs::write(p, b)?;
     }
     Ok(paths)
+}
+
+/// The workload's streams in memory, by CPU, their headers naming `card` and `session`.
+pub fn streams_of(cfg: &SynthConfig, card: u32, session: u64) -> io::Result<Vec<Vec<u8>>> {
+    let mut outs: Vec<Vec<u8>> = (0..cfg.cpus).map(|_| Vec::new()).collect();
+    generate(cfg, outs.iter_mut().collect())?;
+    for b in &mut outs {
+        let mut h = StreamHeader::parse(b).map_err(io::Error::other)?;
+        h.card = card;
+        h.session_id = session;
+        b[..abi::STREAM_HEADER_SIZE].copy_from_slice(&h.encode());
+    }
+    Ok(outs)
 }
 
 /// Generates one stream per CPU into `outs` (index = CPU). Returns records written per CPU.

@@ -7,20 +7,14 @@ mod common;
 use std::ops::ControlFlow;
 
 use common::{bytes, pipe};
-use grtrace_format::abi::{self, rec_off, stream_off};
-use grtrace_format::synth::{generate, SynthConfig};
+use grtrace_format::abi::{self, rec_off};
+use grtrace_format::synth::{streams_of, SynthConfig, SESSION};
 use grtrace_format::trace::{InputSource, Item, RunItem, Trace};
 use grtrace_format::{Endian, NativeEvent, NativeEvents, RecordView, Records, StreamHeader};
 
 /// The per-CPU streams of a synthetic run, the card in their headers set to `card`.
 fn streams(cfg: &SynthConfig, card: u32) -> Vec<Vec<u8>> {
-    let mut outs: Vec<Vec<u8>> = (0..cfg.cpus).map(|_| Vec::new()).collect();
-    generate(cfg, outs.iter_mut().collect()).unwrap();
-    for s in &mut outs {
-        let e = StreamHeader::parse(s).unwrap().endian;
-        e.put_u32(s, stream_off::CARD, card);
-    }
-    outs
+    streams_of(cfg, card, SESSION).unwrap()
 }
 
 fn other(e: Endian) -> Endian {

@@ -9,9 +9,8 @@ use std::io::{self, Write};
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 
-use grtrace_format::abi::stream_off;
-use grtrace_format::synth::{generate, SynthConfig};
-use grtrace_format::{Endian, InputSource, RunSummary, StreamHeader, Trace};
+use grtrace_format::synth::{streams_of, SynthConfig, SESSION};
+use grtrace_format::{Endian, InputSource, RunSummary, Trace};
 use grtreport::engine::{Filter, JobLines, JobSink, Names, SharedSink};
 use grtreport::input::{self, Cards, Engines};
 use grtreport::joiner::JoinConfig;
@@ -19,13 +18,7 @@ use grtreport::{Engine, Job, Rules};
 
 /// The per-CPU streams of a synthetic run, the card in their headers set to `card`.
 fn streams(cfg: &SynthConfig, card: u32) -> Vec<Vec<u8>> {
-    let mut outs: Vec<Vec<u8>> = (0..cfg.cpus).map(|_| Vec::new()).collect();
-    generate(cfg, outs.iter_mut().collect()).unwrap();
-    for s in &mut outs {
-        let e = StreamHeader::parse(s).unwrap().endian;
-        e.put_u32(s, stream_off::CARD, card);
-    }
-    outs
+    streams_of(cfg, card, SESSION).unwrap()
 }
 
 fn other(e: Endian) -> Endian {
