@@ -294,6 +294,42 @@ fn absurd_cpu_counts_and_section_sizes_are_refused_at_their_offset() {
     }
 }
 
+/// Text whose CPU column claims a CPU no machine has (in an event line and in a loss
+/// line, both styles): one line naming the file and the byte, exit 1, no allocation sized
+/// by the claim, and the events before it imported.
+#[test]
+fn absurd_cpu_numbers_in_text_are_refused_at_their_offset() {
+    let d = dir("absurd-text");
+    let good = i915_capture().text(grtrace_ftrace::capture::TextStyle::Tracefs);
+    let event = good
+        .lines()
+        .find(|l| l.contains("i915_request_add"))
+        .unwrap();
+    let cpu = &event[event.find(" [").unwrap()..=event.find(']').unwrap()];
+    let bad_event = event.replacen(cpu, " [4000000000]", 1);
+    for (name, bad) in [
+        ("event", bad_event.as_str()),
+        ("lost", "CPU:4000000000 [LOST 3 EVENTS]"),
+        ("dropped", "CPU:4000000000 [3 EVENTS DROPPED]"),
+    ] {
+        let text = d.join(format!("{name}.txt"));
+        let body = format!("{good}{bad}\n");
+        std::fs::write(&text, &body).unwrap();
+        let out = d.join(name);
+        let (code, err) = grtimport_limited(&text, &out);
+        assert_eq!(code, 1, "{name}: {err}");
+        let at = good.len();
+        let last = err.lines().last().unwrap();
+        assert!(
+            last.starts_with(&format!("grtimport: {}: offset {at} ", text.display()))
+                && last.contains("CPU 4000000000 (at most 65536 CPUs)"),
+            "{name}: {err}"
+        );
+        let (_, recs, _) = read_stream(&out.with_extension("grtrace.0"));
+        assert!(recs.len() > 10, "{name}: what came before is kept");
+    }
+}
+
 #[test]
 fn completions_need_no_input_and_input_is_still_required_otherwise() {
     let o = Command::new(env!("CARGO_BIN_EXE_grtimport"))

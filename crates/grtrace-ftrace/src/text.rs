@@ -338,6 +338,19 @@ fn parse_ts(s: &str) -> Option<u64> {
     Some(sec * 1_000_000_000 + f * 10u64.pow(9 - frac.len() as u32))
 }
 
+/// A CPU column: the per-CPU state and outputs are sized by it, so a number no machine has
+/// is an error (the bound trace.dat's CPU counts have), not a huge allocation.
+fn cpu_number(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(cpu) if cpu < crate::tracedat::MAX_CPUS => Ok(cpu),
+        Ok(cpu) => Err(format!(
+            "CPU {cpu} (at most {} CPUs)",
+            crate::tracedat::MAX_CPUS
+        )),
+        Err(_) => Err(format!("bad CPU number `{s}`")),
+    }
+}
+
 /// Parses one line of `trace-cmd report` or tracefs `trace` text.
 pub fn parse_line(l: &str) -> Result<Parsed<'_>, String> {
     let t = l.trim();
@@ -349,7 +362,7 @@ pub fn parse_line(l: &str) -> Result<Parsed<'_>, String> {
     }
     if let Some(r) = t.strip_prefix("CPU:") {
         let (cpu, rest) = r.split_once(' ').ok_or("bad CPU line")?;
-        let cpu = cpu.parse().map_err(|_| "bad CPU number")?;
+        let cpu = cpu_number(cpu)?;
         let inner = rest.trim().trim_start_matches('[').trim_end_matches(']');
         let words: Vec<&str> = inner.split_whitespace().collect();
         let count = match words.as_slice() {
@@ -376,10 +389,7 @@ pub fn parse_line(l: &str) -> Result<Parsed<'_>, String> {
         .parse()
         .map_err(|_| format!("bad pid in `{who}`"))?;
     let close = after.find(']').ok_or("no ] after cpu")?;
-    let cpu: u32 = after[..close]
-        .trim()
-        .parse()
-        .map_err(|_| "bad cpu number")?;
+    let cpu = cpu_number(after[..close].trim())?;
     after = &after[close + 1..];
     let mut words = after.split_whitespace();
     let mut tok = words.next().ok_or("no timestamp")?;
