@@ -4,13 +4,16 @@
 
 mod common;
 
+use std::io::{Seek, SeekFrom, Write};
 use std::ops::ControlFlow;
 
 use common::{bytes, pipe};
-use grtrace_format::abi::{self, rec_off};
+use grtrace_format::abi::{self, rec_off, stream_off};
 use grtrace_format::synth::{streams_of, SynthConfig, SESSION};
-use grtrace_format::trace::{InputSource, Item, RunItem, Trace};
-use grtrace_format::{Endian, NativeEvent, NativeEvents, RecordView, Records, StreamHeader};
+use grtrace_format::trace::{InputSource, Item, RawItem, RunItem, Trace};
+use grtrace_format::{
+    Endian, NativeEvent, NativeEvents, RecordType, RecordView, Records, StreamHeader,
+};
 
 /// The per-CPU streams of a synthetic run, the card in their headers set to `card`.
 fn streams(cfg: &SynthConfig, card: u32) -> Vec<Vec<u8>> {
@@ -160,8 +163,8 @@ fn a_trace_can_be_merged_on_another_thread() {
 }
 
 /// A mapped file longer than what the reader keeps resident (it releases passed pages
-/// every few MiB, 2 MiB behind its position): runs read after the call hold the file's
-/// bytes, the released pages faulting back in.
+/// every 4 MiB, 4 MiB behind its position: at most 8 MiB resident): runs read after the
+/// call hold the file's bytes, the released pages faulting back in.
 #[test]
 fn runs_of_a_mapped_file_read_after_its_pages_were_released() {
     let dir = std::env::temp_dir().join(format!("grtrace-runs-{}", std::process::id()));
@@ -185,6 +188,10 @@ fn runs_of_a_mapped_file_read_after_its_pages_were_released() {
         }
         ControlFlow::Continue(())
     });
+    // The pages behind the reader were given back: the mapping's resident set is within
+    // the 8 MiB kept (and the kernel's fault-around), not the whole 18 MB file.
+    let rss = mapped_rss_kib(&path);
+    assert!(rss > 0 && rss <= 9 << 10, "{rss} KiB of the file resident");
     let h = StreamHeader::parse(&data).unwrap();
     let events: Vec<&[u8]> = Records::new(&data, &h)
         .map(|r| r.unwrap())
@@ -205,9 +212,25 @@ fn runs_of_a_mapped_file_read_after_its_pages_were_released() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The resident KiB of this process's mapping of `path` (`Rss` in /proc/self/smaps).
+fn mapped_rss_kib(path: &std::path::Path) -> u64 {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let name = path.display().to_string();
+    let mut lines = smaps.lines();
+    let mut rss = 0;
+    while let Some(l) = lines.next() {
+        if l.ends_with(&name) {
+            let r = lines.find(|l| l.starts_with("Rss:")).unwrap();
+            rss += r.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap();
+        }
+    }
+    rss
+}
+
 /// A run read after its file shrank (another process truncated it after the reader had
 /// checked the run) ends where the bytes stop being events, and the trace names the file
-/// and the byte where its data now ends: nothing is silently cut short.
+/// and the byte where its data now ends; one rewritten in place (same length), the byte
+/// where it stopped holding events: nothing is silently cut short.
 #[test]
 fn a_run_read_after_its_file_shrank_is_an_error_naming_file_and_byte() {
     let dir = std::env::temp_dir().join(format!("grtrace-shrunk-{}", std::process::id()));
@@ -264,7 +287,107 @@ fn a_run_read_after_its_file_shrank_is_an_error_naming_file_and_byte() {
     // An address outside every mapped input is no run of this trace.
     assert!(trace.run_changed(data.as_ptr()).is_none());
     drop(trace);
+    // The same length, other bytes: after the reader checked the runs, an event of the
+    // first run is rewritten in place as a note.
+    std::fs::write(&path, &data).unwrap();
+    let mut trace = Trace::open(vec![InputSource::File(path.clone())]).unwrap();
+    let mut runs: Vec<&[u8]> = Vec::new();
+    trace.for_each_run(|_, it| {
+        if let RunItem::Events { bytes, .. } = it {
+            runs.push(bytes);
+        }
+        ControlFlow::Continue(())
+    });
+    let note = first_at + 2 * abi::rsize::EVENT;
+    let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.seek(SeekFrom::Start((note + rec_off::TYPE) as u64))
+        .unwrap();
+    f.write_all(&RecordType::NOTE_MSG.0.to_ne_bytes()).unwrap();
+    drop(f);
+    let mut events = NativeEvents::new(runs[0]);
+    assert_eq!(events.by_ref().count(), 2);
+    let at = events.rest().as_ptr();
+    drop(runs);
+    let err = trace.run_changed(at).unwrap().to_string();
+    assert_eq!(
+        err,
+        format!("{}: byte {note}: the file changed while being read: records from here on were not read", path.display())
+    );
+    drop(trace);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A record deep inside a run of one mapped file claims a size no event has (0, less than a
+/// header, less than an event, not a multiple of 8, past the end of the file): the
+/// run ends before it, and `for_each_run`, `for_each_card` and `for_each_raw` all deliver
+/// the events before it and one error naming the file and that record's byte, with the
+/// sequence checked and not (`SEQ_CHECKED` streams).
+#[test]
+fn a_damaged_size_inside_a_run_ends_it_with_an_error_at_that_byte() {
+    let cfg = SynthConfig {
+        records: 3000,
+        cpus: 1,
+        ..SynthConfig::default()
+    };
+    let data = streams(&cfg, 0).remove(0);
+    let h = StreamHeader::parse(&data).unwrap();
+    let recs: Vec<RecordView<'_>> = Records::new(&data, &h).map(|r| r.unwrap()).collect();
+    // An event with events on both sides, 100 records before the end (so that the largest
+    // size a record can claim reaches past the end of the file).
+    let i = (recs.len() - 100..recs.len() - 1)
+        .find(|&i| recs[i - 1].is_event() && recs[i].is_event() && recs[i + 1].is_event())
+        .unwrap();
+    let at = h.header_size as usize + recs[..i].iter().map(|r| r.size()).sum::<usize>();
+    let before = recs[..i].iter().filter(|r| r.is_event()).count() as u64;
+    let e = Endian::NATIVE;
+    for checked in [false, true] {
+        for size in [0u16, 12, 64, 76, 65528] {
+            let mut d = data.clone();
+            e.put_u16(&mut d, at + rec_off::SIZE, size);
+            if checked {
+                let flags = e.u32(&d, stream_off::FLAGS) | abi::STREAM_SEQ_CHECKED;
+                e.put_u32(&mut d, stream_off::FLAGS, flags);
+            }
+            let case = format!("size {size}, seq checked {checked}");
+            let name = "damaged.grtrace.0";
+            let open = || Trace::open(vec![bytes(name, d.clone())]).unwrap();
+            let is_event = |it: &Item<'_>| matches!(it, Item::Record(r) if r.is_event());
+            let (mut by_run, mut by_card, mut by_raw) = (0, 0, 0);
+            let mut t = open();
+            let s_run = t.for_each_run(|_, it| {
+                by_run += match it {
+                    RunItem::Events { count, .. } => count,
+                    RunItem::Item(it) => is_event(&it) as u64,
+                };
+                ControlFlow::Continue(())
+            });
+            let s_card = open().for_each_card(|_, it| {
+                by_card += is_event(&it) as u64;
+                ControlFlow::Continue(())
+            });
+            let s_raw = open().for_each_raw(|it| {
+                by_raw += match it {
+                    RawItem::Events { count, .. } => count,
+                    RawItem::Item(it) => is_event(&it) as u64,
+                };
+                ControlFlow::Continue(())
+            });
+            assert_eq!(
+                (by_run, by_card, by_raw),
+                (before, before, before),
+                "{case}"
+            );
+            for sum in [&s_run, &s_card, &s_raw] {
+                assert_eq!(sum.errors.len(), 1, "{case}: {:?}", sum.errors);
+                let err = &sum.errors[0];
+                assert_eq!(
+                    (err.file.as_str(), err.offset()),
+                    (name, Some(at as u64)),
+                    "{case}"
+                );
+            }
+        }
+    }
 }
 
 /// Every field of a native view is the field the run-time view reads, in both byte orders
@@ -344,9 +467,15 @@ fn native_events_end_at_anything_but_a_whole_event() {
     assert_eq!(NativeEvents::new(run).count(), 4);
     assert_eq!(NativeEvents::new(&run[..run.len() - 1]).count(), 3);
     let second = recs[a].size();
-    let mut bad = run.to_vec();
-    Endian::NATIVE.put_u16(&mut bad, second + rec_off::SIZE, 76);
-    assert_eq!(NativeEvents::new(&bad).count(), 1);
+    // Sizes no event has: not a multiple of 8, 0 (which would hand out empty events
+    // forever), less than an event.
+    for size in [76, 0, 64] {
+        let mut bad = run.to_vec();
+        Endian::NATIVE.put_u16(&mut bad, second + rec_off::SIZE, size);
+        let mut events = NativeEvents::new(&bad);
+        assert_eq!(events.by_ref().count(), 1, "size {size}");
+        assert_eq!(events.rest().len(), run.len() - second, "size {size}");
+    }
     let mut swapped = run.to_vec();
     let t = Endian::NATIVE.u16(&swapped, second + rec_off::TYPE);
     other(Endian::NATIVE).put_u16(&mut swapped, second + rec_off::TYPE, t);
