@@ -81,7 +81,7 @@ impl<'m> FileCursor<'m> {
                 self.head = None;
                 return None;
             }
-            if self.pos - self.released >= RELEASE_STEP + RELEASE_LAG {
+            if self.pos >= self.fast_end() {
                 self.release_consumed();
             }
             match RecordView::parse(&self.data[self.pos..], self.endian, self.pos as u64) {
