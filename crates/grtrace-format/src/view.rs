@@ -572,11 +572,7 @@ impl<'a> RecordView<'a> {
         let h = data.first_chunk::<{ abi::RECORD_HEADER_SIZE }>()?;
         let rt = O::u16([h[rec_off::TYPE], h[rec_off::TYPE + 1]]);
         let sz = O::u16([h[rec_off::SIZE], h[rec_off::SIZE + 1]]) as usize;
-        if rt != RecordType::EVENT.0
-            || sz < rsize::EVENT
-            || !sz.is_multiple_of(abi::RECORD_ALIGN)
-            || sz > data.len()
-        {
+        if !event_fits(rt, sz, data.len()) {
             return None;
         }
         let time = O::u64(
@@ -592,6 +588,18 @@ impl<'a> RecordView<'a> {
         };
         Some((r, time, cpu, seq))
     }
+}
+
+/// Whether a record of type `rt` and size `sz` with `avail` bytes from its start is an
+/// event record the fast paths hand out whole (the reader's merge, its runs, [`NativeEvents`]):
+/// anything else (a note, a size no event has, a record cut short) goes to
+/// [`RecordView::parse`], which says what is wrong and where.
+#[inline(always)]
+pub(crate) fn event_fits(rt: u16, sz: usize, avail: usize) -> bool {
+    rt == RecordType::EVENT.0
+        && sz >= rsize::EVENT
+        && sz.is_multiple_of(abi::RECORD_ALIGN)
+        && sz <= avail
 }
 
 /// The native event records of a run ([`RawItem::Events`](crate::RawItem::Events), a
@@ -627,10 +635,10 @@ impl<'a> Iterator for NativeEvents<'a> {
         let head = rest.first_chunk::<{ rsize::EVENT }>()?;
         let rt = u16::from_ne_bytes(array(head, rec_off::TYPE));
         let sz = u16::from_ne_bytes(array(head, rec_off::SIZE)) as usize;
-        if rt != RecordType::EVENT.0 || sz < rsize::EVENT || !sz.is_multiple_of(abi::RECORD_ALIGN) {
+        if !event_fits(rt, sz, rest.len()) {
             return None;
         }
-        let (bytes, rest) = rest.split_at_checked(sz)?;
+        let (bytes, rest) = rest.split_at(sz);
         self.rest = rest;
         Some(NativeEvent { head, bytes })
     }

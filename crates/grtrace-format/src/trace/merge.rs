@@ -12,8 +12,7 @@ use super::{
 };
 use crate::abi::{self, rec_off};
 use crate::endian::{Endian, Native, Order, Swapped};
-use crate::view::RecordView;
-use crate::vocab::RecordType;
+use crate::view::{event_fits, RecordView};
 
 // ---------------------------------------------------------------------------------------------
 // Merge machinery
@@ -650,16 +649,15 @@ fn run_on<O: Order>(data: &[u8], stop: usize, limit_time: u64, cpu: usize, on: &
         },
     } = *on;
     while pos < stop {
-        let Some(h) = data.get(pos..).and_then(|d| d.first_chunk::<32>()) else {
+        let Some(h) = data
+            .get(pos..)
+            .and_then(|d| d.first_chunk::<{ abi::RECORD_HEADER_SIZE }>())
+        else {
             break;
         };
         let rt = O::u16([h[rec_off::TYPE], h[rec_off::TYPE + 1]]);
         let sz = O::u16([h[rec_off::SIZE], h[rec_off::SIZE + 1]]) as usize;
-        if rt != RecordType::EVENT.0
-            || sz < abi::rsize::EVENT
-            || !sz.is_multiple_of(abi::RECORD_ALIGN)
-            || sz > data.len() - pos
-        {
+        if !event_fits(rt, sz, data.len() - pos) {
             break;
         }
         let time = O::u64(h[rec_off::TIME_NS..][..8].try_into().unwrap());
