@@ -22,9 +22,10 @@
 # Every variant's tree is a hard-linked copy of one unpack (tree.sh), and its object directory
 # is inside it (SRC/grt-obj): kbuild then uses srctree=.., so every path on a compile command
 # line (-I../include, ../drivers/..., -fmacro-prefix-map=../=, __FILE__) is relative and the
-# same in every variant and work dir. No -g (no CONFIG_DEBUG_INFO), so ccache does not hash the
-# directory either: an object whose preprocessed source is the same in two variants is one
-# ccache entry (an absolute srctree put the variant's path into every entry). The stats log
+# same in every variant and work dir. No CONFIG_DEBUG_INFO, and CCACHE_NOHASHDIR (below) for
+# the few objects built with -g, so ccache does not hash the directory either: an object whose
+# preprocessed source is the same in two variants is one ccache entry (an absolute srctree
+# put the variant's path into every entry). The stats log
 # of each build gives its own hit rate ("ccache VARIANT:" line).
 # Prints "KERNEL <path to bzImage>" as its last line; a variant with modules (CONFIG_MODULES=y
 # in its fragments: debug) prints "MODULES <dir>" before it, dir/lib/modules/<release>/ holding
