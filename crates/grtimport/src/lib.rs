@@ -281,10 +281,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
             "grtimport: text, {} lines: {} GPU events in, {} other events skipped, {} records out, {} starts inferred",
             ti.lines, st.events_in, ti.other_lines, st.records_out, st.inferred_starts
         );
-        let _ = caveats(&mut io::stderr().lock(), st);
-        for (p, r, b) in &outputs {
-            eprintln!("  wrote {p}: {r} records, {} KiB", b.div_ceil(1024));
-        }
+        let _ = summary_tail(&mut io::stderr().lock(), st, &outputs);
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -375,6 +372,16 @@ pub fn summary(
         "  {} events in, {} records out, {} jobs handed to drivers, {} starts inferred",
         st.events_in, st.records_out, st.jobs_started, st.inferred_starts
     )?;
+    summary_tail(w, st, outputs)
+}
+
+/// The end of both summaries (trace.dat and text): what the mapping skipped, what was
+/// lost, what the capture could not tell, and the files written.
+fn summary_tail(
+    w: &mut dyn Write,
+    st: &grtrace_ftrace::map::MapStats,
+    outputs: &[(String, u64, u64)],
+) -> io::Result<()> {
     if st.sched_duplicates > 0 {
         writeln!(
             w,

@@ -498,3 +498,45 @@ fn streams_carry_the_captures_span_and_the_drivers_it_had() {
         .iter()
         .any(|r| r.0 == RecordType::NOTE_LOST && r.1 >= first));
 }
+
+/// A text capture with a `[LOST N EVENTS]` line (or trace-cmd's `[N EVENTS DROPPED]`, or a
+/// marker without a count): the summary on stderr says the loss, in the trace.dat
+/// summary's words.
+#[test]
+fn the_text_summary_says_the_capture_lost_events() {
+    use grtrace_ftrace::capture::TextStyle;
+    let d = dir("text-lost-summary");
+    let c = i915_capture();
+    let tracefs = c.text(TextStyle::Tracefs);
+    assert!(tracefs.contains("CPU:1 [LOST 3 EVENTS]"), "{tracefs}");
+    let no_count = tracefs.replace("[LOST 3 EVENTS]", "[LOST EVENTS]");
+    let dat = d.join("trace.dat");
+    std::fs::write(&dat, c.dat(7, None)).unwrap();
+    for (name, body, says) in [
+        (
+            "tracefs.txt",
+            tracefs.as_str(),
+            "You have 3 lost events in the trace",
+        ),
+        (
+            "report.txt",
+            &c.text(TextStyle::Report),
+            "You have 3 lost events in the trace",
+        ),
+        (
+            "no-count.txt",
+            &no_count,
+            "You have 0 lost events (+1 markers without a count) in the trace",
+        ),
+        ("trace.dat", "", "You have 3 lost events in the trace"),
+    ] {
+        let input = d.join(name);
+        if !body.is_empty() {
+            std::fs::write(&input, body).unwrap();
+        }
+        let base = d.join(name.replace('.', "-"));
+        let (code, err) = grtimport(&[input.to_str().unwrap(), "-o", base.to_str().unwrap()]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+    }
+}
