@@ -176,7 +176,7 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let result = import::run(dat.streams_releasing(&release), &mut mapper, &mut sink);
     let lost = mapper.stats.lost_events;
-    end_of_capture(&mut sink, &mapper);
+    sink.end_capture(&mapper);
     let outputs = match sink.finish(lost) {
         Ok(o) => o,
         Err(e) if grtrace_cli::is_broken_pipe(&e) => return ExitCode::SUCCESS,
@@ -269,7 +269,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
         Err(e) => return out_error(e),
     };
     let result = ti.run(data, &mut sink);
-    end_of_capture(&mut sink, &ti.mapper);
+    sink.end_capture(&ti.mapper);
     let outputs = match sink.finish(ti.mapper.stats.lost_events) {
         Ok(o) => o,
         Err(e) if grtrace_cli::is_broken_pipe(&e) => return ExitCode::SUCCESS,
@@ -291,18 +291,6 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
             eprintln!("grtimport: {name}: {e} (everything before it was imported)");
             ExitCode::from(1)
         }
-    }
-}
-
-/// What the import learnt by the end: the capture's last event (the streams' end) and the
-/// drivers it really had events of (the headers' `driver`, IMPORT.md §1).
-fn end_of_capture(sink: &mut Streams, mapper: &Mapper) {
-    if let Some((_, last)) = mapper.stats.span() {
-        sink.set_end(last);
-    }
-    sink.set_driver(&mapper.drivers_seen());
-    if let Some(note) = import::closing_note(&mapper.stats) {
-        sink.set_trailer(note);
     }
 }
 
