@@ -176,7 +176,7 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let result = import::run(dat.streams_releasing(&release), &mut mapper, &mut sink);
     let lost = mapper.stats.lost_events;
-    end_of_capture(&mut sink, &mapper);
+    sink.end_capture(&mapper);
     let outputs = match sink.finish(lost) {
         Ok(o) => o,
         Err(e) if grtrace_cli::is_broken_pipe(&e) => return ExitCode::SUCCESS,
@@ -269,7 +269,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
         Err(e) => return out_error(e),
     };
     let result = ti.run(data, &mut sink);
-    end_of_capture(&mut sink, &ti.mapper);
+    sink.end_capture(&ti.mapper);
     let outputs = match sink.finish(ti.mapper.stats.lost_events) {
         Ok(o) => o,
         Err(e) if grtrace_cli::is_broken_pipe(&e) => return ExitCode::SUCCESS,
@@ -281,10 +281,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
             "grtimport: text, {} lines: {} GPU events in, {} other events skipped, {} records out, {} starts inferred",
             ti.lines, st.events_in, ti.other_lines, st.records_out, st.inferred_starts
         );
-        let _ = caveats(&mut io::stderr().lock(), st);
-        for (p, r, b) in &outputs {
-            eprintln!("  wrote {p}: {r} records, {} KiB", b.div_ceil(1024));
-        }
+        let _ = summary_tail(&mut io::stderr().lock(), st, &outputs);
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -294,18 +291,6 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
             eprintln!("grtimport: {name}: {e} (everything before it was imported)");
             ExitCode::from(1)
         }
-    }
-}
-
-/// What the import learnt by the end: the capture's last event (the streams' end) and the
-/// drivers it really had events of (the headers' `driver`, IMPORT.md §1).
-fn end_of_capture(sink: &mut Streams, mapper: &Mapper) {
-    if let Some((_, last)) = mapper.stats.span() {
-        sink.set_end(last);
-    }
-    sink.set_driver(&mapper.drivers_seen());
-    if let Some(note) = import::closing_note(&mapper.stats) {
-        sink.set_trailer(note);
     }
 }
 
@@ -375,6 +360,16 @@ pub fn summary(
         "  {} events in, {} records out, {} jobs handed to drivers, {} starts inferred",
         st.events_in, st.records_out, st.jobs_started, st.inferred_starts
     )?;
+    summary_tail(w, st, outputs)
+}
+
+/// The end of both summaries (trace.dat and text): what the mapping skipped, what was
+/// lost, what the capture could not tell, and the files written.
+fn summary_tail(
+    w: &mut dyn Write,
+    st: &grtrace_ftrace::map::MapStats,
+    outputs: &[(String, u64, u64)],
+) -> io::Result<()> {
     if st.sched_duplicates > 0 {
         writeln!(
             w,

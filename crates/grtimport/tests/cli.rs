@@ -497,4 +497,97 @@ fn streams_carry_the_captures_span_and_the_drivers_it_had() {
     assert!(recs
         .iter()
         .any(|r| r.0 == RecordType::NOTE_LOST && r.1 >= first));
+    // Exactly at the line before its marker (the CPU-0 request at 1000 s), not at the
+    // capture's start 0.5 s earlier.
+    let lost: Vec<u64> = recs
+        .iter()
+        .filter(|r| r.0 == RecordType::NOTE_LOST)
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(lost, [1_000_000_000_000]);
+}
+
+/// A text whose first line is a loss marker: the loss is placed at the capture's first
+/// event (read ahead), not at time 0, 1000 s before everything else.
+#[test]
+fn a_loss_marker_before_any_event_is_placed_at_the_captures_start() {
+    use grtrace_ftrace::capture::TextStyle;
+    let d = dir("loss-first");
+    let mut c = grtrace_ftrace::capture::Capture::new("6.12", 2);
+    let t0 = 1_000_000_000_000u64;
+    c.lost(1, t0, None);
+    let req = [
+        ("dev", 0),
+        ("ctx", 12),
+        ("class", 0),
+        ("instance", 0),
+        ("seqno", 2),
+    ];
+    c.ev(1, t0, "gfx", 1234, "i915_request_add", &req, &[]);
+    c.ev(0, t0 + 800_000, "", 0, "i915_request_retire", &req, &[]);
+    for (style, name) in [
+        (TextStyle::Tracefs, "tracefs"),
+        (TextStyle::Report, "report"),
+    ] {
+        let body = c.text(style);
+        let first = body
+            .lines()
+            .find(|l| !l.starts_with('#') && !l.starts_with("cpus="))
+            .unwrap();
+        assert!(first.starts_with("CPU:1 ["), "{name}: {body}");
+        let text = d.join(format!("{name}.txt"));
+        std::fs::write(&text, &body).unwrap();
+        let base = d.join(name);
+        let (code, err) = grtimport(&[text.to_str().unwrap(), "-o", base.to_str().unwrap()]);
+        assert_eq!(code, 0, "{name}: {err}");
+        let (_, recs) = times(&base.with_extension("grtrace.1"));
+        let lost: Vec<u64> = recs
+            .iter()
+            .filter(|r| r.0 == RecordType::NOTE_LOST)
+            .map(|r| r.1)
+            .collect();
+        assert_eq!(lost, [t0], "{name}: {recs:?}");
+    }
+}
+
+/// A text capture with a `[LOST N EVENTS]` line (or trace-cmd's `[N EVENTS DROPPED]`, or a
+/// marker without a count): the summary on stderr says the loss, in the trace.dat
+/// summary's words.
+#[test]
+fn the_text_summary_says_the_capture_lost_events() {
+    use grtrace_ftrace::capture::TextStyle;
+    let d = dir("text-lost-summary");
+    let c = i915_capture();
+    let tracefs = c.text(TextStyle::Tracefs);
+    assert!(tracefs.contains("CPU:1 [LOST 3 EVENTS]"), "{tracefs}");
+    let no_count = tracefs.replace("[LOST 3 EVENTS]", "[LOST EVENTS]");
+    let dat = d.join("trace.dat");
+    std::fs::write(&dat, c.dat(7, None)).unwrap();
+    for (name, body, says) in [
+        (
+            "tracefs.txt",
+            tracefs.as_str(),
+            "You have 3 lost events in the trace",
+        ),
+        (
+            "report.txt",
+            &c.text(TextStyle::Report),
+            "You have 3 lost events in the trace",
+        ),
+        (
+            "no-count.txt",
+            &no_count,
+            "You have 0 lost events (+1 markers without a count) in the trace",
+        ),
+        ("trace.dat", "", "You have 3 lost events in the trace"),
+    ] {
+        let input = d.join(name);
+        if !body.is_empty() {
+            std::fs::write(&input, body).unwrap();
+        }
+        let base = d.join(name.replace('.', "-"));
+        let (code, err) = grtimport(&[input.to_str().unwrap(), "-o", base.to_str().unwrap()]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+    }
 }

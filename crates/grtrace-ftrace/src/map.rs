@@ -466,6 +466,8 @@ struct Ring {
     name: Vec<u8>,
     /// Announced `VIRTUAL` (an i915 virtual engine).
     virt: bool,
+    /// An i915 engine: its requests end at their fence's signal.
+    ends_at_signal: bool,
     /// Jobs handed to the driver and not done, in hand-off order.
     order: VecDeque<Pending>,
     last_done: u64,
@@ -664,8 +666,6 @@ pub struct Mapper {
     pipe_sync_by_run: bool,
     /// GPU-side waits of jobs not started yet (see [`Mapper::gpu_wait`]).
     deferred: FxMap<Key, Vec<(u64, u64)>>,
-    /// Ring ids of i915 engines (their requests end at their fence's signal).
-    i915_rings: Vec<bool>,
     pub stats: MapStats,
 }
 
@@ -701,7 +701,6 @@ impl Mapper {
             last_run: Vec::new(),
             pipe_sync_by_run: false,
             deferred: FxMap::default(),
-            i915_rings: Vec::new(),
             stats: MapStats::new(),
         };
         for f in formats {
@@ -949,6 +948,7 @@ impl Mapper {
             dev: dev.to_vec(),
             name: name.to_vec(),
             virt: flags & ring_flag::VIRTUAL != 0,
+            ends_at_signal: false,
             order: VecDeque::new(),
             last_done: 0,
         });
@@ -1646,7 +1646,10 @@ impl Mapper {
                 };
                 if kind == Kind::FenceSignaled
                     && key != NO_JOB
-                    && self.i915_rings.get(key.ring as usize) == Some(&true)
+                    && self
+                        .rings
+                        .get(key.ring as usize)
+                        .is_some_and(|r| r.ends_at_signal)
                     && self.is_open(key)
                 {
                     // An i915 request's fence signals when i915 sees it complete (the
@@ -1684,7 +1687,11 @@ impl Mapper {
             | Kind::I915WaitBegin
             | Kind::I915WaitEnd => {
                 let (dev, ctx, class, inst, seqno) = (u(0), u(1), u(2), u(3), u(4));
+                // The first event of an engine names its ring (drv_ring keeps the id's ring
+                // from then on): mark it then, not on every event.
+                let mut first_of_engine = false;
                 let ring = self.drv_ring(sink, cpu, t, (1, dev, (class << 16) | inst), || {
+                    first_of_engine = true;
                     // Seqnos count per context (its timeline), not per engine; a virtual
                     // engine's requests run on one of its engines (IMPORT.md 5.7).
                     let virt = if inst == I915_VIRTUAL_INSTANCE {
@@ -1698,10 +1705,9 @@ impl Mapper {
                         ring_flag::CTX_SEQNO | virt,
                     )
                 })?;
-                if self.i915_rings.len() <= ring as usize {
-                    self.i915_rings.resize(ring as usize + 1, false);
+                if first_of_engine {
+                    self.rings[ring as usize].ends_at_signal = true;
                 }
-                self.i915_rings[ring as usize] = true;
                 let k = Key {
                     ctx: ctx as u32,
                     ring,

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use grtrace_format::abi::{self, stream_off, INFO_STOPPED_CLEANLY};
 use grtrace_format::{encode_into, encoded_size, Body, Stamp, StreamHeader, StreamInfo};
 
-use crate::map::{Fx, Sink};
+use crate::map::{Fx, Mapper, Sink};
 
 /// Linux clock id of an ftrace trace clock, or an importer-private id (FORMAT.md §2.1) for
 /// the sched_clock-based ones; None for clocks that do not count nanoseconds.
@@ -253,6 +253,19 @@ impl Streams {
     /// every stream's NOTE_STREAM_INFO (IMPORT.md §1: `late_ends=N`).
     pub fn set_trailer(&mut self, text: String) {
         self.trailer = Some(text);
+    }
+
+    /// What the capture turned out to be, known only at its end (IMPORT.md §1): its last
+    /// event (the streams' end), the drivers it really had events of (the headers'
+    /// `driver`) and the closing note. One place for the importer and the recorder.
+    pub fn end_capture(&mut self, m: &Mapper) {
+        if let Some((_, last)) = m.stats.span() {
+            self.set_end(last);
+        }
+        self.set_driver(&m.drivers_seen());
+        if let Some(note) = crate::import::closing_note(&m.stats) {
+            self.set_trailer(note);
+        }
     }
 
     /// Task names known from the source (trace.dat saved command lines, text comm fields).

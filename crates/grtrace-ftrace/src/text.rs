@@ -455,8 +455,6 @@ pub struct TextImport {
     pub other_lines: u64,
     pub lines: u64,
     last_ts: Vec<u64>,
-    /// Time of the last event line (any CPU).
-    last_line_ts: u64,
     /// The text's first event time, when it was read ahead ([`TextImport::for_text`]).
     first: Option<u64>,
 }
@@ -527,7 +525,6 @@ impl TextImport {
             other_lines: 0,
             lines: 0,
             last_ts: Vec::new(),
-            last_line_ts: 0,
             first,
         }
     }
@@ -650,10 +647,11 @@ impl TextImport {
                 Parsed::Lost { cpu, count } => {
                     // The marker stands before the CPU's first event after the loss: it is
                     // no earlier than that CPU's last event nor than the line before it
-                    // (text is in time order), and not before the capture's first event.
+                    // (text is in time order; every event line reached the mapper's
+                    // stats), and not before the capture's first event.
                     let prev = self.last_ts.get(cpu as usize).copied().filter(|&t| t > 0);
                     let t = (prev.unwrap_or(0))
-                        .max(self.last_line_ts)
+                        .max(self.mapper.stats.last_ns)
                         .max(self.first.unwrap_or(0));
                     self.mapper
                         .lost(sink, cpu, count, prev.unwrap_or(t), t)
@@ -665,7 +663,6 @@ impl TextImport {
                         self.last_ts.resize(c + 1, 0);
                     }
                     self.last_ts[c] = l.ts_ns;
-                    self.last_line_ts = self.last_line_ts.max(l.ts_ns);
                     match self.record(&l).map_err(&err)? {
                         None => {
                             self.other_lines += 1;

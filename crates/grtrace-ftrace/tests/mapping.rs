@@ -1675,3 +1675,42 @@ fn i915_low_level_a_virtual_request_taken_by_another_engine_frees_the_first_ones
         ])
     );
 }
+
+/// IMPORT.md 5.7: an i915 request whose fence signals ends there, not at the retire that
+/// runs whenever the CPU gets to it.
+#[test]
+fn i915_request_ends_at_its_fence_signal_before_the_retire() {
+    let mut t = Trace::new("6.12");
+    t.formats
+        .retain(|(f, _)| !I915_LOW_LEVEL.contains(&f.name.as_str()));
+    let ctx = 0x42;
+    i915(&mut t, 0, 1000, "i915_request_add", 0, (0, 0), ctx, 5, &[]);
+    t.ev(
+        1,
+        2000,
+        0,
+        "dma_fence_signaled",
+        &[("context", ctx), ("seqno", 5)],
+        &[("driver", "i915"), ("timeline", "rcs0")],
+    );
+    i915(
+        &mut t,
+        1,
+        3000,
+        "i915_request_retire",
+        0,
+        (0, 0),
+        ctx,
+        5,
+        &[],
+    );
+    let (c, m) = run(&t);
+    let ends: Vec<u64> = c
+        .events()
+        .iter()
+        .filter(|e| e.0 == "END")
+        .map(|e| e.1)
+        .collect();
+    assert_eq!(ends, [2000], "{:?}", c.events());
+    assert_eq!(m.stats.retire_ends, 0);
+}

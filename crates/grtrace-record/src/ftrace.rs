@@ -563,14 +563,10 @@ pub fn record(
             .unwrap_or(0);
     }
     let lost_total = mapper.stats.lost_events.max(dropped);
-    if let Some((first, last)) = mapper.stats.span() {
+    if let Some((first, _)) = mapper.stats.span() {
         sink.set_start(first);
-        sink.set_end(last);
     }
-    sink.set_driver(&mapper.drivers_seen());
-    if let Some(note) = import::closing_note(&mapper.stats) {
-        sink.set_trailer(note);
-    }
+    sink.end_capture(&mapper);
     let outputs = match sink.finish(lost_total) {
         Ok(v) => v,
         Err(e) if grtrace_cli::is_broken_pipe(&e) => {
