@@ -5,7 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::job::{BlockKind, Job, NONE, N_PHASES, PHASE_NAMES};
+use crate::job::{BlockKind, Job, GPU_WAIT, NONE, N_PHASES, PHASE_NAMES, SUBMIT_HOST};
 use crate::output::{describe_blocker, ReportInput, UtilRow};
 use crate::summary::Group;
 use crate::util::IntervalRow;
@@ -162,8 +162,8 @@ fn interval(row: &IntervalRow, m: &[bool; N_PHASES]) -> Value {
         "outstanding_avg": f.out_area as f64 / len,
         "outstanding_max": f.out_max,
         "fill_max": if f.fill_max > 0.0 { num(f.fill_max as f64) } else { Value::Null },
-        "idle_host_ns": if m[0] { json!(f.idle.host) } else { Value::Null },
-        "idle_dep_ns": if m[4] { json!(f.idle.dep) } else { Value::Null },
+        "idle_host_ns": if m[SUBMIT_HOST] { json!(f.idle.host) } else { Value::Null },
+        "idle_dep_ns": if m[GPU_WAIT] { json!(f.idle.dep) } else { Value::Null },
         "idle_sched_ns": f.idle.sched,
         "idle_none_ns": f.idle_none(row.end.saturating_sub(row.start)),
     })
