@@ -54,14 +54,11 @@ fn group(g: &Group, meas: &crate::measurable::Measurable) -> Value {
     }
     let mut tags = Map::new();
     for (t, name) in Tags::NAMES.iter().enumerate() {
-        // Not judged (the rule's phase unmeasured, or no job with a recorded START for
-        // queue-wait and exec-tail): null, never 0.
-        let judged = crate::output::judged_jobs(g, t);
-        let v = if meas.judged(t) && (judged > 0 || g.complete == 0) {
-            json!({ "jobs": g.tag_jobs[t], "lost_ns": g.tag_lost[t], "judged": judged })
-        } else {
-            Value::Null
-        };
+        // Not judged: null, never 0 (the text's `-`).
+        let v = crate::output::class_judged(meas, g, t).map_or(
+            Value::Null,
+            |judged| json!({ "jobs": g.tag_jobs[t], "lost_ns": g.tag_lost[t], "judged": judged }),
+        );
         tags.insert(name.to_string(), v);
     }
     json!({

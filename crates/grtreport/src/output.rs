@@ -657,20 +657,18 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
         write!(tw, "{label}\t{}\t", g.complete)?;
         let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
         for t in 0..Tags::COUNT {
-            let of = judged_jobs(g, t);
-            if !r.measurable.judged(t) || of == 0 {
-                write!(tw, "-\t")?;
-            } else {
-                write!(
+            match class_judged(r.measurable, g, t) {
+                None => write!(tw, "-\t")?,
+                Some(of) => write!(
                     tw,
                     "{} ({})\t",
                     g.tag_jobs[t],
                     pct(share(g.tag_jobs[t], of))
-                )?;
+                )?,
             }
         }
         let un = g.complete - g.tagged;
-        if (0..Tags::COUNT).any(|t| r.measurable.judged(t) && judged_jobs(g, t) > 0) {
+        if (0..Tags::COUNT).any(|t| class_judged(r.measurable, g, t).is_some()) {
             writeln!(tw, "{} ({})\t", un, pct(share(un, g.complete)))?;
         } else {
             // No class could be judged: "untagged" would claim nothing blocked them.
@@ -711,6 +709,15 @@ pub fn judged_jobs(g: &Group, tag: usize) -> u64 {
     } else {
         g.complete
     }
+}
+
+/// The complete jobs of `g` that blocking class `t` (tag index) is judged on; None when it
+/// is not judged: the recording cannot measure its rule's phase, or no job qualifies (no
+/// complete job, or none with a recorded START for queue-wait and exec-tail). Text shows
+/// None as `-`, JSON and the HTML page as null, never 0.
+pub fn class_judged(m: &crate::measurable::Measurable, g: &Group, t: usize) -> Option<u64> {
+    let n = judged_jobs(g, t);
+    (m.judged(t) && n > 0).then_some(n)
 }
 
 /// The header line about inferred STARTs, when some jobs have one.
