@@ -500,11 +500,7 @@ fn a_start_the_kernel_or_an_importer_inferred_is_flagged_and_not_judged_on() {
         "{text}"
     );
     // queue-wait is a share of the 4 jobs judged on it.
-    let overall = text
-        .lines()
-        .skip_while(|l| !l.contains("Blocking Classes"))
-        .find(|l| l.trim_start().starts_with("Overall"))
-        .unwrap();
+    let overall = line_after(&text, "Blocking Classes", "Overall");
     assert!(overall.contains("3 (75.00%)"), "{overall}");
 }
 

@@ -122,12 +122,7 @@ fn a_filtered_recording_reports_what_it_can_measure() {
         "{text}"
     );
     // Unmeasurable phases print as -, never 0.
-    let row = |name: &str| {
-        text.lines()
-            .find(|l| l.trim_start().starts_with(name))
-            .unwrap_or_else(|| panic!("{name} row"))
-            .to_string()
-    };
+    let row = |name: &str| line_after(&text, "", name);
     assert!(row("submit_host")
         .split_whitespace()
         .skip(1)
