@@ -20,7 +20,7 @@ use crate::classify::Classifier;
 use crate::critical::{CriticalPath, Scope};
 use crate::handover::{hand_over, Producer};
 
-use crate::job::{Job, JobKey, Tags, NONE};
+use crate::job::{Job, JobKey, Tags, GPU_WAIT, NONE, SUBMIT_HOST};
 use crate::joiner::{FxMap, JoinConfig, Joiner};
 use crate::output::{self, RingInfo};
 use crate::rules::Rules;
@@ -519,9 +519,10 @@ impl Engine {
         let genesis = self.joiner.stats.first_ns;
         let joiner = &self.joiner;
         let rings = |id: u32| joiner.ring(id).map(RingInfo::from);
-        let unmeasured = self.import.as_ref().map_or(0, |i| i.unmeasured);
+        // Live rows: the codes seen so far decide, as the end-of-run Measurable does.
+        let measurable = self.measurable().phases;
         out.borrow_mut()
-            .rows(self.card, &rows, genesis, &rings, unmeasured)
+            .rows(self.card, &rows, genesis, &rings, &measurable)
     }
 
     pub fn add_sink(&mut self, s: Box<dyn JobSink>) {
@@ -772,8 +773,8 @@ impl Engine {
         f: impl FnOnce(&output::ReportInput<'_>) -> R,
     ) -> R {
         let rings = |id: u32| self.ring_info(id);
-        let util = self.util_rows();
         let measurable = self.measurable();
+        let util = self.util_rows_for(&measurable);
         f(&output::ReportInput {
             util: &util,
             measurable: &measurable,
@@ -834,15 +835,20 @@ impl Engine {
 
     /// Utilisation of every ring and context (after [`finish`](Self::finish)).
     pub fn util_rows(&self) -> Vec<output::UtilRow> {
+        self.util_rows_for(&self.measurable())
+    }
+
+    /// [`util_rows`](Self::util_rows), with the shares `m` cannot measure NaN (shown `-`
+    /// and null), by the same rule as the JSON intervals and phases.
+    fn util_rows_for(&self, m: &crate::measurable::Measurable) -> Vec<output::UtilRow> {
         let rings = |id: u32| self.ring_info(id);
         let mut rows = output::util_rows(&self.joiner, &self.summary, &rings);
-        let unmeasured = self.import.as_ref().map_or(0, |i| i.unmeasured);
         for u in rows.iter_mut().filter(|u| u.is_ring) {
-            if unmeasured & 1 != 0 {
-                // COMMIT and SUBMIT are one instant: "host late to submit" cannot be told.
+            if !m.phases[SUBMIT_HOST] {
+                // No COMMIT, or COMMIT and SUBMIT one instant: "host late" cannot be told.
                 u.idle_host = f64::NAN;
             }
-            if unmeasured & (1 << 4) != 0 {
+            if !m.phases[GPU_WAIT] {
                 // No dependency wait is visible: neither idle for one nor busy waiting.
                 u.idle_dep = f64::NAN;
                 u.gpu_wait = f64::NAN;

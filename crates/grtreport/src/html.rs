@@ -501,7 +501,7 @@ impl<W: Write> Html<W> {
             // A class not judged (see the text report's Blocking Classes) is null, never 0.
             for (t, n) in gr.tag_jobs.iter().enumerate() {
                 let sep = if t > 0 { "," } else { "" };
-                if meas.judged(t) && (output::judged_jobs(gr, t) > 0 || gr.complete == 0) {
+                if output::class_judged(&meas, gr, t).is_some() {
                     write!(o, "{sep}{n}")?;
                 } else {
                     write!(o, "{sep}null")?;

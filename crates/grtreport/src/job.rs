@@ -53,6 +53,10 @@ pub const PHASE_NAMES: [&str; N_PHASES] = [
     "total",
 ];
 pub const N_PHASES: usize = 7; // one per field of `Phases`, in `as_array` order
+/// Index of submit_host in PHASE_NAMES (and bit of `Job::measured`): `idle_host` needs it.
+pub const SUBMIT_HOST: usize = 0;
+/// Index of gpu_wait in PHASE_NAMES: `idle_dep` and `gpu_wait` shares need it.
+pub const GPU_WAIT: usize = 4;
 
 impl Phases {
     pub fn as_array(&self) -> [u64; N_PHASES] {

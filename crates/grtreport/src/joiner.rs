@@ -1137,7 +1137,9 @@ impl Joiner {
             && self.stats.seen_codes & code_bit(Event::IRQ) == 0
             && !self.awaiting.is_empty()
         {
-            self.finish_ended_before(l.first_ns);
+            // The jobs that ended by the last record before the loss: what was lost came
+            // after it.
+            self.finish_awaiting_until(l.first_ns, false);
         }
         self.stats.loss_notes += 1;
         self.stats.lost_records += l.count;
@@ -1193,7 +1195,13 @@ impl Joiner {
     /// of jobs awaiting an IRQ are short, since IRQs usually finish jobs first.
     fn expire_grace(&mut self, t: u64) {
         self.next_grace = t.saturating_add(self.cfg.grace_ns / 4 + 1);
-        let limit = t.saturating_sub(self.cfg.grace_ns);
+        self.finish_awaiting_until(t.saturating_sub(self.cfg.grace_ns), true);
+    }
+
+    /// Finishes the jobs awaiting an IRQ that ended by `limit`. `by_end`: in (END, key)
+    /// order, as grace expiry always has; else in the order their ENDs came, which the
+    /// loss path has always used (the two differ only for equal END times).
+    fn finish_awaiting_until(&mut self, limit: u64, by_end: bool) {
         self.scratch.clear();
         while let Some(&(end, k)) = self.awaiting.front() {
             if end > limit {
@@ -1210,31 +1218,9 @@ impl Joiner {
             }
         }
         let mut due = std::mem::take(&mut self.scratch);
-        due.sort_unstable_by_key(|k| (self.jobs[k].end, *k));
-        for k in due.drain(..) {
-            self.finish(k);
+        if by_end {
+            due.sort_unstable_by_key(|k| (self.jobs[k].end, *k));
         }
-        self.scratch = due;
-    }
-
-    /// Finishes the jobs awaiting an IRQ that ended by `t` (the last record of the CPU
-    /// before the loss: what was lost came after it), in END order.
-    fn finish_ended_before(&mut self, t: u64) {
-        self.scratch.clear();
-        while let Some(&(end, k)) = self.awaiting.front() {
-            if end > t {
-                break;
-            }
-            self.awaiting.pop_front();
-            if self
-                .jobs
-                .get(&k)
-                .is_some_and(|s| s.in_awaiting && s.end == end)
-            {
-                self.scratch.push(k);
-            }
-        }
-        let mut due = std::mem::take(&mut self.scratch);
         for k in due.drain(..) {
             self.finish(k);
         }

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::job::{BlockKind, Job, NONE, N_PHASES, PHASE_NAMES};
+use crate::job::{BlockKind, Job, GPU_WAIT, NONE, N_PHASES, PHASE_NAMES, SUBMIT_HOST};
 use crate::output::{describe_blocker, ReportInput, UtilRow};
 use crate::summary::Group;
 use crate::util::IntervalRow;
@@ -54,14 +54,11 @@ fn group(g: &Group, meas: &crate::measurable::Measurable) -> Value {
     }
     let mut tags = Map::new();
     for (t, name) in Tags::NAMES.iter().enumerate() {
-        // Not judged (the rule's phase unmeasured, or no job with a recorded START for
-        // queue-wait and exec-tail): null, never 0.
-        let judged = crate::output::judged_jobs(g, t);
-        let v = if meas.judged(t) && (judged > 0 || g.complete == 0) {
-            json!({ "jobs": g.tag_jobs[t], "lost_ns": g.tag_lost[t], "judged": judged })
-        } else {
-            Value::Null
-        };
+        // Not judged: null, never 0 (the text's `-`).
+        let v = crate::output::class_judged(meas, g, t).map_or(
+            Value::Null,
+            |judged| json!({ "jobs": g.tag_jobs[t], "lost_ns": g.tag_lost[t], "judged": judged }),
+        );
         tags.insert(name.to_string(), v);
     }
     json!({
@@ -162,8 +159,8 @@ fn interval(row: &IntervalRow, m: &[bool; N_PHASES]) -> Value {
         "outstanding_avg": f.out_area as f64 / len,
         "outstanding_max": f.out_max,
         "fill_max": if f.fill_max > 0.0 { num(f.fill_max as f64) } else { Value::Null },
-        "idle_host_ns": if m[0] { json!(f.idle.host) } else { Value::Null },
-        "idle_dep_ns": if m[4] { json!(f.idle.dep) } else { Value::Null },
+        "idle_host_ns": if m[SUBMIT_HOST] { json!(f.idle.host) } else { Value::Null },
+        "idle_dep_ns": if m[GPU_WAIT] { json!(f.idle.dep) } else { Value::Null },
         "idle_sched_ns": f.idle.sched,
         "idle_none_ns": f.idle_none(row.end.saturating_sub(row.start)),
     })

@@ -7,7 +7,7 @@
 
 use grtrace_format::Event;
 
-use crate::job::{N_PHASES, PHASE_NAMES};
+use crate::job::{GPU_WAIT, N_PHASES, PHASE_NAMES, SUBMIT_HOST};
 
 /// Lifecycle events and the phases each one bounds.
 const LIFECYCLE: [(Event, &str); 6] = [
@@ -165,10 +165,10 @@ impl Measurable {
     /// preempt-thrash when the source tells no preemption.
     pub fn judged(&self, tag: usize) -> bool {
         match tag {
-            0 => self.phases[0],
+            0 => self.phases[SUBMIT_HOST],
             1 => self.phases[1],
             2 => self.phases[2],
-            3 => self.phases[4],
+            3 => self.phases[GPU_WAIT],
             4 => self.phases[5],
             _ => !self.import.as_ref().is_some_and(|i| i.no_preemption),
         }

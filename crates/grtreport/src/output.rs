@@ -5,7 +5,9 @@ use std::io::{self, Write};
 use tabwriter::{Alignment, TabWriter};
 
 use crate::engine::Names;
-use crate::job::{BlockKind, Blocker, Flags, Job, Tags, NONE, N_PHASES, PHASE_NAMES};
+use crate::job::{
+    BlockKind, Blocker, Flags, Job, Tags, GPU_WAIT, NONE, N_PHASES, PHASE_NAMES, SUBMIT_HOST,
+};
 use crate::joiner::{JoinStats, RingState};
 use crate::rules::Rules;
 use crate::summary::{Group, Summary};
@@ -655,20 +657,18 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
         write!(tw, "{label}\t{}\t", g.complete)?;
         let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
         for t in 0..Tags::COUNT {
-            let of = judged_jobs(g, t);
-            if !r.measurable.judged(t) || of == 0 {
-                write!(tw, "-\t")?;
-            } else {
-                write!(
+            match class_judged(r.measurable, g, t) {
+                None => write!(tw, "-\t")?,
+                Some(of) => write!(
                     tw,
                     "{} ({})\t",
                     g.tag_jobs[t],
                     pct(share(g.tag_jobs[t], of))
-                )?;
+                )?,
             }
         }
         let un = g.complete - g.tagged;
-        if (0..Tags::COUNT).any(|t| r.measurable.judged(t) && judged_jobs(g, t) > 0) {
+        if (0..Tags::COUNT).any(|t| class_judged(r.measurable, g, t).is_some()) {
             writeln!(tw, "{} ({})\t", un, pct(share(un, g.complete)))?;
         } else {
             // No class could be judged: "untagged" would claim nothing blocked them.
@@ -709,6 +709,15 @@ pub fn judged_jobs(g: &Group, tag: usize) -> u64 {
     } else {
         g.complete
     }
+}
+
+/// The complete jobs of `g` that blocking class `t` (tag index) is judged on; None when it
+/// is not judged: the recording cannot measure its rule's phase, or no job qualifies (no
+/// complete job, or none with a recorded START for queue-wait and exec-tail). Text shows
+/// None as `-`, JSON and the HTML page as null, never 0.
+pub fn class_judged(m: &crate::measurable::Measurable, g: &Group, t: usize) -> Option<u64> {
+    let n = judged_jobs(g, t);
+    (m.judged(t) && n > 0).then_some(n)
 }
 
 /// The header line about inferred STARTs, when some jobs have one.
@@ -1092,14 +1101,13 @@ pub fn verdict_line(u: &UtilRow) -> String {
 /// Header of `--interval` rows.
 pub const INTERVAL_HEADER: &str = "#  start_s       end_s  ring          busy    jobs/s  out_avg  out_max  fill_max  idle_host  idle_dep idle_sched  idle_none";
 
-/// One `--interval` row (no newline); `unmeasured`: phases the source cannot measure
-/// (bits, PHASE_NAMES order): without submit_host idle_host is `-`, without gpu_wait
-/// idle_dep.
+/// One `--interval` row (no newline); `measurable`: per phase (PHASE_NAMES order), as
+/// `Measurable::phases`: without submit_host idle_host is `-`, without gpu_wait idle_dep.
 pub fn interval_line(
     row: &crate::util::IntervalRow,
     genesis: u64,
     rings: &dyn Fn(u32) -> Option<RingInfo>,
-    unmeasured: u8,
+    measurable: &[bool; N_PHASES],
 ) -> String {
     let f = &row.figures;
     let len = row.end.saturating_sub(row.start).max(1) as f64;
@@ -1122,12 +1130,12 @@ pub fn interval_line(
         } else {
             "-".into()
         },
-        if unmeasured & 1 == 0 {
+        if measurable[SUBMIT_HOST] {
             sh(f.idle.host)
         } else {
             "-".into()
         },
-        if unmeasured & (1 << 4) == 0 {
+        if measurable[GPU_WAIT] {
             sh(f.idle.dep)
         } else {
             "-".into()
@@ -1177,14 +1185,14 @@ impl IntervalLines {
     }
 
     /// Writes `rows` of `card` (times since `genesis`; see [`interval_line`] for
-    /// `unmeasured`).
+    /// `measurable`).
     pub fn rows(
         &mut self,
         card: Option<u32>,
         rows: &[crate::util::IntervalRow],
         genesis: u64,
         rings: &dyn Fn(u32) -> Option<RingInfo>,
-        unmeasured: u8,
+        measurable: &[bool; N_PHASES],
     ) -> io::Result<()> {
         if card.is_some() && !self.card_column {
             // A card turned up while reading (streams concatenated on stdin): the rows from
@@ -1204,7 +1212,7 @@ impl IntervalLines {
             }
         }
         for row in rows {
-            let line = interval_line(row, genesis, rings, unmeasured);
+            let line = interval_line(row, genesis, rings, measurable);
             match card.filter(|_| self.card_column) {
                 Some(c) => writeln!(self.out, "{c:>5} {line}")?,
                 None => writeln!(self.out, "{line}")?,

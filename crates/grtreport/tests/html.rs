@@ -235,3 +235,86 @@ fn jobs_carry_their_blocker_for_arrows_and_the_chain() {
     // Some chains are longer than one link: the page can walk them.
     assert!(jobs.iter().any(|j| j[22][3].as_u64().unwrap_or(0) > 1));
 }
+
+/// A ring whose jobs are all incomplete (they lack the COMMIT the stream records) has no
+/// complete job to judge a blocking class on: `-` in the text's Blocking Classes, null in
+/// the JSON tags and the page's tag_jobs, never 0, by the one rule all three use.
+#[test]
+fn a_group_without_complete_jobs_is_unjudged_in_text_json_and_page() {
+    use grtrace_format::Event;
+    let mut r = Rec::default();
+    r.ring(T0, 0, 1 << 20, b"gfx");
+    r.ring(T0, 1, 1 << 20, b"comp");
+    for seqno in 1..=20u64 {
+        let t = T0 + seqno * MS;
+        // ring 0: whole jobs of ctx 3.
+        r.ev(1, 77, t, Event::COMMIT, 0, 3, 0, seqno, 0, 0, 0);
+        r.ev(1, 77, t + 10 * US, Event::SUBMIT, 0, 3, 0, seqno, 0, 0, 1);
+        r.ev(0, 0, t + 30 * US, Event::START, 0, 3, 0, seqno, 0, 0, 0);
+        r.ev(0, 0, t + 230 * US, Event::END, 0, 3, 0, seqno, 0, 0, 0);
+        r.ev(0, 0, t + 240 * US, Event::IRQ, 0, 3, 0, seqno, seqno, 0, 0);
+        // ring 1: jobs of ctx 4 seen on the GPU only, no COMMIT or SUBMIT.
+        r.ev(0, 0, t + 300 * US, Event::START, 0, 4, 1, seqno, 0, 0, 0);
+        r.ev(0, 0, t + 500 * US, Event::END, 0, 4, 1, seqno, 0, 0, 0);
+        r.ev(0, 0, t + 510 * US, Event::IRQ, 0, 4, 1, seqno, seqno, 0, 0);
+    }
+    let f = tmp("no-complete-ring.grtrace");
+    std::fs::write(&f, merged_stream(&r.recs)).unwrap();
+
+    let out = bin().arg(&f).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let classes = text
+        .split("Blocking Classes")
+        .nth(1)
+        .expect("a Blocking Classes section");
+    let cells = |label: &str| -> Vec<String> {
+        let l = classes
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("{label} row: {classes}"));
+        l[l.find(label).unwrap() + label.len()..]
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    let comp = cells("ring 1 (comp)");
+    assert_eq!(comp[0], "0", "no complete job: {comp:?}");
+    assert!(comp[1..].iter().all(|c| c == "-"), "{comp:?}");
+    let gfx = cells("ring 0 (gfx)");
+    assert_eq!(gfx[0], "20", "{gfx:?}");
+    assert!(gfx[1..].iter().all(|c| c != "-"), "{gfx:?}");
+
+    let json = bin().arg(&f).arg("--json").output().unwrap();
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let ring = |id: u64| {
+        v["rings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let (j0, j1) = (ring(0), ring(1));
+    assert_eq!(j1["complete"], 0);
+    let tags = j1["tags"].as_object().unwrap();
+    assert!(tags.values().all(Value::is_null), "{tags:?}");
+    let tags = j0["tags"].as_object().unwrap();
+    assert!(tags.values().all(|t| t["judged"] == 20), "{tags:?}");
+
+    let (_, d) = page(&f, &[]);
+    let groups = d["groups"].as_array().unwrap();
+    let group = |label: &str| {
+        groups
+            .iter()
+            .find(|g| g["label"] == label)
+            .unwrap_or_else(|| panic!("{label}: {groups:?}"))
+    };
+    let comp = group("ring 1 comp");
+    assert_eq!(comp["complete"], 0);
+    let tag_jobs = comp["tag_jobs"].as_array().unwrap();
+    assert!(tag_jobs.iter().all(Value::is_null), "{tag_jobs:?}");
+    let gfx = group("ring 0 gfx")["tag_jobs"].as_array().unwrap();
+    assert!(gfx.iter().all(Value::is_u64), "{gfx:?}");
+}

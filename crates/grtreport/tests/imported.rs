@@ -8,6 +8,8 @@ mod common;
 #[path = "common/tef.rs"]
 mod tef;
 
+use common::line_after;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -151,20 +153,14 @@ fn an_i915_capture_is_reported_over_its_own_span_with_its_inferences_said() {
             "{input}"
         );
         let row = |name: &str| {
-            text.lines()
-                .find(|l| l.trim_start().starts_with(name))
-                .unwrap_or_else(|| panic!("{input}: no {name} row"))
+            line_after(&text, "", name)
                 .split_whitespace()
                 .collect::<Vec<_>>()
         };
         assert_eq!(row("submit_host")[1..], ["-"; 7]);
         assert_eq!(row("exec")[1..3], ["40", "0.800000"]);
         // 40 x 0.8 ms busy in 39.8 ms, 40 jobs ended in 39.8 ms.
-        let ring = text
-            .lines()
-            .skip_while(|l| !l.contains("Utilisation"))
-            .find(|l| l.starts_with("ring 0 (card0/rcs0)"))
-            .unwrap();
+        let ring = line_after(&text, "Utilisation", "ring 0 (card0/rcs0)");
         let cells: Vec<&str> = ring.split_whitespace().collect();
         assert_eq!(cells[3..5], ["80.40%", "1005.0"], "{input}: {ring}");
         assert_eq!(cells[9], "-", "{input}: idle_host: {ring}");
@@ -175,11 +171,7 @@ fn an_i915_capture_is_reported_over_its_own_span_with_its_inferences_said() {
         assert!(verdict.contains("GPU-bound: busy 80.40%"), "{verdict}");
         assert!(verdict.contains("host late -, dependency -"), "{verdict}");
         // Nothing judged on an inferred or unmeasured basis, and nothing called untagged.
-        let classes = text
-            .lines()
-            .skip_while(|l| !l.contains("Blocking Classes"))
-            .find(|l| l.trim_start().starts_with("Overall"))
-            .unwrap();
+        let classes = line_after(&text, "Blocking Classes", "Overall");
         assert_eq!(
             classes.split_whitespace().collect::<Vec<_>>()[1..],
             ["40", "-", "-", "-", "-", "-", "-", "-"]
@@ -426,14 +418,6 @@ fn amdgpu617() -> Capture {
         );
     }
     c
-}
-
-/// The line of `text` that starts with `prefix` after the line containing `section`.
-fn line_after<'a>(text: &'a str, section: &str, prefix: &str) -> &'a str {
-    text.lines()
-        .skip_while(|l| !l.contains(section))
-        .find(|l| l.trim_start().starts_with(prefix))
-        .unwrap_or_else(|| panic!("no `{prefix}` after `{section}`:\n{text}"))
 }
 
 /// The amdgpu 6.17 capture: the pipeline sync is a wait of the GPU once it reaches the

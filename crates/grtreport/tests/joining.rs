@@ -461,6 +461,14 @@ fn a_start_the_kernel_or_an_importer_inferred_is_flagged_and_not_judged_on() {
         &[(T0 + 6 * MS, 0), (T0 + 6 * MS + 5 * US, inf)],
         T0 + 7 * MS,
     );
+    // Inferred, then another inferred one: the first stays (not moved by a second guess).
+    job(
+        5,
+        1,
+        t,
+        &[(T0 + 6 * MS, inf), (T0 + 6 * MS + 5 * US, inf)],
+        T0 + 7 * MS,
+    );
     let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     let by_ctx = |c: u32| jobs.iter().find(|j| j.key.ctx == c).unwrap();
     let j1 = by_ctx(1);
@@ -476,24 +484,23 @@ fn a_start_the_kernel_or_an_importer_inferred_is_flagged_and_not_judged_on() {
     let j4 = by_ctx(4);
     assert!(!j4.flags.has(Flags::INFERRED));
     assert_eq!(j4.start, T0 + 6 * MS);
-    assert_eq!(e.summary.all.inferred, 1);
+    let j5 = by_ctx(5);
+    assert!(j5.flags.has(Flags::INFERRED) && !j5.flags.incomplete());
+    assert_eq!(j5.start, T0 + 6 * MS);
+    assert_eq!(e.summary.all.inferred, 2);
     let mut text = Vec::new();
     e.write_report(&mut text, 0, &[]).unwrap();
     let text = String::from_utf8(text).unwrap();
     assert!(
-        text.contains("5 complete, 0 incomplete, 1 with inferred START"),
+        text.contains("6 complete, 0 incomplete, 2 with inferred START"),
         "{text}"
     );
     assert!(
-        text.contains("1 of 5 complete job(s) have an inferred START"),
+        text.contains("2 of 6 complete job(s) have an inferred START"),
         "{text}"
     );
     // queue-wait is a share of the 4 jobs judged on it.
-    let overall = text
-        .lines()
-        .skip_while(|l| !l.contains("Blocking Classes"))
-        .find(|l| l.trim_start().starts_with("Overall"))
-        .unwrap();
+    let overall = line_after(&text, "Blocking Classes", "Overall");
     assert!(overall.contains("3 (75.00%)"), "{overall}");
 }
 

@@ -122,12 +122,7 @@ fn a_filtered_recording_reports_what_it_can_measure() {
         "{text}"
     );
     // Unmeasurable phases print as -, never 0.
-    let row = |name: &str| {
-        text.lines()
-            .find(|l| l.trim_start().starts_with(name))
-            .unwrap_or_else(|| panic!("{name} row"))
-            .to_string()
-    };
+    let row = |name: &str| line_after(&text, "", name);
     assert!(row("submit_host")
         .split_whitespace()
         .skip(1)
@@ -153,6 +148,86 @@ fn a_filtered_recording_reports_what_it_can_measure() {
     let v: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert!(v["all"]["phases"]["total"].is_null());
     assert!(v["all"]["phases"]["exec"]["n"].as_u64().unwrap() == complete);
+}
+
+/// A native recording without COMMIT (`grtrace -a submit -a start -a end -a irq`): "host late"
+/// (idle_host) cannot be told, and the text says so with `-` wherever the JSON says null,
+/// in the Utilisation table, the verdict lines and the `--interval` rows alike; idle_dep
+/// is measured in both.
+#[test]
+fn without_commit_text_and_json_agree_idle_host_is_unmeasured() {
+    let sc = grtrace_sim::scenarios::by_name("report-mixed", 7, 1500).unwrap();
+    let kept: Vec<_> = sc
+        .records
+        .iter()
+        .filter(|(_, b)| !matches!(b, Body::Event(e) if e.code == Event::COMMIT.0))
+        .cloned()
+        .collect();
+    let f = tmp("no-commit.grtrace");
+    std::fs::write(&f, scenario_stream(&kept)).unwrap();
+
+    let out = bin().arg(&f).args(["--interval", "0.1"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    // Utilisation table: the idle_host column (7th after the label) is `-` for every ring,
+    // idle_dep a share.
+    let util = text
+        .split("Utilisation (share of the trace's span)")
+        .nth(1)
+        .expect("a Utilisation section");
+    let rings: Vec<&str> = util
+        .lines()
+        .filter(|l| l.trim_start().starts_with("ring "))
+        .filter(|l| !l.contains(": "))
+        .collect();
+    assert!(!rings.is_empty(), "{util}");
+    for l in &rings {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        let n = cols.len();
+        assert_eq!(cols[n - 4], "-", "idle_host: {l}");
+        assert!(cols[n - 3].ends_with('%'), "idle_dep: {l}");
+    }
+    let verdicts: Vec<&str> = util.lines().filter(|l| l.contains("host late")).collect();
+    assert_eq!(verdicts.len(), rings.len(), "{util}");
+    for l in &verdicts {
+        assert!(l.contains("host late -, dependency "), "{l}");
+        assert!(!l.contains("dependency -"), "{l}");
+    }
+    // --interval rows: idle_host (third from the end but one) is `-`, idle_dep a share.
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("#  start_s"))
+        .skip(1)
+        .take_while(|l| !l.is_empty() && !l.starts_with(|c: char| c.is_alphabetic()))
+        .collect();
+    assert!(rows.len() >= 3, "{text}");
+    for l in &rows {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        let n = cols.len();
+        assert_eq!(cols[n - 4], "-", "idle_host: {l}");
+        assert!(cols[n - 3].ends_with('%'), "idle_dep: {l}");
+    }
+
+    let json = bin()
+        .arg(&f)
+        .args(["--json", "--interval", "0.1"])
+        .output()
+        .unwrap();
+    assert!(json.status.success());
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let jrings = v["rings"].as_array().unwrap();
+    assert_eq!(jrings.len(), rings.len());
+    for r in jrings {
+        let u = &r["utilisation"];
+        assert!(u["idle_host"].is_null(), "{u}");
+        assert!(u["idle_dep"].is_f64(), "{u}");
+    }
+    let iv = v["intervals"].as_array().unwrap();
+    assert_eq!(iv.len(), rows.len());
+    for i in iv {
+        assert!(i["idle_host_ns"].is_null(), "{i}");
+        assert!(i["idle_dep_ns"].is_u64(), "{i}");
+    }
 }
 
 #[test]

@@ -191,3 +191,11 @@ pub fn page_job_keys(page_data: &serde_json::Value) -> Vec<(u64, u64, u64)> {
     keys.sort();
     keys
 }
+
+/// The line of `text` that starts with `prefix` after the line containing `section`.
+pub fn line_after<'a>(text: &'a str, section: &str, prefix: &str) -> &'a str {
+    text.lines()
+        .skip_while(|l| !l.contains(section))
+        .find(|l| l.trim_start().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no `{prefix}` after `{section}`:\n{text}"))
+}
