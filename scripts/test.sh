@@ -61,6 +61,11 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 lap "cargo clippy"
 
+step "python checkers (scripts/pyenv.sh: Perfetto's compiled schema for the tests)"
+GRT_PYTHON=$(bash scripts/pyenv.sh)
+export GRT_PYTHON
+lap "python checkers"
+
 step "cargo test"
 cargo test --workspace --release
 lap "cargo test"
