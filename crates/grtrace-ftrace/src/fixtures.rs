@@ -359,15 +359,71 @@ pub const FORMATS: &[(&str, &str, &str)] = &[
         "lima",
         include_str!("../../../fixtures/import/6.17/lima/lima_task_submit.format"),
     ),
+    (
+        "4.9",
+        "fence",
+        include_str!("../../../fixtures/import/4.9/fence/fence_signaled.format"),
+    ),
+    (
+        "4.9",
+        "fence",
+        include_str!("../../../fixtures/import/4.9/fence/fence_wait_end.format"),
+    ),
+    (
+        "4.9",
+        "fence",
+        include_str!("../../../fixtures/import/4.9/fence/fence_wait_start.format"),
+    ),
+    (
+        "4.14",
+        "i915",
+        include_str!("../../../fixtures/import/4.14/i915/i915_gem_request_add.format"),
+    ),
+    (
+        "4.14",
+        "i915",
+        include_str!("../../../fixtures/import/4.14/i915/i915_gem_request_retire.format"),
+    ),
+    (
+        "4.19",
+        "amdgpu",
+        include_str!("../../../fixtures/import/4.19/amdgpu/amdgpu_cs_ioctl.format"),
+    ),
+    (
+        "4.19",
+        "amdgpu",
+        include_str!("../../../fixtures/import/4.19/amdgpu/amdgpu_sched_run_job.format"),
+    ),
+    (
+        "4.19",
+        "i915",
+        include_str!("../../../fixtures/import/4.19/i915/i915_request_add.format"),
+    ),
+    (
+        "4.19",
+        "i915",
+        include_str!("../../../fixtures/import/4.19/i915/i915_request_execute.format"),
+    ),
+    (
+        "4.19",
+        "i915",
+        include_str!("../../../fixtures/import/4.19/i915/i915_request_retire.format"),
+    ),
+    (
+        "4.19",
+        "i915",
+        include_str!("../../../fixtures/import/4.19/i915/i915_request_submit.format"),
+    ),
 ];
 
 /// Systems whose 6.17 files are the whole system (the scheduler's events were renamed):
 /// none of their 6.12 events is left on 6.17.
 const WHOLE_IN_617: [&str; 1] = ["gpu_scheduler"];
 
-/// The formats a `kernel` ("6.12" or "6.17") has: its own files, plus the 6.12 files of
-/// the events whose formats did not change (dma_fence, virtio_gpu, sched, amdgpu's fault
-/// and VM flush events, i915, xe, msm, v3d).
+/// The formats a `kernel` has: its own files, plus for 6.17 the 6.12 files of the events
+/// whose formats did not change (dma_fence, virtio_gpu, sched, amdgpu's fault and VM flush
+/// events, i915, xe, msm, v3d), and for 4.14 and 4.19 the dma_fence class (unchanged since
+/// the 4.10 rename). 4.9 has its own `fence` class only.
 pub fn formats(kernel: &str) -> Vec<EventFormat> {
     let parse =
         |(s, text): (&str, &str)| EventFormat::parse(s, text).expect("fixture formats parse");
@@ -376,9 +432,11 @@ pub fn formats(kernel: &str) -> Vec<EventFormat> {
         .filter(|(k, _, _)| *k == kernel)
         .map(|(_, s, t)| parse((s, t)))
         .collect();
+    let old = kernel.starts_with("4.");
     let mut all: Vec<EventFormat> = FORMATS
         .iter()
-        .filter(|(k, _, _)| *k == "6.12" && kernel != "6.12")
+        .filter(|(k, s, _)| *k == "6.12" && kernel != "6.12" && (!old || *s == "dma_fence"))
+        .filter(|_| kernel != "4.9")
         .map(|(_, s, t)| parse((s, t)))
         .filter(|f| !WHOLE_IN_617.contains(&f.system.as_str()))
         .filter(|f| !own.iter().any(|o| o.system == f.system && o.name == f.name))

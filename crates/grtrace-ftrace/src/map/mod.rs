@@ -18,6 +18,9 @@ use grtrace_format::{Body, ClockSync, Endian, EventBody, Lost, RingNote};
 
 use crate::format::{read_str, read_uint, EventFormat, Loc};
 
+mod variants;
+pub use variants::Variant;
+
 /// Ring id used by records that name no ring (fence events of fences no job owns).
 pub const NO_RING: u32 = u32::MAX;
 
@@ -157,250 +160,23 @@ pub enum Kind {
     V3dNoRecord,
 }
 
-/// Fields of i915's request events (`i915_request` class and its relatives).
-const I915_REQ: &[&str] = &["dev", "ctx", "class", "instance", "seqno"];
-/// Fields of xe's `xe_exec_queue` class.
-const XE_QUEUE: &[&str] = &["dev", "class", "guc_id"];
-/// Fields of xe's `xe_sched_job` class.
-const XE_JOB: &[&str] = &["dev", "seqno", "guc_id", "fence"];
-/// Fields of xe's `xe_hw_fence` class.
-const XE_FENCE: &[&str] = &["dev", "ctx", "seqno", "fence"];
-/// Fields of v3d's submit and IRQ events.
-const V3D_JOB: &[&str] = &["dev", "seqno"];
 /// v3d queue names by queue number (bin, render, tfu, csd).
 const V3D_QUEUES: [&str; 4] = ["bin", "render", "tfu", "csd"];
 /// The Adreno always-on counter runs at 19.2 MHz: ns = ticks * 10000 / 192.
 const MSM_ALWAYS_ON_HZ: u64 = 19_200_000;
 
 impl Kind {
-    /// (system, event, kind, fields it needs in order; `name?`: a field some kernels lack).
-    pub const TABLE: &'static [(&'static str, &'static str, Kind, &'static [&'static str])] = &[
-        (
-            "gpu_scheduler",
-            "drm_sched_job",
-            Kind::SchedQueue612,
-            &["entity", "fence", "name", "id", "job_count", "hw_job_count"],
-        ),
-        (
-            "gpu_scheduler",
-            "drm_run_job",
-            Kind::SchedRun612,
-            &["entity", "fence", "name", "id"],
-        ),
-        (
-            "gpu_scheduler",
-            "drm_sched_process_job",
-            Kind::SchedDone612,
-            &["fence"],
-        ),
-        (
-            "gpu_scheduler",
-            "drm_sched_job_wait_dep",
-            Kind::SchedWaitDep612,
-            &["name", "id", "ctx", "seqno"],
-        ),
-        (
-            "gpu_scheduler",
-            "drm_sched_job_queue",
-            Kind::SchedQueue,
-            &[
-                "name",
-                "dev",
-                "fence_context",
-                "fence_seqno",
-                "client_id",
-                "job_count",
-                "hw_job_count",
-            ],
-        ),
-        (
-            "gpu_scheduler",
-            "drm_sched_job_run",
-            Kind::SchedRun,
-            &["name", "dev", "fence_context", "fence_seqno", "client_id"],
-        ),
-        (
-            "gpu_scheduler",
-            "drm_sched_job_done",
-            Kind::SchedDone,
-            &["fence_context", "fence_seqno"],
-        ),
-        (
-            "gpu_scheduler",
-            "drm_sched_job_add_dep",
-            Kind::SchedAddDep,
-            &["fence_context", "fence_seqno", "ctx", "seqno"],
-        ),
-        (
-            "gpu_scheduler",
-            "drm_sched_job_unschedulable",
-            Kind::SchedUnschedulable,
-            &["fence_context", "fence_seqno", "ctx", "seqno"],
-        ),
-        (
-            "dma_fence",
-            "dma_fence_signaled",
-            Kind::FenceSignaled,
-            &["context", "seqno"],
-        ),
-        (
-            "dma_fence",
-            "dma_fence_wait_start",
-            Kind::FenceWaitStart,
-            &["context", "seqno"],
-        ),
-        (
-            "dma_fence",
-            "dma_fence_wait_end",
-            Kind::FenceWaitEnd,
-            &["context", "seqno"],
-        ),
-        ("dma_fence", "dma_fence_init", Kind::FenceNoRecord, &[]),
-        ("dma_fence", "dma_fence_emit", Kind::FenceNoRecord, &[]),
-        (
-            "dma_fence",
-            "dma_fence_enable_signal",
-            Kind::FenceNoRecord,
-            &[],
-        ),
-        ("dma_fence", "dma_fence_destroy", Kind::FenceNoRecord, &[]),
-        (
-            "virtio_gpu",
-            "virtio_gpu_cmd_queue",
-            Kind::VirtioQueue,
-            &["dev", "vq", "name", "flags", "ctx_id", "seqno", "num_free"],
-        ),
-        (
-            "virtio_gpu",
-            "virtio_gpu_cmd_response",
-            Kind::VirtioResponse,
-            &["dev", "vq", "name", "type", "ctx_id", "seqno"],
-        ),
-        (
-            "amdgpu",
-            "amdgpu_cs_ioctl",
-            Kind::AmdgpuCs,
-            &["sched_job_id?", "context", "seqno", "ring"],
-        ),
-        ("amdgpu", "amdgpu_sched_run_job", Kind::AmdgpuRunJob, &[]),
-        (
-            "amdgpu",
-            "amdgpu_ib_pipe_sync",
-            Kind::AmdgpuPipeSync,
-            &["ring", "id?", "ctx", "seqno"],
-        ),
-        (
-            "amdgpu",
-            "amdgpu_vm_flush",
-            Kind::AmdgpuVmFlush,
-            &["ring", "vmid"],
-        ),
-        (
-            "amdgpu",
-            "amdgpu_iv",
-            Kind::AmdgpuIv,
-            &[
-                "client_id",
-                "src_id",
-                "ring_id",
-                "vmid",
-                "pasid",
-                "src_data",
-            ],
-        ),
-        (
-            "lima",
-            "lima_task_submit",
-            Kind::LimaSubmit,
-            &["task_id?", "context", "seqno", "pipe"],
-        ),
-        ("lima", "lima_task_run", Kind::LimaRun, &[]),
-        ("i915", "i915_request_queue", Kind::I915Queue, I915_REQ),
-        ("i915", "i915_request_add", Kind::I915Add, I915_REQ),
-        ("i915", "i915_request_submit", Kind::I915Submit, I915_REQ),
-        ("i915", "i915_request_in", Kind::I915In, I915_REQ),
-        (
-            "i915",
-            "i915_request_out",
-            Kind::I915Out,
-            &["dev", "ctx", "class", "instance", "seqno", "completed"],
-        ),
-        ("i915", "i915_request_retire", Kind::I915Retire, I915_REQ),
-        (
-            "i915",
-            "i915_request_wait_begin",
-            Kind::I915WaitBegin,
-            I915_REQ,
-        ),
-        ("i915", "i915_request_wait_end", Kind::I915WaitEnd, I915_REQ),
-        ("i915", "i915_request_execute", Kind::I915NoRecord, &[]),
-        ("i915", "i915_request_guc_submit", Kind::I915NoRecord, &[]),
-        ("xe", "xe_exec_queue_create", Kind::XeQueueCreate, XE_QUEUE),
-        (
-            "xe",
-            "xe_exec_queue_destroy",
-            Kind::XeQueueDestroy,
-            XE_QUEUE,
-        ),
-        ("xe", "xe_exec_queue_reset", Kind::XeQueueReset, XE_QUEUE),
-        ("xe", "xe_exec_queue_kill", Kind::XeNoRecord, &[]),
-        ("xe", "xe_exec_queue_register", Kind::XeNoRecord, &[]),
-        ("xe", "xe_exec_queue_submit", Kind::XeNoRecord, &[]),
-        ("xe", "xe_hw_fence_create", Kind::XeFenceCreate, XE_FENCE),
-        ("xe", "xe_hw_fence_signal", Kind::XeFenceSignal, XE_FENCE),
-        ("xe", "xe_hw_fence_try_signal", Kind::XeNoRecord, &[]),
-        ("xe", "xe_sched_job_create", Kind::XeNoRecord, &[]),
-        ("xe", "xe_sched_job_exec", Kind::XeJobExec, XE_JOB),
-        ("xe", "xe_sched_job_run", Kind::XeJobRun, XE_JOB),
-        ("xe", "xe_sched_job_free", Kind::XeNoRecord, &[]),
-        ("xe", "xe_sched_job_timedout", Kind::XeJobTimedout, XE_JOB),
-        ("xe", "xe_sched_job_set_error", Kind::XeNoRecord, &[]),
-        ("xe", "xe_sched_job_ban", Kind::XeNoRecord, &[]),
-        (
-            "xe",
-            "xe_vma_pagefault",
-            Kind::XeVmaPagefault,
-            &["dev", "asid", "start"],
-        ),
-        ("drm_msm_gpu", "msm_gpu_submit", Kind::MsmNoRecord, &[]),
-        (
-            "drm_msm_gpu",
-            "msm_gpu_submit_flush",
-            Kind::MsmFlush,
-            &["pid", "ringid", "seqno", "ticks"],
-        ),
-        (
-            "drm_msm_gpu",
-            "msm_gpu_submit_retired",
-            Kind::MsmRetired,
-            &[
-                "pid",
-                "ringid",
-                "seqno",
-                "start_ticks",
-                "end_ticks",
-                "elapsed",
-            ],
-        ),
-        (
-            "v3d",
-            "v3d_submit_cl",
-            Kind::V3dSubmitCl,
-            &["dev", "seqno", "is_render"],
-        ),
-        ("v3d", "v3d_submit_tfu", Kind::V3dSubmit(2), V3D_JOB),
-        ("v3d", "v3d_submit_csd", Kind::V3dSubmit(3), V3D_JOB),
-        ("v3d", "v3d_bcl_irq", Kind::V3dIrq(0), V3D_JOB),
-        ("v3d", "v3d_rcl_irq", Kind::V3dIrq(1), V3D_JOB),
-        ("v3d", "v3d_tfu_irq", Kind::V3dIrq(2), V3D_JOB),
-        ("v3d", "v3d_csd_irq", Kind::V3dIrq(3), V3D_JOB),
-        ("v3d", "v3d_reset_begin", Kind::V3dReset, &["dev"]),
-        ("v3d", "v3d_reset_end", Kind::V3dNoRecord, &[]),
-    ];
-
-    /// The tracepoints the recorder enables (`system/event`), in table order.
+    /// The tracepoints the recorder enables (`system/event`), in table order, each once.
     pub fn tracepoints() -> impl Iterator<Item = (&'static str, &'static str)> {
-        Self::TABLE.iter().map(|(s, e, _, _)| (*s, *e))
+        Variant::TABLE
+            .iter()
+            .enumerate()
+            .filter(|(i, v)| {
+                !Variant::TABLE[..*i]
+                    .iter()
+                    .any(|w| w.system == v.system && w.event == v.event)
+            })
+            .map(|(_, v)| (v.system, v.event))
     }
 }
 
@@ -618,6 +394,9 @@ struct DriverRows {
     v3d: bool,
     /// i915's low-level request tracepoints (`i915_request_in`) are in the trace.
     i915_low_level: bool,
+    /// DRM scheduler events that hand jobs off are in the trace: amdgpu's own events then
+    /// only name the scheduler's jobs (IMPORT.md 5.5).
+    sched: bool,
 }
 
 /// The mapper: formats in, grtrace records out.
@@ -715,9 +494,6 @@ impl Mapper {
         if self.by_id.len() <= id {
             self.by_id.resize(id + 1, u32::MAX);
         }
-        let row = Kind::TABLE
-            .iter()
-            .find(|(s, e, _, _)| *s == f.system && *e == f.name);
         let mut seen = Seen {
             system: f.system.clone(),
             name: f.name.clone(),
@@ -727,53 +503,46 @@ impl Mapper {
         };
         let seen_idx = self.seen.len();
         let mut hidx = u32::MAX;
-        if let Some((_, _, kind, need)) = row {
-            let mut fields = [Loc::default(); MAX_FIELDS];
-            let mut missing = None;
-            for (i, n) in need.iter().enumerate() {
-                // `name?`: a field some kernels lack (6.17 dropped the scheduler job id):
-                // its location stays empty (size 0).
-                let (n, optional) = match n.strip_suffix('?') {
-                    Some(n) => (n, true),
-                    None => (*n, false),
-                };
-                match f.field(n) {
-                    Some(fl) => fields[i] = fl.loc(),
-                    None if optional => {}
-                    None => {
-                        missing = Some(n);
-                        break;
+        match Variant::of(f) {
+            Ok(None) => {}
+            Err(why) => seen.unusable = Some(why),
+            Ok(Some(v)) => {
+                let kind = v.kind;
+                let mut fields = [Loc::default(); MAX_FIELDS];
+                for (i, n) in v.fields.iter().enumerate() {
+                    // `name?` (a field some kernels lack) and `-` (a slot this layout does
+                    // not fill): the location stays empty (size 0).
+                    if let Some(fl) = f.field(n.strip_suffix('?').unwrap_or(n)) {
+                        fields[i] = fl.loc();
                     }
                 }
-            }
-            match missing {
-                Some(n) => seen.unusable = Some(format!("its format has no `{n}` field")),
-                None => {
-                    let min_len = fields[..need.len()]
-                        .iter()
-                        .map(|x| x.offset + x.size)
-                        .max()
-                        .unwrap_or(8)
-                        .max(8);
-                    seen.kind = Some(*kind);
-                    if *kind == Kind::AmdgpuPipeSync && f.field("id").is_none() {
-                        self.pipe_sync_by_run = true;
-                    }
-                    match kind {
-                        Kind::XeJobRun => self.drivers.xe = true,
-                        Kind::MsmRetired => self.drivers.msm = true,
-                        Kind::V3dSubmitCl => self.drivers.v3d = true,
-                        Kind::I915In => self.drivers.i915_low_level = true,
-                        _ => {}
-                    }
-                    hidx = self.handlers.len() as u32;
-                    self.handlers.push(Handler {
-                        kind: *kind,
-                        fields,
-                        min_len,
-                        seen: seen_idx,
-                    });
+                let min_len = fields[..v.fields.len()]
+                    .iter()
+                    .map(|x| x.offset + x.size)
+                    .max()
+                    .unwrap_or(8)
+                    .max(8);
+                seen.kind = Some(kind);
+                if kind == Kind::AmdgpuPipeSync && f.field("id").is_none() {
+                    self.pipe_sync_by_run = true;
                 }
+                match kind {
+                    Kind::XeJobRun => self.drivers.xe = true,
+                    Kind::MsmRetired => self.drivers.msm = true,
+                    Kind::V3dSubmitCl => self.drivers.v3d = true,
+                    Kind::I915In => self.drivers.i915_low_level = true,
+                    Kind::SchedQueue612 | Kind::SchedRun612 | Kind::SchedQueue | Kind::SchedRun => {
+                        self.drivers.sched = true
+                    }
+                    _ => {}
+                }
+                hidx = self.handlers.len() as u32;
+                self.handlers.push(Handler {
+                    kind,
+                    fields,
+                    min_len,
+                    seen: seen_idx,
+                });
             }
         }
         self.seen.push(seen);
@@ -1671,6 +1440,31 @@ impl Mapper {
                 }
                 self.emit(sink, cpu, pid, t, code, 0, key, (f.0, f.1, 0, 0))
             }
+            Kind::AmdgpuCs | Kind::AmdgpuRunJob if !self.drivers.sched => {
+                // No scheduler event hands jobs off (4.x kernels, whose scheduler events
+                // name no job id, or a capture of amdgpu's events alone): amdgpu's own
+                // events are the jobs, named by their finished fence, which ends them
+                // when it signals (IMPORT.md 5.5).
+                let (fc, fs) = (u(1), u(2));
+                let name = s(3);
+                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                self.rings[ring as usize].ends_at_signal = true;
+                let key = Key {
+                    ctx: fc as u32,
+                    ring,
+                    seqno: fs,
+                };
+                self.fences.insert((fc, fs), key);
+                if kind == Kind::AmdgpuCs {
+                    return self.emit(sink, cpu, pid, t, Event::QUEUE, 0, key, (fc, 0, 0, 0));
+                }
+                if self.is_open(key) {
+                    return Ok(());
+                }
+                self.sync_exit(sink, cpu, t, None, Some(key), true)?;
+                self.note_run(cpu, key);
+                self.run(sink, cpu, pid, t, key, fc, 0, 0)
+            }
             Kind::FenceNoRecord
             | Kind::AmdgpuRunJob
             | Kind::LimaRun
@@ -1687,11 +1481,25 @@ impl Mapper {
             | Kind::I915WaitBegin
             | Kind::I915WaitEnd => {
                 let (dev, ctx, class, inst, seqno) = (u(0), u(1), u(2), u(3), u(4));
+                // Before the uabi engine (4.9-5.0) the layout has `ring`, the engine's
+                // `enum intel_engine_id`, in the class slot and nothing in the instance
+                // slot: one ring per id (distinct engines have distinct ids), named by the
+                // id, whose engine names changed between those kernels (IMPORT.md 5.7).
+                let by_id = hd.fields[3].size == 0;
                 // The first event of an engine names its ring (drv_ring keeps the id's ring
                 // from then on): mark it then, not on every event.
                 let mut first_of_engine = false;
-                let ring = self.drv_ring(sink, cpu, t, (1, dev, (class << 16) | inst), || {
+                let engine = if by_id {
+                    (1 << 40) | class
+                } else {
+                    (class << 16) | inst
+                };
+                let ring = self.drv_ring(sink, cpu, t, (1, dev, engine), || {
                     first_of_engine = true;
+                    if by_id {
+                        let name = format!("engine{class}").into_bytes();
+                        return (format!("card{dev}").into_bytes(), name, ring_flag::CTX_SEQNO);
+                    }
                     // Seqnos count per context (its timeline), not per engine; a virtual
                     // engine's requests run on one of its engines (IMPORT.md 5.7).
                     let virt = if inst == I915_VIRTUAL_INSTANCE {
