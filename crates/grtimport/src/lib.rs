@@ -281,7 +281,9 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
             "grtimport: text, {} lines: {} GPU events in, {} other events skipped, {} records out, {} starts inferred",
             ti.lines, st.events_in, ti.other_lines, st.records_out, st.inferred_starts
         );
-        let _ = summary_tail(&mut io::stderr().lock(), st, &outputs);
+        let mut err = io::stderr().lock();
+        let _ = not_mapped(&mut err, &ti.mapper);
+        let _ = summary_tail(&mut err, st, &outputs);
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -361,6 +363,17 @@ pub fn summary(
         st.events_in, st.records_out, st.jobs_started, st.inferred_starts
     )?;
     summary_tail(w, st, outputs)
+}
+
+/// The GPU tracepoints of a text whose layout is not known (IMPORT.md §2): counted and
+/// named, never mapped with a guessed identity.
+fn not_mapped(w: &mut dyn Write, m: &Mapper) -> io::Result<()> {
+    for s in m.seen().iter().filter(|s| s.kind.is_none() && s.count > 0) {
+        if let Some(why) = &s.unusable {
+            writeln!(w, "  {:>10}  {}:{}  not mapped: {why}", s.count, s.system, s.name)?;
+        }
+    }
+    Ok(())
 }
 
 /// The end of both summaries (trace.dat and text): what the mapping skipped, what was

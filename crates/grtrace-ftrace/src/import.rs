@@ -160,14 +160,27 @@ pub fn source_note(
 
 /// The closing `NOTE_MSG` of an import, for what was known only at its end (IMPORT.md §1):
 /// `late_ends=N` when N jobs ended at an event the CPU runs later than the GPU finished
-/// (`i915_request_retire` without a fence signal). None when there is nothing to say.
-pub fn closing_note(stats: &MapStats) -> Option<String> {
-    (stats.retire_ends > 0).then(|| {
-        format!(
-            "grtrace-import: late_ends={} (i915_request_retire: no dma_fence_signaled)",
-            stats.retire_ends
-        )
-    })
+/// (`i915_request_retire` without a fence signal); `not_mapped=N (...)` when N events of GPU
+/// tracepoints were not used because their layout is not known (IMPORT.md §2), naming them.
+/// None when there is nothing to say.
+pub fn closing_note(m: &Mapper) -> Option<String> {
+    let mut pairs = Vec::new();
+    if m.stats.retire_ends > 0 {
+        pairs.push(format!(
+            "late_ends={} (i915_request_retire: no dma_fence_signaled)",
+            m.stats.retire_ends
+        ));
+    }
+    let n = m.not_mapped();
+    if n > 0 {
+        // `; ` separates the note's pairs: the events are joined with ` / `.
+        let what: Vec<String> = (m.seen().iter())
+            .filter(|s| s.count > 0)
+            .filter_map(|s| Some(format!("{} {}: {}", s.name, s.count, s.unusable.as_ref()?)))
+            .collect();
+        pairs.push(format!("not_mapped={n} ({})", what.join(" / ")));
+    }
+    (!pairs.is_empty()).then(|| format!("grtrace-import: {}", pairs.join("; ")))
 }
 
 /// Describes a trace.dat for [`source_note`].

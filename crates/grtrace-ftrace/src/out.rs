@@ -263,7 +263,7 @@ impl Streams {
             self.set_end(last);
         }
         self.set_driver(&m.drivers_seen());
-        if let Some(note) = crate::import::closing_note(&m.stats) {
+        if let Some(note) = crate::import::closing_note(m) {
             self.set_trailer(note);
         }
     }

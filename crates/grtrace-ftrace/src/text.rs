@@ -9,7 +9,7 @@ use std::io::{self, BufRead};
 
 use crate::datwriter::Record;
 use crate::format::EventFormat;
-use crate::map::{Mapper, Sink};
+use crate::map::{Mapper, Sink, Variant};
 
 /// How a printed value is read.
 #[derive(Clone, Copy)]
@@ -19,6 +19,10 @@ enum V {
     /// Hex without prefix (`%p`, hashed pointers; `%x` with 0x).
     Ptr(&'static str),
     Str(&'static str),
+    /// A name a layout of other kernels printed as a pointer (`%p`) under the same key:
+    /// a value that is a bare hex number of 8 digits or more is that pointer, not a name,
+    /// and the line is not of this layout.
+    Name(&'static str),
     /// `A:B`: two integers.
     Pair(&'static str, &'static str),
     /// 1 when the word is printed (an unnamed `%s` of two choices, v3d's `RCL`/`BCL`).
@@ -69,30 +73,12 @@ const TEXT: &[(&str, &str, Keys)] = &[
     ("dma_fence_destroy", "6.12", FENCE),
     ("virtio_gpu_cmd_queue", "6.12", VIRTIO),
     ("virtio_gpu_cmd_response", "6.12", VIRTIO),
-    (
-        "amdgpu_cs_ioctl",
-        "6.12",
-        &[
-            ("sched_job", V::Int("sched_job_id")),
-            ("timeline", V::Str("timeline")),
-            ("context", V::Int("context")),
-            ("seqno", V::Int("seqno")),
-            ("ring_name", V::Str("ring")),
-            ("num_ibs", V::Int("num_ibs")),
-        ],
-    ),
-    (
-        "amdgpu_sched_run_job",
-        "6.12",
-        &[
-            ("sched_job", V::Int("sched_job_id")),
-            ("timeline", V::Str("timeline")),
-            ("context", V::Int("context")),
-            ("seqno", V::Int("seqno")),
-            ("ring_name", V::Str("ring")),
-            ("num_ibs", V::Int("num_ibs")),
-        ],
-    ),
+    ("amdgpu_cs_ioctl", "6.12", AMDGPU_JOB),
+    ("amdgpu_cs_ioctl", "6.17", AMDGPU_JOB),
+    ("amdgpu_cs_ioctl", "4.19", AMDGPU_JOB_419),
+    ("amdgpu_sched_run_job", "6.12", AMDGPU_JOB),
+    ("amdgpu_sched_run_job", "6.17", AMDGPU_JOB),
+    ("amdgpu_sched_run_job", "4.19", AMDGPU_JOB_419),
     (
         "amdgpu_ib_pipe_sync",
         "6.12",
@@ -127,7 +113,9 @@ const TEXT: &[(&str, &str, Keys)] = &[
         ],
     ),
     ("lima_task_submit", "6.12", LIMA),
+    ("lima_task_submit", "6.17", LIMA),
     ("lima_task_run", "6.12", LIMA),
+    ("lima_task_run", "6.17", LIMA),
     ("i915_request_queue", "6.12", I915),
     ("i915_request_add", "6.12", I915),
     ("i915_request_submit", "6.12", I915),
@@ -138,6 +126,15 @@ const TEXT: &[(&str, &str, Keys)] = &[
     ("i915_request_retire", "6.12", I915),
     ("i915_request_wait_begin", "6.12", I915),
     ("i915_request_wait_end", "6.12", I915),
+    ("i915_request_add", "4.19", I915_419),
+    ("i915_request_submit", "4.19", I915_419),
+    ("i915_request_execute", "4.19", I915_419),
+    ("i915_request_retire", "4.19", I915_419),
+    ("i915_gem_request_add", "4.14", I915_419),
+    ("i915_gem_request_retire", "4.14", I915_419),
+    ("fence_signaled", "4.9", FENCE),
+    ("fence_wait_start", "4.9", FENCE),
+    ("fence_wait_end", "4.9", FENCE),
     ("xe_exec_queue_create", "6.12", XE_QUEUE),
     ("xe_exec_queue_destroy", "6.12", XE_QUEUE),
     ("xe_exec_queue_reset", "6.12", XE_QUEUE),
@@ -178,6 +175,33 @@ const TEXT: &[(&str, &str, Keys)] = &[
     ("v3d_reset_begin", "6.12", V3D),
 ];
 
+/// amdgpu's job events: `ring_name=%s` of the ring's name (5.x+).
+const AMDGPU_JOB: &[(&str, V)] = &[
+    ("sched_job", V::Int("sched_job_id")),
+    ("timeline", V::Str("timeline")),
+    ("context", V::Int("context")),
+    ("seqno", V::Int("seqno")),
+    ("ring_name", V::Name("ring")),
+    ("num_ibs", V::Int("num_ibs")),
+];
+/// amdgpu's job events of 4.x: `ring_name` is a pointer; the ring is the timeline.
+const AMDGPU_JOB_419: &[(&str, V)] = &[
+    ("sched_job", V::Int("sched_job_id")),
+    ("timeline", V::Str("timeline")),
+    ("context", V::Int("context")),
+    ("seqno", V::Int("seqno")),
+    ("ring_name", V::Ptr("ring_name")),
+    ("num_ibs", V::Int("num_ibs")),
+];
+/// i915's request events before the uabi engine (4.9-5.0): `ring` is the engine id.
+const I915_419: &[(&str, V)] = &[
+    ("dev", V::Int("dev")),
+    ("hw_id", V::Int("hw_id")),
+    ("ring", V::Int("ring")),
+    ("ctx", V::Int("ctx")),
+    ("seqno", V::Int("seqno")),
+    ("global", V::Int("global")),
+];
 const I915: &[(&str, V)] = &[
     ("dev", V::Int("dev")),
     ("engine", V::Pair("class", "instance")),
@@ -272,14 +296,21 @@ const VIRTIO: &[(&str, V)] = &[
     ("seqno", V::Int("seqno")),
 ];
 
-/// The formats text input is rebuilt into: 6.12 and 6.17 scheduler names side by side, and
-/// both variants of the events whose fields changed in 6.17 (amdgpu's and lima's lost the
-/// scheduler job id): a line is rebuilt into the variant whose fields it prints.
-pub fn text_formats() -> Vec<EventFormat> {
-    let mut v = crate::fixtures::formats("6.12");
-    for f in crate::fixtures::formats("6.17") {
-        if !v.iter().any(|g| g.id == f.id) {
-            v.push(f);
+/// The kernels whose formats text lines are rebuilt into, newest first.
+const TEXT_KERNELS: [&str; 5] = ["6.12", "6.17", "4.19", "4.14", "4.9"];
+
+/// The formats text input is rebuilt into, each with the kernel of its [`TEXT`] rows: 6.12
+/// and 6.17 scheduler names side by side, both variants of the events whose fields changed
+/// in 6.17 (amdgpu's and lima's lost the scheduler job id), and the layouts of 4.x kernels
+/// (i915 `ring=`, amdgpu `ring_name=%p`, the `fence` class): a line is rebuilt into the
+/// variant whose fields it prints.
+pub fn text_formats() -> Vec<(&'static str, EventFormat)> {
+    let mut v: Vec<(&'static str, EventFormat)> = Vec::new();
+    for k in TEXT_KERNELS {
+        for f in crate::fixtures::formats(k) {
+            if !v.iter().any(|(_, g)| g.id == f.id) {
+                v.push((k, f));
+            }
         }
     }
     v
@@ -380,9 +411,18 @@ pub fn parse_line(l: &str) -> Result<Parsed<'_>, String> {
         .find(|&i| b[i] == b'[' && b[i - 1] == b' ')
         .map(|i| i - 1)
         .ok_or("no [cpu] column")?;
-    let who = l[..open].trim();
+    let mut who = l[..open].trim();
     let mut after = &l[open + 2..];
-    // tracefs with the tgid option prints "(  tgid)" before the cpu
+    // tracefs with `options/record-tgid` (and every atrace/systrace capture) prints
+    // "(  tgid)" between the task and the cpu, "(-----)" when the tgid is not known.
+    if let Some(inner) = who.strip_suffix(')') {
+        if let Some(i) = inner.rfind('(') {
+            let tgid = inner[i + 1..].trim();
+            if !tgid.is_empty() && (tgid.bytes().all(|b| b.is_ascii_digit()) || tgid.bytes().all(|b| b == b'-')) {
+                who = inner[..i].trim_end();
+            }
+        }
+    }
     let (comm, pid) = who.rsplit_once('-').ok_or("no comm-pid")?;
     let pid: u32 = pid
         .trim()
@@ -436,6 +476,17 @@ fn value<'a>(rest: &'a str, key: &str) -> Option<&'a str> {
     None
 }
 
+/// The keys a line prints (`key=value`, or `key:value` where it has no `=`), for naming
+/// a layout that is not known.
+fn printed_keys(rest: &str) -> Vec<&str> {
+    let eq = rest.contains('=');
+    rest.split([',', ' '])
+        .filter_map(|w| w.split_once(if eq { '=' } else { ':' }))
+        .map(|(k, _)| k)
+        .filter(|k| !k.is_empty())
+        .collect()
+}
+
 fn int(s: &str) -> Option<u64> {
     match s.strip_prefix("0x") {
         Some(h) => u64::from_str_radix(h, 16).ok(),
@@ -449,7 +500,7 @@ fn int(s: &str) -> Option<u64> {
 
 /// Text reader state: formats, the mapper, counts.
 pub struct TextImport {
-    formats: Vec<EventFormat>,
+    formats: Vec<(&'static str, EventFormat)>,
     pub mapper: Mapper,
     /// Lines of events this importer does not know (not GPU tracepoints).
     pub other_lines: u64,
@@ -481,9 +532,9 @@ impl TextImport {
     ///
     /// [`for_text`]: Self::for_text
     pub fn new() -> TextImport {
-        let formats: Vec<EventFormat> = text_formats()
+        let formats: Vec<(&str, EventFormat)> = text_formats()
             .into_iter()
-            .filter(|f| !SWITCHES.contains(&f.name.as_str()))
+            .filter(|(_, f)| !SWITCHES.contains(&f.name.as_str()))
             .collect();
         Self::with_formats(formats, None)
     }
@@ -510,15 +561,16 @@ impl TextImport {
                 first = Some(first.map_or(e.ts_ns, |f| f.min(e.ts_ns)));
             }
         }
-        let formats: Vec<EventFormat> = text_formats()
+        let formats: Vec<(&str, EventFormat)> = text_formats()
             .into_iter()
-            .filter(|f| names.contains(&f.name.as_str()))
+            .filter(|(_, f)| names.contains(&f.name.as_str()))
             .collect();
         Self::with_formats(formats, first)
     }
 
-    fn with_formats(formats: Vec<EventFormat>, first: Option<u64>) -> TextImport {
-        let mapper = Mapper::new(grtrace_format::Endian::NATIVE, &formats);
+    fn with_formats(formats: Vec<(&'static str, EventFormat)>, first: Option<u64>) -> TextImport {
+        let only: Vec<EventFormat> = formats.iter().map(|(_, f)| f.clone()).collect();
+        let mapper = Mapper::new(grtrace_format::Endian::NATIVE, &only);
         TextImport {
             formats,
             mapper,
@@ -529,49 +581,80 @@ impl TextImport {
         }
     }
 
-    /// The format of `l`'s event its printed keys fit: of the variants (kernels whose
-    /// fields differ), one with no printed key for a field it lacks, and with the fewest of
-    /// its fields not printed.
-    fn variant(&self, l: &Line<'_>, keys: Keys) -> Option<&EventFormat> {
-        let mut it = self.formats.iter().filter(|f| f.name == l.event);
-        let first = it.next()?;
-        let Some(second) = it.next() else {
-            return Some(first);
-        };
+    /// The layout of `l`'s event its printed keys fit, with its keys: of the [`TEXT`] rows
+    /// of the event whose format is loaded, those that print every field their variant
+    /// forms an identity from (IMPORT.md §2: a line that does not is never read as that
+    /// layout with the field left 0), and of those the one with no printed key for a field
+    /// it lacks and the fewest of its fields not printed. `Err` names the printed keys when
+    /// no layout fits.
+    fn variant(&self, l: &Line<'_>) -> Result<Option<(&EventFormat, Keys)>, String> {
+        let mut best: Option<((usize, usize), &EventFormat, Keys)> = None;
+        let mut known = false;
         let printed = |key: &str| match key {
             "" => l.rest.split(", ").nth(1).is_some(),
             k => value(l.rest, k).is_some(),
         };
-        let score = |f: &EventFormat| {
-            let (mut absent_printed, mut present_unprinted) = (0, 0);
+        for (_, kernel, keys) in TEXT.iter().filter(|(n, _, _)| *n == l.event) {
+            let Some((_, f)) = self
+                .formats
+                .iter()
+                .find(|(k, f)| k == kernel && f.name == l.event)
+            else {
+                continue;
+            };
+            known = true;
+            let needed: &[&str] = match Variant::of(f) {
+                Ok(Some(v)) => v.fields,
+                _ => &[],
+            };
+            let (mut fits, mut absent_printed, mut present_unprinted) = (true, 0, 0);
             for (key, v) in keys.iter() {
                 let field = match v {
-                    V::Int(f) | V::Ptr(f) | V::Str(f) | V::Word(f) => *f,
+                    V::Int(f) | V::Ptr(f) | V::Str(f) | V::Name(f) | V::Word(f) => *f,
                     V::Pair(a, _) | V::SecondPair(a, _) => *a,
                 };
                 let has = f.field(field).is_some();
-                match (has, printed(key)) {
+                let on = printed(key);
+                if needed.contains(&field) && !matches!(v, V::Word(_)) {
+                    fits &= on;
+                }
+                if let (V::Name(_), true) = (v, on) {
+                    let text = value(l.rest, key).unwrap_or("");
+                    let hex = text.trim_start_matches("0x");
+                    fits &= !(hex.len() >= 8 && hex.bytes().all(|b| b.is_ascii_hexdigit()));
+                }
+                match (has, on) {
                     (false, true) => absent_printed += 1,
                     (true, false) => present_unprinted += 1,
                     _ => {}
                 }
             }
-            (absent_printed, present_unprinted)
-        };
-        [first, second]
-            .into_iter()
-            .chain(it)
-            .min_by_key(|f| score(f))
+            let score = (absent_printed, present_unprinted);
+            if fits && best.as_ref().is_none_or(|b| score < b.0) {
+                best = Some((score, f, keys));
+            }
+        }
+        match best {
+            Some((_, f, keys)) => Ok(Some((f, keys))),
+            None if !known => Ok(None),
+            None => Err(format!(
+                "format with fields {} is not known",
+                printed_keys(l.rest).join(", ")
+            )),
+        }
     }
 
-    /// Builds the binary record of a known event line; None for other events.
-    fn record(&self, l: &Line<'_>) -> Result<Option<Vec<u8>>, String> {
-        let Some((_, kernel, keys)) = TEXT.iter().find(|(n, _, _)| *n == l.event) else {
+    /// Builds the binary record of a known event line; None for other events, `Err(Ok)`
+    /// for a known event whose layout no variant has (counted as not mapped).
+    fn record(&self, l: &Line<'_>) -> Result<Option<Vec<u8>>, Result<String, String>> {
+        if !TEXT.iter().any(|(n, _, _)| *n == l.event) {
             return Ok(None);
+        }
+        let (fmt, keys) = match self.variant(l) {
+            Ok(Some(x)) => x,
+            Ok(None) => return Ok(None),
+            Err(why) => return Err(Ok(why)),
         };
-        let fmt = self
-            .variant(l, keys)
-            .ok_or_else(|| format!("no {kernel} format for {}", l.event))?;
         let mut r = Record::new(fmt, l.pid);
         let mut found = 0;
         for (key, v) in keys.iter() {
@@ -589,7 +672,7 @@ impl TextImport {
                 continue;
             };
             found += 1;
-            let bad = || format!("{}: cannot read `{key}` from `{text}`", l.event);
+            let bad = || Err(format!("{}: cannot read `{key}` from `{text}`", l.event));
             match v {
                 V::Int(f) => {
                     r.set(f, int(text).ok_or_else(bad)?);
@@ -598,7 +681,7 @@ impl TextImport {
                     let h = text.trim_start_matches("0x");
                     r.set(f, u64::from_str_radix(h, 16).ok().unwrap_or(0));
                 }
-                V::Str(f) => {
+                V::Str(f) | V::Name(f) => {
                     r.set_str(f, text);
                 }
                 V::Pair(a, b) | V::SecondPair(a, b) => {
@@ -610,7 +693,10 @@ impl TextImport {
             }
         }
         if found == 0 {
-            return Err(format!("{}: none of its fields in `{}`", l.event, l.rest));
+            return Err(Err(format!(
+                "{}: none of its fields in `{}`",
+                l.event, l.rest
+            )));
         }
         Ok(Some(r.bytes().to_vec()))
     }
@@ -663,7 +749,20 @@ impl TextImport {
                         self.last_ts.resize(c + 1, 0);
                     }
                     self.last_ts[c] = l.ts_ns;
-                    match self.record(&l).map_err(&err)? {
+                    let rec = match self.record(&l) {
+                        Ok(r) => r,
+                        Err(Ok(why)) => {
+                            let system = self
+                                .formats
+                                .iter()
+                                .find(|(_, f)| f.name == l.event)
+                                .map_or(String::new(), |(_, f)| f.system.clone());
+                            self.mapper.unmapped(&system, l.event, why, l.ts_ns);
+                            continue;
+                        }
+                        Err(Err(msg)) => return Err(err(msg)),
+                    };
+                    match rec {
                         None => {
                             self.other_lines += 1;
                             self.mapper.other_event(l.ts_ns);
@@ -698,12 +797,19 @@ mod tests {
             "        glmark2-1000  [000]     1.000010123: virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=1 ctx_id=1 num_free=200 seqno=1",
             "        glmark2-1000  [000] d..2.     1.000010: virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=1 ctx_id=1 num_free=200 seqno=1",
             "     kworker/0:1H-1000    [000] ..... 1.000010: virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=1 ctx_id=1 num_free=200 seqno=1",
+            // the TGID column (record-tgid, atrace), with and without the flags
+            "    RenderThread-1000  ( 20764) [000] d..2.     1.000010: virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=1 ctx_id=1 num_free=200 seqno=1",
+            "    RenderThread-1000  (-----) [000]     1.000010: virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=1 ctx_id=1 num_free=200 seqno=1",
+            "  (a) b-c-1000 (20764) [000] ...1 1.000010: virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=1 ctx_id=1 num_free=200 seqno=1",
         ];
         let want = [
             ("glmark2", 1_000_010_000),
             ("glmark2", 1_000_010_123),
             ("glmark2", 1_000_010_000),
             ("kworker/0:1H", 1_000_010_000),
+            ("RenderThread", 1_000_010_000),
+            ("RenderThread", 1_000_010_000),
+            ("(a) b-c", 1_000_010_000),
         ];
         for (l, (comm, ts)) in lines.iter().zip(want) {
             match parse_line(l).unwrap() {

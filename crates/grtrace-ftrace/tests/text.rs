@@ -303,3 +303,84 @@ fn driver_lines_give_the_same_records_as_their_binary_events() {
     assert_eq!(i915[3], ("START".to_string(), 1_000_003_000));
     assert_eq!(i915[4], ("END".to_string(), 1_000_009_000));
 }
+
+/// Imports `text` (read ahead as grtimport does).
+fn text_import(text: &str) -> (Collect, TextImport) {
+    let mut ti = TextImport::for_text(text.as_bytes());
+    let mut c = Collect::default();
+    ti.run(text.as_bytes(), &mut c).unwrap();
+    (c, ti)
+}
+
+#[test]
+fn old_i915_lines_with_ring_and_hw_id_go_on_one_ring_per_engine_id() {
+    // 4.19: `ring` is the engine id; render (0) and video (2) interleave
+    let text = "\
+ RenderThread-20803 (20764) [001] d..2  1.000100: i915_request_add: dev=0, hw_id=48, ring=0, ctx=107, seqno=1, global=0
+ RenderThread-20803 (20764) [001] d..2  1.000200: i915_request_add: dev=0, hw_id=49, ring=2, ctx=108, seqno=1, global=0
+ RenderThread-20803 (20764) [001] d..2  1.000300: i915_request_add: dev=0, hw_id=48, ring=0, ctx=107, seqno=2, global=0
+       <idle>-0     (-----) [000] d.h2  1.000500: dma_fence_signaled: driver=i915 timeline=video context=108 seqno=1
+       <idle>-0     (-----) [000] d.h2  1.000900: dma_fence_signaled: driver=i915 timeline=render context=107 seqno=1
+       <idle>-0     (-----) [000] d.h2  1.001400: dma_fence_signaled: driver=i915 timeline=render context=107 seqno=2
+";
+    let (c, ti) = text_import(text);
+    let rings: Vec<String> = c.rings().into_iter().map(|r| r.1).collect();
+    assert_eq!(rings, ["card0/engine0", "card0/engine2"]);
+    // exec of each request: START to END on its own engine
+    let ev = c.events();
+    let exec = |k: (u32, u32, u64)| {
+        let t = |code: &str| ev.iter().find(|e| e.0 == code && e.2 == k).unwrap().1;
+        t("END") - t("START")
+    };
+    assert_eq!(exec((107, 0, 1)), 800_000);
+    assert_eq!(exec((108, 1, 1)), 300_000);
+    // the second render request waits for the first render one only
+    assert_eq!(exec((107, 0, 2)), 500_000);
+    assert_eq!(ti.mapper.not_mapped(), 0);
+}
+
+#[test]
+fn a_text_layout_that_no_kernel_printed_is_counted_not_mapped() {
+    // i915_request_add with neither `engine=` nor `ring=`: the engine cannot be formed
+    let mut text = String::new();
+    for s in 1..=545 {
+        text.push_str(&format!(
+            " app-100 [000] 1.{s:06}: i915_request_add: dev=0, hw_id=48, ctx=107, seqno={s}\n"
+        ));
+    }
+    let (c, ti) = text_import(&text);
+    assert!(c.events().is_empty() && c.rings().is_empty());
+    assert_eq!(ti.mapper.not_mapped(), 545);
+    let s = ti
+        .mapper
+        .seen()
+        .iter()
+        .find(|s| s.unusable.is_some())
+        .unwrap();
+    assert_eq!(
+        (s.name.as_str(), s.count, s.unusable.as_deref()),
+        (
+            "i915_request_add",
+            545,
+            Some("format with fields dev, hw_id, ctx, seqno is not known")
+        )
+    );
+}
+
+#[test]
+fn amdgpu_4_x_lines_take_the_ring_from_the_timeline_not_the_ring_name_pointer() {
+    let text = "\
+ amdgpu_test-1506 [004] 370.000100: amdgpu_cs_ioctl: sched_job=12, timeline=gfx_0.0.0, context=177, seqno=1, ring_name=ffff94d01c207bf0, num_ibs=2
+ amdgpu_test-1506 [004] 370.000200: amdgpu_sched_run_job: sched_job=12, timeline=gfx_0.0.0, context=177, seqno=1, ring_name=ffff94d01c207bf0, num_ibs=2
+ <idle>-0 [000] 370.000900: dma_fence_signaled: driver=drm_sched timeline=gfx_0.0.0 context=177 seqno=1
+";
+    let (c, _) = text_import(text);
+    assert_eq!(c.rings(), [(0, "gfx_0.0.0".to_string())]);
+    assert_eq!(
+        c.codes(),
+        ["QUEUE", "COMMIT", "SUBMIT", "START", "END", "SIGNAL"]
+    );
+    let ev = c.events();
+    assert!(ev.iter().all(|e| e.2 == (177, 0, 1)), "{ev:?}");
+    assert_eq!((ev[3].1, ev[4].1), (370_000_200_000, 370_000_900_000));
+}

@@ -1157,6 +1157,35 @@ impl Mapper {
         *self.entities.entry(ptr).or_insert(n)
     }
 
+    /// An event of a known tracepoint whose layout no variant has (text lines: the layout
+    /// is told by the keys the line prints) happened at `t`: counted and named as not
+    /// mapped, under `why`, with the formats that were not mapped (IMPORT.md §2).
+    pub fn unmapped(&mut self, system: &str, name: &str, why: String, t: u64) {
+        self.stats.saw(t);
+        match (self.seen.iter_mut())
+            .find(|s| s.kind.is_none() && s.name == name && s.unusable.as_ref() == Some(&why))
+        {
+            Some(s) => s.count += 1,
+            None => self.seen.push(Seen {
+                system: system.to_string(),
+                name: name.to_string(),
+                kind: None,
+                unusable: Some(why),
+                count: 1,
+            }),
+        }
+    }
+
+    /// Events of GPU tracepoints that were not mapped because their layout is not known
+    /// (IMPORT.md §2), for the closing note and the summary.
+    pub fn not_mapped(&self) -> u64 {
+        self.seen
+            .iter()
+            .filter(|s| s.unusable.is_some())
+            .map(|s| s.count)
+            .sum()
+    }
+
     /// An event the source did not hand over (text of an event this importer does not
     /// read) happened at `t`: it is part of the capture's span.
     pub fn other_event(&mut self, t: u64) {
