@@ -40,6 +40,11 @@ pub struct Import {
     /// `late_ends` (the closing note): jobs whose END is an event the CPU runs after the GPU
     /// finished (i915_request_retire without a fence signal).
     pub late_ends: u64,
+    /// `not_mapped` (the closing note): events of GPU tracepoints the import did not use
+    /// because their layout is not known, and which (IMPORT.md §2).
+    pub not_mapped: u64,
+    /// What the note says of them (`i915_request_add 545: format with fields ...`).
+    pub not_mapped_what: String,
 }
 
 /// The prefix of an import note.
@@ -63,6 +68,11 @@ impl Import {
                 "recorder" => im.recorder = v,
                 "kernel" => im.kernel = v,
                 "start" => im.start_inferred = v == "inferred",
+                "not_mapped" => {
+                    let (n, what) = v.split_once(' ').unwrap_or((&v, ""));
+                    im.not_mapped = n.parse().unwrap_or(0);
+                    im.not_mapped_what = what.trim_matches(['(', ')']).to_string();
+                }
                 "late_ends" => {
                     let n = v.split_whitespace().next().unwrap_or("");
                     im.late_ends = n.parse().unwrap_or(0);
@@ -85,6 +95,10 @@ impl Import {
     /// Adds what a later note of the same import says (the closing note's `late_ends`).
     pub fn merge(&mut self, later: &Import) {
         self.late_ends = self.late_ends.max(later.late_ends);
+        if later.not_mapped > self.not_mapped {
+            self.not_mapped = later.not_mapped;
+            self.not_mapped_what = later.not_mapped_what.clone();
+        }
     }
 
     /// Names of the phases the source cannot measure, in PHASE_NAMES order.

@@ -589,6 +589,13 @@ pub fn write_report<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> 
             im.late_ends
         )?;
     }
+    if let Some(im) = r.measurable.import.as_ref().filter(|i| i.not_mapped > 0) {
+        writeln!(
+            w,
+            "grtreport: part of the capture was not used: {} GPU event(s) of a layout the import does not know ({})",
+            im.not_mapped, im.not_mapped_what
+        )?;
+    }
     for warn in r.warnings {
         writeln!(w, "grtreport: warning: {warn}")?;
     }

@@ -1306,3 +1306,48 @@ fn xe_msm_v3d_virtio_i915_captures_report_what_happened() {
         assert_eq!(exec("30"), "0.490000", "{input}");
     }
 }
+
+/// A text capture of a 4.19 kernel (i915 `ring=` lines) with lines of an i915 layout no
+/// kernel printed: the known ones become jobs on one ring per engine, the others are not
+/// used, and the report's header says so, naming them.
+#[test]
+fn a_capture_partly_of_an_unknown_layout_says_so_in_the_report_header() {
+    let d = dir("not-mapped");
+    let mut text = String::new();
+    for i in 0..4u64 {
+        let (ring, ctx) = if i % 2 == 0 { (0, 107) } else { (2, 108) };
+        let t = 1000.0 + i as f64 * 0.001;
+        text.push_str(&format!(
+            " app-100 (  100) [000] d..2 {t:.6}: i915_request_add: dev=0, hw_id=48, ring={ring}, ctx={ctx}, seqno={}, global=0\n",
+            i / 2 + 1
+        ));
+        text.push_str(&format!(
+            " <idle>-0 (-----) [000] d.h2 {:.6}: dma_fence_signaled: driver=i915 timeline=x context={ctx} seqno={}\n",
+            t + 0.0005,
+            i / 2 + 1
+        ));
+        text.push_str(&format!(
+            " app-100 (  100) [000] d..2 {:.6}: i915_request_add: dev=0, hw_id=48, ctx=109, seqno={}\n",
+            t + 0.0006,
+            i + 1
+        ));
+    }
+    let input = d.join("old.txt");
+    std::fs::write(&input, &text).unwrap();
+    let base = d.join("old");
+    let args = grtimport::Args::parse_from([
+        "grtimport",
+        "-q",
+        input.to_str().unwrap(),
+        "-o",
+        base.to_str().unwrap(),
+    ]);
+    assert_eq!(grtimport::run(&args), std::process::ExitCode::SUCCESS);
+    let r = report(&base, &[]);
+    assert!(
+        r.contains("grtreport: part of the capture was not used: 4 GPU event(s) of a layout the import does not know (i915_request_add 4: format with fields dev, hw_id, ctx, seqno is not known)"),
+        "{r}"
+    );
+    let j = json(&base);
+    assert_eq!(j["source"]["inferred_start_jobs"], 4, "{j}");
+}
