@@ -118,6 +118,9 @@ pub fn run(args: &Args) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    for w in &dat.warnings {
+        eprintln!("grtimport: {name}: warning: {w}");
+    }
     let Some(clock) = clock_id(&dat.clock) else {
         eprintln!(
             "grtimport: {name}: trace clock `{}` does not count nanoseconds; record with -C local, mono or boot",

@@ -31,6 +31,9 @@ pub mod opt {
     pub const PRINTK: u16 = 20;
     pub const CMDLINES: u16 = 21;
     pub const BUFFER_TEXT: u16 = 22;
+    /// The last id of trace-cmd's `enum tracecmd_option_id` (before `_MAX`): ids above
+    /// (a newer trace-cmd, a fork) are warned about and skipped.
+    pub const LAST_KNOWN: u16 = BUFFER_TEXT;
 }
 
 /// Most CPUs a trace.dat may claim (the kernel's largest NR_CPUS is 8192): a count beyond
@@ -160,6 +163,10 @@ pub struct TraceDat<'a> {
     pub formats: Vec<EventFormat>,
     /// Event format texts that could not be parsed (system/name, why): counted, not fatal.
     pub bad_formats: Vec<String>,
+    /// Options skipped because their id is unknown or their size does not fit their
+    /// meaning (forks and old trace-cmd versions wrote other things under the same ids),
+    /// one line each naming the option and its offset: the events do not need them.
+    pub warnings: Vec<String>,
     pub cmdlines: Vec<(u32, String)>,
     pub clock: String,
     pub uname: String,
@@ -309,6 +316,7 @@ impl<'a> TraceDat<'a> {
             layout: PageLayout::native64(page_size as usize),
             formats: Vec::new(),
             bad_formats: Vec::new(),
+            warnings: Vec::new(),
             cmdlines: Vec::new(),
             clock: "local".into(),
             uname: String::new(),
@@ -657,14 +665,12 @@ impl<'a> TraceDat<'a> {
                     self.clock = t.trim().to_string();
                 }
             }
+            opt::CPUCOUNT if body.len() != 4 => self.warnings.push(format!(
+                "option {id} (CPUCOUNT) at offset {at}: {} bytes, not a 4-byte CPU count: skipped",
+                body.len()
+            )),
             opt::CPUCOUNT => {
-                let mut c = Cur {
-                    b: body,
-                    pos: 0,
-                    base: at,
-                    e: self.endian,
-                };
-                let n = c.u32("the CPUCOUNT option")?;
+                let n = self.endian.u32(body, 0);
                 if n > MAX_CPUS {
                     return err(
                         at,
@@ -675,7 +681,14 @@ impl<'a> TraceDat<'a> {
             }
             opt::UNAME => self.uname = text(),
             opt::VERSION => self.tracecmd_version = text(),
-            _ => {}
+            // trace-cmd's other ids (date, cpustat, hook, offset, procmaps, trace id, time
+            // shift, guest, tsc2nsec, strings, kallsyms, printk, buffer text, ...): nothing
+            // the import reads.
+            ..=opt::LAST_KNOWN => {}
+            _ => self.warnings.push(format!(
+                "option {id} at offset {at} ({} bytes) is not known: skipped",
+                body.len()
+            )),
         }
         Ok(())
     }

@@ -168,3 +168,48 @@ fn a_corrupt_compressed_section_names_its_offset() {
     let e = TraceDat::parse(&z).unwrap_err();
     assert_eq!(e.offset as usize, first + 16, "{e}");
 }
+
+/// Where `pat` first occurs in `b`.
+fn find(b: &[u8], pat: &[u8]) -> usize {
+    b.windows(pat.len()).position(|w| w == pat).expect("pattern")
+}
+
+/// trace-cmd forks and old versions wrote other things under the ids of options (option
+/// 8 as a pid/tgid table, not a 4-byte CPU count); newer ones add ids. The events do not
+/// need options: such an option is skipped with one warning naming it and its offset.
+#[test]
+fn an_unknown_option_or_one_of_a_size_that_does_not_fit_is_skipped_with_a_warning() {
+    let t = long_trace(50);
+    let good = t.dat(7, None);
+    let mut b = good.clone();
+    let n_cpus = TraceDat::parse(&good).unwrap().cpu_count;
+    // CPUCOUNT (id 8, 4 bytes) becomes an unknown id 200
+    let mut pat = 8u16.to_le_bytes().to_vec();
+    pat.extend(4u32.to_le_bytes());
+    pat.extend(n_cpus.to_le_bytes());
+    let cpucount = find(&b, &pat);
+    b[cpucount..cpucount + 2].copy_from_slice(&200u16.to_le_bytes());
+    // the clock option (id 4, its text) takes the id of CPUCOUNT: a size that does not fit
+    let clock = find(&b, b"[local] global\0") - 6;
+    assert_eq!(&b[clock..clock + 2], &4u16.to_le_bytes());
+    b[clock..clock + 2].copy_from_slice(&8u16.to_le_bytes());
+    let dat = TraceDat::parse(&b).expect("the events are intact");
+    assert_eq!(
+        dat.warnings,
+        [
+            format!(
+                "option 200 at offset {} (4 bytes) is not known: skipped",
+                cpucount + 6
+            ),
+            format!(
+                "option 8 (CPUCOUNT) at offset {}: 15 bytes, not a 4-byte CPU count: skipped",
+                clock + 6
+            ),
+        ]
+    );
+    let (c, _, r) = import(&b);
+    r.unwrap();
+    let (want, _, _) = import(&good);
+    assert_eq!(c.events(), want.events());
+    assert!(!c.events().is_empty());
+}
