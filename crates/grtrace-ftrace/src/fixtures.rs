@@ -414,6 +414,66 @@ pub const FORMATS: &[(&str, &str, &str)] = &[
         "i915",
         include_str!("../../../fixtures/import/4.19/i915/i915_request_submit.format"),
     ),
+    (
+        "4.9",
+        "fence",
+        include_str!("../../../fixtures/import/4.9/fence/fence_destroy.format"),
+    ),
+    (
+        "4.9",
+        "fence",
+        include_str!("../../../fixtures/import/4.9/fence/fence_emit.format"),
+    ),
+    (
+        "4.9",
+        "fence",
+        include_str!("../../../fixtures/import/4.9/fence/fence_enable_signal.format"),
+    ),
+    (
+        "4.9",
+        "fence",
+        include_str!("../../../fixtures/import/4.9/fence/fence_init.format"),
+    ),
+    (
+        "4.14",
+        "i915",
+        include_str!("../../../fixtures/import/4.14/i915/i915_gem_request_execute.format"),
+    ),
+    (
+        "4.14",
+        "i915",
+        include_str!("../../../fixtures/import/4.14/i915/i915_gem_request_in.format"),
+    ),
+    (
+        "4.14",
+        "i915",
+        include_str!("../../../fixtures/import/4.14/i915/i915_gem_request_out.format"),
+    ),
+    (
+        "4.14",
+        "i915",
+        include_str!("../../../fixtures/import/4.14/i915/i915_gem_request_queue.format"),
+    ),
+    (
+        "4.14",
+        "i915",
+        include_str!("../../../fixtures/import/4.14/i915/i915_gem_request_submit.format"),
+    ),
+    (
+        "4.14",
+        "i915",
+        include_str!("../../../fixtures/import/4.14/i915/i915_gem_request_wait_begin.format"),
+    ),
+    (
+        "4.14",
+        "i915",
+        include_str!("../../../fixtures/import/4.14/i915/i915_gem_request_wait_end.format"),
+    ),
+    (
+        "4.19",
+        "i915",
+        include_str!("../../../fixtures/import/4.19/i915/i915_request_wait_end.format"),
+    ),
 ];
 
 /// Systems whose 6.17 files are the whole system (the scheduler's events were renamed):

@@ -130,11 +130,23 @@ const TEXT: &[(&str, &str, Keys)] = &[
     ("i915_request_submit", "4.19", I915_419),
     ("i915_request_execute", "4.19", I915_419),
     ("i915_request_retire", "4.19", I915_419),
+    ("i915_request_wait_end", "4.19", I915_419),
+    ("i915_gem_request_queue", "4.14", I915_419),
     ("i915_gem_request_add", "4.14", I915_419),
+    ("i915_gem_request_submit", "4.14", I915_419),
+    ("i915_gem_request_execute", "4.14", I915_419),
+    ("i915_gem_request_in", "4.14", I915_419),
+    ("i915_gem_request_out", "4.14", I915_419),
     ("i915_gem_request_retire", "4.14", I915_419),
+    ("i915_gem_request_wait_begin", "4.14", I915_419),
+    ("i915_gem_request_wait_end", "4.14", I915_419),
     ("fence_signaled", "4.9", FENCE),
     ("fence_wait_start", "4.9", FENCE),
     ("fence_wait_end", "4.9", FENCE),
+    ("fence_init", "4.9", FENCE),
+    ("fence_emit", "4.9", FENCE),
+    ("fence_enable_signal", "4.9", FENCE),
+    ("fence_destroy", "4.9", FENCE),
     ("xe_exec_queue_create", "6.12", XE_QUEUE),
     ("xe_exec_queue_destroy", "6.12", XE_QUEUE),
     ("xe_exec_queue_reset", "6.12", XE_QUEUE),
@@ -788,6 +800,68 @@ pub enum TextErrorOrIo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The variant table, the text importer and IMPORT.md say the same: every variant has
+    /// a fixture format (from its kernels' sources) that resolves to it, a TEXT row whose
+    /// format resolves to it, and its row in IMPORT.md §5.0, which has no other rows.
+    #[test]
+    fn the_variant_table_the_text_keys_and_import_md_agree() {
+        let doc = include_str!("../../grtrace-format/IMPORT.md");
+        let section = doc
+            .split("### 5.0 ")
+            .nth(1)
+            .and_then(|s| s.split("\n### ").next())
+            .expect("IMPORT.md has a section 5.0");
+        let fixtures: Vec<EventFormat> = crate::fixtures::FORMATS
+            .iter()
+            .map(|(_, s, t)| EventFormat::parse(s, t).unwrap())
+            .collect();
+        let loaded = text_formats();
+        let same = |a: &Variant, b: &Variant| a == b;
+        let mut missing = Vec::new();
+        for v in Variant::TABLE {
+            let resolves = |f: &EventFormat| {
+                f.system == v.system
+                    && f.name == v.event
+                    && Variant::of(f).ok().flatten().is_some_and(|w| same(w, v))
+            };
+            assert!(
+                fixtures.iter().any(resolves),
+                "{}:{} ({}): no fixture format of this layout",
+                v.system,
+                v.event,
+                v.kernels
+            );
+            let text = TEXT.iter().any(|(e, k, _)| {
+                *e == v.event && loaded.iter().any(|(lk, f)| lk == k && resolves(f))
+            });
+            // events that give no record need no reading (their lines count as others)
+            let no_record = format!("{:?}", v.kind).ends_with("NoRecord");
+            assert!(
+                text || no_record,
+                "{}:{} ({}): no TEXT row reads this layout",
+                v.system, v.event, v.kernels
+            );
+            let row = v.doc_row();
+            if !section.lines().any(|l| l == row) {
+                missing.push(row);
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "IMPORT.md §5.0 lacks these rows:\n{}",
+            missing.join("\n")
+        );
+        let rows = section.lines().filter(|l| l.starts_with("| `")).count();
+        assert_eq!(rows, Variant::TABLE.len(), "IMPORT.md §5.0 has other rows");
+        // and every TEXT row's kernel has the event's format
+        for (e, k, _) in TEXT {
+            assert!(
+                loaded.iter().any(|(lk, f)| lk == k && f.name == *e),
+                "TEXT row {e} {k}: no such format"
+            );
+        }
+    }
 
     #[test]
     fn every_line_flavour_parses() {

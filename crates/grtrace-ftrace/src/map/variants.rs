@@ -9,7 +9,7 @@ use super::Kind;
 use crate::format::EventFormat;
 
 /// One layout of a tracepoint.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Variant {
     /// Trace system (`i915`, `gpu_scheduler`, ...).
     pub system: &'static str,
@@ -37,6 +37,33 @@ impl Variant {
             .filter(|n| **n != "-" && !n.ends_with('?'))
             .all(|n| f.field(n).is_some())
             && self.without.iter().all(|n| f.field(n).is_none())
+    }
+
+    /// This variant's row of IMPORT.md §5.0 (the test that ties the table, the text
+    /// importer and IMPORT.md together compares them).
+    pub fn doc_row(&self) -> String {
+        let mut by: Vec<String> = (self.fields.iter())
+            .filter(|n| **n != "-")
+            .map(|n| match n.strip_suffix('?') {
+                Some(o) => format!("`{o}` if any"),
+                None => format!("`{n}`"),
+            })
+            .collect();
+        by.extend(self.without.iter().map(|n| format!("no `{n}`")));
+        let by = if by.is_empty() {
+            "(any)".to_string()
+        } else {
+            by.join(", ")
+        };
+        // `<ctx, ring, seqno>` would read as an HTML tag
+        let key = match self.key.starts_with('<') {
+            true => format!("`{}`", self.key),
+            false => self.key.to_string(),
+        };
+        format!(
+            "| `{}:{}` | {by} | {} | {:?} | {key} |",
+            self.system, self.event, self.kernels, self.kind
+        )
     }
 
     /// The variant of `f`'s tracepoint that fits it: `Ok(None)` for a tracepoint the table
@@ -495,7 +522,7 @@ impl Variant {
             "i915",
             "i915_request_execute",
             Kind::I915NoRecord,
-            &[],
+            &["class"],
             "5.1+",
             K_NONE,
         ),
@@ -503,22 +530,15 @@ impl Variant {
             "i915",
             "i915_request_guc_submit",
             Kind::I915NoRecord,
-            &[],
+            &["class"],
             "5.1+",
             K_NONE,
         ),
         // i915 before the uabi engine: `ring` (engine->id), with `hw_id` from 4.17
-        // (`i915_request_*`) and without it before (`i915_gem_request_*`). The low-level
-        // events of those kernels (`in`, `out`: no completion state) are counted only.
-        row(
-            "i915",
-            "i915_request_queue",
-            Kind::I915Queue,
-            I915_RING,
-            "4.17-5.0",
-            K_I915_ID,
-        )
-        .without(&["class"]),
+        // (`i915_request_*`: the class's layout only; its queue, wait_begin, in and out
+        // were not read, so they are not mapped) and without it before
+        // (`i915_gem_request_*`). The low-level events of those kernels are counted only
+        // (`out` has no completion state).
         row(
             "i915",
             "i915_request_add",
@@ -539,15 +559,6 @@ impl Variant {
         .without(&["class"]),
         row(
             "i915",
-            "i915_request_wait_begin",
-            Kind::I915WaitBegin,
-            I915_RING,
-            "4.17-5.0",
-            K_I915_ID,
-        )
-        .without(&["class"]),
-        row(
-            "i915",
             "i915_request_wait_end",
             Kind::I915WaitEnd,
             I915_RING,
@@ -558,24 +569,6 @@ impl Variant {
         row(
             "i915",
             "i915_request_submit",
-            Kind::I915NoRecord,
-            &["ring"],
-            "4.17-5.0",
-            K_NONE,
-        )
-        .without(&["class"]),
-        row(
-            "i915",
-            "i915_request_in",
-            Kind::I915NoRecord,
-            &["ring"],
-            "4.17-5.0",
-            K_NONE,
-        )
-        .without(&["class"]),
-        row(
-            "i915",
-            "i915_request_out",
             Kind::I915NoRecord,
             &["ring"],
             "4.17-5.0",
