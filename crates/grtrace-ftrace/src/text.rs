@@ -430,7 +430,9 @@ pub fn parse_line(l: &str) -> Result<Parsed<'_>, String> {
     if let Some(inner) = who.strip_suffix(')') {
         if let Some(i) = inner.rfind('(') {
             let tgid = inner[i + 1..].trim();
-            if !tgid.is_empty() && (tgid.bytes().all(|b| b.is_ascii_digit()) || tgid.bytes().all(|b| b == b'-')) {
+            if !tgid.is_empty()
+                && (tgid.bytes().all(|b| b.is_ascii_digit()) || tgid.bytes().all(|b| b == b'-'))
+            {
                 who = inner[..i].trim_end();
             }
         }
@@ -840,7 +842,9 @@ mod tests {
             assert!(
                 text || no_record,
                 "{}:{} ({}): no TEXT row reads this layout",
-                v.system, v.event, v.kernels
+                v.system,
+                v.event,
+                v.kernels
             );
             let row = v.doc_row();
             if !section.lines().any(|l| l == row) {

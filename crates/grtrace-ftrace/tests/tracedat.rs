@@ -171,7 +171,9 @@ fn a_corrupt_compressed_section_names_its_offset() {
 
 /// Where `pat` first occurs in `b`.
 fn find(b: &[u8], pat: &[u8]) -> usize {
-    b.windows(pat.len()).position(|w| w == pat).expect("pattern")
+    b.windows(pat.len())
+        .position(|w| w == pat)
+        .expect("pattern")
 }
 
 /// trace-cmd forks and old versions wrote other things under the ids of options (option

@@ -56,7 +56,10 @@ fn i915_before_the_uabi_engine_puts_each_engine_id_on_its_own_ring() {
     let (c, m) = run(&t);
     assert_eq!(
         c.rings(),
-        [(0, "card0/engine0".to_string()), (1, "card0/engine2".to_string())]
+        [
+            (0, "card0/engine0".to_string()),
+            (1, "card0/engine2".to_string())
+        ]
     );
     let starts_ends: Vec<_> = c
         .events()
@@ -77,7 +80,11 @@ fn i915_before_the_uabi_engine_puts_each_engine_id_on_its_own_ring() {
             ("END".into(), 7000, (107, 0, 2)),
         ]
     );
-    let add = m.seen().iter().find(|s| s.name == "i915_request_add").unwrap();
+    let add = m
+        .seen()
+        .iter()
+        .find(|s| s.name == "i915_request_add")
+        .unwrap();
     assert_eq!((add.count, add.unusable.as_deref()), (3, None));
 }
 
@@ -129,7 +136,11 @@ fn an_i915_layout_no_kernel_printed_is_named_not_mapped_never_put_on_ring_0() {
     }
     let (c, m) = run(&t);
     assert!(c.events().is_empty() && c.rings().is_empty());
-    let add = m.seen().iter().find(|s| s.name == "i915_request_add").unwrap();
+    let add = m
+        .seen()
+        .iter()
+        .find(|s| s.name == "i915_request_add")
+        .unwrap();
     assert_eq!(add.count, 545);
     assert_eq!(
         add.unusable.as_deref(),

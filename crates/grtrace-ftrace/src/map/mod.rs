@@ -1,12 +1,16 @@
 //! The mapping of IMPORT.md: kernel GPU tracepoints in, grtrace events out.
 //!
 //! A [`Mapper`] is built from the event formats of one trace (trace.dat or tracefs); it
-//! resolves the fields each known tracepoint needs once, then turns every raw event record
-//! into zero or more grtrace records through a [`Sink`]. It pairs events by kernel pointers
-//! and fence `context:seqno` inside; pointers never reach a record. Jobs are named
-//! `<ctx, ring, seqno>`; rings are numbered per (device, ring name) so two GPUs never share
-//! a ring. The hardware start is inferred as max(run, previous done on the same ring) and
-//! flagged `INFERRED`.
+//! resolves each format to its layout in the one table of tracepoint variants
+//! ([`Variant::TABLE`], variants.rs), reads the fields that layout names once, then turns
+//! every raw event record into zero or more grtrace records through a [`Sink`]. A format
+//! of a known tracepoint that fits no variant is counted and named, never mapped. The
+//! rows of each driver are in its own file (drm_sched.rs, dma_fence.rs, amdgpu.rs, i915.rs,
+//! xe.rs, msm.rs, v3d.rs, virtio_gpu.rs; lima's naming of scheduler jobs is amdgpu's, in
+//! drm_sched.rs); this file holds what they share: rings, the inferred start of §3, waits.
+//! It pairs events by kernel pointers and fence `context:seqno` inside; pointers never
+//! reach a record. Jobs are named `<ctx, ring, seqno>`; rings are numbered per (device, ring
+//! name) so two GPUs never share a ring.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -18,7 +22,17 @@ use grtrace_format::{Body, ClockSync, Endian, EventBody, Lost, RingNote};
 
 use crate::format::{read_str, read_uint, EventFormat, Loc};
 
+mod amdgpu;
+mod dma_fence;
+mod drm_sched;
+mod i915;
+mod msm;
+mod v3d;
 mod variants;
+mod virtio_gpu;
+mod xe;
+
+pub use amdgpu::amdgpu_is_vm_fault;
 pub use variants::Variant;
 
 /// Ring id used by records that name no ring (fence events of fences no job owns).
@@ -159,11 +173,6 @@ pub enum Kind {
     /// Other v3d events: no record (counted).
     V3dNoRecord,
 }
-
-/// v3d queue names by queue number (bin, render, tfu, csd).
-const V3D_QUEUES: [&str; 4] = ["bin", "render", "tfu", "csd"];
-/// The Adreno always-on counter runs at 19.2 MHz: ns = ticks * 10000 / 192.
-const MSM_ALWAYS_ON_HZ: u64 = 19_200_000;
 
 impl Kind {
     /// The tracepoints the recorder enables (`system/event`), in table order, each once.
@@ -323,47 +332,9 @@ pub fn engine_class(name: &[u8]) -> u32 {
     }
 }
 
-const VIRTIO_GPU_FLAG_FENCE: u64 = 1;
-const VIRTIO_GPU_RESP_ERR_UNSPEC: u64 = 0x1200;
 const EIO: u32 = 5;
 /// errno of a timed-out job (TIMEOUT's error).
 const ETIME: u32 = 62;
-
-/// The uabi instance of an i915 virtual (load-balanced) engine: `I915_ENGINE_CLASS_INVALID_VIRTUAL`
-/// (-2) in the tracepoints' u16 `instance` (execlists and GuC virtual engines alike).
-const I915_VIRTUAL_INSTANCE: u64 = 0xfffe;
-
-/// A ring name for i915's uabi engine class and instance: `vcs1`, and `vcs-virtual` for a
-/// virtual engine of the class, as the grtrace series names them (FORMAT.md 4.5).
-fn i915_engine(class: u64, inst: u64) -> String {
-    let c = match class {
-        0 => "rcs",
-        1 => "bcs",
-        2 => "vcs",
-        3 => "vecs",
-        4 => "ccs",
-        _ if inst == I915_VIRTUAL_INSTANCE => return format!("class{class}-virtual"),
-        _ => return format!("class{class}.{inst}"),
-    };
-    if inst == I915_VIRTUAL_INSTANCE {
-        format!("{c}-virtual")
-    } else {
-        format!("{c}{inst}")
-    }
-}
-
-/// xe's `enum xe_engine_class` as its queue names spell it.
-fn xe_class_name(class: u32) -> &'static str {
-    match class {
-        0 => "rcs",
-        1 => "vcs",
-        2 => "vecs",
-        3 => "bcs",
-        4 => "gsccs",
-        5 => "ccs",
-        _ => "q",
-    }
-}
 
 /// Whether `name` is `prefix` followed by one or more digits.
 fn numbered(name: &[u8], prefix: &[u8]) -> bool {
@@ -376,13 +347,6 @@ fn hash_bytes(b: &[u8]) -> u64 {
     let mut h = Fx::default();
     h.write(b);
     h.finish()
-}
-
-/// CPU time of GPU always-on `ticks`, from a (CPU time, ticks) pair of the same counter.
-fn msm_tick_time(sync: (u64, u64), ticks: u64) -> u64 {
-    let d = ticks as i128 - sync.1 as i128;
-    let ns = d * 1_000_000_000 / MSM_ALWAYS_ON_HZ as i128;
-    (sync.0 as i128 + ns).clamp(0, u64::MAX as i128) as u64
 }
 
 /// Drivers whose own job tracepoints are in the trace: the DRM scheduler's events of their
@@ -916,27 +880,6 @@ impl Mapper {
         Ok(r)
     }
 
-    /// The ring of xe exec queue `guc` on device `dev`.
-    fn xe_ring<S: Sink>(
-        &mut self,
-        sink: &mut S,
-        cpu: u32,
-        t: u64,
-        dev: &[u8],
-        guc: u64,
-    ) -> io::Result<u32> {
-        let dh = hash_bytes(dev);
-        let class = self.xe_class.get(&(dh, guc)).copied();
-        self.drv_ring(sink, cpu, t, (2, dh, guc), || {
-            let n = match class {
-                Some(c) => format!("{}-q{guc}", xe_class_name(c)),
-                None => format!("q{guc}"),
-            };
-            // One exec queue per ring, and COMMIT and SUBMIT at one instant: no flags.
-            (dev.to_vec(), n.into_bytes(), 0)
-        })
-    }
-
     /// An inferred START (§3 of IMPORT.md), counted.
     #[allow(clippy::too_many_arguments)]
     #[inline]
@@ -1257,242 +1200,34 @@ impl Mapper {
         t: u64,
         data: &[u8],
     ) -> io::Result<()> {
-        let e = self.endian;
-        // Field i of this handler, as an integer or a string.
-        let hd = self.handlers[h];
-        let u = |i: usize| -> u64 {
-            let f = hd.fields[i];
-            read_uint(e, data, f.offset, f.size.min(8))
+        let f = Fields {
+            e: self.endian,
+            data,
+            hd: self.handlers[h],
         };
-        let s = |i: usize| -> &[u8] { read_str(e, data, hd.fields[i]) };
         match kind {
-            Kind::SchedQueue612 => {
-                let (entity, fence, id) = (u(0), u(1), u(3));
-                let (jobs, hw) = (u(4) as u32, u(5) as u32);
-                let name = s(2);
-                if self.sched_duplicate(name) {
-                    return Ok(());
-                }
-                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
-                let (key, fc) = match self.fence_names.remove(&(ring, id)) {
-                    Some((fc, fs)) => {
-                        let k = Key {
-                            ctx: fc as u32,
-                            ring,
-                            seqno: fs,
-                        };
-                        self.fences.insert((fc, fs), k);
-                        (k, fc)
-                    }
-                    None => (
-                        Key {
-                            ctx: self.entity_ctx(entity),
-                            ring,
-                            seqno: id,
-                        },
-                        0,
-                    ),
-                };
-                self.fence_ptr.insert(fence, (key, id, fc));
-                self.job_ids.insert((ring, id), key);
-                self.emit(
-                    sink,
-                    cpu,
-                    pid,
-                    t,
-                    Event::QUEUE,
-                    0,
-                    key,
-                    (fc, 0, jobs + 1, hw),
-                )
+            Kind::SchedQueue612
+            | Kind::SchedRun612
+            | Kind::SchedDone612
+            | Kind::SchedWaitDep612
+            | Kind::SchedQueue
+            | Kind::SchedRun
+            | Kind::SchedDone
+            | Kind::SchedAddDep
+            | Kind::SchedUnschedulable
+            | Kind::LimaSubmit => self.map_drm_sched(sink, kind, &f, cpu, pid, t),
+            Kind::AmdgpuCs | Kind::AmdgpuRunJob if !self.drivers.sched => {
+                self.map_amdgpu(sink, kind, &f, cpu, pid, t)
             }
-            Kind::SchedRun612 => {
-                let (entity, fence, id) = (u(0), u(1), u(3));
-                let name = s(2);
-                if self.sched_duplicate(name) {
-                    return Ok(());
-                }
-                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
-                let key = match self.job_ids.get(&(ring, id)) {
-                    Some(k) => *k,
-                    None => {
-                        // Queued before the trace began.
-                        let k = Key {
-                            ctx: self.entity_ctx(entity),
-                            ring,
-                            seqno: id,
-                        };
-                        self.fence_ptr.insert(fence, (k, id, 0));
-                        self.job_ids.insert((ring, id), k);
-                        k
-                    }
-                };
-                // A job a driver event named carries its fence context, as 6.17 jobs do
-                // (the report joins waits on that fence to it).
-                let fc = self.fence_ptr.get(&fence).map_or(0, |p| p.2);
-                self.sync_exit(sink, cpu, t, None, Some(key), true)?;
-                self.note_run(cpu, key);
-                self.run(sink, cpu, pid, t, key, fc, 0, 0)
+            Kind::AmdgpuCs => self.map_drm_sched(sink, kind, &f, cpu, pid, t),
+            Kind::AmdgpuPipeSync if f.hd.fields[1].size != 0 => {
+                self.map_drm_sched(sink, kind, &f, cpu, pid, t)
             }
-            Kind::SchedDone612 => {
-                let fence = u(0);
-                match self.fence_ptr.remove(&fence) {
-                    Some((k, id, fc)) => {
-                        self.job_ids.remove(&(k.ring, id));
-                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
-                        if fc != 0 {
-                            self.done_fence((fc, k.seqno), k);
-                        }
-                        self.done(sink, cpu, pid, t, k, (fc, 0), 0, 0)
-                    }
-                    // A job run before the trace began: its ring and name are unknown.
-                    None => Ok(()),
-                }
-            }
-            Kind::AmdgpuPipeSync if hd.fields[1].size == 0 => {
-                // 6.17+: no job id. amdgpu_ib_schedule() traces it inside run_job(), right
-                // after the scheduler's drm_sched_job_run of that job on the same CPU.
-                let name = s(0);
-                let dep = (u(2), u(3));
-                let on_ring = |k: &Key| self.rings[k.ring as usize].name == name;
-                let key = match self.last_run.get(cpu as usize).copied().flatten() {
-                    Some(k) if on_ring(&k) => k,
-                    _ => return Ok(()),
-                };
-                self.gpu_wait(sink, cpu, pid, t, key, dep)
-            }
-            Kind::SchedWaitDep612 | Kind::AmdgpuPipeSync => {
-                // Same fields in both: ring name, job id, awaited fence. The scheduler waits
-                // on the host; a pipe sync is the GPU waiting.
-                let (id, dctx, dseq) = (u(1), u(2), u(3));
-                let name = s(0);
-                if kind == Kind::SchedWaitDep612 && self.sched_duplicate(name) {
-                    return Ok(());
-                }
-                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
-                let key = self.job_ids.get(&(ring, id)).copied().unwrap_or(Key {
-                    ctx: 0,
-                    ring,
-                    seqno: id,
-                });
-                if kind == Kind::AmdgpuPipeSync {
-                    return self.gpu_wait(sink, cpu, pid, t, key, (dctx, dseq));
-                }
-                self.sync_enter(sink, cpu, pid, t, key, (dctx, dseq), true)
-            }
-            Kind::SchedQueue | Kind::SchedRun => {
-                let (fc, fs, client) = (u(2), u(3), u(4));
-                let name = s(0);
-                if self.sched_duplicate(name) {
-                    return Ok(());
-                }
-                let dev = s(1);
-                let ring = self.ring(sink, cpu, t, dev, name, RING_UNIT_BYTES)?;
-                let key = Key {
-                    ctx: fc as u32,
-                    ring,
-                    seqno: fs,
-                };
-                if kind == Kind::SchedQueue {
-                    let (jobs, hw) = (u(5) as u32, u(6) as u32);
-                    self.fences.insert((fc, fs), key);
-                    self.emit(
-                        sink,
-                        cpu,
-                        pid,
-                        t,
-                        Event::QUEUE,
-                        0,
-                        key,
-                        (fc, client, jobs + 1, hw),
-                    )
-                } else {
-                    self.fences.insert((fc, fs), key);
-                    self.sync_exit(sink, cpu, t, None, Some(key), true)?;
-                    self.note_run(cpu, key);
-                    self.run(sink, cpu, pid, t, key, fc, client, 0)
-                }
-            }
-            Kind::SchedDone => {
-                let f = (u(0), u(1));
-                match self.fences.get(&f).copied() {
-                    Some(k) => {
-                        self.done_fence(f, k);
-                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
-                        self.done(sink, cpu, pid, t, k, f, 0, 0)
-                    }
-                    None => Ok(()),
-                }
-            }
-            Kind::SchedAddDep => Ok(()),
-            Kind::SchedUnschedulable => {
-                let f = (u(0), u(1));
-                let dep = (u(2), u(3));
-                let key = match self.fences.get(&f) {
-                    Some(k) => *k,
-                    None => return Ok(()),
-                };
-                self.sync_enter(sink, cpu, pid, t, key, dep, true)
+            Kind::AmdgpuPipeSync | Kind::AmdgpuVmFlush | Kind::AmdgpuIv => {
+                self.map_amdgpu(sink, kind, &f, cpu, pid, t)
             }
             Kind::FenceSignaled | Kind::FenceWaitStart | Kind::FenceWaitEnd => {
-                let f = (u(0), u(1));
-                let key = self.fence_job(f).unwrap_or(NO_JOB);
-                let code = match kind {
-                    Kind::FenceSignaled => Event::SIGNAL,
-                    Kind::FenceWaitStart => Event::WAIT,
-                    _ => Event::WAIT_END,
-                };
-                if kind == Kind::FenceSignaled
-                    && key != NO_JOB
-                    && self
-                        .rings
-                        .get(key.ring as usize)
-                        .is_some_and(|r| r.ends_at_signal)
-                    && self.is_open(key)
-                {
-                    // An i915 request's fence signals when i915 sees it complete (the
-                    // breadcrumb interrupt's worker): its END, as in the grtrace series, not
-                    // the retire that follows whenever the CPU gets to it (IMPORT.md 5.7).
-                    self.done_fence(f, key);
-                    self.sync_exit(sink, cpu, t, None, Some(key), false)?;
-                    self.done(sink, cpu, pid, t, key, (f.0, 0), 0, 0)?;
-                }
-                if kind == Kind::FenceSignaled {
-                    self.sync_exit(sink, cpu, t, Some(f), None, false)?;
-                    if !self.deferred.is_empty() {
-                        // Signalled before the waiting job reached the GPU: no wait.
-                        self.deferred.retain(|_, deps| {
-                            deps.retain(|d| *d != f);
-                            !deps.is_empty()
-                        });
-                    }
-                }
-                self.emit(sink, cpu, pid, t, code, 0, key, (f.0, f.1, 0, 0))
-            }
-            Kind::AmdgpuCs | Kind::AmdgpuRunJob if !self.drivers.sched => {
-                // No scheduler event hands jobs off (4.x kernels, whose scheduler events
-                // name no job id, or a capture of amdgpu's events alone): amdgpu's own
-                // events are the jobs, named by their finished fence, which ends them
-                // when it signals (IMPORT.md 5.5).
-                let (fc, fs) = (u(1), u(2));
-                let name = s(3);
-                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
-                self.rings[ring as usize].ends_at_signal = true;
-                let key = Key {
-                    ctx: fc as u32,
-                    ring,
-                    seqno: fs,
-                };
-                self.fences.insert((fc, fs), key);
-                if kind == Kind::AmdgpuCs {
-                    return self.emit(sink, cpu, pid, t, Event::QUEUE, 0, key, (fc, 0, 0, 0));
-                }
-                if self.is_open(key) {
-                    return Ok(());
-                }
-                self.sync_exit(sink, cpu, t, None, Some(key), true)?;
-                self.note_run(cpu, key);
-                self.run(sink, cpu, pid, t, key, fc, 0, 0)
+                self.map_dma_fence(sink, kind, &f, cpu, pid, t)
             }
             Kind::FenceNoRecord
             | Kind::AmdgpuRunJob
@@ -1508,423 +1243,45 @@ impl Mapper {
             | Kind::I915Out
             | Kind::I915Retire
             | Kind::I915WaitBegin
-            | Kind::I915WaitEnd => {
-                let (dev, ctx, class, inst, seqno) = (u(0), u(1), u(2), u(3), u(4));
-                // Before the uabi engine (4.9-5.0) the layout has `ring`, the engine's
-                // `enum intel_engine_id`, in the class slot and nothing in the instance
-                // slot: one ring per id (distinct engines have distinct ids), named by the
-                // id, whose engine names changed between those kernels (IMPORT.md 5.7).
-                let by_id = hd.fields[3].size == 0;
-                // The first event of an engine names its ring (drv_ring keeps the id's ring
-                // from then on): mark it then, not on every event.
-                let mut first_of_engine = false;
-                let engine = if by_id {
-                    (1 << 40) | class
-                } else {
-                    (class << 16) | inst
-                };
-                let ring = self.drv_ring(sink, cpu, t, (1, dev, engine), || {
-                    first_of_engine = true;
-                    if by_id {
-                        let name = format!("engine{class}").into_bytes();
-                        return (format!("card{dev}").into_bytes(), name, ring_flag::CTX_SEQNO);
-                    }
-                    // Seqnos count per context (its timeline), not per engine; a virtual
-                    // engine's requests run on one of its engines (IMPORT.md 5.7).
-                    let virt = if inst == I915_VIRTUAL_INSTANCE {
-                        ring_flag::VIRTUAL
-                    } else {
-                        0
-                    };
-                    (
-                        format!("card{dev}").into_bytes(),
-                        i915_engine(class, inst).into_bytes(),
-                        ring_flag::CTX_SEQNO | virt,
-                    )
-                })?;
-                if first_of_engine {
-                    self.rings[ring as usize].ends_at_signal = true;
-                }
-                let k = Key {
-                    ctx: ctx as u32,
-                    ring,
-                    seqno,
-                };
-                // dma_fence events carry the context as 32 bits: join on those.
-                let f = (ctx & 0xffff_ffff, seqno);
-                let ll = self.drivers.i915_low_level;
-                match kind {
-                    Kind::I915Queue | Kind::I915Add => {
-                        self.fences.insert(f, k);
-                        self.emit(sink, cpu, pid, t, Event::QUEUE, 0, k, (ctx, 0, 0, 0))?;
-                        if kind == Kind::I915Add && !ll {
-                            self.run(sink, cpu, pid, t, k, ctx, 0, 0)?;
-                        }
-                        Ok(())
-                    }
-                    Kind::I915Submit => {
-                        self.fences.insert(f, k);
-                        self.emit(sink, cpu, pid, t, Event::COMMIT, 0, k, (0, 0, 0, 0))
-                    }
-                    // A preempted request comes back with another `in`: it is still open. A
-                    // virtual engine's request keeps the key of its virtual ring in `fences`
-                    // (`add`, `submit`): that is how its `out` knows it.
-                    Kind::I915In if !self.is_open(k) => {
-                        let virt = self
-                            .fences
-                            .get(&f)
-                            .is_some_and(|o| o.ring != k.ring && self.rings[o.ring as usize].virt);
-                        if !virt {
-                            self.fences.insert(f, k);
-                        }
-                        self.hand_off(sink, cpu, pid, t, k, ctx, 0, 0)?;
-                        if let Some(p) = self.rings[ring as usize].order.back_mut() {
-                            p.virt = virt;
-                        }
-                        Ok(())
-                    }
-                    Kind::I915Out | Kind::I915Retire => {
-                        // Without the low-level events a virtual engine's request was handed
-                        // off on its virtual ring (`add`) and ends on the engine that ran it
-                        // (`retire`): it leaves the virtual ring's line, its END names the
-                        // engine.
-                        let held = match self.is_open(k) {
-                            true => Some(k),
-                            false if kind == Kind::I915Retire && !ll => self.open_elsewhere(f, k),
-                            false => None,
-                        };
-                        let ends = kind == Kind::I915Retire || u(5) != 0;
-                        let r = &self.rings[ring as usize];
-                        if !ends && r.order.iter().any(|p| p.key == k && p.virt) {
-                            // A virtual engine's request switched away unfinished goes back to
-                            // the virtual engine (i915 has no lite restore there): taken off
-                            // this engine, which runs the next in line; its next `in`, here
-                            // or on another engine, hands it off again.
-                            let f = eflag::PREEMPT;
-                            self.emit(sink, cpu, pid, t, Event::END, f, k, (ctx, 0, 0, 0))?;
-                            return self.leave(sink, cpu, t, k);
-                        }
-                        // Only an open request ends: its fence's signal may have ended it.
-                        let Some(held) = held.filter(|_| ends) else {
-                            return Ok(());
-                        };
-                        if kind == Kind::I915Retire {
-                            self.stats.retire_ends += 1;
-                        }
-                        self.done_fence(f, k);
-                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
-                        self.done_as(sink, cpu, pid, t, held, k, (ctx, 0), 0, 0)
-                    }
-                    Kind::I915WaitBegin => {
-                        self.emit(sink, cpu, pid, t, Event::WAIT, 0, k, (ctx, seqno, 0, 0))
-                    }
-                    Kind::I915WaitEnd => {
-                        self.emit(sink, cpu, pid, t, Event::WAIT_END, 0, k, (ctx, seqno, 0, 0))
-                    }
-                    _ => Ok(()),
-                }
-            }
-            Kind::XeQueueCreate | Kind::XeQueueDestroy | Kind::XeQueueReset => {
-                let dev = s(0);
-                let (class, guc) = (u(1) as u32, u(2));
-                if kind == Kind::XeQueueCreate {
-                    // A new queue (GuC ids are reused): its ring is named with its class.
-                    let dh = hash_bytes(dev);
-                    self.xe_class.insert((dh, guc), class);
-                    self.drv_rings.remove(&(2, dh, guc));
-                }
-                let ring = self.xe_ring(sink, cpu, t, dev, guc)?;
-                let k = Key {
-                    ctx: guc as u32,
-                    ring,
-                    seqno: 0,
-                };
-                let code = match kind {
-                    Kind::XeQueueCreate => Event::CTX_CREATE,
-                    Kind::XeQueueDestroy => Event::CTX_DESTROY,
-                    _ => Event::RESET,
-                };
-                self.emit(sink, cpu, pid, t, code, 0, k, (0, 0, 0, 0))
-            }
-            Kind::XeFenceCreate => {
-                self.xe_fence.insert(u(3), (u(1), u(2)));
-                Ok(())
-            }
-            Kind::XeJobExec | Kind::XeJobRun | Kind::XeJobTimedout => {
-                let dev = s(0);
-                let (seqno, guc, fence) = (u(1), u(2), u(3));
-                let ring = self.xe_ring(sink, cpu, t, dev, guc)?;
-                let key = match self.xe_jobs.get(&fence) {
-                    Some(k) => *k,
-                    None => {
-                        let hw = self.xe_fence.get(&fence).copied();
-                        let k = Key {
-                            ctx: hw.map_or(guc, |f| f.0) as u32,
-                            ring,
-                            seqno,
-                        };
-                        if let Some(f) = hw {
-                            self.fences.insert((f.0 & 0xffff_ffff, f.1), k);
-                        }
-                        self.xe_jobs.insert(fence, k);
-                        k
-                    }
-                };
-                let fc = self.xe_fence.get(&fence).map_or(0, |f| f.0);
-                match kind {
-                    Kind::XeJobExec => {
-                        self.emit(sink, cpu, pid, t, Event::QUEUE, 0, key, (fc, 0, 0, 0))
-                    }
-                    Kind::XeJobRun if !self.is_open(key) => {
-                        self.run(sink, cpu, pid, t, key, fc, 0, 0)
-                    }
-                    Kind::XeJobTimedout => self.emit(
-                        sink,
-                        cpu,
-                        pid,
-                        t,
-                        Event::TIMEOUT,
-                        eflag::ERROR,
-                        key,
-                        (0, 0, ETIME, 0),
-                    ),
-                    _ => Ok(()),
-                }
-            }
-            Kind::XeFenceSignal => {
-                let (fc, fs, fence) = (u(1), u(2), u(3));
-                self.xe_fence.remove(&fence);
-                match self.xe_jobs.remove(&fence) {
-                    Some(k) => {
-                        self.done_fence((fc & 0xffff_ffff, fs), k);
-                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
-                        self.done(sink, cpu, pid, t, k, (fc, 0), 0, 0)
-                    }
-                    None => Ok(()),
-                }
-            }
-            Kind::XeVmaPagefault => {
-                let (asid, start) = (u(1) as u32, u(2));
-                self.emit(
-                    sink,
-                    cpu,
-                    pid,
-                    t,
-                    Event::VM_FAULT,
-                    0,
-                    NO_JOB,
-                    (start, 0, 0, asid),
-                )
-            }
-            Kind::MsmFlush | Kind::MsmRetired => {
-                let (spid, ringid, seqno) = (u(0), u(1), u(2));
-                // Retired: the hardware's own times through the ring's last flush; without
-                // one, the retire event is the end and `elapsed` gives the start (inferred).
-                let (t0, t1, observed) = match (kind, self.msm_sync.get(&ringid)) {
-                    (Kind::MsmFlush, _) => (t, t, true),
-                    (_, Some(&sync)) => {
-                        (msm_tick_time(sync, u(3)), msm_tick_time(sync, u(4)), true)
-                    }
-                    (_, None) => (t.saturating_sub(u(5)), t, false),
-                };
-                // A new ring is announced no later than the first time it is used.
-                let ring = self.drv_ring(sink, cpu, t0.min(t), (3, ringid, 0), || {
-                    (b"msm".to_vec(), format!("rb{ringid}").into_bytes(), 0)
-                })?;
-                let k = Key {
-                    ctx: spid as u32,
-                    ring,
-                    seqno,
-                };
-                if kind == Kind::MsmFlush {
-                    let ticks = u(3);
-                    self.msm_sync.insert(ringid, (t, ticks));
-                    let ts = self.stamp_time(cpu, t);
-                    self.stats.records_out += 1;
-                    sink.record(
-                        cpu,
-                        0,
-                        ts,
-                        &Body::ClockSync(ClockSync {
-                            gpu_clock_id: 1,
-                            gpu_time: ticks,
-                            gpu_freq_hz: MSM_ALWAYS_ON_HZ,
-                        }),
-                    )?;
-                    self.emit(sink, cpu, pid, t, Event::COMMIT, 0, k, (0, 0, 0, 0))?;
-                    self.emit(sink, cpu, pid, t, Event::SUBMIT, 0, k, (0, 0, 0, 1))?;
-                    self.stats.jobs_started += 1;
-                    return Ok(());
-                }
-                // A time before what this CPU's stream already holds is moved up to it
-                // (streams stay in time order) and then no longer observed.
-                let last = self.cpu_last.get(cpu as usize).copied().unwrap_or(0);
-                let sf = if observed && t0 >= last {
-                    0
-                } else {
-                    self.stats.inferred_starts += 1;
-                    eflag::INFERRED
-                };
-                let ef = if observed && t1 >= last {
-                    0
-                } else {
-                    eflag::INFERRED
-                };
-                self.emit(sink, cpu, 0, t0, Event::START, sf, k, (0, 0, 0, 0))?;
-                self.emit(sink, cpu, pid, t1, Event::END, ef, k, (0, 0, 0, 0))?;
-                self.rings[ring as usize].last_done = t1;
-                Ok(())
-            }
-            Kind::V3dSubmitCl | Kind::V3dSubmit(_) | Kind::V3dIrq(_) => {
-                let (dev, seqno) = (u(0), u(1));
-                let q = match kind {
-                    Kind::V3dSubmitCl => u64::from(u(2) != 0),
-                    Kind::V3dSubmit(q) | Kind::V3dIrq(q) => q as u64,
-                    _ => 0,
-                };
-                let ring = self.drv_ring(sink, cpu, t, (4, dev, q), || {
-                    (
-                        format!("card{dev}").into_bytes(),
-                        V3D_QUEUES[q as usize % 4].as_bytes().to_vec(),
-                        0,
-                    )
-                })?;
-                let k = Key {
-                    ctx: 0,
-                    ring,
-                    seqno,
-                };
-                if matches!(kind, Kind::V3dIrq(_)) {
-                    self.done(sink, cpu, pid, t, k, (0, 0), 0, 0)
-                } else {
-                    self.run(sink, cpu, pid, t, k, 0, 0, 0)
-                }
-            }
-            Kind::V3dReset => {
-                // A device reset: every queue of that device (the jobs running on them
-                // failed), or no ring while none is known yet.
-                let dev = u(0);
-                let mut rings: Vec<u32> = (self.drv_rings.iter())
-                    .filter(|((tag, d, _), _)| *tag == 4 && *d == dev)
-                    .map(|(_, r)| *r)
-                    .collect();
-                rings.sort_unstable();
-                if rings.is_empty() {
-                    return self.emit(sink, cpu, pid, t, Event::RESET, 0, NO_JOB, (0, 0, 0, 2));
-                }
-                for ring in rings {
-                    let k = Key {
-                        ctx: 0,
-                        ring,
-                        seqno: 0,
-                    };
-                    self.emit(sink, cpu, pid, t, Event::RESET, 0, k, (0, 0, 0, 2))?;
-                }
-                Ok(())
+            | Kind::I915WaitEnd => self.map_i915(sink, kind, &f, cpu, pid, t),
+            Kind::XeQueueCreate
+            | Kind::XeQueueDestroy
+            | Kind::XeQueueReset
+            | Kind::XeFenceCreate
+            | Kind::XeJobExec
+            | Kind::XeJobRun
+            | Kind::XeJobTimedout
+            | Kind::XeFenceSignal
+            | Kind::XeVmaPagefault => self.map_xe(sink, kind, &f, cpu, pid, t),
+            Kind::MsmFlush | Kind::MsmRetired => self.map_msm(sink, kind, &f, cpu, pid, t),
+            Kind::V3dSubmitCl | Kind::V3dSubmit(_) | Kind::V3dIrq(_) | Kind::V3dReset => {
+                self.map_v3d(sink, kind, &f, cpu, pid, t)
             }
             Kind::VirtioQueue | Kind::VirtioResponse => {
-                let (dev, vq) = (u(0), u(1));
-                if vq != 0 {
-                    // Only the control queue has responses; cursor updates are not jobs.
-                    return Ok(());
-                }
-                // Ring of (device, queue), cached: naming it costs a format per event.
-                let ring = match self.vq_rings.iter().find(|r| r.0 == dev) {
-                    Some(r) => r.1,
-                    None => {
-                        let devname = format!("virtio{dev}");
-                        let r =
-                            self.ring(sink, cpu, t, devname.as_bytes(), s(2), RING_UNIT_SLOTS)?;
-                        self.vq_rings.push((dev, r));
-                        r
-                    }
-                };
-                if kind == Kind::VirtioQueue {
-                    let (flags, ctx, seqno) = (u(3), u(4) as u32, u(5));
-                    let ef = if flags & VIRTIO_GPU_FLAG_FENCE != 0 {
-                        eflag::FENCED
-                    } else {
-                        0
-                    };
-                    self.virtio.insert((ring, seqno), (ctx, ef));
-                    self.run(sink, cpu, pid, t, Key { ctx, ring, seqno }, 0, 0, ef)
-                } else {
-                    let (rtype, rctx, seqno) = (u(3), u(4) as u32, u(5));
-                    let (ctx, ef) = self.virtio.remove(&(ring, seqno)).unwrap_or((rctx, 0));
-                    let err = if rtype >= VIRTIO_GPU_RESP_ERR_UNSPEC {
-                        EIO
-                    } else {
-                        0
-                    };
-                    self.done(sink, cpu, pid, t, Key { ctx, ring, seqno }, (0, 0), ef, err)
-                }
-            }
-            // 6.17+: no job id; the scheduler's own events name the job by its fence.
-            Kind::AmdgpuCs | Kind::LimaSubmit if hd.fields[0].size == 0 => Ok(()),
-            Kind::AmdgpuCs | Kind::LimaSubmit => {
-                let (id, fc, fs) = (u(0), u(1), u(2));
-                let name = s(3);
-                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
-                self.fence_names.insert((ring, id), (fc, fs));
-                Ok(())
-            }
-            Kind::AmdgpuVmFlush => {
-                let vmid = u(1) as u32;
-                let name = s(0);
-                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
-                self.emit(
-                    sink,
-                    cpu,
-                    pid,
-                    t,
-                    Event::CTX_SWITCH,
-                    0,
-                    Key {
-                        ctx: vmid,
-                        ring,
-                        seqno: 0,
-                    },
-                    (0, 0, 0, 0),
-                )
-            }
-            Kind::AmdgpuIv => {
-                let (client, src, ring_id, vmid, pasid) =
-                    (u(0), u(1), u(2), u(3) as u32, u(4) as u32);
-                if !amdgpu_is_vm_fault(client, src) {
-                    return Ok(());
-                }
-                let sd = hd.fields[5];
-                let addr_lo = read_uint(e, data, sd.offset, 4);
-                let addr_hi = read_uint(e, data, sd.offset + 4, 4);
-                // gmc_v9+: src_data[0] = page << 12 bits 12..43, src_data[1] bits 0..3 = 44..47
-                let addr = (addr_lo << 12) | ((addr_hi & 0xf) << 44);
-                let _ = ring_id;
-                self.emit(
-                    sink,
-                    cpu,
-                    pid,
-                    t,
-                    Event::VM_FAULT,
-                    0,
-                    NO_JOB,
-                    (addr, 0, client as u32, (vmid << 16) | (pasid & 0xffff)),
-                )
+                self.map_virtio_gpu(sink, kind, &f, cpu, pid, t)
             }
         }
     }
 }
 
-/// The interrupt sources amdgpu registers as VM faults: legacy (GMC v7/v8) src ids 146
-/// and 147 (VM_CONTEXT1 protection fault), and on SOC15 parts the VMC, VMC1 and UTCL2
-/// clients' source 0 (UTCL2 fault / VM fault).
-pub fn amdgpu_is_vm_fault(client: u64, src: u64) -> bool {
-    const LEGACY: u64 = 0;
-    const SOC15_VMC1: u64 = 0x0a;
-    const SOC15_VMC: u64 = 0x12;
-    const SOC15_UTCL2: u64 = 0x1b;
-    match client {
-        LEGACY => src == 146 || src == 147,
-        SOC15_VMC | SOC15_VMC1 | SOC15_UTCL2 => src == 0,
-        _ => false,
+/// One event's bytes and where its handler's fields are.
+pub(super) struct Fields<'a> {
+    e: Endian,
+    data: &'a [u8],
+    hd: Handler,
+}
+
+impl Fields<'_> {
+    /// Field `i` of the handler as an integer.
+    #[inline(always)]
+    fn u(&self, i: usize) -> u64 {
+        let f = self.hd.fields[i];
+        read_uint(self.e, self.data, f.offset, f.size.min(8))
+    }
+
+    /// Field `i` of the handler as a string.
+    #[inline(always)]
+    fn s(&self, i: usize) -> &[u8] {
+        read_str(self.e, self.data, self.hd.fields[i])
     }
 }

@@ -445,14 +445,7 @@ impl Variant {
             "5.2+ (read: 6.12 with task_id, 6.17 without)",
             K_AMD_NAME,
         ),
-        row(
-            "lima",
-            "lima_task_run",
-            Kind::LimaRun,
-            &[],
-            "5.2+",
-            K_NONE,
-        ),
+        row("lima", "lima_task_run", Kind::LimaRun, &[], "5.2+", K_NONE),
         // i915: the uabi engine (class:instance)
         row(
             "i915",

@@ -1,0 +1,191 @@
+//! The DRM scheduler rows (IMPORT.md §5.1, §5.2), and the naming of a scheduler job by a
+//! driver event (amdgpu's `amdgpu_cs_ioctl`, lima's `lima_task_submit`, before 6.17) and the
+//! dependency waits of 6.12 (`drm_sched_job_wait_dep`, and amdgpu's pipe sync of the same
+//! fields).
+
+use super::*;
+
+impl Mapper {
+    /// Maps one event of the rows of this file.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn map_drm_sched<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        kind: Kind,
+        f: &Fields<'_>,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+    ) -> io::Result<()> {
+        let (u, s) = (|i: usize| f.u(i), |i: usize| f.s(i));
+        let hd = f.hd;
+        match kind {
+            Kind::SchedQueue612 => {
+                let (entity, fence, id) = (u(0), u(1), u(3));
+                let (jobs, hw) = (u(4) as u32, u(5) as u32);
+                let name = s(2);
+                if self.sched_duplicate(name) {
+                    return Ok(());
+                }
+                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                let (key, fc) = match self.fence_names.remove(&(ring, id)) {
+                    Some((fc, fs)) => {
+                        let k = Key {
+                            ctx: fc as u32,
+                            ring,
+                            seqno: fs,
+                        };
+                        self.fences.insert((fc, fs), k);
+                        (k, fc)
+                    }
+                    None => (
+                        Key {
+                            ctx: self.entity_ctx(entity),
+                            ring,
+                            seqno: id,
+                        },
+                        0,
+                    ),
+                };
+                self.fence_ptr.insert(fence, (key, id, fc));
+                self.job_ids.insert((ring, id), key);
+                self.emit(
+                    sink,
+                    cpu,
+                    pid,
+                    t,
+                    Event::QUEUE,
+                    0,
+                    key,
+                    (fc, 0, jobs + 1, hw),
+                )
+            }
+            Kind::SchedRun612 => {
+                let (entity, fence, id) = (u(0), u(1), u(3));
+                let name = s(2);
+                if self.sched_duplicate(name) {
+                    return Ok(());
+                }
+                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                let key = match self.job_ids.get(&(ring, id)) {
+                    Some(k) => *k,
+                    None => {
+                        // Queued before the trace began.
+                        let k = Key {
+                            ctx: self.entity_ctx(entity),
+                            ring,
+                            seqno: id,
+                        };
+                        self.fence_ptr.insert(fence, (k, id, 0));
+                        self.job_ids.insert((ring, id), k);
+                        k
+                    }
+                };
+                // A job a driver event named carries its fence context, as 6.17 jobs do
+                // (the report joins waits on that fence to it).
+                let fc = self.fence_ptr.get(&fence).map_or(0, |p| p.2);
+                self.sync_exit(sink, cpu, t, None, Some(key), true)?;
+                self.note_run(cpu, key);
+                self.run(sink, cpu, pid, t, key, fc, 0, 0)
+            }
+            Kind::SchedDone612 => {
+                let fence = u(0);
+                match self.fence_ptr.remove(&fence) {
+                    Some((k, id, fc)) => {
+                        self.job_ids.remove(&(k.ring, id));
+                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
+                        if fc != 0 {
+                            self.done_fence((fc, k.seqno), k);
+                        }
+                        self.done(sink, cpu, pid, t, k, (fc, 0), 0, 0)
+                    }
+                    // A job run before the trace began: its ring and name are unknown.
+                    None => Ok(()),
+                }
+            }
+            Kind::SchedWaitDep612 | Kind::AmdgpuPipeSync => {
+                // Same fields in both: ring name, job id, awaited fence. The scheduler waits
+                // on the host; a pipe sync is the GPU waiting.
+                let (id, dctx, dseq) = (u(1), u(2), u(3));
+                let name = s(0);
+                if kind == Kind::SchedWaitDep612 && self.sched_duplicate(name) {
+                    return Ok(());
+                }
+                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                let key = self.job_ids.get(&(ring, id)).copied().unwrap_or(Key {
+                    ctx: 0,
+                    ring,
+                    seqno: id,
+                });
+                if kind == Kind::AmdgpuPipeSync {
+                    return self.gpu_wait(sink, cpu, pid, t, key, (dctx, dseq));
+                }
+                self.sync_enter(sink, cpu, pid, t, key, (dctx, dseq), true)
+            }
+            Kind::SchedQueue | Kind::SchedRun => {
+                let (fc, fs, client) = (u(2), u(3), u(4));
+                let name = s(0);
+                if self.sched_duplicate(name) {
+                    return Ok(());
+                }
+                let dev = s(1);
+                let ring = self.ring(sink, cpu, t, dev, name, RING_UNIT_BYTES)?;
+                let key = Key {
+                    ctx: fc as u32,
+                    ring,
+                    seqno: fs,
+                };
+                if kind == Kind::SchedQueue {
+                    let (jobs, hw) = (u(5) as u32, u(6) as u32);
+                    self.fences.insert((fc, fs), key);
+                    self.emit(
+                        sink,
+                        cpu,
+                        pid,
+                        t,
+                        Event::QUEUE,
+                        0,
+                        key,
+                        (fc, client, jobs + 1, hw),
+                    )
+                } else {
+                    self.fences.insert((fc, fs), key);
+                    self.sync_exit(sink, cpu, t, None, Some(key), true)?;
+                    self.note_run(cpu, key);
+                    self.run(sink, cpu, pid, t, key, fc, client, 0)
+                }
+            }
+            Kind::SchedDone => {
+                let f = (u(0), u(1));
+                match self.fences.get(&f).copied() {
+                    Some(k) => {
+                        self.done_fence(f, k);
+                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
+                        self.done(sink, cpu, pid, t, k, f, 0, 0)
+                    }
+                    None => Ok(()),
+                }
+            }
+            Kind::SchedAddDep => Ok(()),
+            Kind::SchedUnschedulable => {
+                let f = (u(0), u(1));
+                let dep = (u(2), u(3));
+                let key = match self.fences.get(&f) {
+                    Some(k) => *k,
+                    None => return Ok(()),
+                };
+                self.sync_enter(sink, cpu, pid, t, key, dep, true)
+            }
+            Kind::AmdgpuCs | Kind::LimaSubmit if hd.fields[0].size == 0 => Ok(()),
+            Kind::AmdgpuCs | Kind::LimaSubmit => {
+                let (id, fc, fs) = (u(0), u(1), u(2));
+                let name = s(3);
+                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                self.fence_names.insert((ring, id), (fc, fs));
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
