@@ -253,9 +253,15 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
         );
         return ExitCode::from(1);
     }
+    // systrace/atrace HTML and Catapult JSON carry the ftrace text inside
+    let unwrapped = grtrace_ftrace::text::unwrap_container(data);
+    let (data, source) = match &unwrapped {
+        Some((c, text)) => (text.as_slice(), c.name()),
+        None => (data, "text (trace-cmd report / tracefs trace)"),
+    };
     let mut ti = TextImport::for_text(data);
     let note = import::source_note(
-        "text (trace-cmd report / tracefs trace)",
+        source,
         concat!("grtimport ", env!("CARGO_PKG_VERSION")),
         "",
         "unknown",

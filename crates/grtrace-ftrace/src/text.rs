@@ -328,6 +328,127 @@ pub fn text_formats() -> Vec<(&'static str, EventFormat)> {
     v
 }
 
+/// A container ftrace text comes in besides plain text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Container {
+    /// Android systrace/atrace HTML: the text in `<script class="trace-data">` blocks.
+    SystraceHtml,
+    /// Catapult JSON: the string `systemTraceEvents`.
+    CatapultJson,
+}
+
+impl Container {
+    /// How the source note names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Container::SystraceHtml => "systrace HTML (trace-data ftrace text)",
+            Container::CatapultJson => "Catapult JSON (systemTraceEvents)",
+        }
+    }
+}
+
+/// The ftrace text inside `data` when it is systrace/atrace HTML or Catapult JSON; None
+/// for anything else (plain text is read as it is). Byte offsets of errors are then
+/// offsets into the text taken out. The text is no larger than `data`.
+pub fn unwrap_container(data: &[u8]) -> Option<(Container, Vec<u8>)> {
+    let start = data.iter().position(|b| !b.is_ascii_whitespace())?;
+    let head = &data[start..(start + 512).min(data.len())];
+    let lower: Vec<u8> = head.iter().map(u8::to_ascii_lowercase).collect();
+    if lower.starts_with(b"<!doctype html") || lower.starts_with(b"<html") {
+        return Some((Container::SystraceHtml, html_trace_data(data)));
+    }
+    if head.starts_with(b"{") {
+        return json_string(data, b"\"systemTraceEvents\"").map(|t| (Container::CatapultJson, t));
+    }
+    None
+}
+
+/// The ftrace text of systrace HTML: every `<script class="trace-data" ...>` block that is
+/// not JSON (atrace writes the ftrace text in one, other data in others), in order.
+fn html_trace_data(data: &[u8]) -> Vec<u8> {
+    const OPEN: &[u8] = b"<script class=\"trace-data\"";
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = find(&data[at..], OPEN) {
+        let tag = at + i;
+        let Some(gt) = find(&data[tag..], b">") else {
+            break;
+        };
+        let body = tag + gt + 1;
+        let end = find(&data[body..], b"</script>").map_or(data.len(), |e| body + e);
+        let block = &data[body..end];
+        let first = block.iter().find(|b| !b.is_ascii_whitespace());
+        if !matches!(first, Some(b'{') | Some(b'[') | None) {
+            out.extend_from_slice(block);
+            out.push(b'\n');
+        }
+        at = end;
+    }
+    out
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The value of the JSON string member `key` (quoted) of `data`, unescaped; None when
+/// there is none or it is not a string.
+fn json_string(data: &[u8], key: &[u8]) -> Option<Vec<u8>> {
+    let k = find(data, key)?;
+    let mut i = k + key.len();
+    let skip = |i: &mut usize| {
+        while data.get(*i).is_some_and(|b| b.is_ascii_whitespace()) {
+            *i += 1;
+        }
+    };
+    skip(&mut i);
+    (data.get(i) == Some(&b':')).then_some(())?;
+    i += 1;
+    skip(&mut i);
+    (data.get(i) == Some(&b'"')).then_some(())?;
+    i += 1;
+    let mut out = Vec::new();
+    let mut pending_high: Option<u32> = None;
+    while let Some(&b) = data.get(i) {
+        i += 1;
+        match b {
+            b'"' => return Some(out),
+            b'\\' => {
+                let esc = *data.get(i)?;
+                i += 1;
+                let c = match esc {
+                    b'n' => '\n',
+                    b't' => '\t',
+                    b'r' => '\r',
+                    b'b' => '\u{8}',
+                    b'f' => '\u{c}',
+                    b'u' => {
+                        let hex = std::str::from_utf8(data.get(i..i + 4)?).ok()?;
+                        i += 4;
+                        let v = u32::from_str_radix(hex, 16).ok()?;
+                        if (0xd800..0xdc00).contains(&v) {
+                            pending_high = Some(v);
+                            continue;
+                        }
+                        let v = match pending_high.take() {
+                            Some(h) if (0xdc00..0xe000).contains(&v) => {
+                                0x10000 + ((h - 0xd800) << 10) + (v - 0xdc00)
+                            }
+                            _ => v,
+                        };
+                        char::from_u32(v).unwrap_or('\u{fffd}')
+                    }
+                    other => other as char,
+                };
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+            _ => out.push(b),
+        }
+    }
+    None
+}
+
 /// A line that is not trace text; `line` counts from 1, `offset` is its byte offset.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TextError {
@@ -419,10 +540,12 @@ pub fn parse_line(l: &str) -> Result<Parsed<'_>, String> {
     // "<comm>-<pid> [(<tgid>)] [<cpu>] [<flags>] <secs>.<frac>: <event>: <fields>"
     // " [" by its '[' (a byte search; a two-byte pattern costs a searcher per line).
     let b = l.as_bytes();
-    let open = (1..b.len())
+    let Some(open) = (1..b.len())
         .find(|&i| b[i] == b'[' && b[i - 1] == b' ')
         .map(|i| i - 1)
-        .ok_or("no [cpu] column")?;
+    else {
+        return parse_latency(l).ok_or_else(|| "no [cpu] column".into());
+    };
     let mut who = l[..open].trim();
     let mut after = &l[open + 2..];
     // tracefs with `options/record-tgid` (and every atrace/systrace capture) prints
@@ -469,6 +592,42 @@ pub fn parse_line(l: &str) -> Result<Parsed<'_>, String> {
         ts_ns,
         event,
         rest: fields,
+    }))
+}
+
+/// A line of the latency format (tracefs `options/latency-format`):
+/// `<comm>-<pid> <cpu><flags> <usecs>us<mark>: <event>: <fields>`, the time in µs since
+/// the trace buffer's start (the kernel's `lat_print_timestamp`, not verbose).
+fn parse_latency(l: &str) -> Option<Parsed<'_>> {
+    let b = l.as_bytes();
+    // the time column: digits, "us", one mark character, ": "
+    let us = (1..b.len().saturating_sub(4)).find(|&i| {
+        b[i..].starts_with(b"us")
+            && b[i - 1].is_ascii_digit()
+            && b.get(i + 3..i + 5) == Some(b": ")
+    })?;
+    let digits = l[..us].rfind(|c: char| !c.is_ascii_digit()).map_or(0, |i| i + 1);
+    let ts_ns = l[digits..us].parse::<u64>().ok()?.checked_mul(1000)?;
+    let head = l[..digits].trim_end();
+    let (who, cpu_flags) = head.rsplit_once(char::is_whitespace)?;
+    let cpu_end = cpu_flags
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(cpu_flags.len());
+    let cpu = cpu_number(&cpu_flags[..cpu_end]).ok()?;
+    let (comm, pid) = who.trim().rsplit_once('-')?;
+    let pid = pid.trim().parse().ok()?;
+    let rest = &l[us + 5..];
+    let (event, fields) = rest.split_once(':')?;
+    if event.contains(' ') {
+        return None;
+    }
+    Some(Parsed::Event(Line {
+        comm: comm.trim(),
+        pid,
+        cpu,
+        ts_ns,
+        event,
+        rest: fields.trim(),
     }))
 }
 
@@ -667,7 +826,7 @@ impl TextImport {
         let (fmt, keys) = match self.variant(l) {
             Ok(Some(x)) => x,
             Ok(None) => return Ok(None),
-            Err(why) => return Err(Ok(why)),
+            Err(why) => return self.raw_record(l).map(Some).ok_or(Ok(why)),
         };
         let mut r = Record::new(fmt, l.pid);
         let mut found = 0;
@@ -713,6 +872,32 @@ impl TextImport {
             )));
         }
         Ok(Some(r.bytes().to_vec()))
+    }
+
+    /// `trace-cmd report -R` prints an event's fields raw (`name=value`, by the format's own
+    /// field names) instead of its TP_printk: the record of the first loaded layout of the
+    /// event every field of which the line prints, read back field by field.
+    fn raw_record(&self, l: &Line<'_>) -> Option<Vec<u8>> {
+        let fits = |f: &EventFormat| {
+            f.fields
+                .iter()
+                .filter(|x| !x.name.starts_with("common_"))
+                .all(|x| value(l.rest, &x.name).is_some())
+        };
+        let (_, f) = self
+            .formats
+            .iter()
+            .find(|(_, f)| f.name == l.event && fits(f))?;
+        let mut r = Record::new(f, l.pid);
+        for x in f.fields.iter().filter(|x| !x.name.starts_with("common_")) {
+            let text = value(l.rest, &x.name)?;
+            if x.data_loc || x.rel_loc {
+                r.set_str(&x.name, text);
+            } else {
+                r.set(&x.name, int(text)?);
+            }
+        }
+        Some(r.bytes().to_vec())
     }
 
     /// Reads all of `input` into `sink`. Stops at the first line that is not trace text.
@@ -902,6 +1087,14 @@ mod tests {
                 }
                 p => panic!("{p:?}"),
             }
+        }
+        // the latency format: cpu glued to the flags, µs since the buffer's start
+        match parse_line("  glmark2-1000    1d..2.   12us+: virtio_gpu_cmd_queue: vdev=0 vq=0 seqno=1").unwrap() {
+            Parsed::Event(e) => assert_eq!(
+                (e.comm, e.pid, e.cpu, e.ts_ns, e.event, e.rest),
+                ("glmark2", 1000, 1, 12_000, "virtio_gpu_cmd_queue", "vdev=0 vq=0 seqno=1")
+            ),
+            p => panic!("{p:?}"),
         }
         assert_eq!(parse_line("cpus=2").unwrap(), Parsed::Skip);
         assert_eq!(parse_line("CPU 1 is empty").unwrap(), Parsed::Skip);

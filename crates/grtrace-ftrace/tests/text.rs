@@ -384,3 +384,55 @@ fn amdgpu_4_x_lines_take_the_ring_from_the_timeline_not_the_ring_name_pointer() 
     assert!(ev.iter().all(|e| e.2 == (177, 0, 1)), "{ev:?}");
     assert_eq!((ev[3].1, ev[4].1), (370_000_200_000, 370_000_900_000));
 }
+
+/// The same capture as systrace/atrace HTML (TGID column, the text in a `trace-data` script
+/// beside a JSON one), as Catapult JSON (`systemTraceEvents`, escaped), as the latency format
+/// and as `trace-cmd report -R` (raw fields): the same jobs.
+#[test]
+fn systrace_html_catapult_json_latency_and_raw_layouts_give_the_same_jobs() {
+    let (bin, _, r) = import(&binary().dat(7, None));
+    r.unwrap();
+    let tgid = REPORT.replace("-100   [", "-100   (  100) [").replace("-0     [", "-0     (-----) [");
+    let html = format!(
+        "<!DOCTYPE html>\n<html><head><script class=\"trace-data\" type=\"application/text\">{{\"x\": 1}}</script>\n<script class=\"trace-data\" type=\"application/text\">\n# tracer: nop\n{tgid}</script></head></html>\n"
+    );
+    let escaped = tgid.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+    let json = format!("{{\"traceEvents\": [], \"systemTraceEvents\": \"{escaped}\"}}");
+    for (name, data) in [("html", html), ("json", json)] {
+        let (container, text) = grtrace_ftrace::text::unwrap_container(data.as_bytes()).unwrap();
+        assert_eq!(container.name().split(' ').next() == Some("systrace"), name == "html");
+        let (c, _) = text_import(std::str::from_utf8(&text).unwrap());
+        assert_eq!(c.events(), bin.events(), "{name}");
+        assert_eq!(c.rings(), bin.rings(), "{name}");
+    }
+    assert!(grtrace_ftrace::text::unwrap_container(REPORT.as_bytes()).is_none());
+
+    // latency format: times in µs since the buffer's start, the jobs' order and keys kept
+    let latency = "\
+# tracer: nop
+  glmark2-100     0d..2.    1us : virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=1 ctx_id=2 num_free=200 seqno=7
+   <idle>-0       1d.h2.   11us+: virtio_gpu_cmd_response: vdev=0 vq=0 name=control type=0x1100 flags=0x1 fence_id=1 ctx_id=2 num_free=201 seqno=7
+";
+    let (c, _) = text_import(latency);
+    let ev: Vec<_> = c.events().into_iter().map(|e| (e.0, e.1, e.2)).collect();
+    assert_eq!(
+        ev,
+        [
+            ("COMMIT".to_string(), 1000, (2, 0, 7)),
+            ("SUBMIT".to_string(), 1000, (2, 0, 7)),
+            ("START".to_string(), 1000, (2, 0, 7)),
+            ("END".to_string(), 11_000, (2, 0, 7)),
+        ]
+    );
+
+    // -R: the format's own field names instead of its TP_printk (i915: class and instance,
+    // not `engine=`), read back into the same request on the same engine
+    let raw = "\
+ app-100 [000] 1.000100000: i915_request_add: dev=0 ctx=7 class=2 instance=1 seqno=1 tail=64
+ <idle>-0 [000] 1.000900000: i915_request_retire: dev=0 ctx=7 class=2 instance=1 seqno=1 tail=64
+";
+    let (c, ti) = text_import(raw);
+    assert_eq!(c.rings(), [(0, "card0/vcs1".to_string())]);
+    assert_eq!(c.codes(), ["QUEUE", "COMMIT", "SUBMIT", "START", "END"]);
+    assert_eq!(ti.mapper.not_mapped(), 0);
+}
