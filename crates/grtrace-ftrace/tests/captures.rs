@@ -1,0 +1,106 @@
+//! The capture corpus (fixtures/import/captures): one small capture per old layout and per
+//! text container, written from the kernels' format definitions, each with a golden job
+//! table (`<capture>.golden`, checked by hand once): every job's ring, key, hand-off, START
+//! (inferred or not), END and exec time, the records per code, and what was not mapped.
+//! `GRT_BLESS=1` rewrites the goldens (then read them again by hand).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+use common::{Collect, Out};
+use grtrace_format::abi::eflag;
+use grtrace_ftrace::text::{unwrap_container, TextImport};
+
+/// The job table of one capture.
+fn table(data: &[u8]) -> String {
+    let (source, text) = match unwrap_container(data) {
+        Some((c, t)) => (c.name(), t),
+        None => ("text", data.to_vec()),
+    };
+    let mut ti = TextImport::for_text(&text);
+    let mut c = Collect::default();
+    ti.run(&text[..], &mut c).expect("imports");
+    let mut out = format!("source: {source}\n");
+    let rings: BTreeMap<u32, String> = c.rings().into_iter().collect();
+    // jobs in order of first appearance: (ring, ctx, seqno) -> (code -> time, flags)
+    let mut order: Vec<(u32, u32, u64)> = Vec::new();
+    let mut times: BTreeMap<(u32, u32, u64), BTreeMap<String, (u64, u16)>> = BTreeMap::new();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for (code, t, (ctx, ring, seqno), flags, _) in c.events() {
+        *counts.entry(code.clone()).or_default() += 1;
+        if !matches!(code.as_str(), "QUEUE" | "SUBMIT" | "START" | "END") {
+            continue;
+        }
+        let k = (ring, ctx, seqno);
+        if !order.contains(&k) {
+            order.push(k);
+        }
+        times.entry(k).or_default().entry(code).or_insert((t, flags));
+    }
+    let _ = writeln!(out, "job  ring  ctx  seqno  queue_ns  handoff_ns  start_ns  end_ns  exec_ns");
+    for k in &order {
+        let m = &times[k];
+        let t = |c: &str| m.get(c).map(|x| x.0);
+        let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+        let start = match m.get("START") {
+            Some((t, f)) if f & eflag::INFERRED != 0 => format!("{t}(inferred)"),
+            Some((t, _)) => t.to_string(),
+            None => "-".into(),
+        };
+        let exec = match (t("START"), t("END")) {
+            (Some(s), Some(e)) => (e - s).to_string(),
+            _ => "-".into(),
+        };
+        let ring = rings.get(&k.0).cloned().unwrap_or_else(|| "(none)".into());
+        let _ = writeln!(
+            out,
+            "job  {ring}  {}  {}  {}  {}  {start}  {}  {exec}",
+            k.1,
+            k.2,
+            show(t("QUEUE")),
+            show(t("SUBMIT")),
+            show(t("END")),
+        );
+    }
+    let codes: Vec<String> = counts.iter().map(|(c, n)| format!("{c}={n}")).collect();
+    let _ = writeln!(out, "records: {}", codes.join(" "));
+    let lost = c.0.iter().filter(|o| matches!(o, Out::Lost { .. })).count();
+    let _ = writeln!(out, "lost markers: {lost}");
+    for s in ti.mapper.seen().iter().filter(|s| s.count > 0) {
+        if let Some(why) = &s.unusable {
+            let _ = writeln!(out, "not mapped: {} {}: {why}", s.name, s.count);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_capture_gives_its_golden_job_table() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/import/captures");
+    let bless = std::env::var_os("GRT_BLESS").is_some();
+    let mut seen = 0;
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x != "golden"))
+        .collect();
+    names.sort();
+    for p in names {
+        let got = table(&std::fs::read(&p).unwrap());
+        let golden = p.with_extension(format!(
+            "{}.golden",
+            p.extension().unwrap().to_string_lossy()
+        ));
+        if bless {
+            std::fs::write(&golden, &got).unwrap();
+        }
+        let want = std::fs::read_to_string(&golden)
+            .unwrap_or_else(|_| panic!("{}: no golden (GRT_BLESS=1 writes it)", p.display()));
+        assert_eq!(got, want, "{}", p.display());
+        seen += 1;
+    }
+    assert!(seen >= 9, "{seen} captures");
+}
