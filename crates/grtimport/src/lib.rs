@@ -379,7 +379,11 @@ pub fn summary(
 fn not_mapped(w: &mut dyn Write, m: &Mapper) -> io::Result<()> {
     for s in m.seen().iter().filter(|s| s.kind.is_none() && s.count > 0) {
         if let Some(why) = &s.unusable {
-            writeln!(w, "  {:>10}  {}:{}  not mapped: {why}", s.count, s.system, s.name)?;
+            writeln!(
+                w,
+                "  {:>10}  {}:{}  not mapped: {why}",
+                s.count, s.system, s.name
+            )?;
         }
     }
     Ok(())

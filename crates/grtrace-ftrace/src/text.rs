@@ -602,11 +602,11 @@ fn parse_latency(l: &str) -> Option<Parsed<'_>> {
     let b = l.as_bytes();
     // the time column: digits, "us", one mark character, ": "
     let us = (1..b.len().saturating_sub(4)).find(|&i| {
-        b[i..].starts_with(b"us")
-            && b[i - 1].is_ascii_digit()
-            && b.get(i + 3..i + 5) == Some(b": ")
+        b[i..].starts_with(b"us") && b[i - 1].is_ascii_digit() && b.get(i + 3..i + 5) == Some(b": ")
     })?;
-    let digits = l[..us].rfind(|c: char| !c.is_ascii_digit()).map_or(0, |i| i + 1);
+    let digits = l[..us]
+        .rfind(|c: char| !c.is_ascii_digit())
+        .map_or(0, |i| i + 1);
     let ts_ns = l[digits..us].parse::<u64>().ok()?.checked_mul(1000)?;
     let head = l[..digits].trim_end();
     let (who, cpu_flags) = head.rsplit_once(char::is_whitespace)?;
@@ -1089,10 +1089,21 @@ mod tests {
             }
         }
         // the latency format: cpu glued to the flags, µs since the buffer's start
-        match parse_line("  glmark2-1000    1d..2.   12us+: virtio_gpu_cmd_queue: vdev=0 vq=0 seqno=1").unwrap() {
+        match parse_line(
+            "  glmark2-1000    1d..2.   12us+: virtio_gpu_cmd_queue: vdev=0 vq=0 seqno=1",
+        )
+        .unwrap()
+        {
             Parsed::Event(e) => assert_eq!(
                 (e.comm, e.pid, e.cpu, e.ts_ns, e.event, e.rest),
-                ("glmark2", 1000, 1, 12_000, "virtio_gpu_cmd_queue", "vdev=0 vq=0 seqno=1")
+                (
+                    "glmark2",
+                    1000,
+                    1,
+                    12_000,
+                    "virtio_gpu_cmd_queue",
+                    "vdev=0 vq=0 seqno=1"
+                )
             ),
             p => panic!("{p:?}"),
         }

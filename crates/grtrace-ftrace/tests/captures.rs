@@ -38,9 +38,16 @@ fn table(data: &[u8]) -> String {
         if !order.contains(&k) {
             order.push(k);
         }
-        times.entry(k).or_default().entry(code).or_insert((t, flags));
+        times
+            .entry(k)
+            .or_default()
+            .entry(code)
+            .or_insert((t, flags));
     }
-    let _ = writeln!(out, "job  ring  ctx  seqno  queue_ns  handoff_ns  start_ns  end_ns  exec_ns");
+    let _ = writeln!(
+        out,
+        "job  ring  ctx  seqno  queue_ns  handoff_ns  start_ns  end_ns  exec_ns"
+    );
     for k in &order {
         let m = &times[k];
         let t = |c: &str| m.get(c).map(|x| x.0);

@@ -93,10 +93,29 @@ fn build_files() -> Vec<Vec<u8>> {
             ("num_free", 200),
             ("seqno", i),
         ];
-        t.ev((i % 2) as u32, 1000 + i * 100, 100, "virtio_gpu_cmd_queue", &v, &[("name", "control")]);
-        t.ev(((i + 1) % 2) as u32, 1050 + i * 100, 0, "virtio_gpu_cmd_response", &v, &[("name", "control")]);
+        t.ev(
+            (i % 2) as u32,
+            1000 + i * 100,
+            100,
+            "virtio_gpu_cmd_queue",
+            &v,
+            &[("name", "control")],
+        );
+        t.ev(
+            ((i + 1) % 2) as u32,
+            1050 + i * 100,
+            0,
+            "virtio_gpu_cmd_response",
+            &v,
+            &[("name", "control")],
+        );
     }
-    vec![t.dat(6, None), t.dat(7, None), t.dat(7, Some(Codec::Zstd)), t.dat(7, Some(Codec::Zlib))]
+    vec![
+        t.dat(6, None),
+        t.dat(7, None),
+        t.dat(7, Some(Codec::Zstd)),
+        t.dat(7, Some(Codec::Zlib)),
+    ]
 }
 
 proptest! {

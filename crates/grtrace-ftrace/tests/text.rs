@@ -392,15 +392,23 @@ fn amdgpu_4_x_lines_take_the_ring_from_the_timeline_not_the_ring_name_pointer() 
 fn systrace_html_catapult_json_latency_and_raw_layouts_give_the_same_jobs() {
     let (bin, _, r) = import(&binary().dat(7, None));
     r.unwrap();
-    let tgid = REPORT.replace("-100   [", "-100   (  100) [").replace("-0     [", "-0     (-----) [");
+    let tgid = REPORT
+        .replace("-100   [", "-100   (  100) [")
+        .replace("-0     [", "-0     (-----) [");
     let html = format!(
         "<!DOCTYPE html>\n<html><head><script class=\"trace-data\" type=\"application/text\">{{\"x\": 1}}</script>\n<script class=\"trace-data\" type=\"application/text\">\n# tracer: nop\n{tgid}</script></head></html>\n"
     );
-    let escaped = tgid.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+    let escaped = tgid
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n");
     let json = format!("{{\"traceEvents\": [], \"systemTraceEvents\": \"{escaped}\"}}");
     for (name, data) in [("html", html), ("json", json)] {
         let (container, text) = grtrace_ftrace::text::unwrap_container(data.as_bytes()).unwrap();
-        assert_eq!(container.name().split(' ').next() == Some("systrace"), name == "html");
+        assert_eq!(
+            container.name().split(' ').next() == Some("systrace"),
+            name == "html"
+        );
         let (c, _) = text_import(std::str::from_utf8(&text).unwrap());
         assert_eq!(c.events(), bin.events(), "{name}");
         assert_eq!(c.rings(), bin.rings(), "{name}");
