@@ -14,6 +14,11 @@ use common::{Collect, Out};
 use grtrace_format::abi::eflag;
 use grtrace_ftrace::text::{unwrap_container, TextImport};
 
+/// A job's key as (ring, ctx, seqno).
+type JobKey = (u32, u32, u64);
+/// Per job: code name -> (first time, flags).
+type JobTimes = BTreeMap<JobKey, BTreeMap<String, (u64, u16)>>;
+
 /// The job table of one capture.
 fn table(data: &[u8]) -> String {
     let (source, text) = match unwrap_container(data) {
@@ -26,8 +31,8 @@ fn table(data: &[u8]) -> String {
     let mut out = format!("source: {source}\n");
     let rings: BTreeMap<u32, String> = c.rings().into_iter().collect();
     // jobs in order of first appearance: (ring, ctx, seqno) -> (code -> time, flags)
-    let mut order: Vec<(u32, u32, u64)> = Vec::new();
-    let mut times: BTreeMap<(u32, u32, u64), BTreeMap<String, (u64, u16)>> = BTreeMap::new();
+    let mut order: Vec<JobKey> = Vec::new();
+    let mut times: JobTimes = BTreeMap::new();
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for (code, t, (ctx, ring, seqno), flags, _) in c.events() {
         *counts.entry(code.clone()).or_default() += 1;
