@@ -591,3 +591,28 @@ fn the_text_summary_says_the_capture_lost_events() {
         assert!(err.contains(says), "{name}: {err}");
     }
 }
+
+/// A text capture names its tasks by their task column (here with the TGID column of
+/// atrace/record-tgid): the streams carry NOTE_PROCESS for them; `<idle>` is not a name.
+#[test]
+fn text_task_columns_name_the_processes() {
+    let d = dir("text-comms");
+    let input = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/import/captures/i915-4.19-tgid.txt");
+    let base = d.join("tgid");
+    let (code, err) = grtimport(&["-q", input.to_str().unwrap(), "-o", base.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(&d).unwrap() {
+        let p = e.unwrap().path();
+        let bytes = std::fs::read(&p).unwrap();
+        let h = StreamHeader::parse(&bytes).unwrap();
+        for r in Records::new(&bytes, &h) {
+            if let Body::Process { comm } = r.unwrap().body() {
+                names.push(String::from_utf8_lossy(comm).into_owned());
+            }
+        }
+    }
+    names.sort();
+    assert_eq!(names, ["MediaCodec", "RenderThread"]);
+}

@@ -383,6 +383,10 @@ impl Sink for Streams {
         self.set_start(t);
     }
 
+    fn task_name(&mut self, pid: u32, comm: &str) {
+        self.comms.entry(pid).or_insert_with(|| comm.to_string());
+    }
+
     #[inline]
     fn record(&mut self, cpu: u32, pid: u32, time_ns: u64, body: &Body<'_>) -> io::Result<()> {
         self.last_ns = self.last_ns.max(time_ns);

@@ -679,6 +679,8 @@ pub struct TextImport {
     pub other_lines: u64,
     pub lines: u64,
     last_ts: Vec<u64>,
+    /// Tasks whose name (the line's task column) was told to the sink: bit per pid.
+    named: Vec<u64>,
     /// The text's first event time, when it was read ahead ([`TextImport::for_text`]).
     first: Option<u64>,
 }
@@ -750,6 +752,7 @@ impl TextImport {
             other_lines: 0,
             lines: 0,
             last_ts: Vec::new(),
+            named: Vec::new(),
             first,
         }
     }
@@ -900,6 +903,23 @@ impl TextImport {
         Some(r.bytes().to_vec())
     }
 
+    /// Tells the sink the name of task `pid` the first time one of its GPU lines comes
+    /// (`NOTE_PROCESS` then names it, IMPORT.md §1); `<idle>` and unknown (`<...>`) are
+    /// not names.
+    fn name_task<S: Sink>(&mut self, sink: &mut S, pid: u32, comm: &str) {
+        if pid == 0 || comm.starts_with('<') {
+            return;
+        }
+        let (w, b) = (pid as usize / 64, 1u64 << (pid % 64));
+        if self.named.len() <= w {
+            self.named.resize(w + 1, 0);
+        }
+        if self.named[w] & b == 0 {
+            self.named[w] |= b;
+            sink.task_name(pid, comm);
+        }
+    }
+
     /// Reads all of `input` into `sink`. Stops at the first line that is not trace text.
     pub fn run<R: BufRead, S: Sink>(
         &mut self,
@@ -920,9 +940,10 @@ impl TextImport {
             self.lines += 1;
             let at = offset;
             offset += n as u64;
+            let line_no = self.lines;
             let err = |msg: String| {
                 TextErrorOrIo::Text(TextError {
-                    line: self.lines,
+                    line: line_no,
                     offset: at,
                     msg,
                 })
@@ -966,7 +987,10 @@ impl TextImport {
                             self.other_lines += 1;
                             self.mapper.other_event(l.ts_ns);
                         }
-                        Some(bytes) => match self.mapper.event(sink, l.cpu, l.ts_ns, &bytes) {
+                        Some(bytes) => match {
+                            self.name_task(sink, l.pid, l.comm);
+                            self.mapper.event(sink, l.cpu, l.ts_ns, &bytes)
+                        } {
                             Ok(r) => r.map_err(TextErrorOrIo::Io)?,
                             Err(e) => return Err(err(e.0)),
                         },

@@ -46,6 +46,10 @@ pub trait Sink {
     /// The capture's first event (of any kind) is at `t`: told before any record, when the
     /// source knows it (IMPORT.md §1: the streams' time origin).
     fn capture_start(&mut self, _t: u64) {}
+
+    /// Task `pid` is named `comm` by the source (a text line's task column), told before
+    /// its first record; the first name told wins.
+    fn task_name(&mut self, _pid: u32, _comm: &str) {}
 }
 
 /// FxHash for the pairing maps: keys are integers, one lookup per event.
