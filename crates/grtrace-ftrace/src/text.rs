@@ -671,9 +671,24 @@ fn int(s: &str) -> Option<u64> {
     }
 }
 
+/// One layout a line of an event may have: a TEXT row and its loaded format.
+struct Cand {
+    /// Index into [`TextImport::formats`].
+    fmt: usize,
+    keys: Keys,
+    /// Bit i: key i prints a field the layout's variant forms an identity from.
+    needed: u64,
+    /// Bit i: the format has key i's field.
+    has: u64,
+}
+
 /// Text reader state: formats, the mapper, counts.
 pub struct TextImport {
     formats: Vec<(&'static str, EventFormat)>,
+    /// The TEXT rows whose format is loaded, grouped by event (resolved once, not per line).
+    cands: Vec<Cand>,
+    /// Event name -> its range of `cands`.
+    events: Vec<(&'static str, std::ops::Range<usize>)>,
     pub mapper: Mapper,
     /// Lines of events this importer does not know (not GPU tracepoints).
     pub other_lines: u64,
@@ -746,8 +761,50 @@ impl TextImport {
     fn with_formats(formats: Vec<(&'static str, EventFormat)>, first: Option<u64>) -> TextImport {
         let only: Vec<EventFormat> = formats.iter().map(|(_, f)| f.clone()).collect();
         let mapper = Mapper::new(grtrace_format::Endian::NATIVE, &only);
+        let (mut cands, mut events) = (Vec::new(), Vec::new());
+        let mut names: Vec<&'static str> = TEXT.iter().map(|(n, _, _)| *n).collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let from = cands.len();
+            for (_, kernel, keys) in TEXT.iter().filter(|(n, _, _)| *n == name) {
+                let Some(fmt) = (formats.iter()).position(|(k, f)| k == kernel && f.name == name)
+                else {
+                    continue;
+                };
+                let f = &formats[fmt].1;
+                let needed_fields: &[&str] = match Variant::of(f) {
+                    Ok(Some(v)) => v.fields,
+                    _ => &[],
+                };
+                let (mut needed, mut has) = (0u64, 0u64);
+                for (i, (_, v)) in keys.iter().enumerate() {
+                    let field = match v {
+                        V::Int(f) | V::Ptr(f) | V::Str(f) | V::Name(f) | V::Word(f) => *f,
+                        V::Pair(a, _) | V::SecondPair(a, _) => *a,
+                    };
+                    if needed_fields.contains(&field) && !matches!(v, V::Word(_)) {
+                        needed |= 1 << i;
+                    }
+                    if f.field(field).is_some() {
+                        has |= 1 << i;
+                    }
+                }
+                cands.push(Cand {
+                    fmt,
+                    keys,
+                    needed,
+                    has,
+                });
+            }
+            if cands.len() > from {
+                events.push((name, from..cands.len()));
+            }
+        }
         TextImport {
             formats,
+            cands,
+            events,
             mapper,
             other_lines: 0,
             lines: 0,
@@ -764,55 +821,50 @@ impl TextImport {
     /// it lacks and the fewest of its fields not printed. `Err` names the printed keys when
     /// no layout fits.
     fn variant(&self, l: &Line<'_>) -> Result<Option<(&EventFormat, Keys)>, String> {
-        let mut best: Option<((usize, usize), &EventFormat, Keys)> = None;
-        let mut known = false;
+        let Some((_, range)) = self.events.iter().find(|(e, _)| *e == l.event) else {
+            return Ok(None);
+        };
+        let cands = &self.cands[range.clone()];
         let printed = |key: &str| match key {
             "" => l.rest.split(", ").nth(1).is_some(),
             k => value(l.rest, k).is_some(),
         };
-        for (_, kernel, keys) in TEXT.iter().filter(|(n, _, _)| *n == l.event) {
-            let Some((_, f)) = self
-                .formats
-                .iter()
-                .find(|(k, f)| k == kernel && f.name == l.event)
-            else {
-                continue;
+        // Whether the line prints every identity field of the candidate (and a name, not a
+        // pointer, where a name is read).
+        let fits = |c: &Cand| {
+            c.keys.iter().enumerate().all(|(i, (key, v))| {
+                let need = c.needed & (1 << i) != 0;
+                match v {
+                    V::Name(_) => match value(l.rest, key) {
+                        Some(text) => {
+                            let hex = text.trim_start_matches("0x");
+                            !(hex.len() >= 8 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+                        }
+                        None => !need,
+                    },
+                    _ if need => printed(key),
+                    _ => true,
+                }
+            })
+        };
+        let best = if let [c] = cands {
+            fits(c).then_some(c)
+        } else {
+            let score = |c: &Cand| {
+                let (mut absent_printed, mut present_unprinted) = (0, 0);
+                for (i, (key, _)) in c.keys.iter().enumerate() {
+                    match (c.has & (1 << i) != 0, printed(key)) {
+                        (false, true) => absent_printed += 1,
+                        (true, false) => present_unprinted += 1,
+                        _ => {}
+                    }
+                }
+                (absent_printed, present_unprinted)
             };
-            known = true;
-            let needed: &[&str] = match Variant::of(f) {
-                Ok(Some(v)) => v.fields,
-                _ => &[],
-            };
-            let (mut fits, mut absent_printed, mut present_unprinted) = (true, 0, 0);
-            for (key, v) in keys.iter() {
-                let field = match v {
-                    V::Int(f) | V::Ptr(f) | V::Str(f) | V::Name(f) | V::Word(f) => *f,
-                    V::Pair(a, _) | V::SecondPair(a, _) => *a,
-                };
-                let has = f.field(field).is_some();
-                let on = printed(key);
-                if needed.contains(&field) && !matches!(v, V::Word(_)) {
-                    fits &= on;
-                }
-                if let (V::Name(_), true) = (v, on) {
-                    let text = value(l.rest, key).unwrap_or("");
-                    let hex = text.trim_start_matches("0x");
-                    fits &= !(hex.len() >= 8 && hex.bytes().all(|b| b.is_ascii_hexdigit()));
-                }
-                match (has, on) {
-                    (false, true) => absent_printed += 1,
-                    (true, false) => present_unprinted += 1,
-                    _ => {}
-                }
-            }
-            let score = (absent_printed, present_unprinted);
-            if fits && best.as_ref().is_none_or(|b| score < b.0) {
-                best = Some((score, f, keys));
-            }
-        }
+            cands.iter().filter(|c| fits(c)).min_by_key(|c| score(c))
+        };
         match best {
-            Some((_, f, keys)) => Ok(Some((f, keys))),
-            None if !known => Ok(None),
+            Some(c) => Ok(Some((&self.formats[c.fmt].1, c.keys))),
             None => Err(format!(
                 "format with fields {} is not known",
                 printed_keys(l.rest).join(", ")
@@ -823,9 +875,6 @@ impl TextImport {
     /// Builds the binary record of a known event line; None for other events, `Err(Ok)`
     /// for a known event whose layout no variant has (counted as not mapped).
     fn record(&self, l: &Line<'_>) -> Result<Option<Vec<u8>>, Result<String, String>> {
-        if !TEXT.iter().any(|(n, _, _)| *n == l.event) {
-            return Ok(None);
-        }
         let (fmt, keys) = match self.variant(l) {
             Ok(Some(x)) => x,
             Ok(None) => return Ok(None),
