@@ -689,3 +689,87 @@ fn a_perfetto_trace_is_told_by_its_content_not_its_name() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("grtimport: text"), "{err}");
 }
+
+/// The benchmark's Perfetto input (grtrace-ftrace's writer, from a synth trace.dat) is what
+/// Perfetto's own schema reads back, and imports to the trace.dat's records.
+#[test]
+fn the_benchmarks_perfetto_writer_is_read_by_perfettos_schema_and_imports_as_its_trace_dat() {
+    use grtrace_ftrace::datwriter::{fixture_formats, DatSpec, DatWriter};
+    use grtrace_ftrace::perfetto::writer::{from_dat, Writer};
+    use grtrace_ftrace::synth::{Flavor, Workload};
+    use grtrace_ftrace::tracedat::TraceDat;
+
+    let d = dir("writer");
+    for (flavor, compress) in [(Flavor::Sched617, true), (Flavor::Virtio, false)] {
+        let w = Workload {
+            flavor,
+            jobs: 300,
+            cpus: 3,
+        };
+        let formats = fixture_formats(w.kernel());
+        let mut spec = DatSpec::new(6, None, &formats, w.cpus);
+        spec.cmdlines = vec![(1000, "glmark2".into()), (1001, "weston".into())];
+        let fs: Vec<_> = formats.iter().map(|(f, _)| f.clone()).collect();
+        let mut dw = DatWriter::new(std::io::Cursor::new(Vec::new()), spec).unwrap();
+        w.write(&mut dw, &fs).unwrap();
+        let bytes = dw.finish().unwrap().into_inner();
+        std::fs::write(d.join("w.dat"), &bytes).unwrap();
+        let dat = TraceDat::parse(&bytes).unwrap();
+        let mut pw = Writer::new(Vec::new(), compress);
+        let n = from_dat(&dat, &mut pw).unwrap();
+        assert_eq!(n, w.event_count());
+        let pf = d.join("w.pftrace");
+        std::fs::write(&pf, pw.finish().unwrap()).unwrap();
+        // Perfetto's schema: every event there, on its typed field, with its fields.
+        let check = r#"
+import sys, zlib, collections
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+t = pb.Trace(); t.ParseFromString(open(sys.argv[1], 'rb').read())
+pk = list(t.packet)
+for p in list(pk):
+    if p.HasField('compressed_packets'):
+        i = pb.Trace(); i.ParseFromString(zlib.decompress(p.compressed_packets)); pk += list(i.packet)
+kinds = collections.Counter(); names = set(); seqs = set()
+for p in pk:
+    if p.HasField('process_tree'):
+        names |= {x.name for x in p.process_tree.threads}
+    if p.HasField('ftrace_events'):
+        for e in p.ftrace_events.event:
+            k = e.WhichOneof('event'); kinds[k] += 1
+            if k in ('drm_sched_job_queue', 'virtio_gpu_cmd_queue'):
+                m = getattr(e, k); seqs.add(m.name + '/' + (m.dev if k == 'drm_sched_job_queue' else str(m.vq)))
+print(sorted(kinds.items()), sorted(names), sorted(seqs))
+"#;
+        let o = Command::new(python())
+            .args(["-c", check, pf.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        match flavor {
+            Flavor::Sched617 => {
+                assert!(out.contains("('drm_sched_job_queue', 300)"), "{out}");
+                assert!(out.contains("('drm_sched_job_done', 300)"), "{out}");
+                assert!(out.contains("gfx_0.0.0/0000:03:00.0"), "{out}");
+                assert!(out.contains("comp_1.0.0/0000:01:00.0"), "{out}");
+            }
+            _ => {
+                assert!(out.contains("('virtio_gpu_cmd_response', 300)"), "{out}");
+                assert!(out.contains("('dma_fence_signaled', 75)"), "{out}");
+                assert!(out.contains("control/0"), "{out}");
+            }
+        }
+        assert!(out.contains("['glmark2', 'weston']"), "{out}");
+        let (c1, e1) = grtimport(&[
+            d.join("w.dat").to_str().unwrap(),
+            "-o",
+            d.join("a").to_str().unwrap(),
+        ]);
+        let (c2, e2) = grtimport(&[pf.to_str().unwrap(), "-o", d.join("b").to_str().unwrap()]);
+        assert_eq!((c1, c2), (0, 0), "{e1}\n{e2}");
+        let (_, ra) = records(&d.join("a"));
+        let (_, rb) = records(&d.join("b"));
+        assert!(ra.len() > 1000);
+        assert_eq!(ra, rb, "{flavor:?}");
+    }
+}

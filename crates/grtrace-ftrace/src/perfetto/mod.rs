@@ -7,13 +7,14 @@
 //!
 //! 1. **Index**: every packet is visited once; ftrace bundles are listed per (packet
 //!    sequence, CPU) stream, each stream in its own time order; `compressed_packets` are
-//!    inflated to be indexed and dropped again; clock snapshots, `ftrace_stats`, the
+//!    inflated to be indexed, and kept for the merge up to [`RESIDENT_INFLATED`] bytes (the
+//!    others are dropped and inflated again when the merge reaches them); clock snapshots, `ftrace_stats`, the
 //!    processes' names and the generic events' descriptors are kept; the events present
 //!    choose the formats (as a trace.dat carries those of the events it recorded).
 //! 2. **Merge**: the streams are merged by time, as [`crate::import::run`] merges a
-//!    trace.dat's CPUs, and each event is mapped. A compressed packet is inflated again when
-//!    the merge reaches it and dropped once all its bundles are read, so memory holds only
-//!    the packets the streams' heads are in.
+//!    trace.dat's CPUs, and each event is mapped. A compressed packet is dropped once all
+//!    its bundles are read, so past the budget memory holds only the packets the streams'
+//!    heads are in.
 //!
 //! Times: ftrace's `boot` clock is Perfetto's default; bundles of another ftrace clock are
 //! put on boot by their `ftrace_timestamp` / `boot_timestamp` pairs. When the trace has
@@ -41,8 +42,15 @@ use wire::{Fields, Val, WireError};
 /// more is taken for damage, not allocated.
 pub const MAX_INFLATED: usize = 1 << 28;
 
+/// Most inflated bytes the index keeps for the merge (so that a compressed packet is not
+/// inflated twice); packets past it are inflated again when the merge reaches them.
+pub const RESIDENT_INFLATED: usize = 64 << 20;
+
 /// Most distinct event names kept for the summary; further names count as one row.
 const MAX_NAMES: usize = 1024;
+
+/// Typed events' proto field numbers are below this (schema::TYPED: 1 to 9).
+const MAX_TYPED_FIELD: usize = 16;
 
 /// Longest string field put in a rebuilt record (a `__data_loc` holds 16 bits of offset).
 const MAX_STR: usize = 4096;
@@ -144,8 +152,8 @@ struct Builder {
     fixed: usize,
     type_loc: Loc,
     pid_loc: Loc,
-    /// Typed events: proto field number -> kernel field.
-    by_number: Vec<(u32, Loc)>,
+    /// Typed events: kernel field by proto field number (size 0: none).
+    by_number: [Loc; MAX_TYPED_FIELD],
 }
 
 /// A Perfetto trace being imported.
@@ -166,13 +174,13 @@ pub struct PerfettoImport<'a> {
     comms: Vec<(u32, String)>,
     /// Damage that stopped the index: reported after everything before it was imported.
     damage: Option<DatError>,
-    /// Earliest event time (BOOTTIME).
-    first_boot: Option<u64>,
     /// The events on `info.clock` need MONOTONIC conversion by `snapshots`.
     to_mono: bool,
     pub info: Info,
     pub mapper: Mapper,
     skipped: HashMap<String, u64>,
+    /// Skipped typed events by field number (few distinct: a list).
+    skipped_fields: Vec<(u32, u64)>,
     buf: Vec<u8>,
 }
 
@@ -236,7 +244,8 @@ struct Indexer {
     dropped: Vec<u32>,
     ftrace_clock: Option<u64>,
     unsynced: u64,
-    first_boot: Option<u64>,
+    /// Inflated bytes kept from the index for the merge.
+    resident: usize,
     comms: Vec<(u32, String)>,
 }
 
@@ -344,6 +353,12 @@ impl Indexer {
                         file_at: z_off,
                     };
                     self.packets(&inner, iw, blobs)?;
+                    // Kept for the merge while the budget lasts (inflating is most of the
+                    // cost of a compressed trace); the rest is inflated again there.
+                    if self.resident + inner.len() <= RESIDENT_INFLATED {
+                        self.resident += inner.len();
+                        blobs[id as usize].data = Some(inner);
+                    }
                 }
                 (packet::CLOCK_SNAPSHOT, Val::Len(b)) => self.snapshot(b).map_err(rel)?,
                 (packet::FTRACE_STATS, Val::Len(b)) => self.ftrace_stats(b).map_err(rel)?,
@@ -448,15 +463,11 @@ impl Indexer {
         Ok(())
     }
 
-    /// Notes which event an `FtraceEvent` is (for the formats) and its time.
+    /// Notes which event an `FtraceEvent` is (for the formats).
     fn event_kind(&mut self, e: &[u8]) -> Result<(), WireError> {
         let mut f = Fields::new(e);
         while let Some((n, v)) = f.next_field()? {
             match (n, v) {
-                (event::TIMESTAMP, v) => {
-                    let t = v.int();
-                    self.first_boot = Some(self.first_boot.map_or(t, |x| x.min(t)));
-                }
                 (event::GENERIC, Val::Len(g)) => {
                     if let Ok(Some((generic::EVENT_NAME, Val::Len(name)))) =
                         Fields::new(g).next_field()
@@ -646,14 +657,12 @@ fn builder(formats: &[EventFormat], fmt: usize, typed: Option<&schema::Typed>) -
         4
     };
     let loc = |n: &str| f.field(n).map(|x| x.loc()).unwrap_or_default();
-    let by_number = typed
-        .map(|t| {
-            t.fields
-                .iter()
-                .filter_map(|(num, name)| f.field(name).map(|x| (*num, x.loc())))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut by_number = [Loc::default(); MAX_TYPED_FIELD];
+    for (num, name) in typed.map(|t| t.fields).unwrap_or_default() {
+        if let (Some(x), Some(slot)) = (f.field(name), by_number.get_mut(*num as usize)) {
+            *slot = x.loc();
+        }
+    }
     Builder {
         fmt,
         fixed: fixed_end.div_ceil(align) * align,
@@ -702,10 +711,12 @@ fn unzigzag(v: u64) -> u64 {
 /// The head of one stream in the merge.
 #[derive(Clone, Copy)]
 enum Head {
-    /// An event at BOOTTIME `t`, its `FtraceEvent` bytes at `off..off+len` of the bundle's
-    /// source.
+    /// An event at BOOTTIME `t` by `pid`: its payload (`FtraceEvent` field `field`) is at
+    /// `off..off+len` of the bundle's source (`len` u32::MAX: it has none).
     Event {
         t: u64,
+        pid: u32,
+        field: u32,
         off: usize,
         len: usize,
     },
@@ -749,7 +760,7 @@ impl<'a> PerfettoImport<'a> {
             dropped: Vec::new(),
             ftrace_clock: None,
             unsynced: 0,
-            first_boot: None,
+            resident: 0,
             comms: Vec::new(),
         };
         let mut blobs = Vec::new();
@@ -852,11 +863,11 @@ impl<'a> PerfettoImport<'a> {
             builders,
             comms: ix.comms,
             damage,
-            first_boot: ix.first_boot,
             to_mono,
             info,
             mapper,
             skipped: HashMap::new(),
+            skipped_fields: Vec::new(),
             buf: Vec::with_capacity(256),
         }
     }
@@ -934,22 +945,42 @@ impl<'a> PerfettoImport<'a> {
                 match f.next_field() {
                     Ok(Some((bundle::EVENT, Val::Len(e)))) => {
                         let e_off = c.pos + (e.as_ptr() as usize - body.as_ptr() as usize);
-                        // The event's time (usually its first field).
-                        let mut t = None;
+                        // Time, task and payload, read once here for the merge and the
+                        // mapping.
+                        let (mut t, mut pid, mut field, mut off, mut len) =
+                            (None, 0u32, 0u32, 0usize, usize::MAX);
                         let mut ef = Fields::new(e);
                         while let Some((n, v)) = ef
                             .next_field()
                             .map_err(|er| bad(e_off + er.at, format!("FtraceEvent: {}", er.msg)))?
                         {
-                            if n == event::TIMESTAMP {
-                                t = Some(v.int());
-                                break;
+                            match (n, v) {
+                                (event::TIMESTAMP, v) => t = Some(v.int()),
+                                (event::PID, v) => pid = v.int() as u32,
+                                (event::COMMON_FLAGS, _) => {}
+                                (n, Val::Len(p)) => {
+                                    field = n;
+                                    off = e_off + (p.as_ptr() as usize - e.as_ptr() as usize);
+                                    len = p.len();
+                                }
+                                _ => {}
                             }
                         }
                         let Some(t) = t else {
                             return Err(bad(e_off, "FtraceEvent without a timestamp".into()));
                         };
-                        found = Some((t.saturating_add_signed(b.delta), e_off, e.len(), f.pos()));
+                        let t = t.saturating_add_signed(b.delta);
+                        found = Some((
+                            Head::Event {
+                                t,
+                                pid,
+                                field,
+                                off,
+                                len,
+                            },
+                            t,
+                            f.pos(),
+                        ));
                         break;
                     }
                     Ok(Some(_)) => {}
@@ -959,13 +990,13 @@ impl<'a> PerfettoImport<'a> {
                     }
                 }
             }
-            if let Some((t, off, len, next)) = found {
+            if let Some((head, t, next)) = found {
                 if !c.lost_done {
                     c.lost_done = true;
                     return Ok(Head::Lost { t });
                 }
                 c.pos += next;
-                return Ok(Head::Event { t, off, len });
+                return Ok(head);
             }
             // The bundle is read: drop its compressed packet when it was the last.
             if b.blob != u32::MAX {
@@ -986,15 +1017,16 @@ impl<'a> PerfettoImport<'a> {
         }
     }
 
-    /// Maps the event at `off..off+len` of bundle source `b`, at output time `t`.
+    /// Maps the event whose payload is at `off..off+len` of bundle `b`'s source, at output
+    /// time `t`.
+    #[inline]
     fn map_event<S: Sink>(
         &mut self,
         sink: &mut S,
         cpu: u32,
         t: u64,
         b: BundleRef,
-        off: usize,
-        len: usize,
+        (pid, field, off, len): (u32, u32, usize, usize),
     ) -> Result<(), ImportError> {
         let blob_at = if b.blob == u32::MAX {
             None
@@ -1010,69 +1042,47 @@ impl<'a> PerfettoImport<'a> {
                 .as_deref()
                 .expect("entered bundle is inflated")
         };
-        let e = &src[off..off + len];
+        if len == usize::MAX {
+            self.skip_field(0, t);
+            return Ok(());
+        }
+        let (n, p) = (field, &src[off..off + len]);
         let bad = |er: WireError| {
             ImportError::Input(damage(at(off + er.at), format!("FtraceEvent: {}", er.msg)))
         };
-        let mut pid = 0u32;
-        let mut payload: Option<(u32, &[u8])> = None;
-        let mut f = Fields::new(e);
-        while let Some((n, v)) = f.next_field().map_err(bad)? {
-            match (n, v) {
-                (event::PID, v) => pid = v.int() as u32,
-                (event::TIMESTAMP | event::COMMON_FLAGS, _) => {}
-                (n, Val::Len(p)) => payload = Some((n, p)),
-                _ => {}
-            }
-        }
-        let Some((n, p)) = payload else {
-            self.skip("ftrace:(event without a payload)".into(), t);
-            return Ok(());
-        };
         let buf = &mut self.buf;
         buf.clear();
-        let bi = if n == event::GENERIC {
+        // Typed events first: the common case, one table lookup.
+        if let Some(bi) = self
+            .typed
+            .get(n as usize)
+            .copied()
+            .filter(|&i| i != u32::MAX)
+        {
+            typed_record(&self.builders[bi as usize], &self.formats, p, pid, buf).map_err(bad)?;
+        } else if n == event::GENERIC {
             match generic_record(&self.formats, &self.by_name, &self.builders, p, pid, buf) {
-                Ok(Ok(bi)) => bi,
+                Ok(Ok(_)) => {}
                 Ok(Err(name)) => {
-                    self.skip(name, t);
+                    self.mapper.other_event(t);
+                    count_name(&mut self.skipped, name);
                     return Ok(());
                 }
                 Err(er) => return Err(bad(er)),
             }
         } else if let Some(d) = self.descriptors.get(&n) {
             match described_record(&self.formats, &self.by_name, &self.builders, d, p, pid, buf) {
-                Ok(Some(bi)) => bi,
+                Ok(Some(_)) => {}
                 Ok(None) => {
-                    let name = d.name.clone();
-                    self.skip(name, t);
+                    self.skip_field(n, t);
                     return Ok(());
                 }
                 Err(er) => return Err(bad(er)),
             }
         } else {
-            match self
-                .typed
-                .get(n as usize)
-                .copied()
-                .filter(|&i| i != u32::MAX)
-            {
-                Some(bi) => {
-                    typed_record(&self.builders[bi as usize], &self.formats, p, pid, buf)
-                        .map_err(bad)?;
-                    bi as usize
-                }
-                None => {
-                    let name = match schema::OTHER_NAMES.iter().find(|(f, _)| *f == n) {
-                        Some((_, s)) => (*s).to_string(),
-                        None => format!("ftrace event (FtraceEvent field {n})"),
-                    };
-                    self.skip(name, t);
-                    return Ok(());
-                }
-            }
-        };
-        let _ = bi;
+            self.skip_field(n, t);
+            return Ok(());
+        }
         match self.mapper.event(sink, cpu, t, &self.buf) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(ImportError::Output(e)),
@@ -1083,12 +1093,29 @@ impl<'a> PerfettoImport<'a> {
         }
     }
 
-    fn skip(&mut self, name: String, t: u64) {
+    /// An event of `FtraceEvent` field `n` (0: none) with no format: counted by field.
+    fn skip_field(&mut self, n: u32, t: u64) {
         self.mapper.other_event(t);
-        if self.skipped.len() < MAX_NAMES || self.skipped.contains_key(&name) {
-            *self.skipped.entry(name).or_insert(0) += 1;
+        if let Some(c) = self.skipped_fields.iter_mut().find(|(f, _)| *f == n) {
+            c.1 += 1;
+        } else if self.skipped_fields.len() < MAX_NAMES {
+            self.skipped_fields.push((n, 1));
         } else {
-            *self.skipped.entry("(other names)".into()).or_insert(0) += 1;
+            count_name(&mut self.skipped, "(other names)");
+        }
+    }
+
+    /// The summary's name of `FtraceEvent` field `n`.
+    fn field_name(&self, n: u32) -> String {
+        if n == 0 {
+            return "ftrace:(event without a payload)".into();
+        }
+        if let Some(d) = self.descriptors.get(&n) {
+            return d.name.clone();
+        }
+        match schema::OTHER_NAMES.iter().find(|(f, _)| *f == n) {
+            Some((_, s)) => (*s).to_string(),
+            None => format!("ftrace event (FtraceEvent field {n})"),
         }
     }
 
@@ -1122,10 +1149,8 @@ impl<'a> PerfettoImport<'a> {
             Head::Event { t, .. } | Head::Lost { t } => Some(t),
             Head::End => None,
         };
-        if let Some(t) = self
-            .first_boot
-            .or_else(|| heads.iter().filter_map(key).min())
-        {
+        // Each stream is in time order: the earliest head is the capture's start.
+        if let Some(t) = heads.iter().filter_map(key).min() {
             let mut s0 = 0;
             sink.capture_start(self.out_time(t, &mut s0));
         }
@@ -1169,13 +1194,20 @@ impl<'a> PerfettoImport<'a> {
             );
             loop {
                 match heads[best] {
-                    Head::Event { t, off, len } => {
+                    Head::Event {
+                        t,
+                        pid,
+                        field,
+                        off,
+                        len,
+                    } => {
                         if t > second {
                             break;
                         }
                         let b = self.streams[c.stream].bundles[c.bundle];
                         let ot = self.out_time(t, &mut snap);
-                        match self.map_event(sink, c.cpu, ot, b, off, len) {
+                        let ev = (pid, field, off, len);
+                        match self.map_event(sink, c.cpu, ot, b, ev) {
                             Ok(()) => {}
                             Err(ImportError::Input(e)) => {
                                 damage_found.push(e);
@@ -1224,6 +1256,10 @@ impl<'a> PerfettoImport<'a> {
                     .map_err(ImportError::Output)?;
             }
         }
+        let fields = std::mem::take(&mut self.skipped_fields);
+        for (n, c) in fields {
+            *self.skipped.entry(self.field_name(n)).or_insert(0) += c;
+        }
         let mut skipped: Vec<(String, u64)> = self.skipped.drain().collect();
         skipped.sort();
         self.info.skipped = skipped;
@@ -1242,6 +1278,17 @@ impl<'a> PerfettoImport<'a> {
     }
 }
 
+/// Counts a skipped event by `name` (allocated once per name, at most [`MAX_NAMES`]).
+fn count_name(skipped: &mut HashMap<String, u64>, name: &str) {
+    if let Some(c) = skipped.get_mut(name) {
+        *c += 1;
+    } else if skipped.len() < MAX_NAMES {
+        skipped.insert(name.to_string(), 1);
+    } else {
+        *skipped.entry("(other names)".into()).or_insert(0) += 1;
+    }
+}
+
 /// Rebuilds a typed event's record into `buf`.
 fn typed_record(
     bd: &Builder,
@@ -1255,7 +1302,7 @@ fn typed_record(
     put_int(buf, bd.pid_loc, u64::from(pid));
     let mut f = Fields::new(p);
     while let Some((n, v)) = f.next_field()? {
-        if let Some(&(_, l)) = bd.by_number.iter().find(|(k, _)| *k == n) {
+        if let Some(&l) = bd.by_number.get(n as usize).filter(|l| l.size > 0) {
             match v {
                 Val::Len(s) => put_str(buf, l, s),
                 v => put_int(buf, l, v.int()),
@@ -1333,14 +1380,14 @@ fn fill(
 
 /// Rebuilds a `GenericFtraceEvent`'s record into `buf`; `Ok(Err(name))` when no format is
 /// known for its event.
-fn generic_record(
+fn generic_record<'p>(
     formats: &[EventFormat],
     by_name: &HashMap<String, Vec<usize>>,
     builders: &[Builder],
-    p: &[u8],
+    p: &'p [u8],
     pid: u32,
     buf: &mut Vec<u8>,
-) -> Result<Result<usize, String>, WireError> {
+) -> Result<Result<usize, &'p str>, WireError> {
     let mut name: &[u8] = b"";
     let mut fields: [(&[u8], GVal<'_>); MAX_GENERIC_FIELDS] =
         [(b"", GVal::Int(0)); MAX_GENERIC_FIELDS];
@@ -1371,9 +1418,9 @@ fn generic_record(
     let name = std::str::from_utf8(name).unwrap_or("");
     let Some(cands) = by_name.get(name) else {
         return Ok(Err(if name.is_empty() {
-            "ftrace:(generic event without a name)".into()
+            "ftrace:(generic event without a name)"
         } else {
-            name.to_string()
+            name
         }));
     };
     let bi = variant(formats, builders, cands, &fields[..n]);

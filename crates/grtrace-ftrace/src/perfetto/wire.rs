@@ -36,8 +36,20 @@ pub struct WireError {
 }
 
 /// Reads one varint at `b[*pos..]`.
-#[inline]
+#[inline(always)]
 pub fn varint(b: &[u8], pos: &mut usize) -> Result<u64, WireError> {
+    // Most varints of a trace (keys, small values) are one byte.
+    if let Some(&byte) = b.get(*pos) {
+        if byte < 0x80 {
+            *pos += 1;
+            return Ok(u64::from(byte));
+        }
+    }
+    varint_long(b, pos)
+}
+
+#[inline(never)]
+fn varint_long(b: &[u8], pos: &mut usize) -> Result<u64, WireError> {
     let start = *pos;
     let mut v: u64 = 0;
     let mut shift = 0;
@@ -86,7 +98,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The next field: `Ok(None)` at the end of the message.
-    #[inline]
+    #[inline(always)]
     pub fn next_field(&mut self) -> Result<Option<(u32, Val<'a>)>, WireError> {
         if self.pos >= self.b.len() {
             return Ok(None);
