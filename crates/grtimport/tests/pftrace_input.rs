@@ -196,9 +196,11 @@ fn records(base: &Path) -> (Vec<StreamHeader>, Vec<String>) {
     (headers, lines)
 }
 
-/// The jobs of the streams: (ring name, ctx, seqno) -> exec time (END - START), and the
-/// ring names.
-fn jobs(base: &Path) -> (Vec<(String, u32, u64, Option<u64>)>, Vec<String>) {
+/// A finished job: ring name, ctx, seqno, exec time (END - START) when its START came.
+type Job = (String, u32, u64, Option<u64>);
+
+/// The jobs of the streams, and the ring names.
+fn jobs(base: &Path) -> (Vec<Job>, Vec<String>) {
     let mut rings: Vec<(u32, String)> = Vec::new();
     let mut starts: Vec<((u32, u32, u64), u64)> = Vec::new();
     let mut out = Vec::new();
@@ -771,5 +773,74 @@ print(sorted(kinds.items()), sorted(names), sorted(seqs))
         let (_, rb) = records(&d.join("b"));
         assert!(ra.len() > 1000);
         assert_eq!(ra, rb, "{flavor:?}");
+    }
+}
+
+/// Bundles on ftrace's `local` clock (FTRACE_CLOCK_LOCAL) with a sync pair go on boot; without
+/// one, the events stay on `local` and the summary says so.
+#[test]
+fn an_ftrace_clock_other_than_boot_is_put_on_boot_by_the_bundles_sync_pairs() {
+    let d = dir("fclock");
+    let evs = two_gpus_617();
+    std::fs::write(d.join("trace.dat"), dat("6.17", 3, &evs, &[])).unwrap();
+    let (code, err) = grtimport(&[
+        d.join("trace.dat").to_str().unwrap(),
+        "-o",
+        d.join("dat").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (_, want) = records(&d.join("dat"));
+    // local runs 7 us behind boot: events written at t - 7000, the pair says +7000.
+    let lag = 7_000u64;
+    let shifted: Vec<Ev> = evs
+        .iter()
+        .map(|e| Ev {
+            t: e.t - lag,
+            ints: e.ints.clone(),
+            strs: e.strs.clone(),
+            ..*e
+        })
+        .collect();
+    for synced in [true, false] {
+        let pairs = if synced {
+            (5_000_000, 5_000_000 + lag)
+        } else {
+            (0, 0)
+        };
+        let bundles: Vec<String> = (0..3)
+            .map(|cpu| {
+                let b = bundle(&shifted, cpu, 0, false, 0, 100);
+                b.replacen(
+                    "\"bundle\": {",
+                    &format!("\"bundle\": {{\"clock\": [3, {}, {}], ", pairs.0, pairs.1),
+                    1,
+                )
+            })
+            .collect();
+        let pf = d.join(format!("local-{synced}.pftrace"));
+        make(
+            &format!("{{\"packets\": [{}, {}]}}", threads(), bundles.join(", ")),
+            &pf,
+        );
+        let base = d.join(format!("pf-{synced}"));
+        let (code, err) = grtimport(&[pf.to_str().unwrap(), "-o", base.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        let (hs, got) = records(&base);
+        if synced {
+            assert!(
+                err.contains("clock boot: ftrace clock put on boot"),
+                "{err}"
+            );
+            assert!(hs.iter().all(|h| h.clock_id == 7), "BOOTTIME");
+            assert_eq!(got, want);
+        } else {
+            assert!(
+                err.contains("clock local: 3 bundles on an ftrace clock without"),
+                "{err}"
+            );
+            assert!(hs.iter().all(|h| h.clock_id == 0x1000_0001), "ftrace local");
+            assert_ne!(got, want);
+            assert_eq!(got.len(), want.len());
+        }
     }
 }

@@ -6,6 +6,7 @@ Usage: make_pftrace.py SPEC.json OUT.pftrace
 SPEC: {"packets": [PACKET...], "truncate": BYTES (optional, cut from the end)}
 PACKET, one of:
   {"bundle": {"cpu": N, "lost": bool, "compact_switches": N,
+              "clock": [FTRACE_CLOCK, FTRACE_TS, BOOT_TS] (optional; TS 0: none),
               "events": [{"ts", "pid", "name", "ints": {...}, "strs": {...}}]},
    "seq": N, "dropped": bool}
   {"clock_snapshot": {"boot": NS, "mono": NS}}
@@ -64,6 +65,12 @@ def fill_packet(p, spec):
         fb.cpu = b["cpu"]
         if b.get("lost"):
             fb.lost_events = True
+        if "clock" in b:
+            kind, fts, bts = b["clock"]
+            fb.ftrace_clock = kind
+            if fts:
+                fb.ftrace_timestamp = fts
+                fb.boot_timestamp = bts
         for e in b.get("events", []):
             fill_event(fb.event.add(), e)
         n = b.get("compact_switches", 0)

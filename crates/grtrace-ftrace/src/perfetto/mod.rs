@@ -777,7 +777,7 @@ impl<'a> PerfettoImport<'a> {
         }
         let formats: Vec<EventFormat> = crate::text::text_formats()
             .into_iter()
-            .filter(|f| ix.names.iter().any(|n| *n == f.name))
+            .filter(|f| ix.names.contains(&f.name))
             .collect();
         let mut builders = Vec::new();
         let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
@@ -1324,10 +1324,10 @@ enum GVal<'a> {
 
 /// Picks the variant of `name` whose fields best fit `names` (none missing from the format,
 /// then the fewest format fields not given), as text input does.
-fn variant<'b>(
+fn variant(
     formats: &[EventFormat],
     builders: &[Builder],
-    cands: &'b [usize],
+    cands: &[usize],
     fields: &[(&[u8], GVal<'_>)],
 ) -> usize {
     if cands.len() == 1 {
