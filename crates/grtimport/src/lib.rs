@@ -114,7 +114,7 @@ pub fn run(args: &Args) -> ExitCode {
     }
     if data.len() < MAGIC.len() || data[..MAGIC.len()] != MAGIC {
         if grtrace_ftrace::perfetto::looks_like_perfetto(data) {
-            return perfetto::run(args, &name, data, to_stdout);
+            return perfetto::run(args, &name, data, map_ref, to_stdout);
         }
         return run_text(args, &name, data, to_stdout);
     }

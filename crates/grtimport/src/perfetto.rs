@@ -10,8 +10,24 @@ use grtrace_ftrace::perfetto::PerfettoImport;
 use crate::{out_error, summary_tail, target, Args};
 
 /// Imports the Perfetto trace `data` (named `name` in messages).
-pub(crate) fn run(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
-    let mut pi = PerfettoImport::new(data);
+pub(crate) fn run(
+    args: &Args,
+    name: &str,
+    data: &[u8],
+    map: Option<&memmap2::Mmap>,
+    to_stdout: bool,
+) -> ExitCode {
+    // Pages already read are dropped from the mapping so memory stays flat.
+    let release = |off: usize, len: usize| {
+        if let Some(m) = map {
+            // SAFETY: a read-only shared file mapping; DONTNEED only drops the pages (a later
+            // access reads them from the file again), and the reader hands over only ranges
+            // it is done with.
+            let _ =
+                unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, off, len) };
+        }
+    };
+    let mut pi = PerfettoImport::new_releasing(data, Some(&release));
     let clock = pi.info.clock;
     let Some(clock_no) = clock_id(clock) else {
         eprintln!("grtimport: {name}: events on an ftrace clock grtrace cannot name ({clock})");

@@ -178,6 +178,7 @@ pub struct PerfettoImport<'a> {
     to_mono: bool,
     pub info: Info,
     pub mapper: Mapper,
+    release: Option<&'a dyn Fn(usize, usize)>,
     skipped: HashMap<String, u64>,
     /// Skipped typed events by field number (few distinct: a list).
     skipped_fields: Vec<(u32, u64)>,
@@ -229,7 +230,7 @@ impl Where {
 }
 
 /// State of the index pass over one packet list (the file, or an inflated blob).
-struct Indexer {
+struct Indexer<'r> {
     streams: Vec<Stream>,
     by_key: HashMap<(u32, u32), usize>,
     descriptors: HashMap<u32, Descriptor>,
@@ -246,6 +247,9 @@ struct Indexer {
     unsynced: u64,
     /// Inflated bytes kept from the index for the merge.
     resident: usize,
+    /// Drops file ranges already read from the mapping (see [`PerfettoImport::new_releasing`]).
+    release: Option<&'r dyn Fn(usize, usize)>,
+    released: usize,
     comms: Vec<(u32, String)>,
 }
 
@@ -272,7 +276,7 @@ fn is_meta(field: u32) -> bool {
     matches!(field, 3 | 8 | 10 | 12 | 13 | 41 | 42 | 58 | 59 | 79 | 87)
 }
 
-impl Indexer {
+impl Indexer<'_> {
     fn stream(&mut self, seq: u32, cpu: u32) -> usize {
         if let Some(&i) = self.by_key.get(&(seq, cpu)) {
             return i;
@@ -302,6 +306,9 @@ impl Indexer {
                 (schema::TRACE_PACKET, Val::Len(p)) => {
                     let p_off = p.as_ptr() as usize - list.as_ptr() as usize;
                     self.packet(list, p, p_off, w, blobs)?;
+                    if w.blob == u32::MAX {
+                        self.released = release_upto(self.release, self.released, f.pos());
+                    }
                 }
                 (schema::TRACE_PACKET, _) => {
                     return Err(w.err(at, "a TracePacket that is not a message".into()))
@@ -745,6 +752,16 @@ impl<'a> PerfettoImport<'a> {
     /// Indexes `data` (see the module doc). Damage stops the index; what came before it is
     /// imported by [`run`](Self::run), which reports the damage at its end.
     pub fn new(data: &'a [u8]) -> PerfettoImport<'a> {
+        Self::new_releasing(data, None)
+    }
+
+    /// As [`new`](Self::new), telling `release(offset, len)` of each stretch of the file it
+    /// is done with (page aligned, some MiB at a time) so a mapping can drop those pages:
+    /// after the index, and in the merge behind the slowest stream.
+    pub fn new_releasing(
+        data: &'a [u8],
+        release: Option<&'a dyn Fn(usize, usize)>,
+    ) -> PerfettoImport<'a> {
         let n_typed = schema::TYPED.iter().map(|t| t.field).max().unwrap_or(0) as usize + 1;
         let mut ix = Indexer {
             streams: Vec::new(),
@@ -761,6 +778,8 @@ impl<'a> PerfettoImport<'a> {
             ftrace_clock: None,
             unsynced: 0,
             resident: 0,
+            release,
+            released: 0,
             comms: Vec::new(),
         };
         let mut blobs = Vec::new();
@@ -769,6 +788,7 @@ impl<'a> PerfettoImport<'a> {
             file_at: 0,
         };
         let damage = ix.packets(data, whole, &mut blobs).err();
+        ix.released = release_upto(release, ix.released, data.len());
         // Event names present -> formats (both kernels' variants, as for text).
         for t in schema::TYPED {
             if ix.typed_seen[t.field as usize] {
@@ -866,6 +886,7 @@ impl<'a> PerfettoImport<'a> {
             to_mono,
             info,
             mapper,
+            release,
             skipped: HashMap::new(),
             skipped_fields: Vec::new(),
             buf: Vec::with_capacity(256),
@@ -1161,7 +1182,30 @@ impl<'a> PerfettoImport<'a> {
             *marked.entry(s.cpu).or_insert(0) += s.bundles.iter().filter(|b| b.lost).count() as u64;
         }
         let stats_lost: HashMap<u32, u64> = self.info.stats_lost.iter().copied().collect();
+        // The mapping is released again behind the slowest stream (the index released it
+        // once; the merge faulted it back in).
+        let mut released = 0usize;
+        let mut since = 0u32;
         loop {
+            since += 1;
+            if self.release.is_some() && since >= 1024 {
+                since = 0;
+                let low = cursors
+                    .iter()
+                    .zip(&heads)
+                    .filter(|(_, h)| !matches!(h, Head::End))
+                    .filter_map(|(c, _)| self.streams[c.stream].bundles.get(c.bundle))
+                    .map(|b| {
+                        if b.blob == u32::MAX {
+                            b.off
+                        } else {
+                            self.blobs[b.blob as usize].at
+                        }
+                    })
+                    .min()
+                    .unwrap_or(self.data.len());
+                released = release_upto(self.release, released, low);
+            }
             let mut best = usize::MAX;
             let mut best_t = u64::MAX;
             let mut second = u64::MAX;
@@ -1275,6 +1319,24 @@ impl<'a> PerfettoImport<'a> {
                 Err(ImportError::Input(e))
             }
         }
+    }
+}
+
+/// Bytes read between two releases of the mapping.
+const RELEASE_STEP: usize = 8 << 20;
+
+/// Tells `release` of `[from, to)` (page aligned) once it is [`RELEASE_STEP`] long; returns
+/// the new start.
+fn release_upto(release: Option<&dyn Fn(usize, usize)>, from: usize, to: usize) -> usize {
+    let Some(r) = release else {
+        return from;
+    };
+    let to = to & !4095;
+    if to >= from + RELEASE_STEP {
+        r(from, to - from);
+        to
+    } else {
+        from
     }
 }
 
