@@ -28,6 +28,19 @@ pub(crate) fn run(
         }
     };
     let mut pi = PerfettoImport::new_releasing(data, Some(&release));
+    if pi.info.cpus.is_empty() && pi.info.packets > 0 && !pi.damaged() {
+        let other: Vec<String> = pi
+            .info
+            .other_packets
+            .iter()
+            .map(|(n, c)| format!("{n} {c}"))
+            .collect();
+        eprintln!(
+            "grtimport: {name}: a Perfetto trace without ftrace events ({}): record it with the linux.ftrace data source and the GPU events (gpu_scheduler/*, dma_fence/*, ...)",
+            if other.is_empty() { "no packets of any data source".to_string() } else { other.join(", ") }
+        );
+        return ExitCode::from(1);
+    }
     let clock = pi.info.clock;
     let Some(clock_no) = clock_id(clock) else {
         eprintln!("grtimport: {name}: events on an ftrace clock grtrace cannot name ({clock})");

@@ -680,6 +680,19 @@ fn a_perfetto_trace_is_told_by_its_content_not_its_name() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("Perfetto trace"), "{err}");
+    // A Perfetto trace without ftrace data says what it has and how to record.
+    let te = d.join("te.pftrace");
+    make(
+        "{\"packets\": [{\"track_event\": true}, {\"track_event\": true}]}",
+        &te,
+    );
+    let (code, err) = grtimport(&[te.to_str().unwrap(), "-o", d.join("e").to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("without ftrace events (track_event 2)"),
+        "{err}"
+    );
+    assert!(err.contains("linux.ftrace"), "{err}");
     // Text that starts with a newline (0x0a, the packet key) is still text.
     let t = d.join("t.txt");
     std::fs::write(

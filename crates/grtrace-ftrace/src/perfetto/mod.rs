@@ -893,6 +893,11 @@ impl<'a> PerfettoImport<'a> {
         }
     }
 
+    /// Whether the index stopped at damage (reported by [`run`](Self::run)).
+    pub fn damaged(&self) -> bool {
+        self.damage.is_some()
+    }
+
     /// Task names from the trace's `process_tree` packets.
     pub fn comms(&self) -> &[(u32, String)] {
         &self.comms
