@@ -227,9 +227,10 @@ fn sign_extend(v: u64, size: usize, signed: bool) -> u64 {
     (((v << shift) as i64) >> shift) as u64
 }
 
-/// Writes the events of `dat` into `w` as `traced_probes` would: a bundle of each CPU in
-/// turn, so the CPUs' bundles interleave; the saved command lines as thread names.
-/// Returns the number of events.
+/// Writes the events of `dat` into `w` as `traced_probes` would: the CPUs read in time
+/// order (as it reads them period by period), each into its own bundles, so bundles of the
+/// CPUs interleave in the file by time; the saved command lines as thread names. Returns
+/// the number of events.
 pub fn from_dat<W: Write>(dat: &TraceDat<'_>, w: &mut Writer<W>) -> Result<u64, DatError> {
     let io = |e: io::Error| DatError {
         offset: 0,
@@ -246,30 +247,38 @@ pub fn from_dat<W: Write>(dat: &TraceDat<'_>, w: &mut Writer<W>) -> Result<u64, 
         by_id[i] = Some(f);
     }
     let mut streams = dat.streams();
-    let mut done = vec![false; streams.len()];
+    let mut heads = Vec::with_capacity(streams.len());
+    for s in streams.iter_mut() {
+        heads.push(s.next()?);
+    }
+    let key = |h: &Next| match *h {
+        Next::Event(t) | Next::Lost(_, t) => Some(t),
+        Next::End => None,
+    };
     let mut n = 0u64;
     let e = dat.endian;
-    while done.iter().any(|d| !d) {
-        for (i, s) in streams.iter_mut().enumerate() {
-            let mut k = 0;
-            while !done[i] && k < BUNDLE_EVENTS {
-                match s.next()? {
-                    Next::Event(t) => {
-                        let rec = s.event();
-                        let id = read_uint(e, rec, 0, 2) as usize;
-                        let pid = read_uint(e, rec, 4, 4) as u32;
-                        if let Some(Some(f)) = by_id.get(id) {
-                            w.event(s.cpu, t, pid, f, rec).map_err(io)?;
-                            n += 1;
-                        }
-                        k += 1;
-                    }
-                    Next::Lost(..) => w.lost(s.cpu).map_err(io)?,
-                    Next::End => done[i] = true,
+    // The CPU with the earliest next event goes next.
+    while let Some((i, _)) = heads
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| key(h).map(|t| (i, t)))
+        .min_by_key(|x| x.1)
+    {
+        let s = &mut streams[i];
+        match heads[i] {
+            Next::Event(t) => {
+                let rec = s.event();
+                let id = read_uint(e, rec, 0, 2) as usize;
+                let pid = read_uint(e, rec, 4, 4) as u32;
+                if let Some(Some(f)) = by_id.get(id) {
+                    w.event(s.cpu, t, pid, f, rec).map_err(io)?;
+                    n += 1;
                 }
             }
-            w.flush_cpu(s.cpu).map_err(io)?;
+            Next::Lost(..) => w.lost(s.cpu).map_err(io)?,
+            Next::End => {}
         }
+        heads[i] = s.next()?;
     }
     Ok(n)
 }
