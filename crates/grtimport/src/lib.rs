@@ -13,10 +13,13 @@ use grtrace_ftrace::out::{clock_id, Streams, Target};
 use grtrace_ftrace::text::{TextErrorOrIo, TextImport};
 use grtrace_ftrace::tracedat::{TraceDat, MAGIC};
 
+mod perfetto;
+
 /// Import GPU tracepoints recorded on a stock kernel into grtrace streams.
 ///
-/// INPUT is a trace-cmd trace.dat (version 6 or 7, compressed or not), or text from
-/// `trace-cmd report` or tracefs `trace` / `trace_pipe`. The events are
+/// INPUT is a trace-cmd trace.dat (version 6 or 7, compressed or not), a Perfetto trace
+/// (`.perfetto-trace`, `.pftrace`: its ftrace events, zlib-compressed packets too), or text
+/// from `trace-cmd report` or tracefs `trace` / `trace_pipe`, told apart by content. The events are
 /// decoded from the formats the file carries and mapped as IMPORT.md says: DRM scheduler
 /// jobs, dma_fence signals and waits, virtio-gpu commands, amdgpu and lima names, amdgpu
 /// faults, i915, xe, msm and v3d jobs.
@@ -26,10 +29,11 @@ use grtrace_ftrace::tracedat::{TraceDat, MAGIC};
 ///   trace-cmd record -e gpu_scheduler -e dma_fence -e virtio_gpu -o trace.dat sleep 10
 ///   grtimport trace.dat -o run && grtreport run
 ///   grtimport trace.dat -o - | grtreport -i -
+///   grtimport capture.perfetto-trace -o run && grtreport run
 #[derive(Parser, Debug)]
 #[command(name = "grtimport", version, verbatim_doc_comment)]
 pub struct Args {
-    /// trace.dat file or trace text (`-` reads it from stdin)
+    /// trace.dat file, Perfetto trace or trace text (`-` reads it from stdin)
     #[arg(value_name = "INPUT", required_unless_present = "completions")]
     pub input: Option<String>,
     /// Output base name: BASE.grtrace.<cpu>; `-` writes one merged stream to stdout.
@@ -109,6 +113,9 @@ pub fn run(args: &Args) -> ExitCode {
         return ExitCode::from(1);
     }
     if data.len() < MAGIC.len() || data[..MAGIC.len()] != MAGIC {
+        if grtrace_ftrace::perfetto::looks_like_perfetto(data) {
+            return perfetto::run(args, &name, data, map_ref, to_stdout);
+        }
         return run_text(args, &name, data, to_stdout);
     }
     let dat = match TraceDat::parse(data) {

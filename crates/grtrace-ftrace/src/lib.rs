@@ -14,6 +14,8 @@
 //! * [`capture`]: test captures written both as trace.dat and as text.
 //! * [`datwriter`]: a trace.dat writer (v6, v7, compressed or not) for tests and benchmarks.
 //! * [`fixtures`]: the kernels' event formats (from their TP_STRUCT__entry definitions).
+//! * [`perfetto`]: Perfetto traces (ftrace bundles, compressed packets, clock snapshots) read
+//!   into the same mapping, and a writer of them for the benchmark.
 
 pub mod capture;
 pub mod datwriter;
@@ -24,6 +26,7 @@ pub mod live;
 pub mod map;
 pub mod out;
 pub mod page;
+pub mod perfetto;
 pub mod synth;
 pub mod text;
 pub mod tracedat;
