@@ -45,7 +45,7 @@ use grtrace_format::{Lost, RecordView};
 use prost::Message;
 
 use crate::engine::{Engine, Timeline};
-use crate::job::{Flags, Job, JobKey, NONE, PHASE_NAMES};
+use crate::job::{Flags, Job, JobKey, NONE};
 use crate::joiner::{FxMap, Joiner};
 use crate::perfetto::{host_slice, PerfettoConfig, PerfettoStats, CARD_PID_BASE, SLACK_NS};
 use crate::perfetto_proto as pb;
@@ -65,45 +65,131 @@ pub fn wants_protobuf(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("json"))
 }
 
-/// What is interned: the tables of `InternedData` the export uses.
+/// Debug annotation names, interned by the first packet of the sequence (iid = index + 1,
+/// see [`Arg`]); a phase's value is in ns.
+const ARG_NAMES: [&str; 28] = [
+    "ctx",
+    "ring",
+    "seqno",
+    "pid",
+    "submit_host_ns",
+    "queue_ns",
+    "exec_ns",
+    "complete_ns",
+    "gpu_wait_ns",
+    "vm_fault_ns",
+    "total_ns",
+    "tags",
+    "flags",
+    "fill",
+    "outstanding",
+    "batch",
+    "faults",
+    "preempts",
+    "blocker",
+    "blocker_kind",
+    "blocker_lost_ns",
+    "arg0",
+    "status",
+    "text",
+    "cpu",
+    "source",
+    "count",
+    "sequence_gap",
+];
+
+/// The iid of each debug annotation name (its place in [`ARG_NAMES`] + 1).
 #[derive(Clone, Copy)]
-enum Kind {
-    Category = 0,
-    EventName = 1,
-    ArgName = 2,
-    ArgString = 3,
+enum Arg {
+    Ctx = 1,
+    Ring,
+    Seqno,
+    Pid,
+    /// The first phase (PHASE_NAMES order); the others follow.
+    Phase0,
+    Tags = 12,
+    Flags,
+    Fill,
+    Outstanding,
+    Batch,
+    Faults,
+    Preempts,
+    Blocker,
+    BlockerKind,
+    BlockerLost,
+    Arg0,
+    Status,
+    Text,
+    Cpu,
+    Source,
+    Count,
+    SequenceGap,
 }
 
-/// Interned strings of the sequence and the ids they got.
+/// Event categories, interned by the first packet (iid = index + 1).
+const CATEGORIES: [&str; 4] = ["job", "job,incomplete", "job,inferred", "event"];
+/// The category iid of instants.
+const CAT_EVENT: u64 = 4;
+/// Names of instants of ring events, interned by the first packet (iid = index + 1).
+const MARK_NAMES: [&str; 7] = [
+    "VM_FAULT", "VM_RETRY", "RESET", "TIMEOUT", "HANG", "STALL", "EVENT",
+];
+/// Interned debug annotation strings: a blocker's kind (iids 1 and 2), then tags and flags
+/// as they turn up.
+const BLOCKER_KINDS: [&str; 2] = ["dep", "queue"];
+
+/// The interned data of the first packet: every fixed name.
+fn fixed_interned() -> pb::InternedData {
+    let names = |v: &[&str]| {
+        v.iter()
+            .enumerate()
+            .map(|(i, n)| pb::InternedName {
+                iid: Some(i as u64 + 1),
+                name: Some(n.to_string()),
+            })
+            .collect()
+    };
+    pb::InternedData {
+        event_categories: names(&CATEGORIES),
+        event_names: names(&MARK_NAMES),
+        debug_annotation_names: names(&ARG_NAMES),
+        debug_annotation_string_values: BLOCKER_KINDS
+            .iter()
+            .enumerate()
+            .map(|(i, s)| pb::InternedString {
+                iid: Some(i as u64 + 1),
+                str: Some(s.as_bytes().to_vec()),
+            })
+            .collect(),
+    }
+}
+
+/// Tag and flag strings interned so far: (0 tags / 1 flags, bits) -> iid.
 #[derive(Default)]
 struct Interner {
-    ids: [FxMap<Box<str>, u64>; 4],
+    strings: FxMap<(u8, u16), u64>,
 }
 
 impl Interner {
-    /// The id of `s`, adding it to `new` (the packet's interned data) the first time.
-    fn get(&mut self, kind: Kind, s: &str, new: &mut Option<pb::InternedData>) -> u64 {
-        let map = &mut self.ids[kind as usize];
-        if let Some(&id) = map.get(s) {
-            return id;
-        }
-        let id = map.len() as u64 + 1;
-        map.insert(s.into(), id);
-        let d = new.get_or_insert_with(Default::default);
-        let name = || pb::InternedName {
-            iid: Some(id),
-            name: Some(s.to_string()),
-        };
-        match kind {
-            Kind::Category => d.event_categories.push(name()),
-            Kind::EventName => d.event_names.push(name()),
-            Kind::ArgName => d.debug_annotation_names.push(name()),
-            Kind::ArgString => d.debug_annotation_string_values.push(pb::InternedString {
-                iid: Some(id),
-                str: Some(s.as_bytes().to_vec()),
-            }),
-        }
-        id
+    /// The iid of the string `bits` of `kind` stand for (`text` makes it), adding it to
+    /// `new` (the packet's interned data) the first time.
+    fn get(
+        &mut self,
+        kind: u8,
+        bits: u16,
+        text: impl FnOnce() -> String,
+        new: &mut Option<pb::InternedData>,
+    ) -> u64 {
+        let next = (BLOCKER_KINDS.len() + self.strings.len()) as u64 + 1;
+        *self.strings.entry((kind, bits)).or_insert_with(|| {
+            new.get_or_insert_with(Default::default)
+                .debug_annotation_string_values
+                .push(pb::InternedString {
+                    iid: Some(next),
+                    str: Some(text().into_bytes()),
+                });
+            next
+        })
     }
 }
 
@@ -199,6 +285,7 @@ impl<W: Write> PbJoint<W> {
             trusted_packet_sequence_id: Some(SEQUENCE_ID),
             sequence_flags: first.then_some(pb::SEQ_INCREMENTAL_STATE_CLEARED),
             first_packet_on_sequence: first.then_some(true),
+            interned_data: first.then(fixed_interned),
             ..Default::default()
         }
     }
@@ -391,8 +478,8 @@ enum Val<'a> {
     F(f64),
     B(bool),
     S(&'a str),
-    /// A string worth interning (tags, flags: few distinct values).
-    I(&'a str),
+    /// An interned string (its iid).
+    I(u64),
 }
 
 impl<W: Write> PerfettoPb<W> {
@@ -579,11 +666,10 @@ impl<W: Write> PerfettoPb<W> {
         (uuid, at)
     }
 
-    /// Adds a debug annotation to the event being built.
-    fn arg(&mut self, name: &str, v: Val<'_>, new: &mut Option<pb::InternedData>) {
-        let mut i = self.joint.interner.borrow_mut();
+    /// Adds a debug annotation (its name's iid) to the event being built.
+    fn arg(&mut self, name: u64, v: Val<'_>) {
         let mut a = pb::DebugAnnotation {
-            name_iid: Some(i.get(Kind::ArgName, name, new)),
+            name_iid: Some(name),
             ..Default::default()
         };
         match v {
@@ -591,7 +677,7 @@ impl<W: Write> PerfettoPb<W> {
             Val::F(f) => a.double_value = Some(f),
             Val::B(b) => a.bool_value = Some(b),
             Val::S(s) => a.string_value = Some(s.to_string()),
-            Val::I(s) => a.string_value_iid = Some(i.get(Kind::ArgString, s, new)),
+            Val::I(iid) => a.string_value_iid = Some(iid),
         }
         self.args.push(a);
     }
@@ -603,10 +689,10 @@ impl<W: Write> PerfettoPb<W> {
         ty: i32,
         ts: u64,
         track: u64,
-        name: Option<Name<'_>>,
-        cat: Option<&str>,
+        name: Option<Name>,
+        cat: Option<u64>,
         flows: (&[u64], &[u64]),
-        mut new: Option<pb::InternedData>,
+        new: Option<pb::InternedData>,
     ) {
         let mut ev = pb::TrackEvent {
             r#type: Some(ty),
@@ -616,21 +702,23 @@ impl<W: Write> PerfettoPb<W> {
             terminating_flow_ids: flows.1.to_vec(),
             ..Default::default()
         };
-        {
-            let mut i = self.joint.interner.borrow_mut();
-            if let Some(c) = cat {
-                ev.category_iids.push(i.get(Kind::Category, c, &mut new));
-            }
-            match name {
-                Some(Name::Interned(n)) => ev.name_iid = Some(i.get(Kind::EventName, n, &mut new)),
-                Some(Name::Own(n)) => ev.name = Some(n),
-                None => {}
-            }
+        ev.category_iids.extend(cat);
+        match name {
+            Some(Name::Interned(n)) => ev.name_iid = Some(n),
+            Some(Name::Own(n)) => ev.name = Some(n),
+            None => {}
         }
+        // Interned ids in use: the packet needs the sequence's incremental state.
+        let interned = cat.is_some() || ev.name_iid.is_some() || !ev.debug_annotations.is_empty();
         let mut p = self.joint.packet();
         p.timestamp = Some(self.rel(ts));
-        p.sequence_flags = Some(p.sequence_flags.unwrap_or(0) | pb::SEQ_NEEDS_INCREMENTAL_STATE);
-        p.interned_data = new;
+        if interned {
+            p.sequence_flags =
+                Some(p.sequence_flags.unwrap_or(0) | pb::SEQ_NEEDS_INCREMENTAL_STATE);
+        }
+        if new.is_some() {
+            p.interned_data = new;
+        }
         p.track_event = Some(ev);
         self.joint.emit(&p);
         self.stats.events += 1;
@@ -696,41 +784,42 @@ impl<W: Write> PerfettoPb<W> {
         }));
     }
 
-    /// The annotations of a job's execution slice: the JSON export's args.
+    /// The annotations of a job's execution slice: the JSON export's args (phases in ns).
     fn job_args(&mut self, j: &Job, new: &mut Option<pb::InternedData>) {
         for (name, v) in [
-            ("ctx", j.key.ctx as u64),
-            ("ring", j.key.ring as u64),
-            ("seqno", j.key.seqno),
-            ("pid", j.pid as u64),
+            (Arg::Ctx, j.key.ctx as u64),
+            (Arg::Ring, j.key.ring as u64),
+            (Arg::Seqno, j.key.seqno),
+            (Arg::Pid, j.pid as u64),
         ] {
-            self.arg(name, Val::U(v), new);
+            self.arg(name as u64, Val::U(v));
         }
-        let phases = j.phases.as_array();
-        for (name, v) in PHASE_NAMES.iter().zip(phases) {
-            let mut key = [0u8; 32];
-            let n = name.len();
-            key[..n].copy_from_slice(name.as_bytes());
-            key[n..n + 3].copy_from_slice(b"_ms");
-            let key = std::str::from_utf8(&key[..n + 3]).expect("ASCII");
-            self.arg(key, Val::F(v as f64 / 1e6), new);
+        for (i, v) in j.phases.as_array().into_iter().enumerate() {
+            self.arg(Arg::Phase0 as u64 + i as u64, Val::U(v));
         }
-        let (tags, flags) = (j.tags.to_string(), j.flags.to_string());
-        self.arg("tags", Val::I(&tags), new);
-        self.arg("flags", Val::I(&flags), new);
-        self.arg("fill", Val::F(j.fill as f64), new);
+        let (tags, flags) = {
+            let mut i = self.joint.interner.borrow_mut();
+            (
+                i.get(0, j.tags.0 as u16, || j.tags.to_string(), new),
+                i.get(1, j.flags.0, || j.flags.to_string(), new),
+            )
+        };
+        self.arg(Arg::Tags as u64, Val::I(tags));
+        self.arg(Arg::Flags as u64, Val::I(flags));
+        self.arg(Arg::Fill as u64, Val::F(j.fill as f64));
         for (name, v) in [
-            ("outstanding", j.outstanding as u64),
-            ("batch", j.batch as u64),
-            ("faults", j.faults as u64),
-            ("preempts", j.preempts as u64),
+            (Arg::Outstanding, j.outstanding),
+            (Arg::Batch, j.batch),
+            (Arg::Faults, j.faults),
+            (Arg::Preempts, j.preempts),
         ] {
-            self.arg(name, Val::U(v), new);
+            self.arg(name as u64, Val::U(v as u64));
         }
         if let Some((kind, who, lost)) = timeline::blocker_info(j) {
-            self.arg("blocker", Val::S(&who), new);
-            self.arg("blocker_kind", Val::I(kind), new);
-            self.arg("blocker_lost_ms", Val::F(lost as f64 / 1e6), new);
+            self.arg(Arg::Blocker as u64, Val::S(&who));
+            let k = if kind == BLOCKER_KINDS[0] { 1 } else { 2 };
+            self.arg(Arg::BlockerKind as u64, Val::I(k));
+            self.arg(Arg::BlockerLost as u64, Val::U(lost));
         }
     }
 
@@ -768,10 +857,9 @@ impl<W: Write> PerfettoPb<W> {
                 } else {
                     &[]
                 };
-                let mut new = None;
-                self.arg("queue_ms", Val::F(j.phases.queue as f64 / 1e6), &mut new);
+                self.arg(Arg::Phase0 as u64 + 1, Val::U(j.phases.queue));
                 let key = TrackKey::Ctx(j.key.ctx);
-                self.job_slice(key, "queued ", &j, j.submit, j.start, (flows, &[]), new);
+                self.job_slice(key, "queued ", &j, j.submit, j.start, (flows, &[]), None);
                 self.release(slot);
             }
             What::Exec(slot) => {
@@ -803,22 +891,13 @@ impl<W: Write> PerfettoPb<W> {
             } => {
                 let (uuid, at) = self.lane_instant(TrackKey::Ring(ring), p.ts);
                 let name = Event(code).name().unwrap_or("EVENT");
-                let mut new = None;
-                self.arg("ring", Val::U(ring as u64), &mut new);
-                self.arg("ctx", Val::U(ctx as u64), &mut new);
-                self.arg("seqno", Val::U(seqno), &mut new);
-                self.arg("arg0", Val::S(&format!("{arg0:#x}")), &mut new);
-                self.arg("status", Val::U(arg2 as u64), &mut new);
-                let name = Some(Name::Interned(name));
-                self.event(
-                    pb::TYPE_INSTANT,
-                    at,
-                    uuid,
-                    name,
-                    Some("event"),
-                    (&[], &[]),
-                    new,
-                );
+                let iid = MARK_NAMES.iter().position(|&n| n == name).unwrap_or(6) as u64 + 1;
+                self.arg(Arg::Ring as u64, Val::U(ring as u64));
+                self.arg(Arg::Ctx as u64, Val::U(ctx as u64));
+                self.arg(Arg::Seqno as u64, Val::U(seqno));
+                self.arg(Arg::Arg0 as u64, Val::S(&format!("{arg0:#x}")));
+                self.arg(Arg::Status as u64, Val::U(arg2 as u64));
+                self.instant(at, uuid, Name::Interned(iid));
             }
             What::Msg { pid, text } => {
                 let key = if pid == 0 {
@@ -830,18 +909,8 @@ impl<W: Write> PerfettoPb<W> {
                 let mut name = b"msg: ".to_vec();
                 name.extend_from_slice(&text[..text.len().min(64)]);
                 let name = String::from_utf8_lossy(&name).into_owned();
-                let mut new = None;
-                self.arg("text", Val::S(&String::from_utf8_lossy(&text)), &mut new);
-                let name = Some(Name::Own(name));
-                self.event(
-                    pb::TYPE_INSTANT,
-                    at,
-                    uuid,
-                    name,
-                    Some("event"),
-                    (&[], &[]),
-                    new,
-                );
+                self.arg(Arg::Text as u64, Val::S(&String::from_utf8_lossy(&text)));
+                self.instant(at, uuid, Name::Own(name));
             }
             What::Lost {
                 cpu,
@@ -849,24 +918,28 @@ impl<W: Write> PerfettoPb<W> {
                 count,
                 gap,
             } => {
-                let mut new = None;
-                self.arg("cpu", Val::U(cpu as u64), &mut new);
-                self.arg("source", Val::U(source as u64), &mut new);
-                self.arg("count", Val::U(count), &mut new);
-                self.arg("sequence_gap", Val::B(gap), &mut new);
-                let name = Some(Name::Own(format!("lost {count} records")));
-                let card = self.card_uuid;
-                self.event(
-                    pb::TYPE_INSTANT,
-                    p.ts,
-                    card,
-                    name,
-                    Some("event"),
-                    (&[], &[]),
-                    new,
-                );
+                self.arg(Arg::Cpu as u64, Val::U(cpu as u64));
+                self.arg(Arg::Source as u64, Val::U(source as u64));
+                self.arg(Arg::Count as u64, Val::U(count));
+                self.arg(Arg::SequenceGap as u64, Val::B(gap));
+                let name = Name::Own(format!("lost {count} records"));
+                self.instant(p.ts, self.card_uuid, name);
             }
         }
+    }
+
+    /// An instant (category `event`) with the annotations added since the last event.
+    fn instant(&mut self, ts: u64, track: u64, name: Name) {
+        let cat = Some(CAT_EVENT);
+        self.event(
+            pb::TYPE_INSTANT,
+            ts,
+            track,
+            Some(name),
+            cat,
+            (&[], &[]),
+            None,
+        );
     }
 
     /// Writes every pending item before `w`, the ends of slices before it and the counters
@@ -973,34 +1046,31 @@ impl<W: Write> PerfettoPb<W> {
             }
         };
         let busy = (b.busy as f64 * 100.0 / self.cfg.interval_ns as f64).min(100.0);
-        let fill = (b.fill != timeline::FILL_UNKNOWN).then(|| b.fill as f64 / 10.0);
-        let values = [
-            (uuids[0], Some(busy), None),
-            (uuids[1], None, Some(b.outstanding as i64)),
-            (uuids[2], fill, None),
-        ];
-        for (uuid, d, i) in values {
-            if d.is_none() && i.is_none() {
-                continue;
-            }
-            let mut p = self.joint.packet();
-            p.timestamp = Some(rel_ts);
-            p.track_event = Some(pb::TrackEvent {
-                r#type: Some(pb::TYPE_COUNTER),
-                track_uuid: Some(uuid),
-                double_counter_value: d,
-                counter_value: i,
-                ..Default::default()
-            });
-            self.joint.emit(&p);
-            self.stats.events += 1;
+        // One packet: busy % as the event's value, outstanding and fill % (when known) as
+        // extra values of their tracks.
+        let mut ev = pb::TrackEvent {
+            r#type: Some(pb::TYPE_COUNTER),
+            track_uuid: Some(uuids[0]),
+            double_counter_value: Some(busy),
+            extra_counter_track_uuids: vec![uuids[1]],
+            extra_counter_values: vec![b.outstanding as i64],
+            ..Default::default()
+        };
+        if b.fill != timeline::FILL_UNKNOWN {
+            ev.extra_double_counter_track_uuids = vec![uuids[2]];
+            ev.extra_double_counter_values = vec![b.fill as f64 / 10.0];
         }
+        let mut p = self.joint.packet();
+        p.timestamp = Some(rel_ts);
+        p.track_event = Some(ev);
+        self.joint.emit(&p);
+        self.stats.events += 1;
     }
 }
 
-/// An event's name: interned (a few fixed names) or its own (one per job).
-enum Name<'a> {
-    Interned(&'a str),
+/// An event's name: interned (its iid: a few fixed names) or its own (one per job).
+enum Name {
+    Interned(u64),
     Own(String),
 }
 
@@ -1014,13 +1084,14 @@ fn mark(j: &Job) -> &'static str {
     }
 }
 
-fn cat(j: &Job) -> &'static str {
+/// The category iid of a job's slices ([`CATEGORIES`]).
+fn cat(j: &Job) -> u64 {
     if j.flags.incomplete() {
-        "job,incomplete"
+        2
     } else if j.flags.has(Flags::INFERRED) {
-        "job,inferred"
+        3
     } else {
-        "job"
+        1
     }
 }
 
@@ -1202,5 +1273,46 @@ impl<W: Write> Timeline for PerfettoPb<W> {
             return Ok(());
         }
         self.joint.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::PHASE_NAMES;
+
+    #[test]
+    fn annotation_ids_name_what_they_hold() {
+        let name = |a: Arg| ARG_NAMES[a as usize - 1];
+        for (i, p) in PHASE_NAMES.iter().enumerate() {
+            assert_eq!(ARG_NAMES[Arg::Phase0 as usize - 1 + i], format!("{p}_ns"));
+        }
+        assert_eq!(name(Arg::Ctx), "ctx");
+        assert_eq!(name(Arg::Pid), "pid");
+        assert_eq!(name(Arg::Tags), "tags");
+        assert_eq!(name(Arg::BlockerLost), "blocker_lost_ns");
+        assert_eq!(name(Arg::SequenceGap), "sequence_gap");
+        assert_eq!(ARG_NAMES.len(), Arg::SequenceGap as usize);
+        assert_eq!(CATEGORIES[CAT_EVENT as usize - 1], "event");
+        let marks = [
+            Event::VM_FAULT,
+            Event::VM_RETRY,
+            Event::RESET,
+            Event::TIMEOUT,
+            Event::HANG,
+            Event::STALL,
+        ];
+        for (e, m) in marks.iter().zip(MARK_NAMES) {
+            assert_eq!(e.name(), Some(m));
+        }
+    }
+
+    #[test]
+    fn the_file_name_picks_protobuf() {
+        assert!(wants_protobuf(Path::new("run.pftrace")));
+        assert!(wants_protobuf(Path::new("run")));
+        assert!(!wants_protobuf(Path::new("run.json")));
+        assert!(!wants_protobuf(Path::new("run.Json")));
+        assert!(!wants_protobuf(Path::new("-")));
     }
 }

@@ -102,12 +102,20 @@ pub struct TrackEvent {
     pub name_iid: Option<u64>,
     #[prost(uint64, optional, tag = "11")]
     pub track_uuid: Option<u64>,
+    #[prost(int64, repeated, packed = "false", tag = "12")]
+    pub extra_counter_values: Vec<i64>,
     #[prost(string, optional, tag = "23")]
     pub name: Option<String>,
     #[prost(int64, optional, tag = "30")]
     pub counter_value: Option<i64>,
+    #[prost(uint64, repeated, packed = "false", tag = "31")]
+    pub extra_counter_track_uuids: Vec<u64>,
     #[prost(double, optional, tag = "44")]
     pub double_counter_value: Option<f64>,
+    #[prost(uint64, repeated, packed = "false", tag = "45")]
+    pub extra_double_counter_track_uuids: Vec<u64>,
+    #[prost(double, repeated, packed = "false", tag = "46")]
+    pub extra_double_counter_values: Vec<f64>,
     #[prost(fixed64, repeated, packed = "false", tag = "47")]
     pub flow_ids: Vec<u64>,
     #[prost(fixed64, repeated, packed = "false", tag = "48")]

@@ -132,6 +132,21 @@ def main(path):
                 errs.append(f"packet {i}: counter value on track {tr['name']}")
             v = e.double_counter_value if e.HasField("double_counter_value") else e.counter_value
             counters.setdefault(tr["name"], []).append([ts, v])
+        # Extra values of other counter tracks ride on any event (trace_processor reads
+        # them before the event itself).
+        for uuids, values in (
+            (e.extra_counter_track_uuids, e.extra_counter_values),
+            (e.extra_double_counter_track_uuids, e.extra_double_counter_values),
+        ):
+            if len(uuids) != len(values):
+                errs.append(f"packet {i}: {len(values)} extra counter values for {len(uuids)} tracks")
+            for u, v in zip(uuids, values):
+                t = tracks.get(u)
+                if t is None or not t["counter"]:
+                    errs.append(f"packet {i}: extra counter value for track {u}")
+                    continue
+                counters.setdefault(t["name"], []).append([ts, v])
+        if e.type == pb.TrackEvent.TYPE_COUNTER:
             continue
         if tr["counter"]:
             errs.append(f"packet {i}: slice event on counter track {tr['name']}")
