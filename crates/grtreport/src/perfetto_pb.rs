@@ -653,7 +653,7 @@ impl<W: Write> PerfettoPb<W> {
     /// An instant on a lane: at its time, or just after the lane's last event when the
     /// record came late (counted in `moved`).
     fn lane_instant(&mut self, key: TrackKey, ts: u64) -> (u64, u64) {
-        if !self.tracks.get(&key).is_some_and(|l| !l.is_empty()) {
+        if self.tracks.get(&key).is_none_or(|l| l.is_empty()) {
             self.place(key, ts, 0);
         }
         let lane = &mut self.tracks.get_mut(&key).expect("placed")[0];
