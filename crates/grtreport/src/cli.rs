@@ -167,7 +167,8 @@ pub struct Args {
     #[command(flatten)]
     pub completions: grtrace_cli::CompletionArgs,
 
-    /// Write the jobs as a Perfetto / chrome://tracing timeline (JSON Trace Event Format)
+    /// Write the jobs as a Perfetto timeline: Perfetto's protobuf trace, or JSON Trace Event
+    /// Format when FILE ends in .json or is - (stdout)
     #[arg(long, value_name = "FILE")]
     pub perfetto: Option<PathBuf>,
 

@@ -11,6 +11,7 @@ use std::rc::Rc;
 use crate::engine::Engine;
 use crate::html::{Html, HtmlConfig, HtmlJoint};
 use crate::perfetto::{Joint, Perfetto, PerfettoConfig, SharedOut, DEFAULT_INTERVAL_NS};
+use crate::perfetto_pb::{PbJoint, PerfettoPb};
 
 /// The export options of the command line.
 #[derive(Clone, Debug, Default)]
@@ -69,13 +70,17 @@ impl Exports {
             html_max_jobs: self.html_max_jobs,
         };
         if let Some(p) = &self.perfetto {
-            let out = SharedOut(Rc::new(RefCell::new(open("--perfetto", p, inputs)?)));
-            let joint = if several {
-                Joint::several_cards()
+            let out = open("--perfetto", p, inputs)?;
+            o.perfetto = Some(if crate::perfetto_pb::wants_protobuf(p) {
+                PerfettoOut::Protobuf(PbJoint::new(out, Some(p.clone()), several))
             } else {
-                Rc::new(Joint::default())
-            };
-            o.perfetto = Some((p.clone(), out, joint));
+                let joint = if several {
+                    Joint::several_cards()
+                } else {
+                    Rc::new(Joint::default())
+                };
+                PerfettoOut::Json(p.clone(), SharedOut(Rc::new(RefCell::new(out))), joint)
+            });
         }
         if let Some(p) = &self.html {
             let out = SharedOut(Rc::new(RefCell::new(open("--html", p, inputs)?)));
@@ -85,9 +90,16 @@ impl Exports {
     }
 }
 
+/// `--perfetto`'s output: JSON (`*.json`, `-`) or Perfetto's protobuf trace (any other
+/// file name).
+enum PerfettoOut {
+    Json(PathBuf, SharedOut<Out>, Rc<Joint>),
+    Protobuf(Rc<PbJoint<Out>>),
+}
+
 /// The opened outputs of the exports, shared by the cards' exporters.
 pub struct Opened {
-    perfetto: Option<(PathBuf, SharedOut<Out>, Rc<Joint>)>,
+    perfetto: Option<PerfettoOut>,
     html: Option<(SharedOut<Out>, Rc<HtmlJoint>)>,
     input: String,
     html_max_jobs: usize,
@@ -96,16 +108,22 @@ pub struct Opened {
 impl Opened {
     /// Adds the exporters of `card` (its `driver` from its stream header) to its engine.
     pub fn attach(&self, engine: &mut Engine, card: u32, driver: &str) -> Result<(), String> {
-        if let Some((p, out, joint)) = &self.perfetto {
-            let cfg = PerfettoConfig {
-                card,
-                driver: driver.to_string(),
-                input: self.input.clone(),
-                interval_ns: DEFAULT_INTERVAL_NS,
-            };
-            let exp = Perfetto::in_joint(out.clone(), cfg, joint.clone())
-                .map_err(|e| grtrace_cli::write_error(p, &e))?;
-            engine.add_timeline(Box::new(exp));
+        let cfg = PerfettoConfig {
+            card,
+            driver: driver.to_string(),
+            input: self.input.clone(),
+            interval_ns: DEFAULT_INTERVAL_NS,
+        };
+        match &self.perfetto {
+            Some(PerfettoOut::Json(p, out, joint)) => {
+                let exp = Perfetto::in_joint(out.clone(), cfg, joint.clone())
+                    .map_err(|e| grtrace_cli::write_error(p, &e))?;
+                engine.add_timeline(Box::new(exp));
+            }
+            Some(PerfettoOut::Protobuf(joint)) => {
+                engine.add_timeline(Box::new(PerfettoPb::in_joint(cfg, joint.clone())));
+            }
+            None => {}
         }
         if let Some((out, joint)) = &self.html {
             let cfg = HtmlConfig {

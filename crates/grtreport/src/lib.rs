@@ -14,7 +14,8 @@
 //! * [`input`]: feeds the trace through the engines, the merge on a second thread for
 //!   files; [`handover`]: the queues between the threads.
 //! * [`perfetto`] and [`html`]: the timeline exports (`--perfetto`, `--html`), fed by the
-//!   engine as a [`Timeline`](engine::Timeline); [`export`] opens them for the command line.
+//!   engine as a [`Timeline`](engine::Timeline) ([`perfetto_pb`]: `--perfetto` as Perfetto's
+//!   protobuf trace); [`export`] opens them for the command line.
 
 pub mod classify;
 pub mod cli;
@@ -31,6 +32,8 @@ pub mod jsonw;
 pub mod measurable;
 pub mod output;
 pub mod perfetto;
+pub mod perfetto_pb;
+mod perfetto_proto;
 pub mod rules;
 pub mod summary;
 pub mod timeline;

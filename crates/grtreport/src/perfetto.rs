@@ -48,7 +48,7 @@ const HOST_LANE_TID_BASE: u32 = 0x4000_0000;
 /// Thread ids of host tracks named after their card (a document of several cards).
 const HOST_CARD_TID_BASE: u32 = 0x5000_0000;
 /// Records may come this much out of time order (across CPUs) and still be placed in order.
-const SLACK_NS: u64 = 5_000_000;
+pub(crate) const SLACK_NS: u64 = 5_000_000;
 /// Default width of the counter buckets.
 pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000;
 
@@ -1068,6 +1068,6 @@ impl<W: Write> Timeline for Perfetto<W> {
 
 /// Whether a job gets a host-side slice (COMMIT to SUBMIT): not when the recording did not
 /// measure submit_host (an imported COMMIT and SUBMIT are one instant).
-fn host_slice(job: &Job) -> bool {
+pub(crate) fn host_slice(job: &Job) -> bool {
     job.commit != NONE && job.submit != NONE && job.measured(0)
 }

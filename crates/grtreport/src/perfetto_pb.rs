@@ -1,0 +1,1318 @@
+//! `--perfetto FILE` where FILE is not named `*.json`: the timeline of [`crate::perfetto`]
+//! in Perfetto's native protobuf trace (a `.pftrace` that ui.perfetto.dev and
+//! trace_processor open), for captures whose JSON would be too big for a browser tab.
+//!
+//! The content is the JSON export's, drawn the same way (the same lanes, names, counter
+//! buckets, instants), encoded as a stream of `TracePacket`s on one packet sequence:
+//! * a `GpuInfo` packet per card (trace processor's `gpu` table) and a process track per
+//!   card, `card0 (amdgpu)` (pid [`CARD_PID_BASE`] + card, labelled `gpu: card0`), whose
+//!   child tracks are a track per ring lane, per context lane (queued parts) and `events`,
+//!   and three counter tracks per ring (`ring 0 gfx busy %`, `... outstanding`,
+//!   `... fill %`); several cards keep apart by process, and their track and counter
+//!   names carry the card as the JSON's do;
+//! * a process track per host thread (`Xorg`, pid = its tid) with its lanes (COMMIT to
+//!   SUBMIT);
+//! * slices as `TYPE_SLICE_BEGIN`/`TYPE_SLICE_END` pairs in ns, a job's execution carrying
+//!   every phase, its tags, flags and blocker as debug annotations; instants
+//!   (`TYPE_INSTANT`) for faults, resets, timeouts, hangs, stalls, messages and lost
+//!   records; flows (`flow_ids` / `terminating_flow_ids`) from a submission to its
+//!   execution and from a blocker's end to the execution of the job that waited for it.
+//!
+//! Event categories, instant names, debug annotation names and the tag and flag strings are
+//! interned (`InternedData`): the first packet of the sequence clears the incremental state
+//! (`SEQ_INCREMENTAL_STATE_CLEARED`), every track event carries
+//! `SEQ_NEEDS_INCREMENTAL_STATE`. Times are ns since the capture's first record, as in the
+//! JSON export.
+//!
+//! Streaming: every packet is written as field 1 of `Trace` (tag, length, packet) the
+//! moment it is final; what is held back is what the JSON export holds (slices until the
+//! watermark passes them) plus the ends of slices still open, so memory is bounded by the
+//! jobs in flight, not by the capture.
+//!
+//! Errors: a failed write is kept and the export stops writing; [`Timeline::finish`]
+//! returns it naming the file (the run goes on; the report names what failed), and a file
+//! left empty by the failure is removed.
+
+use std::cell::{Cell, RefCell};
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use grtrace_format::Event;
+use grtrace_format::{Lost, RecordView};
+use prost::Message;
+
+use crate::engine::{Engine, Timeline};
+use crate::job::{Flags, Job, JobKey, NONE};
+use crate::joiner::{FxMap, Joiner};
+use crate::perfetto::{host_slice, PerfettoConfig, PerfettoStats, CARD_PID_BASE, SLACK_NS};
+use crate::perfetto_proto as pb;
+use crate::timeline::{self, Names, Seen};
+
+/// The packet sequence every packet of the file is on.
+pub const SEQUENCE_ID: u32 = 1;
+
+/// Whether `--perfetto PATH` writes the protobuf trace: every file but `*.json` (and `-`,
+/// standard output, which keeps the JSON text).
+pub fn wants_protobuf(path: &Path) -> bool {
+    if grtrace_cli::is_dash(path) {
+        return false;
+    }
+    !path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+/// Debug annotation names, interned by the first packet of the sequence (iid = index + 1,
+/// see [`Arg`]); a phase's value is in ns.
+const ARG_NAMES: [&str; 28] = [
+    "ctx",
+    "ring",
+    "seqno",
+    "pid",
+    "submit_host_ns",
+    "queue_ns",
+    "exec_ns",
+    "complete_ns",
+    "gpu_wait_ns",
+    "vm_fault_ns",
+    "total_ns",
+    "tags",
+    "flags",
+    "fill",
+    "outstanding",
+    "batch",
+    "faults",
+    "preempts",
+    "blocker",
+    "blocker_kind",
+    "blocker_lost_ns",
+    "arg0",
+    "status",
+    "text",
+    "cpu",
+    "source",
+    "count",
+    "sequence_gap",
+];
+
+/// The iid of each debug annotation name (its place in [`ARG_NAMES`] + 1).
+#[derive(Clone, Copy)]
+enum Arg {
+    Ctx = 1,
+    Ring,
+    Seqno,
+    Pid,
+    /// The first phase (PHASE_NAMES order); the others follow.
+    Phase0,
+    Tags = 12,
+    Flags,
+    Fill,
+    Outstanding,
+    Batch,
+    Faults,
+    Preempts,
+    Blocker,
+    BlockerKind,
+    BlockerLost,
+    Arg0,
+    Status,
+    Text,
+    Cpu,
+    Source,
+    Count,
+    SequenceGap,
+}
+
+/// Event categories, interned by the first packet (iid = index + 1).
+const CATEGORIES: [&str; 4] = ["job", "job,incomplete", "job,inferred", "event"];
+/// The category iid of instants.
+const CAT_EVENT: u64 = 4;
+/// Names of instants of ring events, interned by the first packet (iid = index + 1).
+const MARK_NAMES: [&str; 7] = [
+    "VM_FAULT", "VM_RETRY", "RESET", "TIMEOUT", "HANG", "STALL", "EVENT",
+];
+/// Interned debug annotation strings: a blocker's kind (iids 1 and 2), then tags and flags
+/// as they turn up.
+const BLOCKER_KINDS: [&str; 2] = ["dep", "queue"];
+
+/// The interned data of the first packet: every fixed name.
+fn fixed_interned() -> pb::InternedData {
+    let names = |v: &[&str]| {
+        v.iter()
+            .enumerate()
+            .map(|(i, n)| pb::InternedName {
+                iid: Some(i as u64 + 1),
+                name: Some(n.to_string()),
+            })
+            .collect()
+    };
+    pb::InternedData {
+        event_categories: names(&CATEGORIES),
+        event_names: names(&MARK_NAMES),
+        debug_annotation_names: names(&ARG_NAMES),
+        debug_annotation_string_values: BLOCKER_KINDS
+            .iter()
+            .enumerate()
+            .map(|(i, s)| pb::InternedString {
+                iid: Some(i as u64 + 1),
+                str: Some(s.as_bytes().to_vec()),
+            })
+            .collect(),
+    }
+}
+
+/// Tag and flag strings interned so far: (0 tags / 1 flags, bits) -> iid.
+#[derive(Default)]
+struct Interner {
+    strings: FxMap<(u8, u16), u64>,
+}
+
+impl Interner {
+    /// The iid of the string `bits` of `kind` stand for (`text` makes it), adding it to
+    /// `new` (the packet's interned data) the first time.
+    fn get(
+        &mut self,
+        kind: u8,
+        bits: u16,
+        text: impl FnOnce() -> String,
+        new: &mut Option<pb::InternedData>,
+    ) -> u64 {
+        let next = (BLOCKER_KINDS.len() + self.strings.len()) as u64 + 1;
+        *self.strings.entry((kind, bits)).or_insert_with(|| {
+            new.get_or_insert_with(Default::default)
+                .debug_annotation_string_values
+                .push(pb::InternedString {
+                    iid: Some(next),
+                    str: Some(text().into_bytes()),
+                });
+            next
+        })
+    }
+}
+
+/// The file the exporters of all cards share: the output, the sequence's interned state,
+/// ids handed out, host processes described so far and the first write error.
+pub struct PbJoint<W: Write> {
+    out: RefCell<W>,
+    /// The file's name, for errors (None: not a file, e.g. a test's buffer).
+    path: Option<PathBuf>,
+    /// The first packet (clearing the incremental state) was written.
+    started: Cell<bool>,
+    /// Exporters not finished yet.
+    open: Cell<u32>,
+    /// Several cards: track and counter names carry the card, host tracks get one per card.
+    label_cards: bool,
+    made: Cell<u32>,
+    /// Last track uuid and flow id handed out (one counter: both are only unique ids).
+    last_id: Cell<u64>,
+    interner: RefCell<Interner>,
+    /// Host thread -> uuid of its process track.
+    hosts: RefCell<FxMap<u32, u64>>,
+    /// Bytes written so far (handed to the writer).
+    written: Cell<u64>,
+    error: RefCell<Option<io::Error>>,
+    buf: RefCell<Vec<u8>>,
+}
+
+impl<W: Write> PbJoint<W> {
+    /// The shared state of one output `out` named `path`; `several`: the inputs hold more
+    /// than one card.
+    pub fn new(out: W, path: Option<PathBuf>, several: bool) -> Rc<Self> {
+        Rc::new(PbJoint {
+            out: RefCell::new(out),
+            path,
+            started: Cell::new(false),
+            open: Cell::new(0),
+            label_cards: several,
+            made: Cell::new(0),
+            last_id: Cell::new(0),
+            interner: RefCell::default(),
+            hosts: RefCell::default(),
+            written: Cell::new(0),
+            error: RefCell::new(None),
+            buf: RefCell::new(Vec::with_capacity(4096)),
+        })
+    }
+
+    fn id(&self) -> u64 {
+        self.last_id.set(self.last_id.get() + 1);
+        self.last_id.get()
+    }
+
+    /// Writes one packet as `Trace.packet` (nothing once a write failed).
+    fn emit(&self, p: &pb::TracePacket) {
+        if self.error.borrow().is_some() {
+            return;
+        }
+        let mut buf = self.buf.borrow_mut();
+        buf.clear();
+        buf.push(pb::TRACE_PACKET_TAG);
+        p.encode_length_delimited(&mut *buf)
+            .expect("a Vec grows as needed");
+        match self.out.borrow_mut().write_all(&buf) {
+            Ok(()) => self.written.set(self.written.get() + buf.len() as u64),
+            Err(e) => *self.error.borrow_mut() = Some(e),
+        }
+    }
+
+    /// Flushes the output; the first error of the export, naming the file. A file left
+    /// empty by the failure is removed.
+    fn close(&self) -> io::Result<()> {
+        if self.error.borrow().is_none() {
+            if let Err(e) = self.out.borrow_mut().flush() {
+                *self.error.borrow_mut() = Some(e);
+            }
+        }
+        let Some(e) = self.error.borrow_mut().take() else {
+            return Ok(());
+        };
+        let Some(path) = &self.path else {
+            return Err(e);
+        };
+        if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            let _ = std::fs::remove_file(path);
+        }
+        Err(io::Error::new(e.kind(), grtrace_cli::write_error(path, &e)))
+    }
+
+    /// A packet on the sequence; the very first one clears the incremental state.
+    fn packet(&self) -> pb::TracePacket {
+        let first = !self.started.replace(true);
+        pb::TracePacket {
+            trusted_packet_sequence_id: Some(SEQUENCE_ID),
+            sequence_flags: first.then_some(pb::SEQ_INCREMENTAL_STATE_CLEARED),
+            first_packet_on_sequence: first.then_some(true),
+            interned_data: first.then(fixed_interned),
+            ..Default::default()
+        }
+    }
+}
+
+/// Which track a slice or instant goes to (as in the JSON export).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum TrackKey {
+    Ring(u32),
+    Ctx(u32),
+    Host(u32),
+    Events,
+}
+
+/// One lane of a track: a track holding properly nested slices in time order.
+struct Lane {
+    uuid: u64,
+    last_ts: u64,
+    /// Ends of the open (enclosing) slices, innermost last.
+    open: Vec<u64>,
+}
+
+impl Lane {
+    /// Takes `[ts, ts + dur]` if it nests under the open slices and keeps time order;
+    /// returns its depth (1 = outermost).
+    fn fits(&mut self, ts: u64, dur: u64) -> Option<u32> {
+        if ts < self.last_ts {
+            return None;
+        }
+        while self.open.last().is_some_and(|&e| e <= ts) {
+            self.open.pop();
+        }
+        if self.open.last().is_some_and(|&e| ts + dur > e) {
+            return None;
+        }
+        self.open.push(ts + dur);
+        self.last_ts = ts;
+        Some(self.open.len() as u32)
+    }
+}
+
+#[derive(Debug)]
+enum What {
+    Host(u32),
+    Queue(u32),
+    Exec(u32),
+    RingEvent {
+        code: u16,
+        ring: u32,
+        ctx: u32,
+        seqno: u64,
+        arg0: u64,
+        arg2: u32,
+    },
+    Msg {
+        pid: u32,
+        text: Box<[u8]>,
+    },
+    Lost {
+        cpu: u32,
+        source: u32,
+        count: u64,
+        gap: bool,
+    },
+}
+
+/// Something to write at `ts` once the watermark passes it.
+struct Pending {
+    ts: u64,
+    seq: u64,
+    what: What,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, o: &Self) -> bool {
+        (self.ts, self.seq) == (o.ts, o.seq)
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Pending {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (self.ts, self.seq).cmp(&(o.ts, o.seq))
+    }
+}
+
+/// The end of a slice already begun, written once nothing can come before it; of ends at
+/// one time, the inner slice's first.
+struct End {
+    ts: u64,
+    depth: u32,
+    seq: u64,
+    uuid: u64,
+    /// The job whose execution ends here (blocker arrows leave from it).
+    exec: Option<JobKey>,
+}
+
+impl End {
+    fn order(&self) -> (u64, Reverse<u32>, u64) {
+        (self.ts, Reverse(self.depth), self.seq)
+    }
+}
+impl PartialEq for End {
+    fn eq(&self, o: &Self) -> bool {
+        self.order() == o.order()
+    }
+}
+impl Eq for End {}
+impl PartialOrd for End {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for End {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.order().cmp(&o.order())
+    }
+}
+
+/// An execution slice not ended yet in the file.
+struct ExecOpen {
+    start: u64,
+    end: u64,
+    /// Its begin is written: arrows from it now leave its end.
+    begun: bool,
+    /// Flows to the jobs it blocked, written with its begin or end (whichever comes next).
+    flows: Vec<u64>,
+}
+
+/// A job waiting for its slices to be written.
+struct Held {
+    job: Job,
+    refs: u8,
+    /// Flow id of its submission arrow (0 = none).
+    flow: u64,
+    /// Flow id of the arrow from its blocker (0 = none).
+    blocker_flow: u64,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+struct Bucket {
+    busy: u64,
+    outstanding: u32,
+    fill: u32,
+}
+
+struct RingCounters {
+    label: String,
+    base: u64,
+    open: VecDeque<Bucket>,
+    carry: Bucket,
+    last_written: Option<Bucket>,
+    /// Tracks of busy %, outstanding and fill % (described when first written).
+    uuids: Option<[u64; 3]>,
+}
+
+/// The protobuf exporter of one card; register it with [`Engine::add_timeline`].
+pub struct PerfettoPb<W: Write> {
+    joint: Rc<PbJoint<W>>,
+    cfg: PerfettoConfig,
+    /// The card's process track.
+    card_uuid: u64,
+    genesis: u64,
+    names: Names,
+    tracks: FxMap<TrackKey, Vec<Lane>>,
+    heap: BinaryHeap<Reverse<Pending>>,
+    ends: BinaryHeap<Reverse<End>>,
+    held: Vec<Option<Held>>,
+    free: Vec<u32>,
+    seq: u64,
+    /// Executions handed over whose end is not written yet, for the arrows to the jobs
+    /// they blocked.
+    exec_open: FxMap<JobKey, ExecOpen>,
+    counters: FxMap<u32, RingCounters>,
+    ring_order: Vec<u32>,
+    /// Counts of what the export did (the JSON export's, `events` counting packets).
+    pub stats: PerfettoStats,
+    prefix: String,
+    /// Reused for every event's debug annotations.
+    args: Vec<pb::DebugAnnotation>,
+}
+
+/// A debug annotation's value.
+enum Val<'a> {
+    U(u64),
+    F(f64),
+    B(bool),
+    S(&'a str),
+    /// An interned string (its iid).
+    I(u64),
+}
+
+impl<W: Write> PerfettoPb<W> {
+    /// The exporter of card `cfg.card` writing into `joint`'s file; describes the card
+    /// (its GPU and process track).
+    pub fn in_joint(cfg: PerfettoConfig, joint: Rc<PbJoint<W>>) -> Self {
+        joint.open.set(joint.open.get() + 1);
+        let label = joint.label_cards || joint.made.get() > 0;
+        joint.made.set(joint.made.get() + 1);
+        let prefix = if label {
+            format!("card{} ", cfg.card)
+        } else {
+            String::new()
+        };
+        let card_uuid = joint.id();
+        let p = PerfettoPb {
+            card_uuid,
+            genesis: NONE,
+            names: Names::default(),
+            tracks: FxMap::default(),
+            heap: BinaryHeap::new(),
+            ends: BinaryHeap::new(),
+            held: Vec::new(),
+            free: Vec::new(),
+            seq: 0,
+            exec_open: FxMap::default(),
+            counters: FxMap::default(),
+            ring_order: Vec::new(),
+            stats: PerfettoStats::default(),
+            prefix,
+            args: Vec::new(),
+            cfg,
+            joint,
+        };
+        let card = format!("card{}", p.cfg.card);
+        let mut gpu = p.joint.packet();
+        gpu.gpu_info = Some(pb::GpuInfo {
+            gpus: vec![pb::Gpu {
+                name: Some(card.clone()),
+                model: (!p.cfg.driver.is_empty()).then(|| p.cfg.driver.clone()),
+            }],
+        });
+        p.emit(gpu);
+        let mut t = p.joint.packet();
+        t.track_descriptor = Some(pb::TrackDescriptor {
+            uuid: Some(card_uuid),
+            name: Some(crate::export::card_name(p.cfg.card, &p.cfg.driver)),
+            process: Some(pb::ProcessDescriptor {
+                pid: Some(CARD_PID_BASE.wrapping_add(p.cfg.card) as i32),
+                process_name: Some(crate::export::card_name(p.cfg.card, &p.cfg.driver)),
+                process_labels: vec![format!("gpu: {card}")],
+            }),
+            child_ordering: Some(pb::CHILD_ORDERING_EXPLICIT),
+            description: Some(format!("GPU {card}: rings, queued contexts, counters")),
+            ..Default::default()
+        });
+        p.emit(t);
+        p
+    }
+
+    fn emit(&self, p: pb::TracePacket) {
+        self.joint.emit(&p);
+    }
+
+    fn rel(&self, t: u64) -> u64 {
+        t.saturating_sub(self.genesis)
+    }
+
+    fn push(&mut self, ts: u64, what: What) {
+        self.seq += 1;
+        self.heap.push(Reverse(Pending {
+            ts,
+            seq: self.seq,
+            what,
+        }));
+    }
+
+    /// Describes a track under `parent`.
+    fn describe(&self, uuid: u64, parent: u64, name: String, rank: i64) {
+        let mut t = self.joint.packet();
+        t.track_descriptor = Some(pb::TrackDescriptor {
+            uuid: Some(uuid),
+            parent_uuid: Some(parent),
+            name: Some(name),
+            sibling_order_rank: Some(rank.clamp(i32::MIN as i64, i32::MAX as i64) as i32),
+            ..Default::default()
+        });
+        self.emit(t);
+    }
+
+    /// Places a slice on a lane of `key`, describing new lanes; returns the lane's track
+    /// and the slice's depth in it.
+    fn place(&mut self, key: TrackKey, ts: u64, dur: u64) -> (u64, u32) {
+        let lanes = self.tracks.entry(key).or_default();
+        for l in lanes.iter_mut() {
+            if let Some(d) = l.fits(ts, dur) {
+                return (l.uuid, d);
+            }
+        }
+        let n = lanes.len();
+        let uuid = self.joint.id();
+        let mut lane = Lane {
+            uuid,
+            last_ts: 0,
+            open: Vec::new(),
+        };
+        let depth = lane.fits(ts, dur).unwrap_or(1);
+        self.tracks.entry(key).or_default().push(lane);
+        self.stats.lanes += 1;
+        self.name_lane(key, n, uuid);
+        (uuid, depth)
+    }
+
+    /// Describes lane `lane` of `key` with the JSON export's thread names and order.
+    fn name_lane(&mut self, key: TrackKey, lane: usize, uuid: u64) {
+        let (base, rank, parent) = match key {
+            TrackKey::Ring(r) => (
+                format!("{}{}", self.prefix, self.names.ring_label(r)),
+                (r.min(999_999) as i64) * 1000,
+                self.card_uuid,
+            ),
+            TrackKey::Ctx(c) => (
+                format!("{}ctx {c} queued", self.prefix),
+                1_000_000_000 + (c.min(1_000_000) as i64) * 1000,
+                self.card_uuid,
+            ),
+            TrackKey::Events => (format!("{}events", self.prefix), -1, self.card_uuid),
+            TrackKey::Host(t) => {
+                let comm = self.names.procs.get(&t).cloned();
+                let comm = comm.unwrap_or_else(|| format!("tid {t}"));
+                let parent = self.host_process(t, &comm);
+                let name = if self.prefix.is_empty() {
+                    comm
+                } else {
+                    format!("{comm} {}", self.prefix.trim_end())
+                };
+                (name, 0, parent)
+            }
+        };
+        let name = if lane == 0 {
+            base
+        } else {
+            format!("{base} #{}", lane + 1)
+        };
+        self.describe(uuid, parent, name, rank + lane.min(999) as i64);
+    }
+
+    /// The process track of host thread `t` (described by the first card that needs it).
+    fn host_process(&self, t: u32, comm: &str) -> u64 {
+        if let Some(&u) = self.joint.hosts.borrow().get(&t) {
+            return u;
+        }
+        let uuid = self.joint.id();
+        self.joint.hosts.borrow_mut().insert(t, uuid);
+        let mut p = self.joint.packet();
+        p.track_descriptor = Some(pb::TrackDescriptor {
+            uuid: Some(uuid),
+            name: Some(comm.to_string()),
+            process: Some(pb::ProcessDescriptor {
+                pid: Some(t as i32),
+                process_name: Some(comm.to_string()),
+                process_labels: Vec::new(),
+            }),
+            child_ordering: Some(pb::CHILD_ORDERING_EXPLICIT),
+            ..Default::default()
+        });
+        self.emit(p);
+        uuid
+    }
+
+    /// An instant on a lane: at its time, or just after the lane's last event when the
+    /// record came late (counted in `moved`).
+    fn lane_instant(&mut self, key: TrackKey, ts: u64) -> (u64, u64) {
+        if self.tracks.get(&key).is_none_or(|l| l.is_empty()) {
+            self.place(key, ts, 0);
+        }
+        let lane = &mut self.tracks.get_mut(&key).expect("placed")[0];
+        let at = ts.max(lane.last_ts);
+        lane.last_ts = at;
+        let uuid = lane.uuid;
+        if at != ts {
+            self.stats.moved += 1;
+        }
+        (uuid, at)
+    }
+
+    /// Adds a debug annotation (its name's iid) to the event being built.
+    fn arg(&mut self, name: u64, v: Val<'_>) {
+        let mut a = pb::DebugAnnotation {
+            name_iid: Some(name),
+            ..Default::default()
+        };
+        match v {
+            Val::U(u) => a.uint_value = Some(u),
+            Val::F(f) => a.double_value = Some(f),
+            Val::B(b) => a.bool_value = Some(b),
+            Val::S(s) => a.string_value = Some(s.to_string()),
+            Val::I(iid) => a.string_value_iid = Some(iid),
+        }
+        self.args.push(a);
+    }
+
+    /// Writes a track event at `ts` with the annotations added since the last one.
+    #[allow(clippy::too_many_arguments)]
+    fn event(
+        &mut self,
+        ty: i32,
+        ts: u64,
+        track: u64,
+        name: Option<Name>,
+        cat: Option<u64>,
+        flows: (&[u64], &[u64]),
+        new: Option<pb::InternedData>,
+    ) {
+        let mut ev = pb::TrackEvent {
+            r#type: Some(ty),
+            track_uuid: Some(track),
+            debug_annotations: std::mem::take(&mut self.args),
+            flow_ids: flows.0.to_vec(),
+            terminating_flow_ids: flows.1.to_vec(),
+            ..Default::default()
+        };
+        ev.category_iids.extend(cat);
+        match name {
+            Some(Name::Interned(n)) => ev.name_iid = Some(n),
+            Some(Name::Own(n)) => ev.name = Some(n),
+            None => {}
+        }
+        // Interned ids in use: the packet needs the sequence's incremental state.
+        let interned = cat.is_some() || ev.name_iid.is_some() || !ev.debug_annotations.is_empty();
+        let mut p = self.joint.packet();
+        p.timestamp = Some(self.rel(ts));
+        if interned {
+            p.sequence_flags =
+                Some(p.sequence_flags.unwrap_or(0) | pb::SEQ_NEEDS_INCREMENTAL_STATE);
+        }
+        if new.is_some() {
+            p.interned_data = new;
+        }
+        p.track_event = Some(ev);
+        self.joint.emit(&p);
+        self.stats.events += 1;
+        // Give the annotations' buffer back for the next event.
+        let mut ev = p.track_event.take().expect("set above");
+        ev.debug_annotations.clear();
+        self.args = ev.debug_annotations;
+    }
+
+    /// Writes the ends of slices at or before `ts` (all of them with `ts` = u64::MAX).
+    fn flush_ends(&mut self, ts: u64) {
+        while self.ends.peek().is_some_and(|e| e.0.ts <= ts) {
+            let Reverse(e) = self.ends.pop().expect("peeked");
+            let flows = e
+                .exec
+                .and_then(|k| self.exec_open.remove(&k))
+                .map(|x| x.flows)
+                .unwrap_or_default();
+            self.event(
+                pb::TYPE_SLICE_END,
+                e.ts,
+                e.uuid,
+                None,
+                None,
+                (&flows, &[]),
+                None,
+            );
+        }
+    }
+
+    /// Begins the slice `[from, to]` of job `j` on a lane of `key`, its end held back
+    /// until nothing can come before it.
+    #[allow(clippy::too_many_arguments)]
+    fn job_slice(
+        &mut self,
+        key: TrackKey,
+        prefix: &str,
+        j: &Job,
+        from: u64,
+        to: u64,
+        flows: (&[u64], &[u64]),
+        new: Option<pb::InternedData>,
+    ) {
+        let dur = to.saturating_sub(from);
+        let (uuid, depth) = self.place(key, from, dur);
+        let name = format!("{prefix}{}/{}{}", j.key.ctx, j.key.seqno, mark(j));
+        self.event(
+            pb::TYPE_SLICE_BEGIN,
+            from,
+            uuid,
+            Some(Name::Own(name)),
+            Some(cat(j)),
+            flows,
+            new,
+        );
+        self.seq += 1;
+        self.ends.push(Reverse(End {
+            ts: from + dur,
+            depth,
+            seq: self.seq,
+            uuid,
+            exec: matches!(key, TrackKey::Ring(_)).then_some(j.key),
+        }));
+    }
+
+    /// The annotations of a job's execution slice: the JSON export's args (phases in ns).
+    fn job_args(&mut self, j: &Job, new: &mut Option<pb::InternedData>) {
+        for (name, v) in [
+            (Arg::Ctx, j.key.ctx as u64),
+            (Arg::Ring, j.key.ring as u64),
+            (Arg::Seqno, j.key.seqno),
+            (Arg::Pid, j.pid as u64),
+        ] {
+            self.arg(name as u64, Val::U(v));
+        }
+        for (i, v) in j.phases.as_array().into_iter().enumerate() {
+            self.arg(Arg::Phase0 as u64 + i as u64, Val::U(v));
+        }
+        let (tags, flags) = {
+            let mut i = self.joint.interner.borrow_mut();
+            (
+                i.get(0, j.tags.0 as u16, || j.tags.to_string(), new),
+                i.get(1, j.flags.0, || j.flags.to_string(), new),
+            )
+        };
+        self.arg(Arg::Tags as u64, Val::I(tags));
+        self.arg(Arg::Flags as u64, Val::I(flags));
+        self.arg(Arg::Fill as u64, Val::F(j.fill as f64));
+        for (name, v) in [
+            (Arg::Outstanding, j.outstanding),
+            (Arg::Batch, j.batch),
+            (Arg::Faults, j.faults),
+            (Arg::Preempts, j.preempts),
+        ] {
+            self.arg(name as u64, Val::U(v as u64));
+        }
+        if let Some((kind, who, lost)) = timeline::blocker_info(j) {
+            self.arg(Arg::Blocker as u64, Val::S(&who));
+            let k = if kind == BLOCKER_KINDS[0] { 1 } else { 2 };
+            self.arg(Arg::BlockerKind as u64, Val::I(k));
+            self.arg(Arg::BlockerLost as u64, Val::U(lost));
+        }
+    }
+
+    fn slot(&self, slot: u32) -> (Job, u64, u64) {
+        let h = self.held[slot as usize].as_ref().expect("held job");
+        (h.job.clone(), h.flow, h.blocker_flow)
+    }
+
+    fn release(&mut self, slot: u32) {
+        let h = self.held[slot as usize].as_mut().expect("held job");
+        h.refs -= 1;
+        if h.refs == 0 {
+            self.held[slot as usize] = None;
+            self.free.push(slot);
+        }
+    }
+
+    /// Writes one pending item (the ends of slices before it first).
+    fn write_item(&mut self, p: Pending) {
+        self.flush_ends(p.ts);
+        match p.what {
+            What::Host(slot) => {
+                let (j, flow, _) = self.slot(slot);
+                let f = [flow];
+                let flows: &[u64] = if flow != 0 { &f } else { &[] };
+                let key = TrackKey::Host(j.pid);
+                self.job_slice(key, "submit ", &j, j.commit, j.submit, (flows, &[]), None);
+                self.release(slot);
+            }
+            What::Queue(slot) => {
+                let (j, flow, _) = self.slot(slot);
+                let f = [flow];
+                let flows: &[u64] = if flow != 0 && !host_slice(&j) {
+                    &f
+                } else {
+                    &[]
+                };
+                self.arg(Arg::Phase0 as u64 + 1, Val::U(j.phases.queue));
+                let key = TrackKey::Ctx(j.key.ctx);
+                self.job_slice(key, "queued ", &j, j.submit, j.start, (flows, &[]), None);
+                self.release(slot);
+            }
+            What::Exec(slot) => {
+                let (j, flow, blocker_flow) = self.slot(slot);
+                let mut new = None;
+                self.job_args(&j, &mut new);
+                let ends: Vec<u64> = [flow, blocker_flow]
+                    .into_iter()
+                    .filter(|&f| f != 0)
+                    .collect();
+                let starts = match self.exec_open.get_mut(&j.key) {
+                    Some(x) => {
+                        x.begun = true;
+                        std::mem::take(&mut x.flows)
+                    }
+                    None => Vec::new(),
+                };
+                let key = TrackKey::Ring(j.key.ring);
+                self.job_slice(key, "", &j, j.start, j.end, (&starts, &ends), new);
+                self.release(slot);
+            }
+            What::RingEvent {
+                code,
+                ring,
+                ctx,
+                seqno,
+                arg0,
+                arg2,
+            } => {
+                let (uuid, at) = self.lane_instant(TrackKey::Ring(ring), p.ts);
+                let name = Event(code).name().unwrap_or("EVENT");
+                let iid = MARK_NAMES.iter().position(|&n| n == name).unwrap_or(6) as u64 + 1;
+                self.arg(Arg::Ring as u64, Val::U(ring as u64));
+                self.arg(Arg::Ctx as u64, Val::U(ctx as u64));
+                self.arg(Arg::Seqno as u64, Val::U(seqno));
+                self.arg(Arg::Arg0 as u64, Val::S(&format!("{arg0:#x}")));
+                self.arg(Arg::Status as u64, Val::U(arg2 as u64));
+                self.instant(at, uuid, Name::Interned(iid));
+            }
+            What::Msg { pid, text } => {
+                let key = if pid == 0 {
+                    TrackKey::Events
+                } else {
+                    TrackKey::Host(pid)
+                };
+                let (uuid, at) = self.lane_instant(key, p.ts);
+                let mut name = b"msg: ".to_vec();
+                name.extend_from_slice(&text[..text.len().min(64)]);
+                let name = String::from_utf8_lossy(&name).into_owned();
+                self.arg(Arg::Text as u64, Val::S(&String::from_utf8_lossy(&text)));
+                self.instant(at, uuid, Name::Own(name));
+            }
+            What::Lost {
+                cpu,
+                source,
+                count,
+                gap,
+            } => {
+                self.arg(Arg::Cpu as u64, Val::U(cpu as u64));
+                self.arg(Arg::Source as u64, Val::U(source as u64));
+                self.arg(Arg::Count as u64, Val::U(count));
+                self.arg(Arg::SequenceGap as u64, Val::B(gap));
+                let name = Name::Own(format!("lost {count} records"));
+                self.instant(p.ts, self.card_uuid, name);
+            }
+        }
+    }
+
+    /// An instant (category `event`) with the annotations added since the last event.
+    fn instant(&mut self, ts: u64, track: u64, name: Name) {
+        let cat = Some(CAT_EVENT);
+        self.event(
+            pb::TYPE_INSTANT,
+            ts,
+            track,
+            Some(name),
+            cat,
+            (&[], &[]),
+            None,
+        );
+    }
+
+    /// Writes every pending item before `w`, the ends of slices before it and the counters
+    /// up to `w`.
+    fn advance(&mut self, w: u64) {
+        while self.heap.peek().is_some_and(|p| p.0.ts < w) {
+            let Reverse(p) = self.heap.pop().expect("peeked");
+            self.write_item(p);
+        }
+        self.flush_ends(w.saturating_sub(1));
+        self.write_counters(w);
+    }
+
+    fn ring_counters(&mut self, ring: u32, t: u64) -> &mut Bucket {
+        let width = self.cfg.interval_ns;
+        let idx = self.rel(t) / width;
+        if !self.counters.contains_key(&ring) {
+            self.ring_order.push(ring);
+        }
+        let (names, prefix) = (&self.names, &self.prefix);
+        let rc = self.counters.entry(ring).or_insert_with(|| RingCounters {
+            label: format!("{prefix}{}", names.ring_label(ring)),
+            base: idx,
+            open: VecDeque::new(),
+            carry: Bucket {
+                busy: 0,
+                outstanding: 0,
+                fill: timeline::FILL_UNKNOWN,
+            },
+            last_written: None,
+            uuids: None,
+        });
+        let idx = idx.max(rc.base);
+        while rc.base + (rc.open.len() as u64) <= idx {
+            let c = Bucket {
+                busy: 0,
+                ..rc.carry
+            };
+            rc.open.push_back(c);
+        }
+        &mut rc.open[(idx - rc.base) as usize]
+    }
+
+    /// Writes the counter buckets of every ring that end at or before `w`.
+    fn write_counters(&mut self, w: u64) {
+        if self.genesis == NONE {
+            return;
+        }
+        let width = self.cfg.interval_ns;
+        let upto = self.rel(w) / width;
+        for i in 0..self.ring_order.len() {
+            let ring = self.ring_order[i];
+            loop {
+                let rc = self.counters.get_mut(&ring).expect("ring");
+                if rc.base >= upto {
+                    break;
+                }
+                let b = rc.open.pop_front().unwrap_or(Bucket {
+                    busy: 0,
+                    ..rc.carry
+                });
+                let idx = rc.base;
+                rc.base += 1;
+                if rc.last_written == Some(b) {
+                    if rc.open.is_empty() {
+                        rc.base = upto;
+                    }
+                    continue;
+                }
+                rc.last_written = Some(b);
+                self.counter(ring, idx * width, b);
+            }
+        }
+    }
+
+    /// The three counters of `ring` at `rel_ts` (fill only when known, as in the JSON).
+    fn counter(&mut self, ring: u32, rel_ts: u64, b: Bucket) {
+        let uuids = match self.counters[&ring].uuids {
+            Some(u) => u,
+            None => {
+                let u = [self.joint.id(), self.joint.id(), self.joint.id()];
+                let label = self.counters[&ring].label.clone();
+                for (k, (uuid, what)) in u
+                    .iter()
+                    .zip(["busy %", "outstanding", "fill %"])
+                    .enumerate()
+                {
+                    let mut t = self.joint.packet();
+                    t.track_descriptor = Some(pb::TrackDescriptor {
+                        uuid: Some(*uuid),
+                        parent_uuid: Some(self.card_uuid),
+                        name: Some(format!("{label} {what}")),
+                        counter: Some(pb::CounterDescriptor {
+                            unit: (k == 1).then_some(pb::UNIT_COUNT),
+                            unit_name: (k != 1).then(|| "%".to_string()),
+                        }),
+                        sibling_order_rank: Some(-1000 + (ring.min(300) * 3) as i32 + k as i32),
+                        ..Default::default()
+                    });
+                    self.emit(t);
+                }
+                self.counters.get_mut(&ring).expect("ring").uuids = Some(u);
+                u
+            }
+        };
+        let busy = (b.busy as f64 * 100.0 / self.cfg.interval_ns as f64).min(100.0);
+        // One packet: busy % as the event's value, outstanding and fill % (when known) as
+        // extra values of their tracks.
+        let mut ev = pb::TrackEvent {
+            r#type: Some(pb::TYPE_COUNTER),
+            track_uuid: Some(uuids[0]),
+            double_counter_value: Some(busy),
+            extra_counter_track_uuids: vec![uuids[1]],
+            extra_counter_values: vec![b.outstanding as i64],
+            ..Default::default()
+        };
+        if b.fill != timeline::FILL_UNKNOWN {
+            ev.extra_double_counter_track_uuids = vec![uuids[2]];
+            ev.extra_double_counter_values = vec![b.fill as f64 / 10.0];
+        }
+        let mut p = self.joint.packet();
+        p.timestamp = Some(rel_ts);
+        p.track_event = Some(ev);
+        self.joint.emit(&p);
+        self.stats.events += 1;
+    }
+}
+
+/// An event's name: interned (its iid: a few fixed names) or its own (one per job).
+enum Name {
+    Interned(u64),
+    Own(String),
+}
+
+fn mark(j: &Job) -> &'static str {
+    if j.flags.incomplete() {
+        " (incomplete)"
+    } else if j.flags.has(Flags::INFERRED) {
+        " (inferred)"
+    } else {
+        ""
+    }
+}
+
+/// The category iid of a job's slices ([`CATEGORIES`]).
+fn cat(j: &Job) -> u64 {
+    if j.flags.incomplete() {
+        2
+    } else if j.flags.has(Flags::INFERRED) {
+        3
+    } else {
+        1
+    }
+}
+
+impl<W: Write> Timeline for PerfettoPb<W> {
+    fn record(
+        &mut self,
+        rec: &RecordView<'_>,
+        joiner: &Joiner,
+        watermark: Option<u64>,
+    ) -> io::Result<()> {
+        let t = rec.time_ns();
+        if self.genesis == NONE {
+            self.genesis = joiner.stats.first_ns;
+        }
+        match self.names.see(rec, joiner) {
+            Seen::Mark(ev) => self.push(
+                t,
+                What::RingEvent {
+                    code: ev.code(),
+                    ring: ev.ring(),
+                    ctx: ev.ctx(),
+                    seqno: ev.seqno(),
+                    arg0: ev.arg0(),
+                    arg2: ev.arg2(),
+                },
+            ),
+            Seen::Ring {
+                ring,
+                outstanding,
+                fill,
+            } => {
+                let b = self.ring_counters(ring, t);
+                b.outstanding = b.outstanding.max(outstanding);
+                b.fill = timeline::max_fill(b.fill, fill);
+                let carry = &mut self.counters.get_mut(&ring).expect("ring").carry;
+                carry.outstanding = outstanding;
+                if fill != timeline::FILL_UNKNOWN {
+                    carry.fill = fill;
+                }
+            }
+            Seen::Msg { pid, text } => self.push(
+                t,
+                What::Msg {
+                    pid,
+                    text: text.into(),
+                },
+            ),
+            Seen::Lost(l) => self.push(
+                t,
+                What::Lost {
+                    cpu: l.cpu,
+                    source: l.source,
+                    count: l.count,
+                    gap: false,
+                },
+            ),
+            Seen::Nothing => {}
+        }
+        if let Some(w) = watermark {
+            self.advance(w.saturating_sub(SLACK_NS));
+        }
+        Ok(())
+    }
+
+    fn lost(&mut self, l: &Lost, joiner: &Joiner) -> io::Result<()> {
+        let t = if l.last_ns != 0 && l.last_ns != NONE {
+            l.last_ns
+        } else {
+            joiner.stats.last_ns
+        };
+        self.push(
+            t,
+            What::Lost {
+                cpu: l.cpu,
+                source: l.source,
+                count: l.count,
+                gap: true,
+            },
+        );
+        Ok(())
+    }
+
+    fn job(&mut self, job: &Job, _genesis: u64) -> io::Result<()> {
+        self.stats.jobs += 1;
+        let has_host = host_slice(job);
+        let has_queue = job.submit != NONE && job.start != NONE && job.measured(1);
+        let has_exec = job.start != NONE && job.end != NONE;
+        let refs = has_host as u8 + has_queue as u8 + has_exec as u8;
+        if has_exec && self.genesis != NONE {
+            let width = self.cfg.interval_ns;
+            let (s, e) = (self.rel(job.start), self.rel(job.end));
+            self.ring_counters(job.key.ring, job.start);
+            let rc = self.counters.get_mut(&job.key.ring).expect("ring");
+            let mut late = 0;
+            timeline::spread(s, e, width, |b, ns| {
+                if b < rc.base {
+                    late += ns;
+                    return;
+                }
+                while rc.base + (rc.open.len() as u64) <= b {
+                    let c = Bucket {
+                        busy: 0,
+                        ..rc.carry
+                    };
+                    rc.open.push_back(c);
+                }
+                rc.open[(b - rc.base) as usize].busy += ns;
+            });
+            self.stats.late_busy_ns += late;
+        }
+        if refs == 0 {
+            return Ok(());
+        }
+        let flow = if (has_host || has_queue) && has_exec {
+            self.joint.id()
+        } else {
+            0
+        };
+        // The arrow from the blocker leaves its execution's end, not written yet (the
+        // blocker ended while this job was in flight, which holds the watermark back).
+        let mut blocker_flow = 0;
+        if has_exec {
+            if let Some(b) = timeline::blocker(job) {
+                if let Some(x) = self.exec_open.get_mut(&b) {
+                    // Trace processor binds flows in time order: the arrow must leave the
+                    // blocker's begin or end before the waiter begins.
+                    let at = if x.begun { x.end } else { x.start };
+                    if at <= job.start {
+                        blocker_flow = self.joint.id();
+                        x.flows.push(blocker_flow);
+                    }
+                }
+            }
+            let x = ExecOpen {
+                start: job.start,
+                end: job.end,
+                begun: false,
+                flows: Vec::new(),
+            };
+            self.exec_open.insert(job.key, x);
+        }
+        let h = Held {
+            job: job.clone(),
+            refs,
+            flow,
+            blocker_flow,
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.held[s as usize] = Some(h);
+                s
+            }
+            None => {
+                self.held.push(Some(h));
+                (self.held.len() - 1) as u32
+            }
+        };
+        if has_host {
+            self.push(job.commit, What::Host(slot));
+        }
+        if has_queue {
+            self.push(job.submit, What::Queue(slot));
+        }
+        if has_exec {
+            self.push(job.start, What::Exec(slot));
+        }
+        self.stats.max_held = self.stats.max_held.max(self.heap.len() as u64);
+        Ok(())
+    }
+
+    fn finish(&mut self, engine: &Engine, _warnings: &[String]) -> io::Result<()> {
+        let end = engine.joiner.stats.last_ns.saturating_add(1);
+        self.advance(end.saturating_add(2 * self.cfg.interval_ns));
+        self.flush_ends(u64::MAX);
+        let open = self.joint.open.get().saturating_sub(1);
+        self.joint.open.set(open);
+        if open > 0 && self.joint.error.borrow().is_none() {
+            // Another card's exporter flushes the file.
+            return Ok(());
+        }
+        self.joint.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::PHASE_NAMES;
+
+    #[test]
+    fn annotation_ids_name_what_they_hold() {
+        let name = |a: Arg| ARG_NAMES[a as usize - 1];
+        for (i, p) in PHASE_NAMES.iter().enumerate() {
+            assert_eq!(ARG_NAMES[Arg::Phase0 as usize - 1 + i], format!("{p}_ns"));
+        }
+        assert_eq!(name(Arg::Ctx), "ctx");
+        assert_eq!(name(Arg::Pid), "pid");
+        assert_eq!(name(Arg::Tags), "tags");
+        assert_eq!(name(Arg::BlockerLost), "blocker_lost_ns");
+        assert_eq!(name(Arg::SequenceGap), "sequence_gap");
+        assert_eq!(ARG_NAMES.len(), Arg::SequenceGap as usize);
+        assert_eq!(CATEGORIES[CAT_EVENT as usize - 1], "event");
+        let marks = [
+            Event::VM_FAULT,
+            Event::VM_RETRY,
+            Event::RESET,
+            Event::TIMEOUT,
+            Event::HANG,
+            Event::STALL,
+        ];
+        for (e, m) in marks.iter().zip(MARK_NAMES) {
+            assert_eq!(e.name(), Some(m));
+        }
+    }
+
+    #[test]
+    fn the_file_name_picks_protobuf() {
+        assert!(wants_protobuf(Path::new("run.pftrace")));
+        assert!(wants_protobuf(Path::new("run")));
+        assert!(!wants_protobuf(Path::new("run.json")));
+        assert!(!wants_protobuf(Path::new("run.Json")));
+        assert!(!wants_protobuf(Path::new("-")));
+    }
+}

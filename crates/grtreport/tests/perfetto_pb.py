@@ -1,0 +1,196 @@
+"""Decodes a Perfetto protobuf trace with Perfetto's own compiled schema (perfetto_trace_pb2
+from the PyPI package `perfetto`), checks what trace_processor relies on and prints what a
+user would see as JSON: GPUs, tracks, slices, instants, counters and flows.
+
+Checks (a failure prints one line per problem and exits 1):
+* every packet is on one trusted_packet_sequence_id; the first clears the incremental
+  state (SEQ_INCREMENTAL_STATE_CLEARED) and no later one does;
+* every interned id a track event uses (category, event name, debug annotation name and
+  string value) was defined earlier on the sequence, in the same or an earlier packet, and
+  such packets carry SEQ_NEEDS_INCREMENTAL_STATE; no id is defined twice;
+* every track event names a track described before it; counter values only on counter
+  tracks, slices only on others; parents are described;
+* per track, in time order (file order among equal times, as trace_processor sorts): every
+  slice end closes an open slice, nothing is left open, and an end comes at or after its
+  begin.
+
+Flows are bound as trace_processor binds them: an event's flow_ids start a flow (or step an
+active one) at the slice it begins or ends, terminating_flow_ids end an active flow there.
+
+Usage: perfetto_pb.py TRACE
+"""
+
+import json
+import sys
+
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+SEQ_CLEARED = 1
+SEQ_NEEDS = 2
+
+
+def main(path):
+    trace = pb.Trace()
+    with open(path, "rb") as f:
+        trace.ParseFromString(f.read())
+    errs = []
+    interned = {"cat": {}, "name": {}, "arg": {}, "str": {}}
+    tracks = {}
+    gpus = []
+    events = []  # (ts, file index, track uuid, TrackEvent, names resolved)
+    seqs = set()
+    for i, p in enumerate(trace.packet):
+        seqs.add(p.trusted_packet_sequence_id)
+        flags = p.sequence_flags
+        if i == 0 and not flags & SEQ_CLEARED:
+            errs.append("the first packet does not clear the incremental state")
+        if i > 0 and flags & SEQ_CLEARED:
+            errs.append(f"packet {i} clears the incremental state again")
+        if p.HasField("interned_data"):
+            d = p.interned_data
+            for kind, items in (
+                ("cat", d.event_categories),
+                ("name", d.event_names),
+                ("arg", d.debug_annotation_names),
+            ):
+                for it in items:
+                    if it.iid in interned[kind]:
+                        errs.append(f"packet {i}: {kind} iid {it.iid} defined twice")
+                    interned[kind][it.iid] = it.name
+            for it in d.debug_annotation_string_values:
+                if it.iid in interned["str"]:
+                    errs.append(f"packet {i}: string iid {it.iid} defined twice")
+                interned["str"][it.iid] = it.str.decode()
+        if p.HasField("gpu_info"):
+            for g in p.gpu_info.gpus:
+                gpus.append({"name": g.name, "model": g.model})
+        if p.HasField("track_descriptor"):
+            t = p.track_descriptor
+            if t.uuid in tracks:
+                errs.append(f"track {t.uuid} described twice")
+            if t.HasField("parent_uuid") and t.parent_uuid not in tracks:
+                errs.append(f"track {t.name}: parent {t.parent_uuid} not described before")
+            tracks[t.uuid] = {
+                "name": t.name,
+                "parent": t.parent_uuid if t.HasField("parent_uuid") else None,
+                "pid": t.process.pid if t.HasField("process") else None,
+                "process_name": t.process.process_name if t.HasField("process") else None,
+                "labels": list(t.process.process_labels),
+                "counter": t.HasField("counter"),
+                "rank": t.sibling_order_rank,
+            }
+        if p.HasField("track_event"):
+            e = p.track_event
+            used = bool(e.category_iids) or e.HasField("name_iid") or any(
+                a.HasField("name_iid") or a.HasField("string_value_iid")
+                for a in e.debug_annotations
+            )
+            if used and not flags & SEQ_NEEDS:
+                errs.append(f"packet {i} uses interned data without SEQ_NEEDS_INCREMENTAL_STATE")
+
+            def look(kind, iid):
+                if iid not in interned[kind]:
+                    errs.append(f"packet {i}: {kind} iid {iid} not defined before")
+                    return "?"
+                return interned[kind][iid]
+
+            name = look("name", e.name_iid) if e.HasField("name_iid") else e.name
+            cats = ",".join(look("cat", c) for c in e.category_iids)
+            args = {}
+            for a in e.debug_annotations:
+                k = look("arg", a.name_iid) if a.HasField("name_iid") else a.name
+                v = a.WhichOneof("value")
+                if v == "string_value_iid":
+                    args[k] = look("str", a.string_value_iid)
+                else:
+                    args[k] = getattr(a, v)
+            if e.track_uuid not in tracks:
+                errs.append(f"packet {i}: track {e.track_uuid} not described before")
+            events.append((p.timestamp, i, e.track_uuid, e, name, cats, args))
+    if len(seqs) != 1:
+        errs.append(f"packets on {len(seqs)} sequences: {sorted(seqs)}")
+
+    # trace_processor sorts by time; among equal times the file order stays.
+    events.sort(key=lambda x: (x[0], x[1]))
+    stacks = {}
+    slices, instants, counters, flows = [], [], {}, []
+    active = {}  # flow id -> slice index it last touched
+
+    def bind(ev, at):
+        for f in ev.flow_ids:
+            if f in active:
+                flows.append([active[f], at])
+            active[f] = at
+        for f in ev.terminating_flow_ids:
+            if f in active:
+                flows.append([active.pop(f), at])
+
+    for ts, i, uuid, e, name, cats, args in events:
+        tr = tracks.get(uuid, {"counter": False, "name": "?"})
+        if e.type == pb.TrackEvent.TYPE_COUNTER:
+            if not tr["counter"]:
+                errs.append(f"packet {i}: counter value on track {tr['name']}")
+            v = e.double_counter_value if e.HasField("double_counter_value") else e.counter_value
+            counters.setdefault(tr["name"], []).append([ts, v])
+        # Extra values of other counter tracks ride on any event (trace_processor reads
+        # them before the event itself).
+        for uuids, values in (
+            (e.extra_counter_track_uuids, e.extra_counter_values),
+            (e.extra_double_counter_track_uuids, e.extra_double_counter_values),
+        ):
+            if len(uuids) != len(values):
+                errs.append(f"packet {i}: {len(values)} extra counter values for {len(uuids)} tracks")
+            for u, v in zip(uuids, values):
+                t = tracks.get(u)
+                if t is None or not t["counter"]:
+                    errs.append(f"packet {i}: extra counter value for track {u}")
+                    continue
+                counters.setdefault(t["name"], []).append([ts, v])
+        if e.type == pb.TrackEvent.TYPE_COUNTER:
+            continue
+        if tr["counter"]:
+            errs.append(f"packet {i}: slice event on counter track {tr['name']}")
+        st = stacks.setdefault(uuid, [])
+        if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+            slices.append(
+                {"track": uuid, "name": name, "cat": cats, "ts": ts, "dur": None,
+                 "args": args, "depth": len(st)}
+            )
+            st.append(len(slices) - 1)
+            bind(e, len(slices) - 1)
+        elif e.type == pb.TrackEvent.TYPE_SLICE_END:
+            if not st:
+                errs.append(f"packet {i}: end without an open slice on {tr['name']}")
+                continue
+            s = st.pop()
+            slices[s]["dur"] = ts - slices[s]["ts"]
+            bind(e, s)
+        elif e.type == pb.TrackEvent.TYPE_INSTANT:
+            instants.append(
+                {"track": uuid, "name": name, "cat": cats, "ts": ts, "args": args}
+            )
+        else:
+            errs.append(f"packet {i}: event type {e.type}")
+    for uuid, st in stacks.items():
+        if st:
+            errs.append(f"{len(st)} slice(s) left open on {tracks[uuid]['name']}")
+    if errs:
+        for e in errs[:20]:
+            print(e, file=sys.stderr)
+        sys.exit(1)
+    json.dump(
+        {
+            "packets": len(trace.packet),
+            "gpus": gpus,
+            "tracks": {str(k): v for k, v in tracks.items()},
+            "slices": slices,
+            "instants": instants,
+            "counters": counters,
+            "flows": flows,
+        },
+        sys.stdout,
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,524 @@
+//! `--perfetto FILE.pftrace`: Perfetto's protobuf trace, decoded by an independent decoder
+//! (Perfetto's own compiled schema, `perfetto_trace_pb2` of the PyPI package `perfetto`,
+//! through tests/perfetto_pb.py, which also checks sequence flags, interning, track
+//! references and slice nesting), shows what the JSON export of the same run shows: the
+//! same tracks, slices (names, times, durations, job args), instants, counters and flows,
+//! a process and a GPU per card.
+//!
+//! The Python comes from `$GRT_PYTHON`, else /var/tmp/grtrace-pyenv/bin/python3, as
+//! scripts/pyenv.sh makes it.
+
+mod common;
+#[path = "common/tef.rs"]
+mod tef;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use grtreport::perfetto::CARD_PID_BASE;
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_grtreport"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn python() -> PathBuf {
+    let p = std::env::var_os("GRT_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/grtrace-pyenv/bin/python3"));
+    assert!(
+        p.exists(),
+        "no Python with Perfetto's trace schema at {}: run scripts/pyenv.sh (or set GRT_PYTHON)",
+        p.display()
+    );
+    p
+}
+
+/// What tests/perfetto_pb.py saw in the trace (it fails on an invalid one).
+fn decode(trace: &Path) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto_pb.py");
+    let out = Command::new(python())
+        .arg(script)
+        .arg(trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}: not a valid Perfetto trace:\n{}",
+        trace.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Exports `inputs` as `NAME.pftrace` and `NAME.json`; returns both, decoded.
+fn export_both(inputs: &[PathBuf], name: &str) -> (Value, tef::Checked, PathBuf) {
+    let pf = tmp(&format!("{name}.pftrace"));
+    let js = tmp(&format!("{name}.json"));
+    for out in [&pf, &js] {
+        let o = bin()
+            .args(inputs)
+            .arg("--perfetto")
+            .arg(out)
+            .arg("-q")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let json = std::fs::read_to_string(&js).unwrap();
+    assert!(json.starts_with('{'), "{name}.json is JSON");
+    let c = tef::check(&json).unwrap_or_else(|e| panic!("{name}.json:\n{}", e.join("\n")));
+    assert_eq!(
+        std::fs::read(&pf).unwrap()[0],
+        0x0a,
+        "{name}.pftrace: Trace.packet"
+    );
+    (decode(&pf), c, pf)
+}
+
+type Slice = (String, String, i64, i64);
+
+/// Tracks of the protobuf trace: uuid -> (name, process pid or that of its parent).
+fn pb_tracks(pb: &Value) -> HashMap<u64, (String, Option<i64>)> {
+    let t = pb["tracks"].as_object().unwrap();
+    let mut out = HashMap::new();
+    for (k, v) in t {
+        let pid = v["pid"].as_i64().or_else(|| {
+            let parent = v["parent"].as_u64()?;
+            t[&parent.to_string()]["pid"].as_i64()
+        });
+        out.insert(
+            k.parse().unwrap(),
+            (v["name"].as_str().unwrap().to_string(), pid),
+        );
+    }
+    out
+}
+
+/// Every slice of the JSON export as (track, name, ts, dur) in ns, with its args.
+fn json_slices(c: &tef::Checked) -> Vec<(Slice, Value)> {
+    let mut v: Vec<_> = c
+        .events
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .map(|e| {
+            let track =
+                c.threads[&(e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap())].clone();
+            let s = (
+                track,
+                e["name"].as_str().unwrap().to_string(),
+                tef::ns(&e["ts"]).unwrap(),
+                tef::ns(&e["dur"]).unwrap(),
+            );
+            (s, e["args"].clone())
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+fn pb_slices(pb: &Value) -> Vec<(Slice, Value)> {
+    let tracks = pb_tracks(pb);
+    let mut v: Vec<_> = pb["slices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let track = tracks[&s["track"].as_u64().unwrap()].0.clone();
+            let k = (
+                track,
+                s["name"].as_str().unwrap().to_string(),
+                s["ts"].as_i64().unwrap(),
+                s["dur"].as_i64().unwrap(),
+            );
+            (k, s["args"].clone())
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+/// Instants as (track or process, name, ts, args).
+fn json_instants(c: &tef::Checked) -> Vec<(String, String, i64, Value)> {
+    let mut v: Vec<_> = c
+        .events
+        .iter()
+        .filter(|e| e["ph"] == "i")
+        .map(|e| {
+            let pid = e["pid"].as_i64().unwrap();
+            let track = if e["s"] == "p" {
+                c.processes[&pid].clone()
+            } else {
+                c.threads[&(pid, e["tid"].as_i64().unwrap())].clone()
+            };
+            let name = e["name"].as_str().unwrap().to_string();
+            (track, name, tef::ns(&e["ts"]).unwrap(), e["args"].clone())
+        })
+        .collect();
+    v.sort_by(|a, b| (&a.0, &a.1, a.2).cmp(&(&b.0, &b.1, b.2)));
+    v
+}
+
+fn pb_instants(pb: &Value) -> Vec<(String, String, i64, Value)> {
+    let tracks = pb_tracks(pb);
+    let mut v: Vec<_> = pb["instants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let track = tracks[&s["track"].as_u64().unwrap()].0.clone();
+            let name = s["name"].as_str().unwrap().to_string();
+            (track, name, s["ts"].as_i64().unwrap(), s["args"].clone())
+        })
+        .collect();
+    v.sort_by(|a, b| (&a.0, &a.1, a.2).cmp(&(&b.0, &b.1, b.2)));
+    v
+}
+
+/// Counter samples as "track name" -> [(ts, value to 0.1)] (the JSON's one event per ring
+/// with busy %, outstanding and fill % args is three tracks, as trace_processor names them).
+fn json_counters(c: &tef::Checked) -> BTreeMap<String, Vec<(i64, String)>> {
+    let mut m: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
+    for e in c.events.iter().filter(|e| e["ph"] == "C") {
+        for (k, v) in e["args"].as_object().unwrap() {
+            let name = format!("{} {k}", e["name"].as_str().unwrap());
+            let ts = tef::ns(&e["ts"]).unwrap();
+            m.entry(name)
+                .or_default()
+                .push((ts, format!("{:.1}", v.as_f64().unwrap())));
+        }
+    }
+    m
+}
+
+fn pb_counters(pb: &Value) -> BTreeMap<String, Vec<(i64, String)>> {
+    pb["counters"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            let s = v
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    (
+                        p[0].as_i64().unwrap(),
+                        format!("{:.1}", p[1].as_f64().unwrap()),
+                    )
+                })
+                .collect();
+            (k.clone(), s)
+        })
+        .collect()
+}
+
+/// The protobuf trace's flows by kind: `submit` (a submission's host or queued slice to
+/// the same job's execution) and `blocker` (an execution to one that named it blocker).
+fn pb_flows(pb: &Value) -> BTreeMap<String, usize> {
+    let slices = pb["slices"].as_array().unwrap();
+    let mut m = BTreeMap::new();
+    for f in pb["flows"].as_array().unwrap() {
+        let from = &slices[f[0].as_u64().unwrap() as usize];
+        let to = &slices[f[1].as_u64().unwrap() as usize];
+        let (fname, tname) = (from["name"].as_str().unwrap(), to["name"].as_str().unwrap());
+        let kind = if let Some(job) = fname
+            .strip_prefix("submit ")
+            .or_else(|| fname.strip_prefix("queued "))
+        {
+            assert_eq!(job, tname, "a submission's arrow ends at its execution");
+            assert!(from["ts"].as_i64() <= to["ts"].as_i64());
+            "submit"
+        } else {
+            // The blocker's key is in the waiter's args.
+            let a = &from["args"];
+            let who = format!("ctx {} ring {} seqno {}", a["ctx"], a["ring"], a["seqno"]);
+            assert_eq!(to["args"]["blocker"].as_str(), Some(who.as_str()), "{f}");
+            assert!(from["ts"].as_i64() <= to["ts"].as_i64(), "{f}");
+            "blocker"
+        };
+        *m.entry(kind.to_string()).or_default() += 1;
+    }
+    m
+}
+
+/// The protobuf trace shows what the JSON shows; returns the count of slices.
+fn assert_same_content(pb: &Value, c: &tef::Checked, what: &str) -> usize {
+    let (js, ps) = (json_slices(c), pb_slices(pb));
+    let keys = |v: &[(Slice, Value)]| v.iter().map(|s| s.0.clone()).collect::<Vec<_>>();
+    assert_eq!(keys(&ps), keys(&js), "{what}: slices");
+    for ((k, pa), (_, ja)) in ps.iter().zip(&js) {
+        // Every arg of the JSON's slice, but a blocker of null (absent here).
+        for (name, jv) in ja.as_object().unwrap() {
+            // Times are ns here (the JSON's are ms with six decimals: the same ns).
+            if let Some(base) = name.strip_suffix("_ms") {
+                let j = (jv.as_f64().unwrap() * 1e6).round() as u64;
+                assert_eq!(
+                    pa[format!("{base}_ns")].as_u64(),
+                    Some(j),
+                    "{what}: {k:?} {name}"
+                );
+                continue;
+            }
+            let pv = &pa[name];
+            match jv {
+                Value::Null => assert!(pv.is_null(), "{what}: {k:?} {name}"),
+                Value::Number(n) => {
+                    let (j, p) = (n.as_f64().unwrap(), pv.as_f64().unwrap());
+                    assert!((j - p).abs() < 1e-6, "{what}: {k:?} {name}: {j} vs {p}");
+                }
+                _ => assert_eq!(pv, jv, "{what}: {k:?} {name}"),
+            }
+        }
+        assert_eq!(
+            pa.as_object().unwrap().len(),
+            ja.as_object()
+                .unwrap()
+                .iter()
+                .filter(|a| !a.1.is_null())
+                .count(),
+            "{what}: {k:?} args {pa} vs {ja}"
+        );
+    }
+    let (ji, pi) = (json_instants(c), pb_instants(pb));
+    assert_eq!(ji.len(), pi.len(), "{what}: instants");
+    for (j, p) in ji.iter().zip(&pi) {
+        assert_eq!((&p.0, &p.1, p.2), (&j.0, &j.1, j.2), "{what}: instant");
+        for (name, jv) in j.3.as_object().unwrap() {
+            assert_eq!(&p.3[name], jv, "{what}: instant {} {name}", j.1);
+        }
+    }
+    assert_eq!(pb_counters(pb), json_counters(c), "{what}: counters");
+    assert_eq!(pb_flows(pb), c.flows, "{what}: flows");
+    js.len()
+}
+
+#[test]
+fn fixtures_and_scenarios_export_the_same_timeline_as_the_json() {
+    let mut inputs: Vec<(String, PathBuf)> = [
+        "fixtures/report/worked-example.grtrace",
+        "fixtures/parse/multi/run",
+        "fixtures/parse/gap/run",
+        "fixtures/parse/every/run",
+        "fixtures/parse/bigend/run",
+    ]
+    .iter()
+    .map(|f| (f.replace('/', "_"), root().join(f)))
+    .collect();
+    for (name, seed, jobs) in [
+        ("report-mixed", 3, 1500),
+        ("dep-chain", 3, 800),
+        ("vm-fault", 2, 400),
+    ] {
+        inputs.push((name.to_string(), scenario_file(name, seed, jobs)));
+    }
+    let mut seen = (0, 0, 0);
+    for (name, input) in &inputs {
+        let (pb, c, _) = export_both(std::slice::from_ref(input), name);
+        let slices = assert_same_content(&pb, &c, name);
+        assert!(slices > 0, "{name}");
+        seen.0 += pb["instants"].as_array().unwrap().len();
+        seen.1 += pb_flows(&pb).get("blocker").copied().unwrap_or(0);
+        seen.2 += pb["counters"].as_object().unwrap().len();
+        // One card: one GPU and its process.
+        assert_eq!(pb["gpus"].as_array().unwrap().len(), 1, "{name}");
+        let card = pb["tracks"]
+            .as_object()
+            .unwrap()
+            .values()
+            .find(|t| t["pid"] == CARD_PID_BASE)
+            .expect("the card's process");
+        assert!(
+            card["name"].as_str().unwrap().starts_with("card0 ("),
+            "{name}: {card}"
+        );
+    }
+    // The inputs draw every kind of thing at least once.
+    assert!(seen.0 > 0 && seen.1 > 0 && seen.2 > 0, "{seen:?}");
+}
+
+#[test]
+fn instants_and_job_args_read_back_by_name() {
+    let every = root().join("fixtures/parse/every/run");
+    let (pb, _, _) = export_both(&[every], "every-names");
+    let inst = pb_instants(&pb);
+    for name in ["VM_FAULT", "RESET", "TIMEOUT", "HANG"] {
+        assert!(inst.iter().any(|i| i.1 == name), "{name}");
+    }
+    assert!(inst
+        .iter()
+        .any(|i| i.1.starts_with("msg: ") && i.3["text"].is_string()));
+    let gap = root().join("fixtures/parse/gap/run");
+    let (pb, _, _) = export_both(&[gap], "gap-names");
+    let lost: Vec<_> = pb_instants(&pb)
+        .into_iter()
+        .filter(|i| i.1.starts_with("lost "))
+        .collect();
+    // On the card's process track: the recorder's NOTE_LOST and the reader's sequence gap.
+    assert!(lost.iter().all(|i| i.0.starts_with("card0 (")));
+    assert!(lost
+        .iter()
+        .any(|i| i.3["count"] == 4 && i.3["sequence_gap"] == false));
+    assert!(lost
+        .iter()
+        .any(|i| i.3["count"] == 3 && i.3["sequence_gap"] == true));
+    // The worked example's job 7/41, in ns.
+    let ex = root().join("fixtures/report/worked-example.grtrace");
+    let (pb, _, _) = export_both(&[ex], "example-names");
+    let s = pb_slices(&pb);
+    let exec = s.iter().find(|s| s.0 .1 == "7/41").unwrap();
+    assert_eq!(
+        (exec.0 .0.as_str(), exec.0 .2, exec.0 .3),
+        ("ring 0 gfx", 2_500_000, 500_000)
+    );
+    assert_eq!(exec.1["tags"], "queue-wait");
+    assert_eq!(exec.1["queue_ns"], 2_300_000);
+    let host = s.iter().find(|s| s.0 .1 == "submit 7/41").unwrap();
+    assert_eq!((host.0 .2, host.0 .3), (0, 200_000));
+    assert_eq!(pb_flows(&pb).get("submit"), Some(&1));
+}
+
+/// Two cards in one file: a GPU and a process per card, every track of a card under its
+/// process and named after it, each card's ring tracks holding exactly its own jobs.
+#[test]
+fn two_cards_stay_apart() {
+    let inputs: Vec<PathBuf> = [
+        (0u32, "report-mixed", 3u64, 300usize),
+        (1, "dep-chain", 7, 200),
+    ]
+    .iter()
+    .map(|&(card, name, seed, jobs)| {
+        let sc = grtrace_sim::scenarios::by_name(name, seed, jobs).expect("scenario");
+        let recs: Vec<_> = sc
+            .records
+            .iter()
+            .map(|(s, b)| {
+                let mut s = *s;
+                s.time_ns += T0;
+                (s, *b)
+            })
+            .collect();
+        let p = tmp(&format!("two-cards.card{card}.grtrace"));
+        let driver = if card == 0 { "grtsim" } else { "grtsim1" };
+        std::fs::write(
+            &p,
+            grtrace_format::builder::merged_stream(&recs, card, driver),
+        )
+        .unwrap();
+        p
+    })
+    .collect();
+    let (pb, c, _) = export_both(&inputs, "two-cards");
+    assert_same_content(&pb, &c, "two cards");
+    let gpus: Vec<_> = pb["gpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["name"].as_str().unwrap(), g["model"].as_str().unwrap()))
+        .collect();
+    assert_eq!(gpus, [("card0", "grtsim"), ("card1", "grtsim1")]);
+    let tracks = pb_tracks(&pb);
+    let base = CARD_PID_BASE as i64;
+    for card in 0..2i64 {
+        let want = format!("card{card} ");
+        let procs: Vec<_> = tracks
+            .values()
+            .filter(|t| t.1 == Some(base + card))
+            .collect();
+        assert!(procs
+            .iter()
+            .any(|t| t.0.starts_with(&format!("card{card} ("))));
+        assert!(
+            procs.iter().all(|t| t.0.starts_with(&want)),
+            "card{card}: {procs:?}"
+        );
+    }
+    // Each card's ring slices are that card's jobs: card1's run only dep-chain's contexts.
+    let per_card = |card: i64| {
+        let mut n: Vec<_> = pb["slices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| tracks[&s["track"].as_u64().unwrap()].1 == Some(base + card))
+            .filter(|s| s["args"]["tags"].is_string())
+            .map(|s| s["name"].as_str().unwrap().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    let one = |card: i64| {
+        let mut n: Vec<_> = c
+            .events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["pid"] == base + card && e["args"]["tags"].is_string())
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(per_card(0), one(0));
+    assert_eq!(per_card(1), one(1));
+    assert!(!per_card(1).is_empty());
+}
+
+/// The file name picks the format: `.json` (any case) and `-` are JSON, the rest protobuf.
+#[test]
+fn the_file_name_picks_the_format() {
+    let ex = root().join("fixtures/report/worked-example.grtrace");
+    for (name, protobuf) in [
+        ("pick.pftrace", true),
+        ("pick.perfetto-trace", true),
+        ("pick", true),
+        ("pick.JSON", false),
+        ("pick.json", false),
+    ] {
+        let p = tmp(name);
+        let o = bin()
+            .arg(&ex)
+            .arg("--perfetto")
+            .arg(&p)
+            .arg("-q")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{name}");
+        let first = std::fs::read(&p).unwrap()[0];
+        assert_eq!(first == 0x0a, protobuf, "{name}");
+        assert_eq!(first == b'{', !protobuf, "{name}");
+    }
+    let o = bin().arg(&ex).args(["--perfetto", "-"]).output().unwrap();
+    assert_eq!(o.stdout[0], b'{');
+}
+
+/// A failed write names the file, exits 1 and leaves no empty file behind.
+#[test]
+fn a_failed_write_names_the_file_and_leaves_no_empty_file() {
+    let ex = root().join("fixtures/report/worked-example.grtrace");
+    let o = bin()
+        .arg(&ex)
+        .args(["--perfetto", "/dev/full", "-q"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("/dev/full"), "{err}");
+    // A file size limit of 0: created, but nothing can be written into it.
+    let p = tmp("no-room.pftrace");
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$1\" --perfetto \"$2\" -q")
+        .arg(env!("CARGO_BIN_EXE_grtreport"))
+        .arg(&ex)
+        .arg(&p)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(&*p.to_string_lossy()), "{err}");
+    assert!(!p.exists(), "an empty {} was left behind", p.display());
+}
