@@ -10,7 +10,8 @@
 //! names up to each line it formats, so a line shows the names its merged position saw.
 //!
 //! Batches in flight are bounded (twice the workers, plus two), and so is memory; buffers and
-//! batches are reused. A failed write (a reader gone: `| head`) stops the pass at the next
+//! batches are reused. When every worker is busy, the calling thread formats the next batch
+//! itself (on two CPUs the merge leaves it most of its time). A failed write (a reader gone: `| head`) stops the pass at the next
 //! batch.
 
 use std::collections::BTreeMap;
@@ -112,6 +113,8 @@ pub(crate) struct Parallel {
     max_in_flight: usize,
     lines: u64,
     batch_lines: usize,
+    /// This thread's own formatter, for batches the workers are too busy to take.
+    local: Worker,
 }
 
 impl Parallel {
@@ -159,6 +162,11 @@ impl Parallel {
             max_in_flight,
             lines: 0,
             batch_lines: batch_lines.max(1),
+            local: Worker {
+                render: render.clone(),
+                log_pos: 0,
+                pending: Vec::new(),
+            },
         })
     }
 
@@ -239,20 +247,29 @@ impl Parallel {
             b.out = self.spares.pop().unwrap_or_default();
         }
         self.next_seq += 1;
-        if !self.work.as_ref().is_some_and(|w| w.send(b).is_ok()) {
-            // Every worker is gone (it cannot happen short of a bug).
-            out.fail(io::Error::other("the text threads ended"));
-            return;
-        }
-        self.in_flight += 1;
         while let Ok(d) = self.done.try_recv() {
             self.arrived(d, out);
         }
-        while self.in_flight >= self.max_in_flight {
+        // Formatted batches waiting for an earlier one are bounded too.
+        while self.in_flight >= self.max_in_flight && self.waiting.len() >= self.max_in_flight {
             match self.done.recv() {
                 Ok(d) => self.arrived(d, out),
                 Err(_) => break,
             }
+        }
+        self.in_flight += 1;
+        if self.in_flight > self.max_in_flight {
+            // The workers are behind (few CPUs: the merge leaves this thread time): this
+            // batch is formatted here.
+            let mut o = Out::memory(std::mem::take(&mut b.out));
+            self.local.format(&b, &mut o, &self.log);
+            let (buf, len) = o.into_buffer();
+            self.arrived((b, buf, len), out);
+            return;
+        }
+        if !self.work.as_ref().is_some_and(|w| w.send(b).is_ok()) {
+            // Every worker is gone (it cannot happen short of a bug).
+            out.fail(io::Error::other("the text threads ended"));
         }
     }
 
