@@ -180,6 +180,69 @@ impl Node {
     }
 }
 
+/// The kept jobs: nodes in a slab whose freed slots are reused, found through a small index.
+/// With jobs coming and going all the time, a hash table grows to several times the jobs it
+/// holds (deleted slots): keeping the index to 4-byte slots keeps that small.
+#[derive(Default)]
+struct Nodes {
+    index: FxMap<JobKey, u32>,
+    slab: Vec<Node>,
+    free: Vec<u32>,
+}
+
+impl Nodes {
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    fn get(&self, k: &JobKey) -> Option<&Node> {
+        self.index.get(k).map(|&i| &self.slab[i as usize])
+    }
+
+    fn contains_key(&self, k: &JobKey) -> bool {
+        self.index.contains_key(k)
+    }
+
+    fn insert(&mut self, k: JobKey, n: Node) {
+        if let Some(&i) = self.index.get(&k) {
+            self.slab[i as usize] = n;
+            return;
+        }
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = n;
+                i
+            }
+            None => {
+                self.slab.push(n);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.index.insert(k, i);
+    }
+
+    fn remove(&mut self, k: &JobKey) {
+        if let Some(i) = self.index.remove(k) {
+            self.free.push(i);
+        }
+    }
+
+    fn retain(&mut self, keep: impl Fn(&Node) -> bool) {
+        let (slab, free) = (&self.slab, &mut self.free);
+        self.index.retain(|_, i| {
+            let kept = keep(&slab[*i as usize]);
+            if !kept {
+                free.push(*i);
+            }
+            kept
+        });
+        if self.index.is_empty() {
+            self.slab.clear();
+            self.free.clear();
+        }
+    }
+}
+
 /// A frame still collecting its jobs.
 #[derive(Clone, Debug)]
 struct Open {
@@ -208,7 +271,7 @@ pub struct CriticalPath {
     markers: u64,
     /// The first record was seen ([`CriticalPath::genesis`]).
     started: bool,
-    nodes: FxMap<JobKey, Node>,
+    nodes: Nodes,
     /// The window, by ring (a ring with no kept job has no entry).
     rings: FxMap<u32, RingWindow>,
     /// The newest END the window dropped, if any.
@@ -231,7 +294,7 @@ impl CriticalPath {
             open: VecDeque::new(),
             markers: 0,
             started: false,
-            nodes: FxMap::default(),
+            nodes: Nodes::default(),
             rings: FxMap::default(),
             dropped_until: None,
             entries: 0,
@@ -426,7 +489,7 @@ impl CriticalPath {
         // Nodes the next frame's walk can still reach end after its start.
         let keep_from = self.open.front().map_or(NONE, |n| n.start);
         self.ops += self.nodes.len() as u64;
-        self.nodes.retain(|_, n| n.end >= keep_from);
+        self.nodes.retain(|n| n.end >= keep_from);
         if keep_from != NONE {
             for w in self.rings.values_mut() {
                 w.ends.retain(|&Reverse((e, _))| e >= keep_from);
