@@ -2,10 +2,12 @@
 //!
 //! The library does the work so tests can call it: [`Cli`] is the command line, [`run`] parses
 //! the inputs through `grtrace_format::trace` (mmap, k-way merge, sequence-gap detection),
-//! prints lines through a big buffer with hand-rolled number formatting ([`out`], [`printer`]),
+//! prints lines through a big buffer with hand-rolled number formatting ([`out`], [`printer`];
+//! on worker threads in batches, written in merged order, when the inputs are files),
 //! dumps the merged binary stream (`-d`) and prints the summary ([`stats`]).
 
 pub mod out;
+mod par;
 mod pass;
 pub mod printer;
 pub mod stats;
@@ -127,6 +129,14 @@ pub struct Cli {
     /// Merge files of different recording sessions of one card (refused by default).
     #[arg(long = "force")]
     pub force: bool,
+    /// Threads for the text: N-1 format lines while one merges (default: the CPUs
+    /// available; 1 = one thread). Standard input and small inputs use one thread.
+    #[arg(short = 'j', long = "threads", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Option<u32>,
+    /// Lines per batch handed to a text thread (tests).
+    #[arg(long = "batch-lines", value_name = "N", hide = true)]
+    pub batch_lines: Option<usize>,
     #[command(flatten)]
     pub progress: grtrace_cli::ProgressArgs,
     #[command(flatten)]
@@ -354,6 +364,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, Failure> {
             read.check_output(opt, n).map_err(Failure::Runtime)?;
         }
     }
+    let sources_len = sources.len();
     let mut trace = Trace::open(sources).map_err(|e| Failure::Runtime(e.to_string()))?;
     let streams = trace.streams().to_vec();
     set_up_render(&mut render, &streams, cli.wall, err);
@@ -400,6 +411,9 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, Failure> {
     let mut pass = Pass::new(
         render, text, dump, filters, progress, done_bytes, &cli, first_card, err,
     );
+    if let Some(workers) = text_workers(&cli, &files, sources_len) {
+        pass.parallel(workers, cli.batch_lines.unwrap_or(par::BATCH_LINES));
+    }
     let summary = pass.run(&mut trace, dump_only);
     pass.progress.finish(pass.done_bytes);
     // Only a run that read everything can tell that a stream had no end.
@@ -426,6 +440,22 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, Failure> {
     // usage error: the option named nothing.
     pass.filters.rings.check_names().map_err(Failure::Usage)?;
     Ok(if problems > 0 { 1 } else { status })
+}
+
+/// Worker threads for the text, if it is to be formatted in parallel: `-j N` gives N-1;
+/// by default one per CPU besides this one, when every input is a regular file of at least
+/// [`par::MIN_INPUT_BYTES`] in all (a pipe's lines come as they arrive, one at a time; a
+/// small input is done before the threads would start).
+fn text_workers(cli: &Cli, files: &[PathBuf], sources: usize) -> Option<usize> {
+    if cli.no_text || files.len() != sources {
+        return None;
+    }
+    let threads = match cli.threads {
+        Some(n) => n as usize,
+        None if grtrace_cli::total_size(files) < par::MIN_INPUT_BYTES => return None,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    (threads > 1).then(|| threads - 1)
 }
 
 /// Flushes the dump and the text, prints the summary and writes `--summary-json`. Returns

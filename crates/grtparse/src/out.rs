@@ -308,6 +308,8 @@ pub struct Out {
 enum Dest {
     Direct(Box<dyn Write>),
     Threaded(Writer),
+    /// Kept in the buffer, which grows (a worker's batch of formatted lines).
+    Memory,
 }
 
 /// A writer thread and the two channels that pass buffers to it and back.
@@ -408,6 +410,49 @@ impl Out {
         })
     }
 
+    /// Formats into `buf` (grown as needed, never written anywhere): a worker's batch of
+    /// lines, taken back with [`into_buffer`](Self::into_buffer).
+    pub fn memory(mut buf: Vec<u8>) -> Out {
+        if buf.len() < FLUSH_AT + SLACK {
+            buf.resize(FLUSH_AT + SLACK, 0);
+        }
+        Out {
+            buf,
+            pos: 0,
+            dest: Dest::Memory,
+            err: None,
+        }
+    }
+
+    /// The buffer and how many of its bytes were written.
+    pub fn into_buffer(self) -> (Vec<u8>, usize) {
+        (self.buf, self.pos)
+    }
+
+    /// Writes `buf[..len]` (a batch formatted elsewhere) after what is pending, without a
+    /// copy when a writer thread takes it; returns a buffer to reuse.
+    pub fn hand_over(&mut self, buf: Vec<u8>, len: usize) -> Vec<u8> {
+        self.flush_buf();
+        if self.err.is_some() {
+            return buf;
+        }
+        match &mut self.dest {
+            Dest::Threaded(w) => {
+                let (spare, err) = w.swap(buf, len);
+                self.err = err;
+                spare
+            }
+            Dest::Direct(w) => {
+                self.err = w.write_all(&buf[..len]).err();
+                buf
+            }
+            Dest::Memory => {
+                self.bytes(&buf[..len]);
+                buf
+            }
+        }
+    }
+
     /// Room for one line of at most [`LINE_MAX`] bytes; finish it with [`commit`](Self::commit).
     #[inline(always)]
     pub fn cursor(&mut self) -> Cursor<'_> {
@@ -445,6 +490,13 @@ impl Out {
 
     #[cold]
     fn make_room(&mut self, n: usize) {
+        if let Dest::Memory = self.dest {
+            if self.pos + n + SLACK > self.buf.len() {
+                self.buf
+                    .resize((self.pos + n + SLACK).max(2 * self.buf.len()), 0);
+            }
+            return;
+        }
         self.flush_buf();
         if n + SLACK > self.buf.len() {
             self.buf.resize(n + SLACK, 0);
@@ -618,9 +670,19 @@ impl Out {
                     self.buf = spare;
                     self.err = err;
                 }
+                // Never flushed: the caller takes the buffer.
+                Dest::Memory => return,
             }
         }
         self.pos = 0;
+    }
+
+    /// Records an error that is not a write's (the first one is kept): the output is
+    /// incomplete.
+    pub fn fail(&mut self, e: io::Error) {
+        if self.err.is_none() {
+            self.err = Some(e);
+        }
     }
 
     /// Whether an earlier write failed.
@@ -635,6 +697,7 @@ impl Out {
         let done = match &mut self.dest {
             Dest::Direct(w) => w.flush(),
             Dest::Threaded(w) => w.close(),
+            Dest::Memory => Ok(()),
         };
         if self.err.is_none() {
             self.err = done.err();

@@ -12,6 +12,7 @@ use grtrace_format::RecordType;
 use grtrace_format::{encode, Endian, Item, Native, RawItem, RunSummary, Trace};
 
 use crate::out::Out;
+use crate::par::Parallel;
 use crate::printer::{slot_by_name, slot_of, Line, Render, NSLOTS, SLOT_NOTE_BASE};
 use crate::stats::Stats;
 use crate::{Cli, UsageError};
@@ -222,6 +223,8 @@ fn go_on(out: &Out) -> ControlFlow<()> {
 pub(crate) struct Pass<'e> {
     pub(crate) render: Render,
     pub(crate) text: Option<Out>,
+    /// Text lines formatted on worker threads ([`Pass::parallel`]).
+    par: Option<Parallel>,
     pub(crate) dump: Option<Dump>,
     pub(crate) stats: Stats,
     pub(crate) filters: Filters,
@@ -268,6 +271,7 @@ impl<'e> Pass<'e> {
         Pass {
             render,
             text,
+            par: None,
             dump,
             stats,
             filters,
@@ -284,9 +288,27 @@ impl<'e> Pass<'e> {
         }
     }
 
+    /// Formats the text on `workers` threads besides this one, in batches of `batch_lines`
+    /// lines ([`crate::par`]); without text, or when no thread starts, it stays here.
+    pub(crate) fn parallel(&mut self, workers: usize, batch_lines: usize) {
+        if self.text.is_some() {
+            self.par = Parallel::start(&self.render, workers, batch_lines);
+        }
+    }
+
     /// Reads the whole trace. `-q -O -d` without filters (`dump_only`) copies runs of native
     /// event records straight from the mapping into the dump.
     pub(crate) fn run(&mut self, trace: &mut Trace, dump_only: bool) -> RunSummary {
+        let summary = self.merge(trace, dump_only);
+        // The lines still with the workers, written before anything that follows them.
+        if let (Some(p), Some(o)) = (self.par.take(), self.text.as_mut()) {
+            let write = !o.failed();
+            p.finish(self.render.genesis, o, write);
+        }
+        summary
+    }
+
+    fn merge(&mut self, trace: &mut Trace, dump_only: bool) -> RunSummary {
         if dump_only {
             let card = self.card;
             trace.for_each_raw(|raw| match raw {
@@ -378,6 +400,15 @@ impl<'e> Pass<'e> {
         if !r.endian().is_native() {
             return None;
         }
+        if let Some(p) = self.par.as_mut() {
+            // The workers decode and format it: only what the counts need is read here.
+            if r.rtype() != RecordType::EVENT {
+                return None;
+            }
+            self.stats
+                .count_event(r.cpu(), slot_of(RecordType::EVENT, r.code()));
+            return Some(p.record(self.card, r, self.render.genesis, o));
+        }
         let ev = EventBody::read_record::<Native>(b)?;
         let line = Line::event(r, ev);
         self.stats.count_event(line.cpu, line.slot);
@@ -414,7 +445,10 @@ impl<'e> Pass<'e> {
             );
         }
         if let Some(o) = self.text.as_mut() {
-            self.render.line(o, &Line::gap(g));
+            match self.par.as_mut() {
+                Some(p) => p.gap(self.card, g, self.render.genesis, o)?,
+                None => self.render.line(o, &Line::gap(g)),
+            }
             go_on(o)?;
         }
         if let Some(d) = self.dump.as_mut() {
@@ -437,6 +471,9 @@ impl<'e> Pass<'e> {
             (pass, Line::event(r, ev))
         } else {
             self.render.names.learn(r);
+            if let Some(p) = self.par.as_mut() {
+                p.name_note(r);
+            }
             self.filters.rings.learn(r);
             let pass = self.filters.note_passes(slot, in_window, rt, r.pid());
             (pass, Line::note(r))
@@ -444,7 +481,10 @@ impl<'e> Pass<'e> {
         if pass {
             self.stats.count(&line, r);
             if let Some(o) = self.text.as_mut() {
-                self.render.line(o, &line);
+                match self.par.as_mut() {
+                    Some(p) => p.record(self.card, r, self.render.genesis, o)?,
+                    None => self.render.line(o, &line),
+                }
                 go_on(o)?;
             }
         } else if !is_event {

@@ -78,7 +78,7 @@ pub fn slot_by_name(name: &str) -> Option<usize> {
 }
 
 /// pid → process name and ring id → ring name, learnt from notes as they go by.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Names {
     /// Index+1 into `comms` by pid (0 = unknown).
     by_pid: Vec<u32>,
@@ -311,7 +311,8 @@ pub fn compile(fmt: &str) -> Result<Vec<Piece>, String> {
     Ok(out)
 }
 
-/// Shared state for rendering lines.
+/// Shared state for rendering lines (each text worker has a copy: [`crate::par`]).
+#[derive(Clone)]
 pub struct Render {
     pub dev: Vec<u8>,
     dev_short: Short<16>,

@@ -8,18 +8,26 @@
 //! end of its dependency wait (the fence's owner is next; a fence no recorded job owns ends the
 //! walk). The links partition the frame: their shares add up to 100 %.
 //!
-//! Memory: a small node per job whose END is not older than the oldest open frame's start,
-//! at most [`MAX_NODES`]; a frame is closed (its path computed, its nodes dropped) once the
-//! engine's watermark says no job of it is still to come.
+//! Memory: a small node per job whose END is neither older than the oldest open frame's
+//! start nor more than [`WINDOW_NS`] behind the newest END on its ring (the window, like the
+//! joiner's horizon for open jobs), at most [`MAX_NODES`]; a frame is closed (its path
+//! computed, its nodes dropped) once the engine's watermark says no job of it is still to
+//! come. A walk that needs a job the window dropped stops there, and the path says it was
+//! cut ([`Via::Cut`]): only frames longer than the window can be cut.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::job::{Job, JobKey, NONE};
 use crate::joiner::FxMap;
 
-/// Jobs kept for the walk at most: a window or frame that holds more (a whole long trace
-/// without markers) gets no path, and the report says so.
+/// Jobs kept for the walk at most, the cap on damaged or hostile input (more than this many
+/// jobs ending within the window): frames from then on get no path, and the report says so.
 pub const MAX_NODES: usize = 1 << 20;
+
+/// Jobs ending more than this before the newest END on their ring are dropped (ns): a path
+/// reaches further back only in a frame longer than it, and is then cut.
+pub const WINDOW_NS: u64 = 10_000_000_000;
 
 /// What the path covers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,6 +52,9 @@ pub enum Via {
     Fence,
     /// It was ready before the frame began: the walk ends at the frame start.
     Start,
+    /// A gap link: the job the walk needed had ended more than the window before the newest
+    /// END on its ring and was no longer kept; the path is cut there.
+    Cut,
 }
 
 impl Via {
@@ -54,6 +65,7 @@ impl Via {
             Via::Dep => "dep",
             Via::Fence => "fence",
             Via::Start => "start",
+            Via::Cut => "cut",
         }
     }
 }
@@ -94,6 +106,8 @@ pub struct FramePath {
     pub jobs: u64,
     /// Links in time order; they cover [start, end] without gaps or overlaps.
     pub links: Vec<Link>,
+    /// The walk needed a job the window had dropped: the first link is a [`Via::Cut`] gap.
+    pub cut: bool,
 }
 
 impl FramePath {
@@ -124,6 +138,9 @@ pub struct CritReport {
     pub slowest: Option<FramePath>,
     /// Set when more than [`MAX_NODES`] jobs had to be kept: frames from then on got no path.
     pub overflow: bool,
+    /// The window behind each ring's newest END (ns) and the frames whose path it cut.
+    pub window_ns: u64,
+    pub cut_frames: u64,
 }
 
 /// A job as the walk needs it.
@@ -163,6 +180,69 @@ impl Node {
     }
 }
 
+/// The kept jobs: nodes in a slab whose freed slots are reused, found through a small index.
+/// With jobs coming and going all the time, a hash table grows to several times the jobs it
+/// holds (deleted slots): keeping the index to 4-byte slots keeps that small.
+#[derive(Default)]
+struct Nodes {
+    index: FxMap<JobKey, u32>,
+    slab: Vec<Node>,
+    free: Vec<u32>,
+}
+
+impl Nodes {
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    fn get(&self, k: &JobKey) -> Option<&Node> {
+        self.index.get(k).map(|&i| &self.slab[i as usize])
+    }
+
+    fn contains_key(&self, k: &JobKey) -> bool {
+        self.index.contains_key(k)
+    }
+
+    fn insert(&mut self, k: JobKey, n: Node) {
+        if let Some(&i) = self.index.get(&k) {
+            self.slab[i as usize] = n;
+            return;
+        }
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = n;
+                i
+            }
+            None => {
+                self.slab.push(n);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.index.insert(k, i);
+    }
+
+    fn remove(&mut self, k: &JobKey) {
+        if let Some(i) = self.index.remove(k) {
+            self.free.push(i);
+        }
+    }
+
+    fn retain(&mut self, keep: impl Fn(&Node) -> bool) {
+        let (slab, free) = (&self.slab, &mut self.free);
+        self.index.retain(|_, i| {
+            let kept = keep(&slab[*i as usize]);
+            if !kept {
+                free.push(*i);
+            }
+            kept
+        });
+        if self.index.is_empty() {
+            self.slab.clear();
+            self.free.clear();
+        }
+    }
+}
+
 /// A frame still collecting its jobs.
 #[derive(Clone, Debug)]
 struct Open {
@@ -175,6 +255,13 @@ struct Open {
     last: Option<(u64, JobKey)>,
 }
 
+/// The jobs kept on one ring, oldest END first, and its newest END.
+#[derive(Default)]
+struct RingWindow {
+    newest: u64,
+    ends: BinaryHeap<Reverse<(u64, JobKey)>>,
+}
+
 /// Collects finished jobs and markers; closes frames as the watermark passes them.
 pub struct CriticalPath {
     scope: Scope,
@@ -184,7 +271,14 @@ pub struct CriticalPath {
     markers: u64,
     /// The first record was seen ([`CriticalPath::genesis`]).
     started: bool,
-    nodes: FxMap<JobKey, Node>,
+    nodes: Nodes,
+    /// The window, by ring (a ring with no kept job has no entry).
+    rings: FxMap<u32, RingWindow>,
+    /// The newest END the window dropped, if any.
+    dropped_until: Option<u64>,
+    /// Entries in the rings' heaps (a job seen twice under one key has two).
+    entries: usize,
+    peak: usize,
     report: CritReport,
     /// Every frame's path, when a test asks ([`CriticalPath::keep_all`]).
     all: Option<Vec<FramePath>>,
@@ -200,14 +294,31 @@ impl CriticalPath {
             open: VecDeque::new(),
             markers: 0,
             started: false,
-            nodes: FxMap::default(),
+            nodes: Nodes::default(),
+            rings: FxMap::default(),
+            dropped_until: None,
+            entries: 0,
+            peak: 0,
             report: CritReport {
                 window,
+                window_ns: WINDOW_NS,
                 ..CritReport::default()
             },
             all: None,
             ops: 0,
         }
+    }
+
+    /// Another window than [`WINDOW_NS`] (ns; tests, and a recording whose frames are
+    /// longer).
+    pub fn with_window(mut self, ns: u64) -> CriticalPath {
+        self.report.window_ns = ns;
+        self
+    }
+
+    /// The most jobs kept for the walks at once (memory: one small node each).
+    pub fn peak_kept(&self) -> usize {
+        self.peak
     }
 
     /// Keeps every frame's path (tests).
@@ -278,11 +389,13 @@ impl CriticalPath {
         if j.end < oldest {
             return;
         }
-        if self.nodes.len() >= MAX_NODES {
+        if self.nodes.len() >= MAX_NODES || self.entries >= 2 * MAX_NODES {
             self.report.overflow = true;
             return;
         }
         self.nodes.insert(j.key, Node::of(j));
+        self.peak = self.peak.max(self.nodes.len());
+        self.slide(j.key, j.end);
         let t = j.first_time();
         // The frame the job began in (frames are few and in time order: scan from the back).
         if let Some(f) = self
@@ -296,6 +409,35 @@ impl CriticalPath {
                 f.last = Some((j.end, j.key));
             }
         }
+    }
+
+    /// A job kept on its ring: the ring's jobs that ended more than the window before its
+    /// newest END are dropped (each job is pushed and popped once: O(log n) a job).
+    fn slide(&mut self, key: JobKey, end: u64) {
+        let w = self.rings.entry(key.ring).or_default();
+        w.newest = w.newest.max(end);
+        w.ends.push(Reverse((end, key)));
+        self.entries += 1;
+        let limit = w.newest.saturating_sub(self.report.window_ns);
+        while let Some(&Reverse((e, k))) = w.ends.peek() {
+            if e >= limit {
+                break;
+            }
+            w.ends.pop();
+            self.entries -= 1;
+            // Gone already when its frame closed (or replaced by a job of the same key).
+            if self.nodes.get(&k).is_some_and(|n| n.end == e) {
+                self.nodes.remove(&k);
+                self.dropped_until = Some(self.dropped_until.map_or(e, |d| d.max(e)));
+            }
+        }
+    }
+
+    /// Whether a job the walk of a frame starting at `s` needed, missing, may have been
+    /// dropped by the window: it ended after `s` (`hint`, when its end is not known
+    /// exactly: the time its wait ended) and the window dropped jobs ending after `s`.
+    fn cut_at(&self, s: u64, hint: u64) -> bool {
+        hint != NONE && hint > s && self.dropped_until.is_some_and(|d| d > s)
     }
 
     /// No job handed over from now on began before `watermark`: frames that end before it
@@ -333,6 +475,7 @@ impl CriticalPath {
                 if let Some(all) = &mut self.all {
                     all.push(p.clone());
                 }
+                self.report.cut_frames += p.cut as u64;
                 if self
                     .report
                     .slowest
@@ -346,7 +489,16 @@ impl CriticalPath {
         // Nodes the next frame's walk can still reach end after its start.
         let keep_from = self.open.front().map_or(NONE, |n| n.start);
         self.ops += self.nodes.len() as u64;
-        self.nodes.retain(|_, n| n.end >= keep_from);
+        self.nodes.retain(|n| n.end >= keep_from);
+        if keep_from != NONE {
+            for w in self.rings.values_mut() {
+                w.ends.retain(|&Reverse((e, _))| e >= keep_from);
+            }
+            self.rings.retain(|_, w| !w.ends.is_empty());
+        } else {
+            self.rings.clear();
+        }
+        self.entries = self.rings.values().map(|w| w.ends.len()).sum();
     }
 
     /// The chain behind `last` (ending at `end`), back to the frame start.
@@ -355,10 +507,14 @@ impl CriticalPath {
         let mut links = Vec::new();
         let mut cur = Some(last);
         let mut hi = end;
+        let mut cut = false;
         // Every step goes strictly back in time (or stops): at most one link per node.
         while let Some(k) = cur.take() {
             self.ops += 1;
             let Some(n) = self.nodes.get(&k).copied() else {
+                // Only the last job can be missing here (the others were looked up before
+                // the step): the window dropped it before its frame closed.
+                cut = links.is_empty();
                 break;
             };
             let job = |via, from: u64, fence| Link {
@@ -413,11 +569,18 @@ impl CriticalPath {
                 .and_then(|p| self.nodes.get(&p))
                 .map(|p| p.end)
                 .filter(|&e| e < hi);
+            let dropped = prev.is_some_and(|p| !self.nodes.contains_key(&p));
             match (via, prev_end) {
                 (Via::Ring | Via::Dep, Some(pe)) if pe > s => {
                     links.push(job(via, pe.min(at), n.dep_fence));
                     hi = pe.min(at);
                     cur = prev;
+                }
+                (Via::Ring | Via::Dep, None) if dropped && self.cut_at(s, at) => {
+                    // Its blocker ended in the frame but is no longer kept: the link runs
+                    // from when the wait ended, and the path is cut before it.
+                    links.push(job(via, at.min(hi), n.dep_fence));
+                    cut = true;
                 }
                 (Via::Ring | Via::Dep, _) => {
                     // Its blocker ended before the frame (or was not kept): the frame began
@@ -436,6 +599,15 @@ impl CriticalPath {
                         .and_then(|o| Some((o, self.nodes.get(&o)?.end)))
                         .filter(|&(_, e)| e > s && e < at);
                     links.push(job(Via::Host, at, (0, 0)));
+                    let owner_dropped = n.dep_host
+                        && n.dep_owner.is_some_and(|o| !self.nodes.contains_key(&o))
+                        && n.dep_until < at
+                        && self.cut_at(s, n.dep_until);
+                    if owner_end.is_none() && owner_dropped {
+                        // The host waited on a job no longer kept: cut before the submit.
+                        cut = true;
+                        break;
+                    }
                     let from = owner_end.map_or(s, |(_, e)| e);
                     links.push(Link {
                         job: None,
@@ -451,20 +623,19 @@ impl CriticalPath {
                 }
             }
         }
-        if let Some(l) = links.last() {
-            if l.from > s {
-                // The walk stopped at a job not kept: the rest is unexplained host time.
-                let to = l.from;
-                links.push(Link {
-                    job: None,
-                    via: Via::Start,
-                    from: s,
-                    to,
-                    fence: (0, 0),
-                    exec: NONE,
-                    queue: NONE,
-                });
-            }
+        let edge = links.last().map_or(end, |l| l.from);
+        if edge > s && (cut || !links.is_empty()) {
+            // The walk stopped at a job not kept: the rest is unexplained host time, or the
+            // part of the frame the window cut off.
+            links.push(Link {
+                job: None,
+                via: if cut { Via::Cut } else { Via::Start },
+                from: s,
+                to: edge,
+                fence: (0, 0),
+                exec: NONE,
+                queue: NONE,
+            });
         }
         links.retain(|l| l.to > l.from);
         links.reverse();
@@ -474,6 +645,7 @@ impl CriticalPath {
             marker: f.marker.clone(),
             jobs: f.jobs,
             links,
+            cut,
         }
     }
 }
@@ -488,6 +660,10 @@ pub fn describe(l: &Link) -> String {
     let ms = crate::output::ms;
     match l.job {
         None if l.via == Via::Host => "host: nothing submitted".to_string(),
+        None if l.via == Via::Cut => {
+            "cut: the jobs before ended too long before their ring's last END (not kept)"
+                .to_string()
+        }
         None => "unexplained (the job before was not kept)".to_string(),
         Some(k) => {
             let why = match l.via {
@@ -502,6 +678,7 @@ pub fn describe(l: &Link) -> String {
                     l.fence.0, l.fence.1
                 ),
                 Via::Start => "was ready before the frame".to_string(),
+                Via::Cut => "cut".to_string(),
             };
             format!("{} (exec {} ms) {why}", job_name(&k), ms(l.exec))
         }
@@ -556,6 +733,15 @@ pub fn write_text<W: std::io::Write>(
             "warning: more than {MAX_NODES} jobs to keep: later frames have no path"
         )?;
     }
+    if r.cut_frames > 0 {
+        writeln!(
+            w,
+            "warning: {} path(s){} cut: only jobs ending less than {} s before their ring's last END are kept",
+            r.cut_frames,
+            if p.cut { ", this one included," } else { "" },
+            r.window_ns as f64 / 1e9,
+        )?;
+    }
     writeln!(
         w,
         "{} job(s) began in it; {} link(s) decided its end:",
@@ -604,8 +790,9 @@ pub fn to_json(r: &CritReport) -> serde_json::Value {
             "length_ns": p.length(),
             "marker": p.marker,
             "jobs": p.jobs,
+            "cut": p.cut,
             "links": p.links.iter().map(|l| json!({
-                "kind": if l.job.is_some() { "job" } else { "host" },
+                "kind": if l.job.is_some() { "job" } else if l.via == Via::Cut { "cut" } else { "host" },
                 "ctx": l.job.map(|k| k.ctx),
                 "ring": l.job.map(|k| k.ring),
                 "seqno": l.job.map(|k| k.seqno),
@@ -626,6 +813,8 @@ pub fn to_json(r: &CritReport) -> serde_json::Value {
         "frame_median_ns": r.lengths.get(n / 2),
         "frame_max_ns": r.lengths.last(),
         "overflow": r.overflow,
+        "window_ns": r.window_ns,
+        "cut_frames": r.cut_frames,
         "path": path,
     })
 }
