@@ -1,0 +1,344 @@
+//! Hostile inputs through every stage of the report, as the binary meets them: recordings
+//! whose times are damaged (single bits flipped, any u64 a record can carry) through the
+//! joiner, utilisation, intervals, the critical path and every export; and outputs that
+//! cannot be written (standard output closed or read-only, a closed pipe, a full disk).
+//! A panic is exit status 101; every run here must end 0 or 1 with its messages on one line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use clap::Parser;
+use grtrace_format::builder::Builder;
+use grtrace_format::{abi, Body, Event, RingNote, StreamHeader};
+use proptest::prelude::*;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_grtreport"))
+}
+
+fn tmp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("grtreport-hostile-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const T0: u64 = 1_000_000_000_000;
+
+/// One job's events, in order, on the CPU that recorded them.
+#[derive(Clone, Debug)]
+struct JobSpec {
+    cpu: u32,
+    ctx: u32,
+    ring: u32,
+    seqno: u64,
+    /// When the job is committed (ns after T0) and the gaps to SUBMIT, START, END, IRQ.
+    at: u64,
+    gaps: [u64; 4],
+    /// A host-side SYNC window before SUBMIT, a VM fault while running.
+    sync: bool,
+    fault: bool,
+}
+
+/// What is done to one record: its time replaced by a damaged one, or its code changed.
+#[derive(Clone, Debug)]
+enum Damage {
+    FlipTimeBit(usize, u32),
+    Time(usize, u64),
+    Code(usize, u16),
+    Seqno(usize, u64),
+}
+
+fn job_spec() -> impl Strategy<Value = JobSpec> {
+    (
+        0u32..3,
+        1u32..4,
+        0u32..3,
+        0u64..6,
+        0u64..2_000_000,
+        [0u64..50_000, 0u64..200_000, 1u64..300_000, 0u64..20_000],
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(cpu, ctx, ring, seqno, at, gaps, sync, fault)| JobSpec {
+            cpu,
+            ctx,
+            ring,
+            seqno,
+            at,
+            gaps,
+            sync,
+            fault,
+        })
+}
+
+fn extreme_time() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(0u64),
+        Just(1u64),
+        Just(u64::MAX),
+        Just(u64::MAX - 1),
+        Just(1u64 << 63),
+        Just(T0 - 1),
+        any::<u64>(),
+    ]
+}
+
+fn damage() -> impl Strategy<Value = Damage> {
+    prop_oneof![
+        4 => (any::<usize>(), 0u32..64).prop_map(|(i, b)| Damage::FlipTimeBit(i, b)),
+        2 => (any::<usize>(), extreme_time()).prop_map(|(i, t)| Damage::Time(i, t)),
+        1 => (any::<usize>(), 0u16..40).prop_map(|(i, c)| Damage::Code(i, c)),
+        1 => (any::<usize>(), prop_oneof![Just(0u64), Just(u64::MAX), any::<u64>()])
+            .prop_map(|(i, s)| Damage::Seqno(i, s)),
+    ]
+}
+
+/// One record before encoding: CPU, pid, time, code, key, arg0.
+#[derive(Clone, Copy, Debug)]
+struct Ev {
+    cpu: u32,
+    t: u64,
+    code: u16,
+    ctx: u32,
+    ring: u32,
+    seqno: u64,
+}
+
+fn events(jobs: &[JobSpec]) -> Vec<Ev> {
+    let mut v = Vec::new();
+    for j in jobs {
+        let mut t = T0 + j.at;
+        let mut push = |code: Event, t: u64| {
+            v.push(Ev {
+                cpu: j.cpu,
+                t,
+                code: code.0,
+                ctx: j.ctx,
+                ring: j.ring,
+                seqno: j.seqno,
+            })
+        };
+        push(Event::COMMIT, t);
+        if j.sync {
+            push(Event::SYNC_ENTER, t + 1);
+            push(Event::SYNC_EXIT, t + j.gaps[0] / 2 + 1);
+        }
+        t += j.gaps[0];
+        push(Event::SUBMIT, t);
+        t += j.gaps[1];
+        push(Event::START, t);
+        if j.fault {
+            push(Event::VM_FAULT, t + j.gaps[2] / 3);
+            push(Event::VM_RETRY, t + j.gaps[2] / 2);
+        }
+        t += j.gaps[2];
+        push(Event::END, t);
+        t += j.gaps[3];
+        push(Event::IRQ, t);
+    }
+    // Each CPU's records in time order, as a recorder writes them, before the damage.
+    v.sort_by_key(|e| (e.cpu, e.t));
+    v
+}
+
+fn apply(v: &mut [Ev], d: &Damage) {
+    if v.is_empty() {
+        return;
+    }
+    let n = v.len();
+    match *d {
+        Damage::FlipTimeBit(i, b) => v[i % n].t ^= 1 << b,
+        Damage::Time(i, t) => v[i % n].t = t,
+        Damage::Code(i, c) => v[i % n].code = c,
+        Damage::Seqno(i, s) => v[i % n].seqno = s,
+    }
+}
+
+/// Per-CPU files `BASE.grtrace.<cpu>` (or one merged stream, in the order given: damage
+/// and all), each with the ring table and frame markers.
+fn write_recording(dir: &Path, evs: &[Ev], merged: bool) -> PathBuf {
+    let base = dir.join("run");
+    let mut builders: Vec<Builder> = (0..3).map(|_| Builder::new()).collect();
+    for (cpu, b) in builders.iter_mut().enumerate() {
+        b.on(cpu as u32);
+        for ring in 0..3u32 {
+            b.record(Body::Ring(RingNote {
+                ring,
+                engine_class: 1,
+                size: 4096,
+                unit: abi::RING_UNIT_SLOTS,
+                flags: 0,
+                name: b"gfx",
+            }))
+            .at(T0);
+        }
+    }
+    for (k, e) in evs.iter().enumerate() {
+        let b = &mut builders[e.cpu as usize];
+        if k % 7 == 0 {
+            b.record(Body::Msg { text: b"frame" }).at(e.t);
+        }
+        b.pid(100 + e.ctx)
+            .event(Event(e.code))
+            .at(e.t)
+            .job(e.ctx, e.ring, e.seqno)
+            .args(0x40, 8, 64, 0);
+    }
+    if merged {
+        // Kernel numbering is per CPU: keep each record's own.
+        let mut h = StreamHeader::new(abi::CPU_MERGED, 0, "virtio_gpu");
+        h.flags = abi::STREAM_MERGED;
+        let recs: Vec<_> = builders.iter().flat_map(|b| b.records().to_vec()).collect();
+        let mut w = Builder::unnumbered();
+        for (s, body) in recs {
+            w.on(s.cpu).pid(s.pid).record(body).at(s.time_ns).seq(s.seq);
+        }
+        std::fs::write(&base, w.stream(&h)).unwrap();
+        return base;
+    }
+    for (cpu, b) in builders.iter().enumerate() {
+        let h = StreamHeader::new(cpu as u32, 0, "virtio_gpu");
+        std::fs::write(format!("{}.grtrace.{cpu}", base.display()), b.stream(&h)).unwrap();
+    }
+    base
+}
+
+/// Runs grtreport in this process (fast: no process per run); the run must end 0 or 1,
+/// and no thread of it may panic (a worker's panic could otherwise end as an error).
+fn run_in_process(args: &[&std::ffi::OsStr]) -> Result<(), TestCaseError> {
+    static PANICKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICKED.store(true, std::sync::atomic::Ordering::SeqCst);
+            prev(info);
+        }));
+    });
+    let mut argv: Vec<&std::ffi::OsStr> = vec!["grtreport".as_ref()];
+    argv.extend_from_slice(args);
+    let parsed = grtreport::cli::Args::try_parse_from(argv).expect("arguments");
+    PANICKED.store(false, std::sync::atomic::Ordering::SeqCst);
+    let code = std::panic::catch_unwind(|| grtreport::cli::run(parsed));
+    let panicked = PANICKED.swap(false, std::sync::atomic::Ordering::SeqCst);
+    prop_assert!(
+        matches!(code, Ok(0 | 1)) && !panicked,
+        "grtreport {:?}: {:?}",
+        args,
+        code.map_err(|_| "panic")
+    );
+    Ok(())
+}
+
+/// Runs the grtreport binary; the run must end 0 or 1, and say nothing of a panic.
+fn run_binary(args: &[&std::ffi::OsStr]) -> Result<Output, TestCaseError> {
+    let o = bin().args(args).stdin(Stdio::null()).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    prop_assert!(
+        matches!(o.status.code(), Some(0 | 1)) && !err.contains("panicked"),
+        "grtreport {:?}: {:?}\n{err}",
+        args,
+        o.status
+    );
+    Ok(o)
+}
+
+/// Every stage of the report on `base`, its outputs in `dir`: text with --top, utilisation
+/// and verdicts, the critical path of the slowest frame, the CSV tables and both timeline
+/// exports; JSON with its intervals and the critical path of a window.
+fn every_stage(base: &Path, dir: &Path, horizon: &str) -> Result<(), TestCaseError> {
+    let f = |n: &str| dir.join(n).into_os_string();
+    let base = base.as_os_str();
+    run_in_process(&[
+        base,
+        "--top".as_ref(),
+        "5".as_ref(),
+        "--critical-path".as_ref(),
+        "--frame-marker".as_ref(),
+        "frame".as_ref(),
+        "--horizon".as_ref(),
+        horizon.as_ref(),
+        "-o".as_ref(),
+        &f("report.txt"),
+        "--csv".as_ref(),
+        &f("jobs.csv"),
+        "--perfetto".as_ref(),
+        &f("trace.json"),
+        "--html".as_ref(),
+        &f("report.html"),
+    ])?;
+    run_in_process(&[
+        base,
+        "--json".as_ref(),
+        "--top".as_ref(),
+        "3".as_ref(),
+        "--interval".as_ref(),
+        "0.0001".as_ref(),
+        "--critical-path".as_ref(),
+        "-w".as_ref(),
+        "0:1".as_ref(),
+        "--horizon".as_ref(),
+        horizon.as_ref(),
+        "-o".as_ref(),
+        &f("report.json"),
+    ])
+}
+
+fn horizon() -> impl Strategy<Value = &'static str> {
+    prop_oneof![Just("10"), Just("0.001")]
+}
+
+fn recording(jobs: &[JobSpec], damage: &[Damage], merged: bool, tag: &str) -> (PathBuf, PathBuf) {
+    let mut evs = events(jobs);
+    for d in damage {
+        apply(&mut evs, d);
+    }
+    let dir = tmp_dir(tag);
+    let base = write_recording(&dir, &evs, merged);
+    (dir, base)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+
+    /// Damaged times (a flipped bit, 0, u64::MAX, any u64), codes and seqnos in per-CPU
+    /// files and in a merged stream: every stage of the report ends 0 or 1, never a panic.
+    #[test]
+    fn damaged_records_never_panic_in_any_stage(
+        jobs in proptest::collection::vec(job_spec(), 1..24),
+        damage in proptest::collection::vec(damage(), 1..6),
+        merged in any::<bool>(),
+        horizon in horizon(),
+    ) {
+        let (dir, base) = recording(&jobs, &damage, merged, "prop");
+        let res = every_stage(&base, &dir, horizon);
+        let _ = std::fs::remove_dir_all(&dir);
+        res?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// The same through the binary, with what writes to stdout (text --interval rows and
+    /// --jobs lines): a panic there is exit status 101.
+    #[test]
+    fn damaged_records_never_panic_in_the_binary(
+        jobs in proptest::collection::vec(job_spec(), 1..24),
+        damage in proptest::collection::vec(damage(), 1..6),
+        merged in any::<bool>(),
+    ) {
+        let (dir, base) = recording(&jobs, &damage, merged, "bin");
+        let res = run_binary(&[
+            base.as_os_str(),
+            "--jobs".as_ref(),
+            "--interval".as_ref(),
+            "0.0001".as_ref(),
+            "--top".as_ref(),
+            "5".as_ref(),
+            "--critical-path".as_ref(),
+        ]);
+        let _ = std::fs::remove_dir_all(&dir);
+        res?;
+    }
+}
