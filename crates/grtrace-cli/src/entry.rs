@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::{exit, one_line, write_error, CompletionArgs};
 
@@ -144,6 +145,51 @@ pub fn main<A: clap::Parser, O: Outcome>(run: impl FnOnce(A) -> O) -> ExitCode {
             CompletionArgs::print::<A>(shell);
             ExitCode::SUCCESS
         }
-        Ok((None, args)) => run(args).exit_code(&prog),
+        Ok((None, args)) => match stdout_at_start() {
+            Ok(()) => run(args).exit_code(&prog),
+            Err(m) => Failure::Runtime(m.into()).report(&prog).exit_code(&prog),
+        },
+    }
+}
+
+/// Standard output as the process found it: not looked at (not Linux), open for writing,
+/// closed, or open for reading only.
+const STDOUT_UNKNOWN: u8 = 0;
+const STDOUT_OK: u8 = 1;
+const STDOUT_CLOSED: u8 = 2;
+const STDOUT_READ_ONLY: u8 = 3;
+
+static STDOUT_STATE: AtomicU8 = AtomicU8::new(STDOUT_UNKNOWN);
+
+/// Looks at file descriptor 1 before Rust's runtime does: the runtime reopens a closed
+/// standard output on /dev/null (and its stdout ignores EBADF), so that from `main` on every
+/// write "succeeds" into nowhere and `grtrace -o - >&-` would drain a recording away with
+/// status 0. glibc runs `.init_array` entries before `main`, the runtime's set-up included.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static PROBE_STDOUT: extern "C" fn() = probe_stdout;
+
+#[cfg(target_os = "linux")]
+extern "C" fn probe_stdout() {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let state = match fcntl(1, FcntlArg::F_GETFL) {
+        Err(_) => STDOUT_CLOSED,
+        Ok(fl) if OFlag::from_bits_truncate(fl) & OFlag::O_ACCMODE == OFlag::O_RDONLY => {
+            STDOUT_READ_ONLY
+        }
+        Ok(_) => STDOUT_OK,
+    };
+    STDOUT_STATE.store(state, Ordering::Relaxed);
+}
+
+/// Whether standard output was open for writing when the process started (as `cat` needs
+/// it to be): every binary may write to it, and one that cannot must not run to the end and
+/// exit 0 having written nothing.
+fn stdout_at_start() -> Result<(), &'static str> {
+    match STDOUT_STATE.load(Ordering::Relaxed) {
+        STDOUT_CLOSED => Err("standard output is closed: nothing written to it could be kept (redirect it to a file, a pipe or /dev/null)"),
+        STDOUT_READ_ONLY => Err("standard output is open for reading only: nothing could be written to it (redirect it to a file, a pipe or /dev/null)"),
+        _ => Ok(()),
     }
 }
