@@ -644,7 +644,7 @@ fn write_reports<W: Write, F: FnMut(u32, Option<&StreamHeader>) -> Engine>(
             })
             .collect();
         let v = serde_json::json!({ "cards": cards });
-        serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::other)?;
+        serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::from)?;
         return writeln!(w);
     }
     for warn in warnings {

@@ -342,3 +342,128 @@ proptest! {
         res?;
     }
 }
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/report/worked-example.grtrace")
+}
+
+/// A few thousand jobs of the mixed scenario as a file: reports larger than any buffer.
+fn mixed_file() -> PathBuf {
+    static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        let p = tmp_dir("mixed").join("mixed.grtrace");
+        let sc = grtrace_sim::scenarios::by_name("report-mixed", 4, 3000).unwrap();
+        let mut b = Builder::new();
+        for (s, body) in &sc.records {
+            b.on(s.cpu).pid(s.pid).record(*body).at(s.time_ns + T0);
+        }
+        std::fs::write(
+            &p,
+            grtrace_format::builder::merged_stream(b.records(), 0, "grtsim"),
+        )
+        .unwrap();
+        p
+    })
+    .clone()
+}
+
+/// `bin` with standard output closed (`>&-`) or open for reading only (`1</dev/null`).
+fn with_stdout(redirect: &str, bin: &str, args: &[&std::ffi::OsStr]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("exec \"$0\" \"$@\" {redirect}"))
+        .arg(bin)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_or_read_only_stdout_is_an_error_before_anything_is_read() {
+    let bin = env!("CARGO_BIN_EXE_grtreport");
+    for (redirect, why) in [
+        (">&-", "standard output is closed"),
+        ("1</dev/null", "standard output is open for reading only"),
+    ] {
+        let o = with_stdout(redirect, bin, &[fixture().as_os_str()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{redirect}: {err}");
+        assert!(err.starts_with(&format!("grtreport: {why}: ")), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    // A report to a file with stdout redirected to /dev/null is fine.
+    let out = tmp_dir("devnull").join("r.txt");
+    let o = with_stdout(
+        ">/dev/null",
+        bin,
+        &[fixture().as_os_str(), "-o".as_ref(), out.as_os_str()],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(std::fs::metadata(&out).unwrap().len() > 0);
+}
+
+/// Every output on stdout ends quietly with status 0 when its reader has gone
+/// (`grtreport run --json | head -1`): the pipe's read end is closed before the run.
+#[test]
+fn a_closed_pipe_ends_every_stdout_output_quietly() {
+    let mixed = mixed_file();
+    for args in [
+        &[][..],
+        &["--json"][..],
+        &["--json", "--interval", "0.01"][..],
+        &["-q", "--csv", "-"][..],
+        &["-q", "--jobs"][..],
+        &["-q", "--interval", "0.01"][..],
+        &["-q", "--perfetto", "-"][..],
+        &["-q", "--html", "-"][..],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = bin()
+            .arg(&mixed)
+            .args(args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert_eq!(err, "", "{args:?}");
+    }
+}
+
+/// A failed export names its file and leaves none behind (a full disk, here a file-size
+/// limit of zero: every write fails with EFBIG).
+#[test]
+fn a_failed_export_names_its_file_and_removes_it() {
+    let dir = tmp_dir("efbig");
+    for opt in ["--html", "--perfetto"] {
+        let out = dir.join(format!("x{opt}"));
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg("trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\"")
+            .arg(env!("CARGO_BIN_EXE_grtreport"))
+            .arg(mixed_file())
+            .args(["-q", opt])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{opt}: {err}");
+        assert!(
+            err.starts_with(&format!(
+                "grtreport: export: {}: File too large",
+                out.display()
+            )),
+            "{opt}: {err}"
+        );
+        assert!(err.trim_end().ends_with("(removed)"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!out.exists(), "{opt}: {} left behind", out.display());
+    }
+}
