@@ -174,7 +174,12 @@ pub fn run(args: &Args) -> ExitCode {
                 unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, off, len) };
         }
     };
-    let result = import::run(dat.streams_releasing(&release), &mut mapper, &mut sink);
+    let result = match import::run(dat.streams_releasing(&release), &mut mapper, &mut sink) {
+        Err(ImportError::Output(e)) if grtrace_cli::is_broken_pipe(&e) => return ExitCode::SUCCESS,
+        // No file of an output that failed is left behind to be read as a whole import.
+        Err(ImportError::Output(e)) => return out_error(sink.discard_after(e)),
+        r => r,
+    };
     let lost = mapper.stats.lost_events;
     sink.end_capture(&mapper);
     let outputs = match sink.finish(lost) {
@@ -268,7 +273,11 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
         Ok(s) => s,
         Err(e) => return out_error(e),
     };
-    let result = ti.run(data, &mut sink);
+    let result = match ti.run(data, &mut sink) {
+        Err(TextErrorOrIo::Io(e)) if grtrace_cli::is_broken_pipe(&e) => return ExitCode::SUCCESS,
+        Err(TextErrorOrIo::Io(e)) => return out_error(sink.discard_after(e)),
+        r => r,
+    };
     sink.end_capture(&ti.mapper);
     let outputs = match sink.finish(ti.mapper.stats.lost_events) {
         Ok(o) => o,
@@ -294,8 +303,9 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
     }
 }
 
+/// A failed output: the error names the file (and what was removed).
 fn out_error(e: io::Error) -> ExitCode {
-    eprintln!("grtimport: writing output: {e}");
+    grtrace_cli::error("grtimport", e);
     ExitCode::from(1)
 }
 

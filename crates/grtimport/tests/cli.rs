@@ -591,3 +591,84 @@ fn the_text_summary_says_the_capture_lost_events() {
         assert!(err.contains(says), "{name}: {err}");
     }
 }
+
+/// A failed write names the file and leaves no file of the import behind (a file-size
+/// limit of 1 KiB: the first megabyte's write fails with EFBIG), for trace.dat and text.
+#[test]
+fn a_failed_write_names_the_file_and_leaves_no_output_behind() {
+    use grtrace_ftrace::capture::TextStyle;
+    let d = dir("efbig");
+    let dat = d.join("trace.dat");
+    write_dat(
+        &dat,
+        Workload {
+            flavor: Flavor::Sched617,
+            jobs: 20_000,
+            cpus: 2,
+        },
+        7,
+        None,
+    );
+    let text = d.join("trace.txt");
+    let c = i915_capture();
+    let mut t = String::new();
+    while t.len() < (2 << 20) {
+        t.push_str(&c.text(TextStyle::Report));
+    }
+    std::fs::write(&text, t).unwrap();
+    for input in [&dat, &text] {
+        let out = d.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg("trap '' XFSZ; ulimit -f 2; exec \"$0\" \"$@\"")
+            .arg(env!("CARGO_BIN_EXE_grtimport"))
+            .arg(input)
+            .arg("-o")
+            .arg(out.join("run"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{}: {err}", input.display());
+        assert!(
+            err.starts_with(&format!("grtimport: {}/run.grtrace.", out.display())),
+            "{err}"
+        );
+        assert!(err.contains(": File too large (os error 27)"), "{err}");
+        assert!(err.contains("file(s) of this output were removed"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+        assert!(left.is_empty(), "{}: {left:?} left behind", input.display());
+    }
+}
+
+#[test]
+fn a_closed_stdout_is_an_error_not_exit_0() {
+    let d = dir("closed");
+    let dat = d.join("trace.dat");
+    write_dat(
+        &dat,
+        Workload {
+            flavor: Flavor::Sched617,
+            jobs: 10,
+            cpus: 1,
+        },
+        7,
+        None,
+    );
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("exec \"$0\" \"$@\" >&-")
+        .arg(env!("CARGO_BIN_EXE_grtimport"))
+        .arg(&dat)
+        .args(["-o", "-"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("grtimport: standard output is closed: "),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
