@@ -88,6 +88,14 @@ pub fn run(args: &Args) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
+        if f.metadata().is_ok_and(|m| m.is_dir()) {
+            // Not "No such device", which is what mapping a directory says.
+            eprintln!(
+                "grtimport: {input}: is a directory: give a trace.dat file or trace text in it ({}/trace.dat)",
+                input.trim_end_matches('/')
+            );
+            return ExitCode::from(1);
+        }
         // SAFETY: the file is only read; a trace.dat being rewritten while imported is the
         // user's race, as with any reader (a shrinking file can fault: documented).
         map = match unsafe { memmap2::Mmap::map(&f) } {

@@ -672,3 +672,18 @@ fn a_closed_stdout_is_an_error_not_exit_0() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+#[test]
+fn a_directory_input_says_it_is_a_directory() {
+    let d = dir("isdir");
+    let (code, err) = grtimport(&[d.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "grtimport: {}: is a directory: give a trace.dat file or trace text in it ({}/trace.dat)\n",
+            d.display(),
+            d.display()
+        )
+    );
+}

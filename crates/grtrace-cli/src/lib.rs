@@ -309,14 +309,14 @@ impl Inputs {
 }
 
 /// The message for an input that could not be resolved: a directory gets a hint (give a
-/// base name in it, or `-D DIR`) instead of "no such file".
+/// base name in it, or its files; not `-D`, which only grtparse has) instead of "no such
+/// file".
 pub fn input_error(file: &str, msg: &str) -> String {
     if Path::new(file).is_dir() {
         format!(
-            "{}: is a directory: give a base name in it ({}/run) or the files, or use -D {} run",
+            "{}: is a directory: give a base name in it ({}/run) or its files",
             one_line(file),
             one_line(file.trim_end_matches('/')),
-            one_line(file)
         )
     } else {
         msg.to_string()

@@ -467,3 +467,19 @@ fn a_failed_export_names_its_file_and_removes_it() {
         assert!(!out.exists(), "{opt}: {} left behind", out.display());
     }
 }
+
+/// A directory as input: the hint names what grtreport takes (no `-D`, which it lacks).
+#[test]
+fn a_directory_input_gets_a_hint_grtreport_can_follow() {
+    let d = tmp_dir("isdir");
+    let o = bin().arg(&d).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "grtreport: {}: is a directory: give a base name in it ({}/run) or its files\n",
+            d.display(),
+            d.display()
+        )
+    );
+}
