@@ -223,7 +223,13 @@ impl Streams {
             records: 0,
         };
         match target {
-            Target::Files(base) => st.base = Some(base),
+            Target::Files(base) => {
+                // A file is made for every CPU with records (and, from trace.dat, for every
+                // CPU of the machine): a CPU without one had none, which readers need not
+                // warn about.
+                st.header.flags |= abi::STREAM_CPUS_WHOLE;
+                st.base = Some(base)
+            }
             Target::Merged(w) => {
                 let mut h = st.header.clone();
                 h.cpu = abi::CPU_MERGED;
