@@ -483,3 +483,89 @@ fn a_directory_input_gets_a_hint_grtreport_can_follow() {
         )
     );
 }
+
+/// An import whose GPU events came on CPUs 1 and 3 of 4: text has files for those two
+/// only, trace.dat for all four. Neither makes grtreport warn of missing CPU files (the
+/// importer marks its set whole), as it still does for a recording with one missing.
+#[test]
+fn an_import_with_idle_cpus_draws_no_missing_cpu_warning() {
+    use grtrace_ftrace::capture::{Capture, TextStyle};
+    let d = tmp_dir("cpus");
+    let mut c = Capture::new("6.12", 4);
+    let s = 1_000_000_000_000u64;
+    for i in 0..10u64 {
+        let req = [
+            ("dev", 0),
+            ("ctx", 12),
+            ("class", 0),
+            ("instance", 0),
+            ("seqno", 2 + i),
+        ];
+        c.ev(
+            1,
+            s + i * 1_000_000,
+            "gfx",
+            1234,
+            "i915_request_add",
+            &req,
+            &[],
+        );
+        c.ev(
+            3,
+            s + i * 1_000_000 + 800_000,
+            "",
+            0,
+            "i915_request_retire",
+            &req,
+            &[],
+        );
+    }
+    let text = d.join("trace.txt");
+    std::fs::write(&text, c.text(TextStyle::Report)).unwrap();
+    let dat = d.join("trace.dat");
+    std::fs::write(&dat, c.dat(7, None)).unwrap();
+    for (input, files) in [(&text, 2), (&dat, 4)] {
+        let base = d.join(format!(
+            "{}-run",
+            input.extension().unwrap().to_string_lossy()
+        ));
+        let args = grtimport::Args::try_parse_from([
+            "grtimport".as_ref(),
+            input.as_os_str(),
+            "-q".as_ref(),
+            "-o".as_ref(),
+            base.as_os_str(),
+        ])
+        .unwrap();
+        assert_eq!(grtimport::run(&args), std::process::ExitCode::SUCCESS);
+        let made = std::fs::read_dir(&d)
+            .unwrap()
+            .filter(|e| {
+                let n = e.as_ref().unwrap().file_name();
+                n.to_string_lossy().starts_with(&format!(
+                    "{}.grtrace.",
+                    base.file_name().unwrap().to_string_lossy()
+                ))
+            })
+            .count();
+        assert_eq!(made, files, "{}", input.display());
+        let o = bin().arg(&base).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        assert!(!err.contains("missing CPU"), "{}: {err}", input.display());
+    }
+    // Without the mark (a recording), the same holes are said.
+    let base = d.join("txt-run");
+    for cpu in [1, 3] {
+        let p = format!("{}.grtrace.{cpu}", base.display());
+        let mut f = std::fs::read(&p).unwrap();
+        let mut h = StreamHeader::parse(&f).unwrap();
+        h.flags &= !abi::STREAM_CPUS_WHOLE;
+        let e = h.encode();
+        f[..e.len()].copy_from_slice(&e);
+        std::fs::write(&p, f).unwrap();
+    }
+    let o = bin().arg(&base).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("missing CPU file(s) for CPU 0,2 "), "{err}");
+}
