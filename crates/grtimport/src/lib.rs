@@ -189,6 +189,7 @@ pub fn run(args: &Args) -> ExitCode {
         r => r,
     };
     let lost = mapper.stats.lost_events;
+    no_gpu_events(&name, &mapper.stats);
     sink.end_capture(&mapper);
     let outputs = match sink.finish(lost) {
         Ok(o) => o,
@@ -286,6 +287,14 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
         Err(TextErrorOrIo::Io(e)) => return out_error(sink.discard_after(e)),
         r => r,
     };
+    no_gpu_events(name, &ti.mapper.stats);
+    if ti.mapper.stats.records_out == 0 {
+        // As from a trace.dat: a capture without GPU events is still written (one stream:
+        // text does not say which CPUs the machine had), so that the readers say so too.
+        if let Err(e) = sink.open_cpu(0) {
+            return out_error(e);
+        }
+    }
     sink.end_capture(&ti.mapper);
     let outputs = match sink.finish(ti.mapper.stats.lost_events) {
         Ok(o) => o,
@@ -308,6 +317,17 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
             eprintln!("grtimport: {name}: {e} (everything before it was imported)");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Says plainly, whatever the input and -q, that a capture had no GPU event (its streams
+/// are written all the same, holding only notes).
+fn no_gpu_events(name: &str, st: &grtrace_ftrace::map::MapStats) {
+    if st.records_out == 0 {
+        grtrace_cli::warning(
+            "grtimport",
+            format_args!("{name}: no GPU events: none of its events is of a GPU tracepoint grtimport maps (IMPORT.md); the streams written hold no job"),
+        );
     }
 }
 

@@ -687,3 +687,41 @@ fn a_directory_input_says_it_is_a_directory() {
         )
     );
 }
+
+/// A capture without GPU events: the text import writes a stream as a trace.dat's does,
+/// and both say so plainly (even with -q).
+#[test]
+fn no_gpu_events_is_said_plainly_and_a_text_capture_is_written_like_a_trace_dat() {
+    use grtrace_ftrace::capture::{Capture, TextStyle};
+    let d = dir("nogpu");
+    let mut c = Capture::new("6.12", 2);
+    c.ev(
+        1,
+        1_000_000_000_000,
+        "bash",
+        5,
+        "sched_switch",
+        &[("prev_pid", 5), ("next_pid", 6)],
+        &[("prev_comm", "bash"), ("next_comm", "x")],
+    );
+    let text = d.join("idle.txt");
+    std::fs::write(&text, c.text(TextStyle::Report)).unwrap();
+    let dat = d.join("idle.dat");
+    std::fs::write(&dat, c.dat(7, None)).unwrap();
+    for input in [&text, &dat] {
+        let base = d.join("run");
+        let (code, err) = grtimport(&[input.to_str().unwrap(), "-q", "-o", base.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            err,
+            format!(
+                "grtimport: warning: {}: no GPU events: none of its events is of a GPU tracepoint grtimport maps (IMPORT.md); the streams written hold no job\n",
+                input.display()
+            )
+        );
+        let (h, recs, note) = read_stream(&PathBuf::from(format!("{}.grtrace.0", base.display())));
+        assert!(h.flags & STREAM_IMPORTED != 0);
+        assert!(note.starts_with("grtrace-import:"), "{note}");
+        assert_eq!(recs.last().unwrap().0, RecordType::NOTE_STREAM_INFO);
+    }
+}
