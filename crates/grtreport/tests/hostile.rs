@@ -299,7 +299,7 @@ fn recording(jobs: &[JobSpec], damage: &[Damage], merged: bool, tag: &str) -> (P
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     /// Damaged times (a flipped bit, 0, u64::MAX, any u64), codes and seqnos in per-CPU
     /// files and in a merged stream: every stage of the report ends 0 or 1, never a panic.
@@ -568,4 +568,93 @@ fn an_import_with_idle_cpus_draws_no_missing_cpu_warning() {
     let o = bin().arg(&base).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("missing CPU file(s) for CPU 0,2 "), "{err}");
+}
+
+/// No GPU event at all, whatever the input: said plainly on one line, exit 1, no page of
+/// empty tables. grtimport writes a text capture without GPU events as it does a trace.dat
+/// (files, and the same words), so the next grtreport says it too.
+#[test]
+fn no_gpu_events_is_said_plainly_for_every_input() {
+    use grtrace_ftrace::capture::{Capture, TextStyle};
+    let d = tmp_dir("nogpu");
+    // A recording of rings only.
+    let mut b = Builder::new();
+    b.record(Body::Ring(RingNote {
+        ring: 0,
+        engine_class: 1,
+        size: 4096,
+        unit: abi::RING_UNIT_SLOTS,
+        flags: 0,
+        name: b"gfx",
+    }))
+    .at(T0);
+    let rec = d.join("rings-only");
+    std::fs::write(&rec, b.merged_stream(0, "virtio_gpu")).unwrap();
+    // A capture of a scheduler switch only, as text and as trace.dat.
+    let mut c = Capture::new("6.12", 2);
+    c.ev(
+        1,
+        T0,
+        "bash",
+        5,
+        "sched_switch",
+        &[("prev_pid", 5), ("next_pid", 6)],
+        &[("prev_comm", "bash"), ("next_comm", "x")],
+    );
+    let text = d.join("idle.txt");
+    std::fs::write(&text, c.text(TextStyle::Report)).unwrap();
+    let dat = d.join("idle.dat");
+    std::fs::write(&dat, c.dat(7, None)).unwrap();
+    let mut inputs = vec![(rec.clone(), rec.display().to_string())];
+    for input in [&text, &dat] {
+        let base = d.join(format!(
+            "{}-run",
+            input.extension().unwrap().to_string_lossy()
+        ));
+        let args = grtimport::Args::try_parse_from([
+            "grtimport".as_ref(),
+            input.as_os_str(),
+            "-q".as_ref(),
+            "-o".as_ref(),
+            base.as_os_str(),
+        ])
+        .unwrap();
+        assert_eq!(grtimport::run(&args), std::process::ExitCode::SUCCESS);
+        assert!(
+            PathBuf::from(format!("{}.grtrace.0", base.display())).exists(),
+            "{}: no files written",
+            input.display()
+        );
+        inputs.push((base.clone(), base.display().to_string()));
+    }
+    for (input, shown) in inputs {
+        for args in [&[][..], &["--json"][..]] {
+            let o = bin().arg(&input).args(args).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{shown}: {err}");
+            assert!(
+                err.starts_with(&format!("grtreport: {shown}: no GPU events (")),
+                "{err}"
+            );
+            assert!(
+                err.ends_with(", none an event): nothing to report\n"),
+                "{err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(o.stdout.is_empty(), "{shown}");
+        }
+    }
+}
+
+/// `--help` is wrapped to 100 columns (its option texts reached 251 characters).
+#[test]
+fn help_lines_fit_100_columns() {
+    for flag in ["--help", "-h"] {
+        let o = bin().arg(flag).output().unwrap();
+        assert_eq!(o.status.code(), Some(0));
+        let text = String::from_utf8(o.stdout).unwrap();
+        assert!(text.contains("--critical-path"), "{text}");
+        let long: Vec<&str> = text.lines().filter(|l| l.chars().count() > 100).collect();
+        assert!(long.is_empty(), "{flag}: {long:#?}");
+    }
 }
