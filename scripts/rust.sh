@@ -14,3 +14,23 @@ need_rust() {
         exit 1
     fi
 }
+
+# CI: the declared rust-version must be at least what every locked dependency declares
+# (cargo does not check it: 1.87 was declared while hdrhistogram 7.6.0 and proptest 1.12.0
+# in Cargo.lock need 1.88). One line naming the packages when it is too low.
+check_rust_version() {
+    cargo metadata --format-version 1 --locked | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+ws = set(m["workspace_members"])
+key = lambda v: tuple(int(x) for x in v.split("."))
+want = max((p["rust_version"] for p in m["packages"] if p["id"] in ws and p.get("rust_version")), key=key)
+need = [(p["rust_version"], p["name"] + " " + p["version"]) for p in m["packages"]
+        if p["id"] not in ws and p.get("rust_version") and key(p["rust_version"]) > key(want)]
+if need:
+    top = max(need, key=lambda n: key(n[0]))[0]
+    names = ", ".join(n for v, n in sorted(need) if v == top)
+    sys.exit(f"Cargo.toml: rust-version = \"{want}\" but Cargo.lock holds {names}, which need Rust {top}: raise rust-version (and the README)")
+print(f"rust-version {want}: every locked dependency builds with it")
+'
+}

@@ -53,6 +53,9 @@ if [ "${GRTRACE_SKIP_KERNEL:-0}" != 1 ] && [ "${GRT_PREBUILD:-1}" = 1 ]; then
     lap "kernel apt dependencies"
 fi
 
+step "rust-version against Cargo.lock"
+check_rust_version
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 lap "cargo fmt"

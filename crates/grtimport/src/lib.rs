@@ -92,6 +92,14 @@ pub fn run(args: &Args) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
+        if f.metadata().is_ok_and(|m| m.is_dir()) {
+            // Not "No such device", which is what mapping a directory says.
+            eprintln!(
+                "grtimport: {input}: is a directory: give a trace.dat file or trace text in it ({}/trace.dat)",
+                input.trim_end_matches('/')
+            );
+            return ExitCode::from(1);
+        }
         // SAFETY: the file is only read; a trace.dat being rewritten while imported is the
         // user's race, as with any reader (a shrinking file can fault: documented).
         map = match unsafe { memmap2::Mmap::map(&f) } {
@@ -184,8 +192,14 @@ pub fn run(args: &Args) -> ExitCode {
                 unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, off, len) };
         }
     };
-    let result = import::run(dat.streams_releasing(&release), &mut mapper, &mut sink);
+    let result = match import::run(dat.streams_releasing(&release), &mut mapper, &mut sink) {
+        Err(ImportError::Output(e)) if grtrace_cli::is_broken_pipe(&e) => return ExitCode::SUCCESS,
+        // No file of an output that failed is left behind to be read as a whole import.
+        Err(ImportError::Output(e)) => return out_error(sink.discard_after(e)),
+        r => r,
+    };
     let lost = mapper.stats.lost_events;
+    no_gpu_events(&name, &mapper.stats);
     sink.end_capture(&mapper);
     let outputs = match sink.finish(lost) {
         Ok(o) => o,
@@ -284,7 +298,19 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
         Ok(s) => s,
         Err(e) => return out_error(e),
     };
-    let result = ti.run(data, &mut sink);
+    let result = match ti.run(data, &mut sink) {
+        Err(TextErrorOrIo::Io(e)) if grtrace_cli::is_broken_pipe(&e) => return ExitCode::SUCCESS,
+        Err(TextErrorOrIo::Io(e)) => return out_error(sink.discard_after(e)),
+        r => r,
+    };
+    no_gpu_events(name, &ti.mapper.stats);
+    if ti.mapper.stats.records_out == 0 {
+        // As from a trace.dat: a capture without GPU events is still written (one stream:
+        // text does not say which CPUs the machine had), so that the readers say so too.
+        if let Err(e) = sink.open_cpu(0) {
+            return out_error(e);
+        }
+    }
     sink.end_capture(&ti.mapper);
     let outputs = match sink.finish(ti.mapper.stats.lost_events) {
         Ok(o) => o,
@@ -312,8 +338,20 @@ fn run_text(args: &Args, name: &str, data: &[u8], to_stdout: bool) -> ExitCode {
     }
 }
 
+/// Says plainly, whatever the input and -q, that a capture had no GPU event (its streams
+/// are written all the same, holding only notes).
+fn no_gpu_events(name: &str, st: &grtrace_ftrace::map::MapStats) {
+    if st.records_out == 0 {
+        grtrace_cli::warning(
+            "grtimport",
+            format_args!("{name}: no GPU events: none of its events is of a GPU tracepoint grtimport maps (IMPORT.md); the streams written hold no job"),
+        );
+    }
+}
+
+/// A failed output: the error names the file (and what was removed).
 fn out_error(e: io::Error) -> ExitCode {
-    eprintln!("grtimport: writing output: {e}");
+    grtrace_cli::error("grtimport", e);
     ExitCode::from(1)
 }
 

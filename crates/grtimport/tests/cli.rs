@@ -616,3 +616,138 @@ fn text_task_columns_name_the_processes() {
     names.sort();
     assert_eq!(names, ["MediaCodec", "RenderThread"]);
 }
+
+/// A failed write names the file and leaves no file of the import behind (a file-size
+/// limit of 1 KiB: the first megabyte's write fails with EFBIG), for trace.dat and text.
+#[test]
+fn a_failed_write_names_the_file_and_leaves_no_output_behind() {
+    use grtrace_ftrace::capture::TextStyle;
+    let d = dir("efbig");
+    let dat = d.join("trace.dat");
+    write_dat(
+        &dat,
+        Workload {
+            flavor: Flavor::Sched617,
+            jobs: 20_000,
+            cpus: 2,
+        },
+        7,
+        None,
+    );
+    let text = d.join("trace.txt");
+    let c = i915_capture();
+    let mut t = String::new();
+    while t.len() < (2 << 20) {
+        t.push_str(&c.text(TextStyle::Report));
+    }
+    std::fs::write(&text, t).unwrap();
+    for input in [&dat, &text] {
+        let out = d.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg("trap '' XFSZ; ulimit -f 2; exec \"$0\" \"$@\"")
+            .arg(env!("CARGO_BIN_EXE_grtimport"))
+            .arg(input)
+            .arg("-o")
+            .arg(out.join("run"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{}: {err}", input.display());
+        assert!(
+            err.starts_with(&format!("grtimport: {}/run.grtrace.", out.display())),
+            "{err}"
+        );
+        assert!(err.contains(": File too large (os error 27)"), "{err}");
+        assert!(err.contains("file(s) of this output were removed"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+        assert!(left.is_empty(), "{}: {left:?} left behind", input.display());
+    }
+}
+
+#[test]
+fn a_closed_stdout_is_an_error_not_exit_0() {
+    let d = dir("closed");
+    let dat = d.join("trace.dat");
+    write_dat(
+        &dat,
+        Workload {
+            flavor: Flavor::Sched617,
+            jobs: 10,
+            cpus: 1,
+        },
+        7,
+        None,
+    );
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("exec \"$0\" \"$@\" >&-")
+        .arg(env!("CARGO_BIN_EXE_grtimport"))
+        .arg(&dat)
+        .args(["-o", "-"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("grtimport: standard output is closed: "),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_directory_input_says_it_is_a_directory() {
+    let d = dir("isdir");
+    let (code, err) = grtimport(&[d.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "grtimport: {}: is a directory: give a trace.dat file or trace text in it ({}/trace.dat)\n",
+            d.display(),
+            d.display()
+        )
+    );
+}
+
+/// A capture without GPU events: the text import writes a stream as a trace.dat's does,
+/// and both say so plainly (even with -q).
+#[test]
+fn no_gpu_events_is_said_plainly_and_a_text_capture_is_written_like_a_trace_dat() {
+    use grtrace_ftrace::capture::{Capture, TextStyle};
+    let d = dir("nogpu");
+    let mut c = Capture::new("6.12", 2);
+    c.ev(
+        1,
+        1_000_000_000_000,
+        "bash",
+        5,
+        "sched_switch",
+        &[("prev_pid", 5), ("next_pid", 6)],
+        &[("prev_comm", "bash"), ("next_comm", "x")],
+    );
+    let text = d.join("idle.txt");
+    std::fs::write(&text, c.text(TextStyle::Report)).unwrap();
+    let dat = d.join("idle.dat");
+    std::fs::write(&dat, c.dat(7, None)).unwrap();
+    for input in [&text, &dat] {
+        let base = d.join("run");
+        let (code, err) = grtimport(&[input.to_str().unwrap(), "-q", "-o", base.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            err,
+            format!(
+                "grtimport: warning: {}: no GPU events: none of its events is of a GPU tracepoint grtimport maps (IMPORT.md); the streams written hold no job\n",
+                input.display()
+            )
+        );
+        let (h, recs, note) = read_stream(&PathBuf::from(format!("{}.grtrace.0", base.display())));
+        assert!(h.flags & STREAM_IMPORTED != 0);
+        assert!(note.starts_with("grtrace-import:"), "{note}");
+        assert_eq!(recs.last().unwrap().0, RecordType::NOTE_STREAM_INFO);
+    }
+}
+

@@ -779,3 +779,28 @@ fn ring_notes_print_their_flags_when_set() {
         ]
     );
 }
+
+/// `grtparse run >&-` and `grtparse -d - run >&-`: nothing can be written, so nothing is
+/// read and the exit status is 1, with one line (Rust would reopen fd 1 on /dev/null and
+/// every write would "succeed").
+#[test]
+fn a_closed_stdout_is_an_error_not_exit_0() {
+    let run = fixtures().join("every");
+    for args in [&[][..], &["-d", "-"][..]] {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg("exec \"$0\" \"$@\" >&-")
+            .arg(env!("CARGO_BIN_EXE_grtparse"))
+            .args(args)
+            .arg(&run)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.starts_with("grtparse: standard output is closed: "),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::{exit, one_line, write_error, CompletionArgs};
 
@@ -136,6 +137,13 @@ pub fn main<A: clap::Parser, O: Outcome>(run: impl FnOnce(A) -> O) -> ExitCode {
         .try_get_matches()
         .and_then(|m| Ok((CompletionArgs::asked(&m), A::from_arg_matches(&m)?)));
     match parsed {
+        // clap without its terminal-size feature does not wrap help: long option texts came
+        // out as lines of 250 characters.
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+            let text = wrap_help(&e.render().to_string(), HELP_WIDTH);
+            let _ = io::stdout().lock().write_all(text.as_bytes());
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             let _ = e.print();
             ExitCode::from(e.exit_code() as u8)
@@ -144,6 +152,122 @@ pub fn main<A: clap::Parser, O: Outcome>(run: impl FnOnce(A) -> O) -> ExitCode {
             CompletionArgs::print::<A>(shell);
             ExitCode::SUCCESS
         }
-        Ok((None, args)) => run(args).exit_code(&prog),
+        Ok((None, args)) => match stdout_at_start() {
+            Ok(()) => run(args).exit_code(&prog),
+            Err(m) => Failure::Runtime(m.into()).report(&prog).exit_code(&prog),
+        },
+    }
+}
+
+/// Standard output as the process found it: not looked at (not Linux), open for writing,
+/// closed, or open for reading only.
+const STDOUT_UNKNOWN: u8 = 0;
+const STDOUT_OK: u8 = 1;
+const STDOUT_CLOSED: u8 = 2;
+const STDOUT_READ_ONLY: u8 = 3;
+
+static STDOUT_STATE: AtomicU8 = AtomicU8::new(STDOUT_UNKNOWN);
+
+/// Looks at file descriptor 1 before Rust's runtime does: the runtime reopens a closed
+/// standard output on /dev/null (and its stdout ignores EBADF), so that from `main` on every
+/// write "succeeds" into nowhere and `grtrace -o - >&-` would drain a recording away with
+/// status 0. glibc runs `.init_array` entries before `main`, the runtime's set-up included.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static PROBE_STDOUT: extern "C" fn() = probe_stdout;
+
+#[cfg(target_os = "linux")]
+extern "C" fn probe_stdout() {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let state = match fcntl(1, FcntlArg::F_GETFL) {
+        Err(_) => STDOUT_CLOSED,
+        Ok(fl) if OFlag::from_bits_truncate(fl) & OFlag::O_ACCMODE == OFlag::O_RDONLY => {
+            STDOUT_READ_ONLY
+        }
+        Ok(_) => STDOUT_OK,
+    };
+    STDOUT_STATE.store(state, Ordering::Relaxed);
+}
+
+/// Whether standard output was open for writing when the process started (as `cat` needs
+/// it to be): every binary may write to it, and one that cannot must not run to the end and
+/// exit 0 having written nothing.
+fn stdout_at_start() -> Result<(), &'static str> {
+    match STDOUT_STATE.load(Ordering::Relaxed) {
+        STDOUT_CLOSED => Err("standard output is closed: nothing written to it could be kept (redirect it to a file, a pipe or /dev/null)"),
+        STDOUT_READ_ONLY => Err("standard output is open for reading only: nothing could be written to it (redirect it to a file, a pipe or /dev/null)"),
+        _ => Ok(()),
+    }
+}
+
+/// The width `--help` is wrapped to (clap's own default).
+pub const HELP_WIDTH: usize = 100;
+
+/// Wraps every line of `text` longer than `width` characters at spaces; a continuation is
+/// indented to where the line's description begins (after the option and a run of two or
+/// more spaces), else as the line itself is. A word longer than the width stays whole.
+pub fn wrap_help(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for line in text.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        if body.chars().count() <= width {
+            out.push_str(line);
+            continue;
+        }
+        let lead = body.len() - body.trim_start().len();
+        let indent = body[lead..]
+            .find("  ")
+            .map(|p| lead + p)
+            .map(|p| p + body[p..].len() - body[p..].trim_start().len())
+            .filter(|&q| q < width * 2 / 3)
+            .unwrap_or(lead);
+        let mut col = 0;
+        out.push_str(&body[..lead]);
+        col += lead;
+        let mut first = true;
+        let mut rest = &body[lead..];
+        while !rest.is_empty() {
+            // The next word and the spaces before it.
+            let spaces = rest.len() - rest.trim_start_matches(' ').len();
+            let word_end = rest[spaces..].find(' ').map_or(rest.len(), |e| e + spaces);
+            let (gap, word) = (&rest[..spaces], &rest[spaces..word_end]);
+            rest = &rest[word_end..];
+            let wlen = word.chars().count();
+            if !first && col + gap.len() + wlen > width && col > indent {
+                out.push('\n');
+                out.extend(std::iter::repeat_n(' ', indent));
+                col = indent;
+            } else {
+                out.push_str(gap);
+                col += gap.len();
+            }
+            out.push_str(word);
+            col += wlen;
+            first = false;
+        }
+        out.push_str(nl);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap_help;
+
+    #[test]
+    fn long_help_lines_wrap_under_their_description() {
+        let text = "Options:\n  -q, --quiet        one two three four five six seven\n      --x\n          alpha beta gamma delta epsilon zeta eta\n";
+        let w = wrap_help(text, 40);
+        assert_eq!(
+            w,
+            "Options:\n  -q, --quiet        one two three four\n                     five six seven\n      --x\n          alpha beta gamma delta epsilon\n          zeta eta\n"
+        );
+        assert!(w.lines().all(|l| l.chars().count() <= 40));
+        // Short lines are left alone.
+        assert_eq!(wrap_help("a  b\n", 30), "a  b\n");
     }
 }

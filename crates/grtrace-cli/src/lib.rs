@@ -309,14 +309,14 @@ impl Inputs {
 }
 
 /// The message for an input that could not be resolved: a directory gets a hint (give a
-/// base name in it, or `-D DIR`) instead of "no such file".
+/// base name in it, or its files; not `-D`, which only grtparse has) instead of "no such
+/// file".
 pub fn input_error(file: &str, msg: &str) -> String {
     if Path::new(file).is_dir() {
         format!(
-            "{}: is a directory: give a base name in it ({}/run) or the files, or use -D {} run",
+            "{}: is a directory: give a base name in it ({}/run) or its files",
             one_line(file),
             one_line(file.trim_end_matches('/')),
-            one_line(file)
         )
     } else {
         msg.to_string()
@@ -345,6 +345,24 @@ impl Output {
         }
     }
 
+    /// The output as a writer whose errors name it (`FILE: error`, of the error's own kind,
+    /// so that a closed pipe still ends quietly), and which removes the file at the first
+    /// failed write when it is a regular file: half an export or stream is never left
+    /// behind to be read as a whole one (a zero-byte file after "No space left on device").
+    pub fn into_checked_writer(self) -> Box<dyn Write + Send> {
+        let remove = self
+            .file
+            .as_ref()
+            .is_some_and(|f| f.metadata().is_ok_and(|m| m.is_file()));
+        let name = self.name.clone();
+        Box::new(CheckedWriter {
+            w: self.into_writer(),
+            name,
+            remove,
+            failed: false,
+        })
+    }
+
     /// A handle on the file when it is a regular file (to rewrite a header at the end).
     pub fn regular_file(&self) -> Option<File> {
         let f = self.file.as_ref()?;
@@ -359,6 +377,37 @@ impl Output {
     /// A one-line write error that names this output.
     pub fn write_error(&self, e: &io::Error) -> String {
         write_error(&self.name, e)
+    }
+}
+
+/// See [`Output::into_checked_writer`].
+struct CheckedWriter {
+    w: Box<dyn Write + Send>,
+    name: PathBuf,
+    remove: bool,
+    failed: bool,
+}
+
+impl CheckedWriter {
+    fn fail(&mut self, e: io::Error) -> io::Error {
+        let mut msg = write_error(&self.name, &e);
+        if self.remove && !self.failed && std::fs::remove_file(&self.name).is_ok() {
+            msg.push_str(" (removed)");
+        }
+        self.failed = true;
+        io::Error::new(e.kind(), msg)
+    }
+}
+
+impl Write for CheckedWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.w.write(buf).map_err(|e| self.fail(e))
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.w.write_all(buf).map_err(|e| self.fail(e))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.flush().map_err(|e| self.fail(e))
     }
 }
 

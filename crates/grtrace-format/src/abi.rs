@@ -36,6 +36,10 @@ pub const STREAM_SEQ_CHECKED: u32 = 1 << 2;
 /// tracepoints (IMPORT.md), not written by the grtrace kernel series; the first record is a
 /// `NOTE_MSG` naming the source.
 pub const STREAM_IMPORTED: u32 = 1 << 3;
+/// Written by importers into `BASE.grtrace.<cpu>` files: the writer made a file for every
+/// CPU the capture had records of, so a CPU number without a file had none (not a lost
+/// file); readers do not warn about missing CPU files (FORMAT.md §2.1).
+pub const STREAM_CPUS_WHOLE: u32 = 1 << 4;
 
 /// Stream header field offsets.
 pub mod stream_off {

@@ -153,9 +153,20 @@ impl Out {
             e.put_u64(&mut self.buf, at, t);
         }
         self.header_in_buf = false;
-        self.w.write_all(&self.buf)?;
+        let res = self.w.write_all(&self.buf);
         self.buf.clear();
-        Ok(())
+        res.map_err(|e| self.error(e))
+    }
+
+    /// A write error naming this stream's file (`-`: standard output), of the error's own
+    /// kind (a closed pipe stays recognisable).
+    fn error(&self, e: io::Error) -> io::Error {
+        let name = if self.path == "-" {
+            "standard output"
+        } else {
+            &self.path
+        };
+        io::Error::new(e.kind(), format!("{name}: {e}"))
     }
 }
 
@@ -183,6 +194,8 @@ pub struct Streams {
     driver: Option<String>,
     /// A closing source note (see [`Streams::set_trailer`]).
     trailer: Option<String>,
+    /// The files created, removed again by [`discard`](Self::discard).
+    created: Vec<PathBuf>,
     pub records: u64,
 }
 
@@ -206,10 +219,17 @@ impl Streams {
             end: None,
             driver: None,
             trailer: None,
+            created: Vec::new(),
             records: 0,
         };
         match target {
-            Target::Files(base) => st.base = Some(base),
+            Target::Files(base) => {
+                // A file is made for every CPU with records (and, from trace.dat, for every
+                // CPU of the machine): a CPU without one had none, which readers need not
+                // warn about.
+                st.header.flags |= abi::STREAM_CPUS_WHOLE;
+                st.base = Some(base)
+            }
             Target::Merged(w) => {
                 let mut h = st.header.clone();
                 h.cpu = abi::CPU_MERGED;
@@ -306,6 +326,7 @@ impl Streams {
         let path = Self::file_name(base, cpu);
         let f = File::create(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("creating {}: {e}", path.display())))?;
+        self.created.push(path.clone());
         let mut h = self.header.clone();
         h.cpu = cpu;
         let patch = f.try_clone().ok();
@@ -319,9 +340,39 @@ impl Streams {
         Ok(self.outs[i].as_mut().expect("just created"))
     }
 
+    /// Gives the output up after a failed write: removes every file created (a CPU's file
+    /// cut short, or one never written, would be read as part of a whole capture); returns
+    /// how many were removed. A merged stream on standard output cannot be taken back.
+    pub fn discard(mut self) -> usize {
+        self.outs.clear();
+        self.created
+            .iter()
+            .filter(|p| std::fs::remove_file(p).is_ok())
+            .count()
+    }
+
+    /// [`discard`](Self::discard)s after the failed write `e`, saying so in the error.
+    pub fn discard_after(self, e: io::Error) -> io::Error {
+        match self.discard() {
+            0 => e,
+            n => io::Error::new(
+                e.kind(),
+                format!("{e} (the {n} file(s) of this output were removed)"),
+            ),
+        }
+    }
+
     /// Ends every stream with NOTE_STREAM_INFO (`lost` = events the kernel reported lost)
-    /// and flushes; returns (path or "-", records, bytes) per stream.
+    /// and flushes; returns (path or "-", records, bytes) per stream. On a failed write,
+    /// every file is removed ([`discard`](Self::discard)) and the error names the file.
     pub fn finish(mut self, lost: u64) -> io::Result<Vec<(String, u64, u64)>> {
+        match self.finish_streams(lost) {
+            Ok(res) => Ok(res),
+            Err(e) => Err(self.discard_after(e)),
+        }
+    }
+
+    fn finish_streams(&mut self, lost: u64) -> io::Result<Vec<(String, u64, u64)>> {
         let end = self.end.map_or(self.last_ns, |e| e.max(self.last_ns));
         let e = self.header.endian;
         let mut res = Vec::new();
@@ -367,9 +418,9 @@ impl Streams {
                     o.set_driver(d)?;
                 }
                 o.flush(e)?;
-                o.w.flush()?;
+                o.w.flush().map_err(|err| o.error(err))?;
                 if let (Some(d), false) = (&self.driver, in_buf) {
-                    o.set_driver(d)?;
+                    o.set_driver(d).map_err(|err| o.error(err))?;
                 }
                 res.push((o.path, o.records, o.bytes));
             }

@@ -40,6 +40,10 @@ pub enum RecordError {
     DiskFull {
         path: PathBuf,
     },
+    /// `-D DIR` names something that is not a directory (or has one on its path).
+    NotADirectory {
+        path: PathBuf,
+    },
     /// The device did not reach a state after a command.
     Timeout {
         dev: String,
@@ -48,6 +52,22 @@ pub enum RecordError {
     },
     Protocol {
         dev: String,
+        msg: String,
+    },
+    /// `--ftrace`: the tracefs root is not a tracefs mount; `hint` says how to mount it.
+    NoTracefs {
+        root: PathBuf,
+        hint: &'static str,
+    },
+    /// `--ftrace`: none of the GPU tracepoints of the mapping exists on this kernel.
+    NoGpuTracepoints {
+        root: PathBuf,
+        missing: Vec<String>,
+    },
+    /// `--ftrace`: the kernel's ftrace data (`header_page`, a page of `trace_pipe_raw`)
+    /// is not what the reader understands.
+    TracefsData {
+        what: String,
         msg: String,
     },
     Io {
@@ -127,6 +147,11 @@ impl fmt::Display for RecordError {
                 "{}: disk full: recording stopped; the files hold every whole record written so far, free space and record again",
                 path.display()
             ),
+            RecordError::NotADirectory { path } => write!(
+                f,
+                "-D {}: not a directory (it, or a part of its path, is a file): give a directory for the output files",
+                path.display()
+            ),
             RecordError::Timeout { dev, root, want } => write!(
                 f,
                 "{dev}: the device did not become `{want}`: check `dmesg`, then `{}`",
@@ -135,6 +160,28 @@ impl fmt::Display for RecordError {
             RecordError::Protocol { dev, msg } => write!(
                 f,
                 "{dev}: {msg} (kernel and grtrace disagree on the relay protocol: use matching versions)"
+            ),
+            RecordError::NoTracefs { root, hint } => {
+                write!(f, "{} is not a tracefs mount{hint}", root.display())
+            }
+            RecordError::NoGpuTracepoints { root, missing } => {
+                let mut systems: Vec<&str> = missing
+                    .iter()
+                    .map(|m| m.split_once(':').map_or(m.as_str(), |(s, _)| s))
+                    .collect();
+                systems.dedup();
+                write!(
+                    f,
+                    "none of the {} GPU tracepoints grtrace maps exists under {}/events (systems {}): load the GPU driver's module (it adds its tracepoints), or boot a kernel with CONFIG_DRM_SCHED; `ls {}/events` shows what this kernel has",
+                    missing.len(),
+                    root.display(),
+                    systems.join(", "),
+                    root.display()
+                )
+            }
+            RecordError::TracefsData { what, msg } => write!(
+                f,
+                "{what}: {msg}: this kernel's ftrace data is not laid out as grtrace reads it (report it with `uname -r`)"
             ),
             RecordError::Io { what, err } => write!(f, "{what}: {err}"),
         }

@@ -146,9 +146,9 @@ fn setup(
         } else {
             " (mount it: mount -t tracefs nodev /sys/kernel/tracing; under lockdown=confidentiality tracefs is forbidden)"
         };
-        return Err(RecordError::Protocol {
-            dev: "ftrace".into(),
-            msg: format!("{} is not a tracefs mount{hint}", o.root.display()),
+        return Err(RecordError::NoTracefs {
+            root: o.root.clone(),
+            hint,
         });
     }
     let dir = o.root.join("instances").join(&o.instance);
@@ -216,9 +216,11 @@ fn page_layout(inst: &Instance, root: &Path) -> Result<PageLayout, RecordError> 
     let text = read_once(&p)
         .or_else(|_| read_once(&root.join("events/header_page")))
         .map_err(ioe(format!("reading {}", p.display())))?;
-    PageLayout::parse(&text, grtrace_format::Endian::NATIVE, 0).map_err(|e| RecordError::Protocol {
-        dev: "ftrace".into(),
-        msg: format!("header_page: {e}"),
+    PageLayout::parse(&text, grtrace_format::Endian::NATIVE, 0).map_err(|e| {
+        RecordError::TracefsData {
+            what: p.display().to_string(),
+            msg: e.to_string(),
+        }
     })
 }
 
@@ -295,8 +297,8 @@ fn drain(p: &mut Pipe, i: usize, live: &mut LiveMerge) -> Result<Drained, Record
                 let now = Instant::now();
                 p.first.get_or_insert(now);
                 p.last = now;
-                live.push(i, buf).map_err(|e| RecordError::Protocol {
-                    dev: "ftrace".into(),
+                live.push(i, buf).map_err(|e| RecordError::TracefsData {
+                    what: format!("cpu{} trace_pipe_raw", p.cpu),
                     msg: e.to_string(),
                 })?;
             }
@@ -362,32 +364,25 @@ pub fn record(
     let t_start = Instant::now();
     let cpu_start = crate::summary::cpu_time();
     let (inst, formats, found, clock) = setup(o, err)?;
+    if found.found.is_empty() {
+        // The one line of this failure (the instance is removed when `inst` drops).
+        return Err(RecordError::NoGpuTracepoints {
+            root: o.root.clone(),
+            missing: found.missing,
+        });
+    }
     let _ = writeln!(
         err,
         "grtrace: ftrace instance {}: clock {clock}",
         inst.dir.display()
     );
-    let _ = writeln!(
-        err,
-        "grtrace: tracepoints found: {}",
-        if found.found.is_empty() {
-            "none".into()
-        } else {
-            found.found.join(" ")
-        }
-    );
+    let _ = writeln!(err, "grtrace: tracepoints found: {}", found.found.join(" "));
     if !found.missing.is_empty() {
         let _ = writeln!(
             err,
             "grtrace: not on this kernel: {}",
             found.missing.join(" ")
         );
-    }
-    if found.found.is_empty() {
-        return Err(RecordError::Protocol {
-            dev: "ftrace".into(),
-            msg: "none of the GPU tracepoints exists on this kernel (CONFIG_DRM_SCHED / driver modules loaded?)".into(),
-        });
     }
     let layout = page_layout(&inst, &o.root)?;
     let mut mapper = Mapper::new(layout.endian, &formats);
@@ -409,7 +404,7 @@ pub fn record(
     } else {
         let base = match &o.dir {
             Some(d) => {
-                fs::create_dir_all(d).map_err(ioe(format!("creating {}", d.display())))?;
+                crate::create_output_dir(d)?;
                 d.join(&o.output)
             }
             None => PathBuf::from(&o.output),
@@ -512,9 +507,9 @@ pub fn record(
                 break;
             }
             Err(ImportError::Input(e)) => {
-                failure.get_or_insert(RecordError::Protocol {
-                    dev: "ftrace".into(),
-                    msg: format!("trace_pipe_raw: {e}"),
+                failure.get_or_insert(RecordError::TracefsData {
+                    what: "trace_pipe_raw".into(),
+                    msg: e.to_string(),
                 });
                 break;
             }

@@ -26,7 +26,7 @@ pub mod summary;
 pub mod writer;
 
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -252,8 +252,6 @@ impl Session {
                 root,
             });
         }
-        // says which control path is used (the e2e boot checks that the kernel's is the ioctl)
-        eprintln!("grtrace: {}: control by {}", dev.name, dev.control_desc());
         dev.ctl(&CtlCommand::Setup {
             subbuf_size: opts.subbuf_size,
             n_subbufs: opts.n_subbufs,
@@ -311,8 +309,7 @@ fn open_outputs(
         )?);
     }
     if let Some(d) = &opts.dir {
-        std::fs::create_dir_all(d)
-            .map_err(|e| RecordError::io(format!("creating {}", d.display()), e))?;
+        create_output_dir(d)?;
     }
     if !pipe {
         for p in remove_stale(opts, sessions)? {
@@ -365,12 +362,37 @@ fn open_outputs(
 }
 
 /// Starts tracing on every device, in order; stops at the first that fails.
+/// Creates `-D DIR` (and its parents) if missing; a DIR that exists and is not a directory
+/// is said to be one, rather than "File exists".
+pub fn create_output_dir(d: &Path) -> Result<(), RecordError> {
+    if d.exists() && !d.is_dir() {
+        return Err(RecordError::NotADirectory {
+            path: d.to_path_buf(),
+        });
+    }
+    std::fs::create_dir_all(d).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::NotADirectory => {
+            RecordError::NotADirectory {
+                path: d.to_path_buf(),
+            }
+        }
+        _ => RecordError::io(format!("-D {}: cannot create", d.display()), e),
+    })
+}
+
 fn start_tracing(sessions: &mut [Session]) -> Result<(), RecordError> {
     for s in sessions.iter_mut() {
         s.dev
             .ctl(&CtlCommand::Start)
             .and_then(|_| s.dev.wait_state(DevState::Running))?;
         s.running = true;
+        // Which control path is used (the e2e boot checks that the kernel's is the ioctl);
+        // said once the device runs, so that a failure is the one line it prints.
+        eprintln!(
+            "grtrace: {}: control by {}",
+            s.dev.name,
+            s.dev.control_desc()
+        );
     }
     Ok(())
 }

@@ -935,3 +935,53 @@ fn user_messages_keep_per_cpu_time_order_at_full_speed() {
         assert!(msgs + lost as usize >= 20, "{msgs} messages, {lost} lost");
     }
 }
+
+/// One line per failure: `-D` naming a file says it is not a directory (not "File
+/// exists"), and no "control by" line comes before it; the device is left idle.
+#[test]
+fn a_d_option_naming_a_file_is_one_line_saying_it_is_not_a_directory() {
+    let (root, out) = (TempDir::new("root"), TempDir::new("out"));
+    let sim = Sim::start(&sim_cfg(&root.0, 10)).unwrap();
+    let file = out.0.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    for d in [file.clone(), file.join("sub")] {
+        let o = grtrace_bin()
+            .arg("-r")
+            .arg(&root.0)
+            .args(["-d", "card0", "-w", "1", "-o", "run", "-D"])
+            .arg(&d)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert_eq!(
+            err,
+            format!(
+                "grtrace: -D {}: not a directory (it, or a part of its path, is a file): give a directory for the output files\n",
+                d.display()
+            )
+        );
+    }
+    let dev = Device::find(&root.0, "card0").unwrap();
+    assert_eq!(dev.info().unwrap().state, DevState::Idle);
+    drop(sim);
+}
+
+/// `grtrace -d card0 -o - >&-` would drain the recording into nowhere: it refuses to start.
+#[test]
+fn a_closed_stdout_is_refused_before_recording() {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("exec \"$0\" \"$@\" >&-")
+        .arg(env!("CARGO_BIN_EXE_grtrace"))
+        .args(["-r", "/nonexistent", "-d", "card0", "-o", "-"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("grtrace: standard output is closed: "),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

@@ -587,6 +587,16 @@ pub fn run(args: Args) -> i32 {
             return fail(format!("export: {e}"));
         }
     }
+    // Not a single GPU event (a capture of an idle GPU, or of tracepoints that are not
+    // mapped): said plainly, as grtimport says it, rather than a page of empty tables.
+    let events: u64 = engines.iter().map(|(_, e)| e.joiner.stats.events).sum();
+    if events == 0 && sum.errors.is_empty() {
+        let records: u64 = engines.iter().map(|(_, e)| e.joiner.stats.records).sum();
+        return fail(format!(
+            "{}: no GPU events ({records} record(s), none an event): nothing to report",
+            grtrace_cli::one_line(&input_words.join(" "))
+        ));
+    }
     // An export on stdout leaves the text report to -o FILE.
     let quiet = args.quiet || (exports.uses_stdout() && args.output.is_none());
     if !quiet {
@@ -645,7 +655,7 @@ fn write_reports<W: Write, F: FnMut(u32, Option<&StreamHeader>) -> Engine>(
             })
             .collect();
         let v = serde_json::json!({ "cards": cards });
-        serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::other)?;
+        serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::from)?;
         return writeln!(w);
     }
     for warn in warnings {

@@ -90,7 +90,8 @@ pub struct Link {
 
 impl Link {
     pub fn ns(&self) -> u64 {
-        self.to - self.from
+        // Saturating: damaged times can put a link's end before its start.
+        self.to.saturating_sub(self.from)
     }
 }
 
@@ -113,7 +114,8 @@ pub struct FramePath {
 impl FramePath {
     /// From the frame start to its last END, ns.
     pub fn length(&self) -> u64 {
-        self.end - self.start
+        // Saturating: a damaged END can come before the frame's start.
+        self.end.saturating_sub(self.start)
     }
     /// A link's share of the frame (0..1).
     pub fn share(&self, l: &Link) -> f64 {
@@ -769,8 +771,8 @@ pub fn write_text<W: std::io::Write>(
         .iter()
         .filter(|l| l.job.is_none())
         .map(Link::ns)
-        .sum();
-    let jobs = p.length() - host;
+        .fold(0u64, u64::saturating_add);
+    let jobs = p.length().saturating_sub(host);
     writeln!(
         w,
         "  on the path: jobs {:.1}%, host {:.1}%",

@@ -143,7 +143,7 @@ impl<W: Write> JobCsv<W> {
         if card_column {
             h.insert(0, "card".into());
         }
-        out.write_record(h)?;
+        out.write_record(h).map_err(csv_io)?;
         Ok(JobCsv { out, card_column })
     }
 }
@@ -154,10 +154,22 @@ impl<W: Write> JobSink for JobCsv<W> {
         if self.card_column {
             row.insert(0, names.card.map_or(String::new(), |c| c.to_string()));
         }
-        self.out.write_record(row).map_err(io::Error::from)
+        self.out.write_record(row).map_err(csv_io)
     }
     fn finish(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+/// A CSV error as the I/O error it carries, when it is one: `io::Error::from` would wrap it
+/// as `Other` and a closed pipe (`--csv - | head`) would no longer end quietly.
+fn csv_io(e: csv::Error) -> io::Error {
+    if !e.is_io_error() {
+        return io::Error::other(e);
+    }
+    match e.into_kind() {
+        csv::ErrorKind::Io(e) => e,
+        other => io::Error::other(format!("{other:?}")),
     }
 }
 
@@ -829,7 +841,8 @@ impl Engine {
         warnings: &[String],
     ) -> io::Result<()> {
         let v = self.json(top, warnings);
-        serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::other)?;
+        // io::Error::from keeps a write error's kind (a closed pipe ends quietly).
+        serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::from)?;
         writeln!(w)
     }
 

@@ -26,7 +26,7 @@ type Out = BufWriter<Box<dyn Write>>;
 /// Opens an export's output (`-` is stdout; an input is refused, the error names the file).
 fn open(opt: &str, path: &PathBuf, inputs: &grtrace_cli::Inputs) -> Result<Out, String> {
     let out = grtrace_cli::open_output(opt, path, inputs)?;
-    Ok(BufWriter::with_capacity(1 << 20, out.into_writer()))
+    Ok(BufWriter::with_capacity(1 << 20, out.into_checked_writer()))
 }
 
 impl Exports {

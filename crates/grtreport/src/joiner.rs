@@ -448,7 +448,8 @@ impl Touch {
         if self.fault_open == NONE {
             self.fault_ns
         } else {
-            self.fault_ns + t.saturating_sub(self.fault_open)
+            self.fault_ns
+                .saturating_add(t.saturating_sub(self.fault_open))
         }
     }
     fn fault(&mut self, fault: bool, t: u64) {
@@ -458,7 +459,9 @@ impl Touch {
                 self.fault_open = t;
             }
         } else if self.fault_open != NONE {
-            self.fault_ns += t.saturating_sub(self.fault_open);
+            self.fault_ns = self
+                .fault_ns
+                .saturating_add(t.saturating_sub(self.fault_open));
             self.fault_open = NONE;
         }
     }
@@ -607,9 +610,10 @@ struct Slot {
 impl Slot {
     /// A SYNC window of `d` ns on `sync_fence` closed.
     fn close_sync(&mut self, d: u64) {
-        self.gpu_wait += d;
+        // Saturating, as every sum of times taken from records (damaged ones included).
+        self.gpu_wait = self.gpu_wait.saturating_add(d);
         if self.sync_open_host {
-            self.host_wait += d;
+            self.host_wait = self.host_wait.saturating_add(d);
         }
         self.sync_segments += 1;
         if !self.dep_seen || d > self.dep_lost {
@@ -626,7 +630,7 @@ impl Slot {
         self.in_active = false;
         let (rf, rn, _, resets) = self.touch_ring.since(self.start, ring, t);
         let (cf, cn, preempts, _) = self.touch_ctx.since(self.start, ctx, t);
-        self.vm_fault += rf + cf;
+        self.vm_fault = self.vm_fault.saturating_add(rf).saturating_add(cf);
         self.faults += (rn + cn) as u32;
         self.preempts_switch += preempts as u32;
         if resets > 0 {
@@ -1420,7 +1424,7 @@ impl Joiner {
                         s.touch_ctx = *self.ctx_touch.entry((key.ring, key.ctx)).or_default();
                     }
                 } else if s.preempt_at != NONE {
-                    s.preempted += t.saturating_sub(s.preempt_at);
+                    s.preempted = s.preempted.saturating_add(t.saturating_sub(s.preempt_at));
                     s.preempt_at = NONE;
                 }
                 if s.end == NONE && !s.running {
@@ -1731,7 +1735,7 @@ impl Joiner {
             r.util.outstanding(r.outstanding, t);
         }
         if s.preempt_at != NONE {
-            s.preempted += t.saturating_sub(s.preempt_at);
+            s.preempted = s.preempted.saturating_add(t.saturating_sub(s.preempt_at));
             s.preempt_at = NONE;
         }
         if s.irq != NONE {

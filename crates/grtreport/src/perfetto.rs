@@ -230,7 +230,7 @@ struct Held {
 }
 
 /// Counter values of one bucket of one ring.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, Default, PartialEq)]
 struct Bucket {
     busy: u64,
     outstanding: u32,
@@ -247,7 +247,16 @@ struct RingCounters {
     /// Values carried into a new bucket: outstanding and fill as last seen.
     carry: Bucket,
     last_written: Option<Bucket>,
+    /// Where an event too far ahead of `base` goes (and is forgotten): see
+    /// [`MAX_OPEN_BUCKETS`].
+    beyond: Bucket,
 }
+
+/// Counter buckets kept open ahead of the last one written, per ring (4 MiB at most): an
+/// event or a job's execution further ahead than that (262 s at the default 1 ms, a
+/// damaged time such as one with a high bit flipped) is not put into the counters, so
+/// that memory and time stay bounded; such busy time is counted in `late_busy_ns`.
+const MAX_OPEN_BUCKETS: u64 = 1 << 18;
 
 /// Counts of what the export did, kept in the trace's metadata.
 #[derive(Clone, Debug, Default)]
@@ -257,7 +266,8 @@ pub struct PerfettoStats {
     pub lanes: u64,
     /// Instants written a little later than their time (records out of order).
     pub moved: u64,
-    /// Job execution that fell into counter buckets already written.
+    /// Job execution that fell into counter buckets already written, or too far ahead of
+    /// them (a damaged time, see [`MAX_OPEN_BUCKETS`]).
     pub late_busy_ns: u64,
     pub max_held: u64,
 }
@@ -764,8 +774,12 @@ impl<W: Write> Perfetto<W> {
                 fill: u32::MAX,
             },
             last_written: None,
+            beyond: Bucket::default(),
         });
         let idx = idx.max(rc.base);
+        if idx - rc.base >= MAX_OPEN_BUCKETS {
+            return &mut rc.beyond;
+        }
         while rc.base + (rc.open.len() as u64) <= idx {
             let c = Bucket {
                 busy: 0,
@@ -925,8 +939,13 @@ impl<W: Write> Timeline for Perfetto<W> {
             let (s, e) = (self.rel(job.start), self.rel(job.end));
             self.ring_counters(job.key.ring, job.start);
             let rc = self.counters.get_mut(&job.key.ring).expect("ring");
-            let mut late = 0;
-            timeline::spread(s, e, width, |b, ns| {
+            // Execution past the open window is left out (MAX_OPEN_BUCKETS).
+            let lim = rc
+                .base
+                .saturating_add(MAX_OPEN_BUCKETS)
+                .saturating_mul(width);
+            let mut late = e.saturating_sub(lim.max(s));
+            timeline::spread(s.min(lim), e.min(lim), width, |b, ns| {
                 if b < rc.base {
                     late += ns;
                     return;

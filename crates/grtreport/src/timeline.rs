@@ -166,7 +166,8 @@ pub fn spread(start: u64, end: u64, width: u64, mut f: impl FnMut(u64, u64)) {
     let mut t = start;
     while t < end {
         let b = t / width;
-        let stop = ((b + 1) * width).min(end);
+        // Saturating: the last bucket of u64 time ends past u64::MAX.
+        let stop = (b + 1).saturating_mul(width).min(end);
         f(b, stop - t);
         t = stop;
     }

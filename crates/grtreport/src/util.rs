@@ -38,9 +38,12 @@ impl Busy {
         if self.running > 0 {
             return false;
         }
+        // Saturating: with damaged times, busy intervals can overlap and add past u64.
         let t = t.max(self.since);
-        self.total += t - self.since;
-        self.interval += t.saturating_sub(self.since.max(iv_start));
+        self.total = self.total.saturating_add(t - self.since);
+        self.interval = self
+            .interval
+            .saturating_add(t.saturating_sub(self.since.max(iv_start)));
         true
     }
 
@@ -52,7 +55,7 @@ impl Busy {
     fn close(&mut self, iv_start: u64, end: u64) -> u64 {
         let mut v = self.interval;
         if self.running > 0 {
-            v += end.saturating_sub(self.since.max(iv_start));
+            v = v.saturating_add(end.saturating_sub(self.since.max(iv_start)));
         }
         self.interval = 0;
         v
@@ -61,7 +64,7 @@ impl Busy {
     /// Busy time up to `now`, the running job included.
     pub fn total_at(&self, now: u64) -> u64 {
         if self.running > 0 {
-            self.total + now.saturating_sub(self.since)
+            self.total.saturating_add(now.saturating_sub(self.since))
         } else {
             self.total
         }
@@ -84,13 +87,16 @@ pub struct Idle {
 
 impl Idle {
     fn add(&mut self, o: &Idle) {
-        self.host += o.host;
-        self.dep += o.dep;
-        self.sched += o.sched;
-        self.none += o.none;
+        self.host = self.host.saturating_add(o.host);
+        self.dep = self.dep.saturating_add(o.dep);
+        self.sched = self.sched.saturating_add(o.sched);
+        self.none = self.none.saturating_add(o.none);
     }
     pub fn sum(&self) -> u64 {
-        self.host + self.dep + self.sched + self.none
+        self.host
+            .saturating_add(self.dep)
+            .saturating_add(self.sched)
+            .saturating_add(self.none)
     }
 }
 
@@ -101,6 +107,10 @@ impl Idle {
 /// committed but not submitted (host late), submitted but not started (a dependency if it
 /// waited host-side, else GPU-side scheduling).
 pub fn split_gap(g0: u64, g1: u64, commit: u64, submit: u64, waited: bool, wait_from: u64) -> Idle {
+    // A START before the ring went idle (a damaged or out-of-order time): no gap to split.
+    if g1 <= g0 {
+        return Idle::default();
+    }
     let clamp = |x: u64| if x == NONE { g1 } else { x.clamp(g0, g1) };
     let vis = clamp(submit);
     let com = if commit == NONE {
@@ -264,9 +274,12 @@ pub fn verdict(busy: u64, gpu_wait: u64, idle: &Idle, span: u64) -> Bound {
     let idle_total = span.saturating_sub(busy);
     // Idle time not explained by a gap that closed (the tail, or before the first job) is
     // nothing queued: the host did not feed the ring.
-    let host = idle.host + idle.none + idle_total.saturating_sub(idle.sum());
-    let dep = gpu_wait.min(busy) + idle.dep;
-    let own = busy.saturating_sub(gpu_wait) + idle.sched;
+    let host = idle
+        .host
+        .saturating_add(idle.none)
+        .saturating_add(idle_total.saturating_sub(idle.sum()));
+    let dep = gpu_wait.min(busy).saturating_add(idle.dep);
+    let own = busy.saturating_sub(gpu_wait).saturating_add(idle.sched);
     if own >= dep && own >= host {
         Bound::Gpu
     } else if dep >= host {
@@ -329,6 +342,13 @@ mod tests {
                 sched: 0,
             }
         );
+    }
+
+    #[test]
+    fn a_start_before_the_ring_went_idle_is_no_gap() {
+        // A damaged time puts the START before the END that left the ring idle.
+        assert_eq!(split_gap(200, 100, 150, 150, false, NONE), Idle::default());
+        assert_eq!(split_gap(200, 200, NONE, NONE, true, 120), Idle::default());
     }
 
     #[test]

@@ -144,6 +144,17 @@ fn is_card_name(s: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Whether the stream file at `p` has [`abi::STREAM_CPUS_WHOLE`] in its header (an
+/// unreadable or damaged header: no).
+fn cpus_whole(p: &Path) -> bool {
+    let mut buf = [0u8; crate::abi::STREAM_HEADER_SIZE];
+    File::open(p)
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .ok()
+        .and_then(|_| crate::StreamHeader::parse(&buf).ok())
+        .is_some_and(|h| h.flags & crate::abi::STREAM_CPUS_WHOLE != 0)
+}
+
 /// Every file a base name stands for (`<base>.grtrace.<cpu>` and
 /// `<base>.card<N>.grtrace.<cpu>`, empty ones included), in no particular order: what
 /// [`resolve_inputs`] would read, for a recorder that must not leave stale ones beside the
@@ -220,7 +231,9 @@ fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<Warning>), String> {
     let mut warnings = Vec::new();
     for group in cpus.chunk_by(|a, b| a.0 == b.0) {
         let present: Vec<u32> = group.iter().map(|c| c.1).collect();
-        if let Some(missing) = missing_ranges(&present) {
+        // An importer's files say when the set is whole (a CPU without a file had nothing).
+        let whole = group.iter().any(|c| c.3 > 0 && cpus_whole(&c.2));
+        if let Some(missing) = missing_ranges(&present).filter(|_| !whole) {
             let who = match group[0].0.as_str() {
                 "" => base.display().to_string(),
                 d => format!("{}.{d}", base.display()),
