@@ -795,8 +795,12 @@ impl<'a> PerfettoImport<'a> {
                 ix.name(t.event.as_bytes());
             }
         }
+        // Every layout text lines are rebuilt into, newest kernel first (a typed event takes
+        // the first of its name: Perfetto's typed protos are of current kernels; a generic
+        // event takes the layout its fields fit, old ones included).
         let formats: Vec<EventFormat> = crate::text::text_formats()
             .into_iter()
+            .map(|(_, f)| f)
             .filter(|f| ix.names.contains(&f.name))
             .collect();
         let mut builders = Vec::new();
@@ -804,7 +808,7 @@ impl<'a> PerfettoImport<'a> {
         let mut typed = vec![u32::MAX; n_typed];
         for (i, f) in formats.iter().enumerate() {
             let t = schema::TYPED.iter().find(|t| t.event == f.name);
-            if let Some(t) = t {
+            if let Some(t) = t.filter(|t| typed[t.field as usize] == u32::MAX) {
                 typed[t.field as usize] = builders.len() as u32;
             }
             by_name
