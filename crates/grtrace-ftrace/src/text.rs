@@ -1036,13 +1036,13 @@ impl TextImport {
                             self.other_lines += 1;
                             self.mapper.other_event(l.ts_ns);
                         }
-                        Some(bytes) => match {
+                        Some(bytes) => {
                             self.name_task(sink, l.pid, l.comm);
-                            self.mapper.event(sink, l.cpu, l.ts_ns, &bytes)
-                        } {
-                            Ok(r) => r.map_err(TextErrorOrIo::Io)?,
-                            Err(e) => return Err(err(e.0)),
-                        },
+                            match self.mapper.event(sink, l.cpu, l.ts_ns, &bytes) {
+                                Ok(r) => r.map_err(TextErrorOrIo::Io)?,
+                                Err(e) => return Err(err(e.0)),
+                            }
+                        }
                     }
                 }
             }
