@@ -5,6 +5,8 @@
 #   SIZES="1000000 10000000" REPS=1 bash bench/report/run.sh
 #   WORK=/tmp/bench-report OUT=bench/report/results bash bench/report/run.sh
 #   SIZES=100000000 APPEND=1 bash bench/report/run.sh   # add a size to an earlier run
+#   SIZES="10000000 40000000" REPS=1 READ=0 BTT=0 BEFORE=old/grtreport bash bench/report/run.sh
+#   GRTREPORT=bin/grtreport GRTGEN=bin/grtgen ... (carried binaries: no cargo build)
 #
 # Inputs (generated once, kept in $WORK):
 #   grtrace:  grtgen -n N --cpus 2 -o g$N/run       (grtrace-format's synthetic workload:
@@ -14,7 +16,11 @@
 # Commands timed with /usr/bin/time -v, interleaved per rep so both see the same machine load:
 #   btt        btt -i merged.bin -o x
 #   grtreport  grtreport g$N/run --top 10 > report.txt          (default: files mapped)
-#   grtreport --read ...                                        (files read with read())
+#   grtreport --read ...                                        (files read with read(); READ=0: not run)
+#   grtreport --critical-path ...                               (the critical path, bounded
+#             by its window; BEFORE=older grtreport adds its --critical-path run, and the
+#             two critical-path sections are compared: a path not cut must be the same)
+# BTT=0 leaves btt out (no anchor: for sizes whose btt input is too slow to generate).
 # Events/s = records in the input / wall seconds (and / user+sys CPU seconds).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -24,13 +30,19 @@ OUT="${OUT:-$HERE/results}"
 SIZES="${SIZES:-1000000 10000000 100000000}"
 REPS="${REPS:-3}"
 GEN_BLK="${GEN_BLK:-$ROOT/../shared/bench/gen_blktrace.py}"
+[[ -f $GEN_BLK ]] || GEN_BLK="$ROOT/../../shared/bench/gen_blktrace.py"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 
 mkdir -p "$WORK" "$OUT"
 log() { echo "[$(date +%T)] $*" >&2; }
-(cd "$ROOT" && cargo build --release -q -p grtreport && cargo build --release -q -p grtrace-format --example grtgen)
-GRTREPORT="$CARGO_TARGET_DIR/release/grtreport"
-GRTGEN="$CARGO_TARGET_DIR/release/examples/grtgen"
+if [[ -z ${GRTREPORT:-} ]]; then
+  (cd "$ROOT" && cargo build --release -q -p grtreport && cargo build --release -q -p grtrace-format --example grtgen)
+  GRTREPORT="$CARGO_TARGET_DIR/release/grtreport"
+  GRTGEN="$CARGO_TARGET_DIR/release/examples/grtgen"
+fi
+GRTREPORT=$(realpath "$GRTREPORT"); GRTGEN=$(realpath "${GRTGEN:?GRTGEN=path to grtgen with GRTREPORT}")
+BEFORE="${BEFORE:-}"; [[ -z $BEFORE ]] || BEFORE=$(realpath "$BEFORE")
+READ="${READ:-1}"; BTT="${BTT:-1}"; CRITICAL="${CRITICAL:-1}"
 
 RAW="$OUT/raw.tsv"
 # APPEND=1 keeps earlier rows (e.g. run 100M separately) and summarises them all.
@@ -63,18 +75,35 @@ for N in $SIZES; do
     log "grtgen $N"; "$GRTGEN" -n "$N" --cpus 2 -o "$G/run" > "$G/gen.log"
   fi
   GREC=$(sed -n 's/^records=\([0-9]*\).*/\1/p' "$G/gen.log")
-  if [[ ! -s "$B/merged.bin" ]]; then
+  if [[ $BTT == 1 && ! -s "$B/merged.bin" ]]; then
     log "gen_blktrace $N (slow: pure Python)"
     (cd "$B" && python3 "$GEN_BLK" -n "$N" -o dev --seed 42 2> gen.log \
       && blkparse -i dev -q -O -d merged.bin > /dev/null && rm -f dev.blktrace.*)
   fi
-  BREC=$(( $(stat -c %s "$B/merged.bin") / 48 ))
   reps=$REPS; [[ $N -ge 100000000 ]] && reps=1
   for rep in $(seq 1 "$reps"); do
-    (cd "$B/bttout" && measure "$N" btt "$rep" "$BREC" -- btt -i "$B/merged.bin" -o "$B/bttout/x")
+    if [[ $BTT == 1 ]]; then
+      BREC=$(( $(stat -c %s "$B/merged.bin") / 48 ))
+      (cd "$B/bttout" && measure "$N" btt "$rep" "$BREC" -- btt -i "$B/merged.bin" -o "$B/bttout/x")
+    fi
     measure "$N" grtreport "$rep" "$GREC" -- "$GRTREPORT" "$G/run" --top 10
     cp "$WORK/out_grtreport.txt" "$OUT/report_$N.txt"
-    measure "$N" grtreport-read "$rep" "$GREC" -- "$GRTREPORT" --read "$G/run" --top 10
+    [[ $READ != 1 ]] || measure "$N" grtreport-read "$rep" "$GREC" -- "$GRTREPORT" --read "$G/run" --top 10
+    if [[ $CRITICAL == 1 ]]; then
+      measure "$N" grtreport-critical "$rep" "$GREC" -- "$GRTREPORT" "$G/run" --top 10 --critical-path
+      sed -n '/== Critical Path ==/,/^==.*==$/p' "$WORK/out_grtreport-critical.txt" > "$OUT/critical_$N.txt"
+      if [[ -n $BEFORE ]]; then
+        measure "$N" grtreport-critical-before "$rep" "$GREC" -- "$BEFORE" "$G/run" --top 10 --critical-path
+        sed -n '/== Critical Path ==/,/^==.*==$/p' "$WORK/out_grtreport-critical-before.txt" > "$OUT/critical_before_$N.txt"
+        if grep -q "^warning: .* cut" "$OUT/critical_$N.txt"; then
+          log "N=$N: the window cut a path (see critical_$N.txt)"
+        elif grep -q "^not computed: more than" "$OUT/critical_before_$N.txt"; then
+          log "N=$N: BEFORE kept too many jobs and computed no path"
+        elif ! cmp -s "$OUT/critical_$N.txt" "$OUT/critical_before_$N.txt"; then
+          log "N=$N: critical path differs from BEFORE's without a cut"; exit 1
+        fi
+      fi
+    fi
   done
 done
 
@@ -84,11 +113,11 @@ rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
 g = collections.defaultdict(list)
 for n, tool, rep, w, u, s, rss, rec in rows:
     g[(int(n), tool)].append((float(w), float(u) + float(s), int(rss), int(rec)))
-print("%-10s %-15s %5s %9s %9s %12s %12s %10s %9s %9s" % ("events", "tool", "reps", "wall_med", "cpu_med",
+print("%-10s %-26s %5s %9s %9s %12s %12s %10s %9s %9s" % ("events", "tool", "reps", "wall_med", "cpu_med",
       "ev/s_wall", "ev/s_cpu", "maxrss_MB", "x_wall", "x_cpu"))
 for n in sorted({k[0] for k in g}):
     base = None
-    for tool in ("btt", "grtreport", "grtreport-read"):
+    for tool in ("btt", "grtreport", "grtreport-read", "grtreport-critical", "grtreport-critical-before"):
         v = g.get((n, tool))
         if not v:
             continue
@@ -99,6 +128,6 @@ for n in sorted({k[0] for k in g}):
             base = (rw, rc)
         xw = "%.1f" % (rw / base[0]) if base else "-"
         xc = "%.1f" % (rc / base[1]) if base else "-"
-        print("%-10d %-15s %5d %9.3f %9.3f %12.0f %12.0f %10.1f %9s %9s" % (n, tool, len(v), w, c, rw, rc, rss, xw, xc))
+        print("%-10d %-26s %5d %9.3f %9.3f %12.0f %12.0f %10.1f %9s %9s" % (n, tool, len(v), w, c, rw, rc, rss, xw, xc))
 PY
 cat "$OUT/summary.txt"

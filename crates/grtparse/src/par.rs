@@ -267,7 +267,7 @@ impl Parallel {
             self.arrived((b, buf, len), out);
             return;
         }
-        if !self.work.as_ref().is_some_and(|w| w.send(b).is_ok()) {
+        if self.work.as_ref().is_none_or(|w| w.send(b).is_err()) {
             // Every worker is gone (it cannot happen short of a bug).
             out.fail(io::Error::other("the text threads ended"));
         }
