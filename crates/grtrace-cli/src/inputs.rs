@@ -12,7 +12,7 @@ use crate::{input_error, is_dash, show, Failure, Inputs};
 
 /// The input words of a reading tool (positional INPUTs and `-i`), checked.
 #[derive(Debug, Clone)]
-pub struct InputWords(Vec<OsString>);
+pub struct InputWords(Vec<OsString>, bool);
 
 impl InputWords {
     /// The words in the order the tool takes them. An empty word is a usage error.
@@ -20,11 +20,13 @@ impl InputWords {
         if words.iter().any(|w| w.is_empty()) {
             return Err(Failure::Usage("an input name is empty".into()));
         }
-        Ok(InputWords(words))
+        Ok(InputWords(words, false))
     }
 
     /// `-D DIR`: the relative words (not `-`) are looked for in DIR, like blkparse -D.
+    /// The tool has the option: a directory given as input gets `-D` in its hint.
     pub fn in_dir(mut self, dir: Option<&Path>) -> Result<InputWords, Failure> {
+        self.1 = true;
         let Some(d) = dir else { return Ok(self) };
         if !d.is_dir() {
             return Err(Failure::Usage(format!("-D {}: not a directory", show(d))));
@@ -80,8 +82,13 @@ impl InputWords {
     /// files, pipes, `-`). A word that names nothing is a runtime error; a directory gets a
     /// hint ([`input_error`]).
     pub fn resolve(&self) -> Result<Resolved, Failure> {
-        let (sources, warnings) = resolve_inputs(&self.0)
-            .map_err(|e| Failure::Runtime(input_error(&e.file, &e.to_string())))?;
+        let (sources, warnings) = resolve_inputs(&self.0).map_err(|e| {
+            let mut m = input_error(&e.file, &e.to_string());
+            if self.1 && Path::new(&e.file).is_dir() {
+                m.push_str(&format!(", or use -D {} run", crate::one_line(&e.file)));
+            }
+            Failure::Runtime(m)
+        })?;
         // Every file read, by device and inode: no output may be one of them.
         let mut read = Inputs::new();
         for w in &self.0 {
