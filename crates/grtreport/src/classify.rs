@@ -1,4 +1,4 @@
-//! Tags each finished job with the blocking classes of JOBS.md §5 (design §5.3).
+//! Tags each finished job with the blocking classes of JOBS.md §5.
 //!
 //! All rules but exec-tail look at the job alone. exec-tail needs the P90 of the job's class
 //! (same ctx and ring) and the input may be a live pipe, so a second pass is not possible:

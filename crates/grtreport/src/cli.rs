@@ -9,9 +9,10 @@ use clap::Parser;
 use grtrace_cli::{Failure, InputWords};
 use grtrace_format::{InputSource, StreamHeader, Trace};
 
-use crate::engine::{Engine, Filter, JobCsv, JobLines, JobSink, SharedSink};
+use crate::engine::{Engine, Filter, JobSink};
 use crate::input::Engines;
 use crate::joiner::JoinConfig;
+use crate::rows::{JobCsv, JobLines, SharedSink};
 use crate::rules::Rules;
 
 const ABOUT: &str = "Join grtrace events into GPU jobs, split their phases, tag what blocked them";
@@ -380,10 +381,10 @@ pub fn run(args: Args) -> i32 {
     type Shared = std::rc::Rc<std::cell::RefCell<dyn JobSink>>;
     let mut shared: Vec<Shared> = Vec::new();
     if args.jobs {
-        let make: crate::output::MakeRows = Box::new(|card_column, after_rows| {
+        let make: crate::rows::MakeRows = Box::new(|card_column, after_rows| {
             let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
             if after_rows {
-                writeln!(out, "{}", crate::output::LATE_CARD_NOTE)?;
+                writeln!(out, "{}", crate::rows::LATE_CARD_NOTE)?;
             }
             let lines = JobLines::new(out);
             Ok(Box::new(if card_column {
@@ -392,7 +393,7 @@ pub fn run(args: Args) -> i32 {
                 lines
             }))
         });
-        let rows = crate::output::CardRows::new(make, several_now.clone());
+        let rows = crate::rows::CardRows::new(make, several_now.clone());
         shared.push(std::rc::Rc::new(std::cell::RefCell::new(rows)));
     }
     if let Some(p) = &args.csv {
@@ -401,7 +402,7 @@ pub fn run(args: Args) -> i32 {
             Err(e) => return fail(e),
         };
         let mut out = Some(BufWriter::new(out.into_writer()));
-        let make: crate::output::MakeRows = Box::new(move |card_column, after_rows| {
+        let make: crate::rows::MakeRows = Box::new(move |card_column, after_rows| {
             match out.take() {
                 // A CSV keeps one set of columns: rows of one card were written without the
                 // card column before another turned up (beyond a pipe's read-ahead).
@@ -412,7 +413,7 @@ pub fn run(args: Args) -> i32 {
                 None => Err(io::Error::other("--csv rows made twice")),
             }
         });
-        let rows = crate::output::CardRows::new(make, several_now.clone());
+        let rows = crate::rows::CardRows::new(make, several_now.clone());
         shared.push(std::rc::Rc::new(std::cell::RefCell::new(rows)));
     }
     let headers: Vec<StreamHeader> = trace.streams().iter().map(|s| s.header.clone()).collect();
@@ -420,7 +421,7 @@ pub fn run(args: Args) -> i32 {
     // Text --interval rows: one stream for all cards, a card column when there are several.
     let interval_lines = interval_ns.filter(|_| !args.json).map(|secs| {
         let out = BufWriter::with_capacity(1 << 16, io::stdout());
-        let mut lines = crate::output::IntervalLines::new(Box::new(out), reads_stdin);
+        let mut lines = crate::rows::IntervalLines::new(Box::new(out), reads_stdin);
         if several {
             lines = lines.with_card_column();
         }
@@ -455,7 +456,7 @@ pub fn run(args: Args) -> i32 {
             attach_err.borrow_mut().get_or_insert(err);
         }
         if let Some((secs, lines)) = &interval_lines {
-            e.set_interval_lines(*secs, lines.clone());
+            e.set_interval_sink(*secs, lines.clone());
         }
         if made.get() > 0 {
             several_now.set(true);
@@ -565,12 +566,12 @@ pub fn run(args: Args) -> i32 {
         let res = grtrace_cli::open_output("--csv", rp, &read).and_then(|out| {
             // One header; on several cards each row starts with its card.
             let mut c = csv::Writer::from_writer(BufWriter::new(out.into_writer()));
-            c.write_record(crate::output::ring_csv_header(several))
+            c.write_record(crate::rows::ring_csv_header(several))
                 .map_err(io::Error::from)
                 .and_then(|_| {
                     engines
                         .iter()
-                        .try_for_each(|(_, e)| e.write_ring_csv_rows(&mut c))
+                        .try_for_each(|(_, e)| crate::rows::write_ring_csv_rows(&mut c, e))
                 })
                 .and_then(|_| c.flush())
                 .map_err(|e| grtrace_cli::write_error(rp, &e))
@@ -636,9 +637,9 @@ fn write_reports<W: Write, F: FnMut(u32, Option<&StreamHeader>) -> Engine>(
     if !several {
         for (_, e) in engines.iter() {
             if json {
-                e.write_json(w, top, warnings)?;
+                crate::json::write(w, e, top, warnings)?;
             } else {
-                e.write_report(w, top, warnings)?;
+                crate::output::write_report(w, e, top, warnings)?;
             }
         }
         return Ok(());
@@ -647,7 +648,7 @@ fn write_reports<W: Write, F: FnMut(u32, Option<&StreamHeader>) -> Engine>(
         let cards: Vec<serde_json::Value> = engines
             .iter()
             .map(|(c, e)| {
-                let mut v = e.json(top, warnings);
+                let mut v = crate::json::report(e, top, warnings);
                 if let Some(o) = v.as_object_mut() {
                     o.insert("card".into(), (*c).into());
                 }
@@ -666,7 +667,7 @@ fn write_reports<W: Write, F: FnMut(u32, Option<&StreamHeader>) -> Engine>(
             writeln!(w)?;
         }
         writeln!(w, "card {c}")?;
-        e.write_report(w, top, &[])?;
+        crate::output::write_report(w, e, top, &[])?;
     }
     Ok(())
 }

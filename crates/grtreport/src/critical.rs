@@ -659,7 +659,7 @@ fn job_name(k: &JobKey) -> String {
 
 /// What a link is, in words: `job ctx 3 ring 1 seqno 812 (exec 2.100 ms) after dep`.
 pub fn describe(l: &Link) -> String {
-    let ms = crate::output::ms;
+    let ms = crate::units::ms;
     match l.job {
         None if l.via == Via::Host => "host: nothing submitted".to_string(),
         None if l.via == Via::Cut => {
@@ -693,7 +693,7 @@ pub fn write_text<W: std::io::Write>(
     r: &CritReport,
     genesis: u64,
 ) -> std::io::Result<()> {
-    let (ms, secs) = (crate::output::ms, crate::output::secs);
+    let (ms, secs) = (crate::units::ms, crate::units::secs);
     let Some(p) = &r.slowest else {
         if r.overflow {
             writeln!(

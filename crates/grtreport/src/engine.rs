@@ -1,5 +1,5 @@
 //! The pipeline: records -> [`Joiner`] -> [`Classifier`] -> filters -> [`Summary`] and the
-//! per-job sinks (`--jobs` lines, CSV rows).
+//! per-job sinks ([`JobSink`]: `--jobs` lines and CSV rows are in [`crate::rows`]).
 //!
 //! On a machine with more than one CPU a report over files runs on up to three threads,
 //! each stage in trace order, so the report is the one a single thread makes:
@@ -12,7 +12,7 @@
 //! A pipe (possibly live) is merged on the joining thread: a batch would hold back what a
 //! watched `--interval` or `--jobs` prints.
 
-use std::io::{self, Write};
+use std::io;
 
 use grtrace_format::{Lost, NativeEvent, NativeEvents, RecordView};
 
@@ -20,11 +20,12 @@ use crate::classify::Classifier;
 use crate::critical::{CriticalPath, Scope};
 use crate::handover::{hand_over, Producer};
 
-use crate::job::{Job, JobKey, Tags, GPU_WAIT, NONE, SUBMIT_HOST};
+use crate::job::{Job, JobKey, Tags, GPU_WAIT, NONE, N_PHASES, SUBMIT_HOST};
 use crate::joiner::{FxMap, JoinConfig, Joiner};
-use crate::output::{self, RingInfo};
+use crate::report::{RingInfo, UtilRow};
 use crate::rules::Rules;
 use crate::summary::Summary;
+use crate::utilisation::IntervalRow;
 
 /// Which jobs the report covers; consistent with grtparse's `-w`, `--ctx`, `--ring`, `--pid`.
 /// Joining always sees every event, so ring state stays right; filters pick finished jobs.
@@ -72,117 +73,21 @@ pub trait JobSink {
     }
 }
 
-/// `--jobs`: one line per job.
-pub struct JobLines<W: Write> {
-    out: W,
-    header: bool,
-    /// Several cards: every line starts with its job's card.
-    card_column: bool,
-}
-
-impl<W: Write> JobLines<W> {
-    pub fn new(out: W) -> Self {
-        JobLines {
-            out,
-            header: false,
-            card_column: false,
-        }
-    }
-
-    /// Lines of several cards' jobs: a `card` column first.
-    pub fn with_card_column(mut self) -> Self {
-        self.card_column = true;
-        self
-    }
-
-    fn header(&mut self) -> io::Result<()> {
-        self.header = true;
-        if self.card_column {
-            writeln!(self.out, "{}", output::card_header(output::JOB_HEADER))
-        } else {
-            writeln!(self.out, "{}", output::JOB_HEADER)
-        }
-    }
-}
-
-impl<W: Write> JobSink for JobLines<W> {
-    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
-        if !self.header {
-            self.header()?;
-        }
-        let line = output::job_line(job, names.genesis);
-        match names.card.filter(|_| self.card_column) {
-            Some(c) => writeln!(self.out, "{c:>5} {line}"),
-            None => writeln!(self.out, "{line}"),
-        }
-    }
-    fn finish(&mut self) -> io::Result<()> {
-        if !self.header {
-            self.header()?;
-        }
-        self.out.flush()
-    }
-}
-
-/// `--csv`: per-job rows with a header.
-pub struct JobCsv<W: Write> {
-    out: csv::Writer<W>,
-    /// Several cards: a `card` column first.
-    card_column: bool,
-}
-
-impl<W: Write> JobCsv<W> {
-    pub fn new(w: W) -> io::Result<Self> {
-        Self::with_cards(w, false)
-    }
-
-    /// `card_column`: the rows of several cards' jobs, each starting with its card.
-    pub fn with_cards(w: W, card_column: bool) -> io::Result<Self> {
-        let mut out = csv::Writer::from_writer(w);
-        let mut h = output::job_csv_header();
-        if card_column {
-            h.insert(0, "card".into());
-        }
-        out.write_record(h).map_err(csv_io)?;
-        Ok(JobCsv { out, card_column })
-    }
-}
-
-impl<W: Write> JobSink for JobCsv<W> {
-    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
-        let mut row = output::job_csv_row(job, names);
-        if self.card_column {
-            row.insert(0, names.card.map_or(String::new(), |c| c.to_string()));
-        }
-        self.out.write_record(row).map_err(csv_io)
-    }
-    fn finish(&mut self) -> io::Result<()> {
-        self.out.flush()
-    }
-}
-
-/// A CSV error as the I/O error it carries, when it is one: `io::Error::from` would wrap it
-/// as `Other` and a closed pipe (`--csv - | head`) would no longer end quietly.
-fn csv_io(e: csv::Error) -> io::Error {
-    if !e.is_io_error() {
-        return io::Error::other(e);
-    }
-    match e.into_kind() {
-        csv::ErrorKind::Io(e) => e,
-        other => io::Error::other(format!("{other:?}")),
-    }
-}
-
-/// One sink fed by the engines of several cards (`--jobs`, `--csv` of a multi-card run).
-pub struct SharedSink(pub std::rc::Rc<std::cell::RefCell<dyn JobSink>>);
-
-impl JobSink for SharedSink {
-    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
-        self.0.borrow_mut().job(job, names)
-    }
-    fn finish(&mut self) -> io::Result<()> {
-        self.0.borrow_mut().finish()
-    }
+/// Where `--interval` rows go as each interval closes (shared by the engines of several
+/// cards, so one stream of rows interleaves them in time).
+pub trait IntervalSink {
+    /// Rows of `card` that just closed: times since `genesis`, ring names from `rings`; a
+    /// share whose phase `measurable` says the recording cannot measure is not a figure.
+    fn rows(
+        &mut self,
+        card: Option<u32>,
+        rows: &[IntervalRow],
+        genesis: u64,
+        rings: &dyn Fn(u32) -> Option<RingInfo>,
+        measurable: &[bool; N_PHASES],
+    ) -> io::Result<()>;
+    /// End of input.
+    fn flush(&mut self) -> io::Result<()>;
 }
 
 /// A consumer of the record stream as well as of finished jobs: the timeline exports
@@ -297,9 +202,9 @@ pub struct Engine {
     pub summary: Summary,
     sinks: Vec<Box<dyn JobSink>>,
     /// `--interval` rows go here as each interval closes (shared by the cards' engines).
-    interval_out: Option<std::rc::Rc<std::cell::RefCell<output::IntervalLines>>>,
+    interval_out: Option<std::rc::Rc<std::cell::RefCell<dyn IntervalSink>>>,
     /// Interval rows kept for `--json` (no text stream for them).
-    pub kept_intervals: Vec<crate::util::IntervalRow>,
+    pub kept_intervals: Vec<IntervalRow>,
     /// Driver and SIMULATED flag of the input's stream header, for the report.
     pub source: (String, bool),
     /// What an imported stream's source note says (IMPORT.md §1): the phases it cannot
@@ -504,22 +409,15 @@ impl Engine {
         res
     }
 
-    /// Prints a row per ring every `ns` of trace time to `out` as each interval closes
-    /// (`live`: flushed at once, for a pipe being watched).
-    pub fn set_interval(&mut self, ns: u64, out: Box<dyn Write>, live: bool) {
-        let lines = output::IntervalLines::new(out, live);
-        self.set_interval_lines(ns, std::rc::Rc::new(std::cell::RefCell::new(lines)));
-    }
-
-    /// [`set_interval`](Self::set_interval) into rows shared with other cards' engines
-    /// (labelled with [`card`](Self::card)).
-    pub fn set_interval_lines(
+    /// Hands `sink` a row per ring every `ns` of trace time as each interval closes (rows
+    /// of several cards' engines labelled with [`card`](Self::card)).
+    pub fn set_interval_sink(
         &mut self,
         ns: u64,
-        lines: std::rc::Rc<std::cell::RefCell<output::IntervalLines>>,
+        sink: std::rc::Rc<std::cell::RefCell<dyn IntervalSink>>,
     ) {
         self.joiner.set_interval(ns);
-        self.interval_out = Some(lines);
+        self.interval_out = Some(sink);
     }
 
     fn write_intervals(&mut self) -> io::Result<()> {
@@ -782,12 +680,12 @@ impl Engine {
         &self,
         top: usize,
         warnings: &[String],
-        f: impl FnOnce(&output::ReportInput<'_>) -> R,
+        f: impl FnOnce(&crate::report::ReportInput<'_>) -> R,
     ) -> R {
         let rings = |id: u32| self.ring_info(id);
         let measurable = self.measurable();
         let util = self.util_rows_for(&measurable);
-        f(&output::ReportInput {
+        f(&crate::report::ReportInput {
             util: &util,
             measurable: &measurable,
             summary: &self.summary,
@@ -806,16 +704,6 @@ impl Engine {
         })
     }
 
-    /// The text report (after [`finish`](Self::finish)).
-    pub fn write_report<W: Write>(
-        &self,
-        w: &mut W,
-        top: usize,
-        warnings: &[String],
-    ) -> io::Result<()> {
-        self.with_report(top, warnings, |r| output::write_report(w, r))
-    }
-
     /// What the recording's event codes can measure, and its source.
     pub fn measurable(&self) -> crate::measurable::Measurable {
         crate::measurable::Measurable::new(
@@ -826,36 +714,16 @@ impl Engine {
         )
     }
 
-    /// The report as a JSON value (after [`finish`](Self::finish)).
-    pub fn json(&self, top: usize, warnings: &[String]) -> serde_json::Value {
-        self.with_report(top, warnings, |r| {
-            crate::json::report(r, &self.kept_intervals)
-        })
-    }
-
-    /// The report as JSON (after [`finish`](Self::finish)).
-    pub fn write_json<W: Write>(
-        &self,
-        w: &mut W,
-        top: usize,
-        warnings: &[String],
-    ) -> io::Result<()> {
-        let v = self.json(top, warnings);
-        // io::Error::from keeps a write error's kind (a closed pipe ends quietly).
-        serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::from)?;
-        writeln!(w)
-    }
-
     /// Utilisation of every ring and context (after [`finish`](Self::finish)).
-    pub fn util_rows(&self) -> Vec<output::UtilRow> {
+    pub fn util_rows(&self) -> Vec<UtilRow> {
         self.util_rows_for(&self.measurable())
     }
 
     /// [`util_rows`](Self::util_rows), with the shares `m` cannot measure NaN (shown `-`
     /// and null), by the same rule as the JSON intervals and phases.
-    fn util_rows_for(&self, m: &crate::measurable::Measurable) -> Vec<output::UtilRow> {
+    fn util_rows_for(&self, m: &crate::measurable::Measurable) -> Vec<UtilRow> {
         let rings = |id: u32| self.ring_info(id);
-        let mut rows = output::util_rows(&self.joiner, &self.summary, &rings);
+        let mut rows = crate::report::util_rows(&self.joiner, &self.summary, &rings);
         for u in rows.iter_mut().filter(|u| u.is_ring) {
             if !m.phases[SUBMIT_HOST] {
                 // No COMMIT, or COMMIT and SUBMIT one instant: "host late" cannot be told.
@@ -868,17 +736,6 @@ impl Engine {
             }
         }
         rows
-    }
-
-    pub fn write_ring_csv<W: Write>(&self, w: W) -> io::Result<()> {
-        let rings = |id: u32| self.ring_info(id);
-        output::write_ring_csv(w, &self.summary, &rings)
-    }
-
-    /// This engine's per-ring CSV rows, each starting with [`card`](Self::card) when set.
-    pub fn write_ring_csv_rows<W: Write>(&self, c: &mut csv::Writer<W>) -> io::Result<()> {
-        let rings = |id: u32| self.ring_info(id);
-        output::write_ring_csv_rows(c, self.card, &self.summary, &rings)
     }
 }
 
@@ -944,8 +801,8 @@ mod tests {
                 e.finish().unwrap();
                 assert!(e.worker.is_none());
                 let (mut text, mut json) = (Vec::new(), Vec::new());
-                e.write_report(&mut text, 10, &[]).unwrap();
-                e.write_json(&mut json, 10, &[]).unwrap();
+                crate::output::write_report(&mut text, &e, 10, &[]).unwrap();
+                crate::json::write(&mut json, &e, 10, &[]).unwrap();
                 (String::from_utf8(text).unwrap(), json, e.joiner.stats.jobs)
             };
             let (one, two) = (report(false), report(true));

@@ -137,13 +137,3 @@ impl Opened {
         Ok(())
     }
 }
-
-/// A card's name in the exports: `card1 (virtio_gpu)`, or `card1` when no stream header of
-/// the card was seen at open (it turned up while reading concatenated streams on stdin).
-pub fn card_name(card: u32, driver: &str) -> String {
-    if driver.is_empty() {
-        format!("card{card}")
-    } else {
-        format!("card{card} ({driver})")
-    }
-}

@@ -24,7 +24,7 @@ use crate::engine::{Engine, Timeline};
 use crate::job::{Job, Tags, NONE, N_PHASES, PHASE_NAMES};
 use crate::joiner::Joiner;
 use crate::jsonw;
-use crate::output;
+
 use crate::timeline::{self, Names, Seen};
 
 const PAGE_CSS: &str = include_str!("html/page.css");
@@ -201,7 +201,7 @@ impl<W: Write> Html<W> {
         joint
             .cards
             .borrow_mut()
-            .push(crate::export::card_name(cfg.card, &cfg.driver));
+            .push(crate::report::card_name(cfg.card, &cfg.driver));
         Html {
             joint,
             out,
@@ -313,7 +313,7 @@ impl<W: Write> Html<W> {
             st.last_ns - st.first_ns
         };
         let mut report = Vec::new();
-        engine.write_report(&mut report, 10, warnings)?;
+        crate::output::write_report(&mut report, engine, 10, warnings)?;
         let jobs = std::mem::take(&mut self.jobs).into_sorted_vec();
         let g = self.genesis;
         let o = &mut self.out;
@@ -501,7 +501,7 @@ impl<W: Write> Html<W> {
             // A class not judged (see the text report's Blocking Classes) is null, never 0.
             for (t, n) in gr.tag_jobs.iter().enumerate() {
                 let sep = if t > 0 { "," } else { "" };
-                if output::class_judged(&meas, gr, t).is_some() {
+                if crate::report::class_judged(&meas, gr, t).is_some() {
                     write!(o, "{sep}{n}")?;
                 } else {
                     write!(o, "{sep}null")?;
@@ -526,7 +526,7 @@ impl<W: Write> Html<W> {
             o.write_all(b"]}")?;
         }
         o.write_all(b"],\n\"hints\":[")?;
-        let hints = engine.with_report(0, warnings, output::hints);
+        let hints = engine.with_report(0, warnings, crate::report::hints);
         for (i, h) in hints.iter().enumerate() {
             if i > 0 {
                 o.write_all(b",")?;

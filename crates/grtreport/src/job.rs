@@ -23,7 +23,7 @@ impl std::hash::Hash for JobKey {
 /// "Not seen" for an event time.
 pub const NONE: u64 = u64::MAX;
 
-/// The phases of JOBS.md §2 (design §5.3), in nanoseconds.
+/// The phases of JOBS.md §2, in nanoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Phases {
     /// SUBMIT - COMMIT

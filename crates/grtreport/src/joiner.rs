@@ -14,7 +14,7 @@ use grtrace_format::RecordType;
 use grtrace_format::{Lost, NativeEvent, RecordView};
 
 use crate::job::{BlockKind, Blocker, Flags, Job, JobKey, Phases, NONE};
-use crate::util::{split_gap, Busy, IntervalRow, RingUtil};
+use crate::utilisation::{split_gap, Busy, IntervalRow, RingUtil};
 
 /// A small fast hasher for integer keys (FxHash); the joiner does one lookup per event.
 #[derive(Default, Clone, Copy)]

@@ -3,12 +3,15 @@
 //! `schema` names its version. Times are integer nanoseconds (`*_ns`), shares are fractions
 //! of 1, and a figure the recording cannot measure is `null`, never 0.
 
+use std::io::{self, Write};
+
 use serde_json::{json, Map, Value};
 
+use crate::engine::Engine;
 use crate::job::{BlockKind, Job, GPU_WAIT, NONE, N_PHASES, PHASE_NAMES, SUBMIT_HOST};
-use crate::output::{describe_blocker, ReportInput, UtilRow};
+use crate::report::{class_judged, describe_blocker, hints, verdict_line, ReportInput, UtilRow};
 use crate::summary::Group;
-use crate::util::IntervalRow;
+use crate::utilisation::IntervalRow;
 use crate::Tags;
 
 /// Version of the document's layout; bumped when a field changes meaning or goes away.
@@ -55,7 +58,7 @@ fn group(g: &Group, meas: &crate::measurable::Measurable) -> Value {
     let mut tags = Map::new();
     for (t, name) in Tags::NAMES.iter().enumerate() {
         // Not judged: null, never 0 (the text's `-`).
-        let v = crate::output::class_judged(meas, g, t).map_or(
+        let v = class_judged(meas, g, t).map_or(
             Value::Null,
             |judged| json!({ "jobs": g.tag_jobs[t], "lost_ns": g.tag_lost[t], "judged": judged }),
         );
@@ -167,7 +170,22 @@ fn interval(row: &IntervalRow, m: &[bool; N_PHASES]) -> Value {
 }
 
 /// The report as a JSON value.
-pub fn report(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
+/// The report of `e` as a JSON value (after [`Engine::finish`]): `top` blocking classes,
+/// the run's `warnings`.
+pub fn report(e: &Engine, top: usize, warnings: &[String]) -> Value {
+    e.with_report(top, warnings, |r| model(r, &e.kept_intervals))
+}
+
+/// [`report`] as pretty-printed JSON text and a newline.
+pub fn write<W: Write>(w: &mut W, e: &Engine, top: usize, warnings: &[String]) -> io::Result<()> {
+    let v = report(e, top, warnings);
+    // io::Error::from keeps a write error's kind (a closed pipe ends quietly).
+    serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::from)?;
+    writeln!(w)
+}
+
+/// The JSON document of one report model and its `--interval` rows.
+fn model(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
     let s = r.summary;
     let st = r.stats;
     let m = &r.measurable.phases;
@@ -231,7 +249,7 @@ pub fn report(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
             json!({
                 "ring": u.id,
                 "verdict": u.verdict.map(|b| b.name()),
-                "text": crate::output::verdict_line(u),
+                "text": verdict_line(u),
             })
         })
         .collect();
@@ -276,7 +294,7 @@ pub fn report(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
         "rings": rings,
         "contexts": ctxs,
         "verdicts": verdicts,
-        "hints": crate::output::hints(r),
+        "hints": hints(r),
         "top": top,
         "intervals": intervals
             .iter()

@@ -5,17 +5,27 @@
 //! gpu_wait, vm_fault, total), tags what blocked it (host-submit, queue-wait, exec-tail,
 //! dep-wait, vm-fault, preempt-thrash) and summarises per ring and per context, btt-style.
 //!
-//! * [`joiner`]: the streaming [`Joiner`](joiner::Joiner): records in, finished jobs out,
-//!   memory bounded by the jobs in flight.
-//! * [`classify`]: the [`Classifier`](classify::Classifier) and its [`Rules`](rules::Rules).
-//! * [`summary`]: hdrhistogram statistics per ring / context / phase and the top classes.
-//! * [`output`]: the text report, `--jobs` lines and CSV.
-//! * [`engine`]: the pipeline that ties them together; [`cli`] is the command line.
-//! * [`input`]: feeds the trace through the engines, the merge on a second thread for
-//!   files; [`handover`]: the queues between the threads.
-//! * [`perfetto`] and [`html`]: the timeline exports (`--perfetto`, `--html`), fed by the
-//!   engine as a [`Timeline`](engine::Timeline) ([`perfetto_pb`]: `--perfetto` as Perfetto's
-//!   protobuf trace); [`export`] opens them for the command line.
+//! The rooms, each importing only the ones above it in this list (no circle: engine never
+//! imports a printer, printers read the engine and the model):
+//!
+//! * Below the pipeline: [`job`] (a job, its phases, tags and flags), [`rules`], [`units`]
+//!   (ms, seconds since the origin, shares), [`utilisation`] (busy/idle sums per ring and
+//!   context), [`measurable`] (what a recording's event codes can measure).
+//! * The pipeline: [`joiner`] (records in, finished jobs out, memory bounded by the jobs in
+//!   flight), [`classify`] (tags), [`critical`] (`--critical-path`), [`summary`]
+//!   (hdrhistogram statistics per ring / context / phase), tied together by [`engine`], which
+//!   hands jobs to a [`JobSink`](engine::JobSink), interval rows to an
+//!   [`IntervalSink`](engine::IntervalSink) and records to a [`Timeline`](engine::Timeline).
+//! * The model: [`report`], what a report says (utilisation rows, verdicts, hints), built by
+//!   the engine after the run and shared by the text report, `--json` and the page.
+//! * The printers, each taking the engine by reference: [`output`] (the text report),
+//!   [`json`] (`--json`), [`rows`] (`--jobs` lines, `--csv` rows, `--interval` rows: the
+//!   sinks), [`perfetto`] and [`html`] (the timeline exports, with [`timeline`] and
+//!   [`jsonw`]; [`perfetto_pb`]: `--perfetto` as Perfetto's protobuf trace), opened for the
+//!   command line by [`export`].
+//! * Around them: [`input`] feeds the trace through the engines (the merge on a second
+//!   thread for files; [`handover`]: the queues between the threads); [`cli`] is the
+//!   command line.
 
 pub mod classify;
 pub mod cli;
@@ -34,10 +44,13 @@ pub mod output;
 pub mod perfetto;
 pub mod perfetto_pb;
 mod perfetto_proto;
+pub mod report;
+pub mod rows;
 pub mod rules;
 pub mod summary;
 pub mod timeline;
-pub mod util;
+pub mod units;
+pub mod utilisation;
 
 pub use engine::{Engine, Filter};
 pub use job::{Flags, Job, JobKey, Phases, Tags};

@@ -340,7 +340,7 @@ impl<W: Write> Perfetto<W> {
             joint,
             prefix,
         };
-        let name = crate::export::card_name(p.cfg.card, &p.cfg.driver);
+        let name = crate::report::card_name(p.cfg.card, &p.cfg.driver);
         p.meta_name("process_name", pid, 0, &name)?;
         p.meta_sort("process_sort_index", pid, 0, -1)?;
         Ok(p)

@@ -489,7 +489,7 @@ fn a_start_the_kernel_or_an_importer_inferred_is_flagged_and_not_judged_on() {
     assert_eq!(j5.start, T0 + 6 * MS);
     assert_eq!(e.summary.all.inferred, 2);
     let mut text = Vec::new();
-    e.write_report(&mut text, 0, &[]).unwrap();
+    grtreport::output::write_report(&mut text, &e, 0, &[]).unwrap();
     let text = String::from_utf8(text).unwrap();
     assert!(
         text.contains("6 complete, 0 incomplete, 2 with inferred START"),

@@ -11,9 +11,10 @@ use std::sync::atomic::AtomicBool;
 
 use grtrace_format::synth::{streams_of, SynthConfig, SESSION};
 use grtrace_format::{Endian, InputSource, RunSummary, Trace};
-use grtreport::engine::{Filter, JobLines, JobSink, Names, SharedSink};
+use grtreport::engine::{Filter, JobSink, Names};
 use grtreport::input::{self, Cards, Engines};
 use grtreport::joiner::JoinConfig;
+use grtreport::rows::{JobLines, SharedSink};
 use grtreport::{Engine, Job, Rules};
 
 /// The per-CPU streams of a synthetic run, the card in their headers set to `card`.
@@ -187,7 +188,7 @@ fn run(sources: Vec<InputSource>, outputs: Outputs, pipelined: bool, stop: bool)
         )),
     };
     let rows = Rc::new(RefCell::new(
-        grtreport::output::IntervalLines::new(Box::new(lines.clone()), false).with_card_column(),
+        grtreport::rows::IntervalLines::new(Box::new(lines.clone()), false).with_card_column(),
     ));
     let headers = trace.streams().iter().map(|s| s.header.clone()).collect();
     let mut cards = Cards::new(headers, |_, _| {
@@ -201,7 +202,7 @@ fn run(sources: Vec<InputSource>, outputs: Outputs, pipelined: bool, stop: bool)
             e.use_worker();
         } else {
             e.add_sink(Box::new(SharedSink(sink.clone())));
-            e.set_interval_lines(20_000_000, rows.clone());
+            e.set_interval_sink(20_000_000, rows.clone());
         }
         e
     });
@@ -220,8 +221,8 @@ fn run(sources: Vec<InputSource>, outputs: Outputs, pipelined: bool, stop: bool)
     let out = out.and_then(|_| cards.iter_mut().try_for_each(|(_, e)| e.finish()));
     for (_, e) in cards.iter() {
         records += e.joiner.stats.records;
-        e.write_report(&mut text, 5, &[]).unwrap();
-        json.push(e.json(5, &[]));
+        grtreport::output::write_report(&mut text, e, 5, &[]).unwrap();
+        json.push(grtreport::json::report(e, 5, &[]));
     }
     let lines = String::from_utf8(lines.0.borrow().clone()).unwrap();
     Run {

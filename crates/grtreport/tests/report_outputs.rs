@@ -244,7 +244,7 @@ fn verdicts_name_what_bounds_each_ring() {
     );
     let rows = e.util_rows();
     let ring0 = rows.iter().find(|u| u.is_ring && u.id == 0).unwrap();
-    assert_eq!(ring0.verdict, Some(grtreport::util::Bound::Host));
+    assert_eq!(ring0.verdict, Some(grtreport::utilisation::Bound::Host));
     assert!(ring0.busy > 0.05 && ring0.busy < 0.5, "{ring0:?}");
     let idle = ring0.idle_host + ring0.idle_dep + ring0.idle_sched + ring0.idle_none;
     assert!(

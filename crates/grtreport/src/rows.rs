@@ -1,0 +1,615 @@
+//! Rows: one line or CSV row per job (`--jobs`, `--csv`), the per-ring CSV rows and the
+//! `--interval` rows, as the sinks the [`Engine`] feeds while it runs.
+
+use std::io::{self, Write};
+
+use crate::engine::{Engine, IntervalSink, JobSink, Names};
+use crate::job::{
+    BlockKind, Blocker, Flags, Job, Tags, GPU_WAIT, NONE, N_PHASES, PHASE_NAMES, SUBMIT_HOST,
+};
+use crate::report::{ring_label, RingInfo};
+use crate::summary::Summary;
+use crate::units::{fill_str, ms, pct, secs};
+
+/// Header of `--jobs` lines.
+pub const JOB_HEADER: &str = "#         time     ctx   ring      seqno submit_ms   queue_ms    exec_ms complete_ms gpuwait_ms vmfault_ms   total_ms fill out tags flags blocked_by";
+
+/// A blocker in one word for job lines: `ctx/ring/seqno`, `fence:CTX:SEQNO` when no recorded
+/// job owns the awaited fence, `-` for none.
+pub fn blocker_word(b: &Blocker) -> String {
+    match (b.kind, b.owned) {
+        (BlockKind::None, _) => "-".into(),
+        (_, true) => format!("{}/{}/{}", b.key.ctx, b.key.ring, b.key.seqno),
+        (BlockKind::Dep, false) => format!("fence:{}:{}", b.fence.0, b.fence.1),
+        (BlockKind::Queue, false) => "-".into(),
+    }
+}
+
+/// A job's phases formatted by `f`, `-` for the unmeasured ones.
+fn phase_cells(j: &Job, f: impl Fn(u64) -> String) -> [String; N_PHASES] {
+    let v = j.phases.as_array();
+    std::array::from_fn(|i| if j.measured(i) { f(v[i]) } else { "-".into() })
+}
+
+/// One `--jobs` line (no newline).
+pub fn job_line(j: &Job, genesis: u64) -> String {
+    let p = phase_cells(j, ms);
+    format!(
+        "{:>14} {:>7} {:>6} {:>10} {:>9} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10} {:>4} {:>3} {} {} {}",
+        secs(j.first_time(), genesis),
+        j.key.ctx,
+        j.key.ring,
+        j.key.seqno,
+        p[0],
+        p[1],
+        p[2],
+        p[3],
+        p[4],
+        p[5],
+        p[6],
+        fill_str(j.fill),
+        j.outstanding,
+        j.tags,
+        j.flags,
+        blocker_word(j.blocker())
+    )
+}
+
+/// A tag or flag name as a CSV column: snake_case (`queue-wait` -> `queue_wait`).
+fn snake(name: &str) -> String {
+    name.replace('-', "_")
+}
+
+/// Per-job CSV header: every column snake_case.
+pub fn job_csv_header() -> Vec<String> {
+    let mut h: Vec<String> = [
+        "time_s",
+        "commit_ns",
+        "submit_ns",
+        "start_ns",
+        "end_ns",
+        "done_ns",
+        "ctx",
+        "ring",
+        "ring_name",
+        "seqno",
+        "pid",
+        "comm",
+        "submit_host_ns",
+        "queue_ns",
+        "exec_ns",
+        "complete_ns",
+        "gpu_wait_ns",
+        "vm_fault_ns",
+        "total_ns",
+        "exec_own_ns",
+        "class_p90_ns",
+        "fill",
+        "outstanding",
+        "batch",
+        "sync_segments",
+        "faults",
+        "preempts",
+        "switches",
+        "tags",
+        "flags",
+        "blocker_kind",
+        "blocker_ctx",
+        "blocker_ring",
+        "blocker_seqno",
+        "blocker_fence",
+        "blocker_lost_ns",
+        "blocker_queue_ns",
+        "blocker_exec_ns",
+        "blocker_tags",
+        "blocker_chain",
+        "blocker_root",
+        "blocker_ahead",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    h.extend(Tags::NAMES.iter().map(|n| snake(n)));
+    h.extend(["inferred".to_string(), "incomplete".to_string()]);
+    h
+}
+
+/// An absolute time in the trace clock, or empty when not recorded.
+fn abs(v: u64) -> String {
+    if v == NONE {
+        String::new()
+    } else {
+        v.to_string()
+    }
+}
+
+pub fn job_csv_row(j: &Job, names: &Names<'_>) -> Vec<String> {
+    let b = j.blocker();
+    let owned = b.is_some() && b.owned;
+    let if_owned = |v: String| if owned { v } else { String::new() };
+    // Unmeasured phases are empty cells, never 0.
+    let ph = phase_cells(j, |v| v.to_string()).map(|c| if c == "-" { String::new() } else { c });
+    let mut r = vec![
+        secs(j.first_time(), names.genesis),
+        abs(j.commit),
+        abs(j.submit),
+        abs(j.start),
+        abs(j.end),
+        abs(j.done),
+        j.key.ctx.to_string(),
+        j.key.ring.to_string(),
+        names.ring(j.key.ring).to_string(),
+        j.key.seqno.to_string(),
+        j.pid.to_string(),
+        names.comm(j.pid).unwrap_or_default(),
+    ];
+    r.extend(ph);
+    r.extend([
+        j.exec_own().to_string(),
+        j.class_ref.to_string(),
+        if j.fill.is_finite() {
+            format!("{:.4}", j.fill)
+        } else {
+            String::new()
+        },
+        j.outstanding.to_string(),
+        j.batch.to_string(),
+        j.sync_segments.to_string(),
+        j.faults.to_string(),
+        j.preempts.to_string(),
+        j.switches.to_string(),
+        j.tags.to_string(),
+        j.flags.to_string(),
+        match b.kind {
+            BlockKind::None => String::new(),
+            BlockKind::Dep => "dep".into(),
+            BlockKind::Queue => "queue".into(),
+        },
+        if_owned(b.key.ctx.to_string()),
+        if_owned(b.key.ring.to_string()),
+        if_owned(b.key.seqno.to_string()),
+        if b.kind == BlockKind::Dep {
+            format!("{}:{}", b.fence.0, b.fence.1)
+        } else {
+            String::new()
+        },
+        if b.is_some() {
+            b.lost.to_string()
+        } else {
+            String::new()
+        },
+        if_owned(abs(b.queue)),
+        if_owned(abs(b.exec)),
+        if_owned(b.tags.map(|t| t.to_string()).unwrap_or_default()),
+        if_owned(b.depth.to_string()),
+        if_owned(format!("{}/{}/{}", b.root.ctx, b.root.ring, b.root.seqno)),
+        if b.kind == BlockKind::Queue {
+            b.ahead.to_string()
+        } else {
+            String::new()
+        },
+    ]);
+    for i in 0..Tags::COUNT {
+        r.push(u8::from(j.tags.has(1 << i)).to_string());
+    }
+    r.push(u8::from(j.flags.has(Flags::INFERRED)).to_string());
+    r.push(u8::from(j.flags.incomplete()).to_string());
+    r
+}
+
+/// Per-ring CSV: header and rows.
+pub fn write_ring_csv<W: Write>(w: W, e: &Engine) -> io::Result<()> {
+    let mut c = csv::Writer::from_writer(w);
+    c.write_record(ring_csv_header(false))?;
+    ring_csv_rows(&mut c, None, &e.summary, &|id| e.ring_info(id))?;
+    c.flush()
+}
+
+/// The per-ring CSV header; `card_column`: a `card` column first (runs of several cards).
+pub fn ring_csv_header(card_column: bool) -> Vec<String> {
+    let mut h: Vec<String> = [
+        "ring",
+        "name",
+        "size",
+        "jobs",
+        "complete",
+        "incomplete",
+        "inferred",
+        "fill_avg",
+        "fill_max",
+        "outstanding_avg",
+        "outstanding_max",
+        "switches",
+        "stalls",
+        "faults",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for p in PHASE_NAMES {
+        for s in [
+            "n", "min_ns", "avg_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns", "share",
+        ] {
+            h.push(format!("{p}_{s}"));
+        }
+    }
+    for t in Tags::NAMES {
+        h.push(format!("{}_jobs", snake(t)));
+        h.push(format!("{}_lost_ns", snake(t)));
+    }
+    if card_column {
+        h.insert(0, "card".into());
+    }
+    h
+}
+
+/// The per-ring CSV rows of `e`, each starting with its [`card`](Engine::card) when set.
+pub fn write_ring_csv_rows<W: Write>(c: &mut csv::Writer<W>, e: &Engine) -> io::Result<()> {
+    ring_csv_rows(c, e.card, &e.summary, &|id| e.ring_info(id))
+}
+
+/// The per-ring CSV rows of one summary, each starting with `card` when given.
+fn ring_csv_rows<W: Write>(
+    c: &mut csv::Writer<W>,
+    card: Option<u32>,
+    summary: &Summary,
+    rings: &dyn Fn(u32) -> Option<RingInfo>,
+) -> io::Result<()> {
+    for (id, g) in &summary.rings {
+        let info = rings(*id).unwrap_or_default();
+        let mut r: Vec<String> = card.map(|c| c.to_string()).into_iter().collect();
+        r.extend([
+            id.to_string(),
+            info.name.clone(),
+            info.size.to_string(),
+            g.jobs.to_string(),
+            g.complete.to_string(),
+            g.incomplete.to_string(),
+            g.inferred.to_string(),
+            if g.fill_n > 0 {
+                format!("{:.4}", g.fill_sum / g.fill_n as f64)
+            } else {
+                String::new()
+            },
+            if g.fill_n > 0 {
+                format!("{:.4}", g.fill_max)
+            } else {
+                String::new()
+            },
+            if g.complete > 0 {
+                format!("{:.3}", g.outstanding_sum as f64 / g.complete as f64)
+            } else {
+                String::new()
+            },
+            g.outstanding_max.to_string(),
+            info.switches.to_string(),
+            info.stalls.to_string(),
+            info.faults.to_string(),
+        ]);
+        for i in 0..N_PHASES {
+            let (min, max) = if g.n[i] == 0 {
+                (0, 0)
+            } else {
+                (g.min[i], g.max[i])
+            };
+            r.push(g.n[i].to_string());
+            r.push(min.to_string());
+            r.push(g.avg(i).to_string());
+            r.push(g.quantile(i, 0.5).to_string());
+            r.push(g.quantile(i, 0.9).to_string());
+            r.push(g.quantile(i, 0.99).to_string());
+            r.push(max.to_string());
+            r.push(format!("{:.6}", g.share(i)));
+        }
+        for t in 0..Tags::COUNT {
+            r.push(g.tag_jobs[t].to_string());
+            r.push(g.tag_lost[t].to_string());
+        }
+        c.write_record(&r)?;
+    }
+    Ok(())
+}
+
+/// Header of `--interval` rows.
+pub const INTERVAL_HEADER: &str = "#  start_s       end_s  ring          busy    jobs/s  out_avg  out_max  fill_max  idle_host  idle_dep idle_sched  idle_none";
+
+/// One `--interval` row (no newline); `measurable`: per phase (PHASE_NAMES order), as
+/// `Measurable::phases`: without submit_host idle_host is `-`, without gpu_wait idle_dep.
+pub fn interval_line(
+    row: &crate::utilisation::IntervalRow,
+    genesis: u64,
+    rings: &dyn Fn(u32) -> Option<RingInfo>,
+    measurable: &[bool; N_PHASES],
+) -> String {
+    let f = &row.figures;
+    let len = row.end.saturating_sub(row.start).max(1) as f64;
+    let sh = |v: u64| pct(v as f64 / len);
+    let t = |v: u64| {
+        let d = v.saturating_sub(genesis);
+        format!("{}.{:06}", d / 1_000_000_000, (d % 1_000_000_000) / 1000)
+    };
+    format!(
+        "{:>10} {:>11}  {:<10} {:>8} {:>9.1} {:>8.2} {:>8} {:>9} {:>10} {:>9} {:>10} {:>10}",
+        t(row.start),
+        t(row.end),
+        ring_label(row.ring, &rings(row.ring)),
+        sh(f.busy),
+        f.ended as f64 * 1e9 / len,
+        f.out_area as f64 / len,
+        f.out_max,
+        if f.fill_max > 0.0 {
+            fill_str(f.fill_max)
+        } else {
+            "-".into()
+        },
+        if measurable[SUBMIT_HOST] {
+            sh(f.idle.host)
+        } else {
+            "-".into()
+        },
+        if measurable[GPU_WAIT] {
+            sh(f.idle.dep)
+        } else {
+            "-".into()
+        },
+        sh(f.idle.sched),
+        sh(f.idle_none(row.end.saturating_sub(row.start)))
+    )
+}
+
+/// A header of lines that several cards share (`--jobs`, `--interval`): a `#card` column
+/// first; the header's own `#` moves to it, so the other columns keep their places.
+pub fn card_header(header: &str) -> String {
+    let rest = header.replacen('#', " ", 1);
+    format!("{:<5} {rest}", "#card")
+}
+
+/// The line of `--jobs` and `--interval` text where a card that turned up late (beyond the
+/// read-ahead of a pipe) starts the card column; a header with it follows.
+pub const LATE_CARD_NOTE: &str =
+    "# another card turned up while reading: the lines above are the first card's";
+
+/// `--interval` rows as text, as each interval closes: the header once, then a row per ring
+/// that has run. One writer serves the engines of all cards; with several, every row
+/// starts with its card (like `--jobs` lines), so the cards' rows interleave in time.
+pub struct IntervalLines {
+    out: Box<dyn Write>,
+    /// Flushed after every batch of rows: a live pipe is being watched.
+    live: bool,
+    header: bool,
+    card_column: bool,
+}
+
+impl IntervalLines {
+    pub fn new(out: Box<dyn Write>, live: bool) -> Self {
+        IntervalLines {
+            out,
+            live,
+            header: false,
+            card_column: false,
+        }
+    }
+
+    /// Rows of several cards: a `card` column first.
+    pub fn with_card_column(mut self) -> Self {
+        self.card_column = true;
+        self
+    }
+}
+
+impl IntervalSink for IntervalLines {
+    /// Writes `rows` of `card` (times since `genesis`; see [`interval_line`] for
+    /// `measurable`).
+    fn rows(
+        &mut self,
+        card: Option<u32>,
+        rows: &[crate::utilisation::IntervalRow],
+        genesis: u64,
+        rings: &dyn Fn(u32) -> Option<RingInfo>,
+        measurable: &[bool; N_PHASES],
+    ) -> io::Result<()> {
+        if card.is_some() && !self.card_column {
+            // A card turned up while reading (streams concatenated on stdin): the rows from
+            // here carry their card; any above are the first card's.
+            self.card_column = true;
+            if self.header {
+                writeln!(self.out, "{LATE_CARD_NOTE}")?;
+                self.header = false;
+            }
+        }
+        if !self.header {
+            self.header = true;
+            if self.card_column {
+                writeln!(self.out, "{}", card_header(INTERVAL_HEADER))?;
+            } else {
+                writeln!(self.out, "{INTERVAL_HEADER}")?;
+            }
+        }
+        for row in rows {
+            let line = interval_line(row, genesis, rings, measurable);
+            match card.filter(|_| self.card_column) {
+                Some(c) => writeln!(self.out, "{c:>5} {line}")?,
+                None => writeln!(self.out, "{line}")?,
+            }
+        }
+        if self.live {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Makes the real job sink: `card_column` when several cards are known; `after_rows` when
+/// rows without a card column were already written (a card turned up late).
+pub type MakeRows = Box<dyn FnMut(bool, bool) -> io::Result<Box<dyn JobSink>>>;
+
+/// A job sink (`--jobs`, `--csv`) made at its first row, or at the end if there is none, so
+/// that its card column follows the cards known by then rather than the stream headers seen
+/// at open: two cards' streams concatenated on stdin show the second card only while
+/// reading, usually before the first job ends. A card that turns up after rows were written
+/// without the column makes a new sink (`after_rows`), which may refuse.
+pub struct CardRows {
+    make: MakeRows,
+    /// The sink, and whether it has the card column.
+    inner: Option<(Box<dyn JobSink>, bool)>,
+    /// Several cards are known (set as their engines are made).
+    several: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl CardRows {
+    pub fn new(make: MakeRows, several: std::rc::Rc<std::cell::Cell<bool>>) -> Self {
+        CardRows {
+            make,
+            inner: None,
+            several,
+        }
+    }
+
+    fn sink(&mut self, card_column: bool) -> io::Result<&mut Box<dyn JobSink>> {
+        let after_rows = match &mut self.inner {
+            Some((_, had)) if *had || !card_column => false,
+            Some((old, _)) => {
+                old.finish()?;
+                true
+            }
+            None => false,
+        };
+        if after_rows || self.inner.is_none() {
+            self.inner = Some(((self.make)(card_column, after_rows)?, card_column));
+        }
+        Ok(&mut self.inner.as_mut().expect("made above").0)
+    }
+}
+
+impl JobSink for CardRows {
+    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
+        // An engine carries its card once the run has several.
+        self.sink(names.card.is_some())?.job(job, names)
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        match &mut self.inner {
+            Some((s, _)) => s.finish(),
+            None => {
+                let several = self.several.get();
+                self.sink(several)?.finish()
+            }
+        }
+    }
+}
+
+/// `--jobs`: one line per job.
+pub struct JobLines<W: Write> {
+    out: W,
+    header: bool,
+    /// Several cards: every line starts with its job's card.
+    card_column: bool,
+}
+
+impl<W: Write> JobLines<W> {
+    pub fn new(out: W) -> Self {
+        JobLines {
+            out,
+            header: false,
+            card_column: false,
+        }
+    }
+
+    /// Lines of several cards' jobs: a `card` column first.
+    pub fn with_card_column(mut self) -> Self {
+        self.card_column = true;
+        self
+    }
+
+    fn header(&mut self) -> io::Result<()> {
+        self.header = true;
+        if self.card_column {
+            writeln!(self.out, "{}", card_header(JOB_HEADER))
+        } else {
+            writeln!(self.out, "{}", JOB_HEADER)
+        }
+    }
+}
+
+impl<W: Write> JobSink for JobLines<W> {
+    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
+        if !self.header {
+            self.header()?;
+        }
+        let line = job_line(job, names.genesis);
+        match names.card.filter(|_| self.card_column) {
+            Some(c) => writeln!(self.out, "{c:>5} {line}"),
+            None => writeln!(self.out, "{line}"),
+        }
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        if !self.header {
+            self.header()?;
+        }
+        self.out.flush()
+    }
+}
+
+/// `--csv`: per-job rows with a header.
+pub struct JobCsv<W: Write> {
+    out: csv::Writer<W>,
+    /// Several cards: a `card` column first.
+    card_column: bool,
+}
+
+impl<W: Write> JobCsv<W> {
+    pub fn new(w: W) -> io::Result<Self> {
+        Self::with_cards(w, false)
+    }
+
+    /// `card_column`: the rows of several cards' jobs, each starting with its card.
+    pub fn with_cards(w: W, card_column: bool) -> io::Result<Self> {
+        let mut out = csv::Writer::from_writer(w);
+        let mut h = job_csv_header();
+        if card_column {
+            h.insert(0, "card".into());
+        }
+        out.write_record(h).map_err(csv_io)?;
+        Ok(JobCsv { out, card_column })
+    }
+}
+
+impl<W: Write> JobSink for JobCsv<W> {
+    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
+        let mut row = job_csv_row(job, names);
+        if self.card_column {
+            row.insert(0, names.card.map_or(String::new(), |c| c.to_string()));
+        }
+        self.out.write_record(row).map_err(csv_io)
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// A CSV error as the I/O error it carries, when it is one: `io::Error::from` would wrap it
+/// as `Other` and a closed pipe (`--csv - | head`) would no longer end quietly.
+fn csv_io(e: csv::Error) -> io::Error {
+    if !e.is_io_error() {
+        return io::Error::other(e);
+    }
+    match e.into_kind() {
+        csv::ErrorKind::Io(e) => e,
+        other => io::Error::other(format!("{other:?}")),
+    }
+}
+
+/// One sink fed by the engines of several cards (`--jobs`, `--csv` of a multi-card run).
+pub struct SharedSink(pub std::rc::Rc<std::cell::RefCell<dyn JobSink>>);
+
+impl JobSink for SharedSink {
+    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
+        self.0.borrow_mut().job(job, names)
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        self.0.borrow_mut().finish()
+    }
+}
