@@ -12,7 +12,7 @@ use crate::format::EventFormat;
 use crate::map::{Mapper, Sink, Variant};
 
 /// How a printed value is read.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum V {
     /// Decimal (or 0x-prefixed hex) integer.
     Int(&'static str),
@@ -85,6 +85,18 @@ const TEXT: &[(&str, &str, Keys)] = &[
         &[
             ("job ring", V::Str("ring")),
             ("id", V::Int("id")),
+            ("need pipe sync to fence", V::Ptr("fence")),
+            ("context", V::Int("ctx")),
+            ("seq", V::Int("seqno")),
+        ],
+    ),
+    // 6.17 dropped the scheduler job id: without this row a 6.17 line was rebuilt into the
+    // 6.12 layout with id 0 and its wait put on no job.
+    (
+        "amdgpu_ib_pipe_sync",
+        "6.17",
+        &[
+            ("job ring", V::Str("ring")),
             ("need pipe sync to fence", V::Ptr("fence")),
             ("context", V::Int("ctx")),
             ("seq", V::Int("seqno")),
@@ -842,7 +854,12 @@ impl TextImport {
                         }
                         None => !need,
                     },
-                    _ if need => printed(key),
+                    // a key of the same fields printed instead (6.17's `depends on fence`
+                    // and `depends on unsignalled fence`) prints them too
+                    _ if need => {
+                        printed(key)
+                            || (c.keys.iter()).any(|(k, w)| k != key && w == v && printed(k))
+                    }
                     _ => true,
                 }
             })

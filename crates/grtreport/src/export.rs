@@ -72,7 +72,8 @@ impl Exports {
         if let Some(p) = &self.perfetto {
             let out = open("--perfetto", p, inputs)?;
             o.perfetto = Some(if crate::perfetto_pb::wants_protobuf(p) {
-                PerfettoOut::Protobuf(PbJoint::new(out, Some(p.clone()), several))
+                // the checked writer names the file and removes it on a failed write
+                PerfettoOut::Protobuf(PbJoint::new(out, None, several))
             } else {
                 let joint = if several {
                     Joint::several_cards()

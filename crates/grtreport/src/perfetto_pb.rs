@@ -526,10 +526,10 @@ impl<W: Write> PerfettoPb<W> {
         let mut t = p.joint.packet();
         t.track_descriptor = Some(pb::TrackDescriptor {
             uuid: Some(card_uuid),
-            name: Some(crate::export::card_name(p.cfg.card, &p.cfg.driver)),
+            name: Some(crate::report::card_name(p.cfg.card, &p.cfg.driver)),
             process: Some(pb::ProcessDescriptor {
                 pid: Some(CARD_PID_BASE.wrapping_add(p.cfg.card) as i32),
-                process_name: Some(crate::export::card_name(p.cfg.card, &p.cfg.driver)),
+                process_name: Some(crate::report::card_name(p.cfg.card, &p.cfg.driver)),
                 process_labels: vec![format!("gpu: {card}")],
             }),
             child_ordering: Some(pb::CHILD_ORDERING_EXPLICIT),
