@@ -750,4 +750,3 @@ fn no_gpu_events_is_said_plainly_and_a_text_capture_is_written_like_a_trace_dat(
         assert_eq!(recs.last().unwrap().0, RecordType::NOTE_STREAM_INFO);
     }
 }
-
