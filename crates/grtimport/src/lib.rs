@@ -380,23 +380,7 @@ pub fn summary(
         dat.cpus.len(),
         dat.clock
     )?;
-    let mut unmapped = Vec::new();
-    for s in m.seen() {
-        match (&s.kind, &s.unusable) {
-            (Some(k), _) if s.count > 0 => {
-                writeln!(w, "  {:>10}  {}:{}  -> {:?}", s.count, s.system, s.name, k)?
-            }
-            (None, Some(why)) if s.count > 0 => writeln!(
-                w,
-                "  {:>10}  {}:{}  not mapped: {why}",
-                s.count, s.system, s.name
-            )?,
-            (None, None) if s.count > 0 => {
-                unmapped.push(format!("{}:{} {}", s.system, s.name, s.count))
-            }
-            _ => {}
-        }
-    }
+    let unmapped = seen_lines(w, m)?;
     if !unmapped.is_empty() {
         writeln!(w, "  not GPU events (skipped): {}", unmapped.join(", "))?;
     }
@@ -421,6 +405,29 @@ pub fn summary(
 
 /// The GPU tracepoints of a text whose layout is not known (IMPORT.md §2): counted and
 /// named, never mapped with a guessed identity.
+/// A summary line per tracepoint seen: what it became, or why its layout is not mapped; the
+/// events of other tracepoints (`system:name count`) are returned for one closing line.
+pub(crate) fn seen_lines(w: &mut dyn Write, m: &Mapper) -> io::Result<Vec<String>> {
+    let mut unmapped = Vec::new();
+    for s in m.seen() {
+        match (&s.kind, &s.unusable) {
+            (Some(k), _) if s.count > 0 => {
+                writeln!(w, "  {:>10}  {}:{}  -> {:?}", s.count, s.system, s.name, k)?
+            }
+            (None, Some(why)) if s.count > 0 => writeln!(
+                w,
+                "  {:>10}  {}:{}  not mapped: {why}",
+                s.count, s.system, s.name
+            )?,
+            (None, None) if s.count > 0 => {
+                unmapped.push(format!("{}:{} {}", s.system, s.name, s.count))
+            }
+            _ => {}
+        }
+    }
+    Ok(unmapped)
+}
+
 fn not_mapped(w: &mut dyn Write, m: &Mapper) -> io::Result<()> {
     for s in m.seen().iter().filter(|s| s.kind.is_none() && s.count > 0) {
         if let Some(why) = &s.unusable {

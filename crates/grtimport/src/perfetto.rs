@@ -111,19 +111,8 @@ fn summary(
         info.clock_how
     )?;
     let m = &pi.mapper;
-    for s in m.seen() {
-        match (&s.kind, &s.unusable) {
-            (Some(k), _) if s.count > 0 => {
-                writeln!(w, "  {:>10}  {}:{}  -> {:?}", s.count, s.system, s.name, k)?
-            }
-            (None, Some(why)) if s.count > 0 => writeln!(
-                w,
-                "  {:>10}  {}:{}  not mapped: {why}",
-                s.count, s.system, s.name
-            )?,
-            _ => {}
-        }
-    }
+    // other tracepoints' events are named below, with the packets and events skipped
+    crate::seen_lines(w, m)?;
     let mut skipped: Vec<String> = info
         .skipped
         .iter()
