@@ -12,9 +12,15 @@ cd "$(dirname "$0")/../.."
 scenario=${1:-report-mixed}
 jobs=${2:-400}
 
-if ! command -v chromium >/dev/null || ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+# Only what is missing: a machine may carry NodeSource's nodejs, which bundles npm and
+# conflicts with Debian's npm package (apt then refuses the whole install).
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium nodejs npm >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >/dev/null
 fi
 # playwright-core drives the installed chromium (it never downloads a browser). Its newest
 # releases need node 20; Debian 12's node is 18.
