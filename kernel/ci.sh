@@ -16,6 +16,9 @@
 #      the GPU tracepoints recorded in one run by `grtrace --ftrace`, `trace-cmd record` into
 #      trace.dat v7 and v6, and counted by a tracefs instance; host verdict with grtimport,
 #      grtparse and grtreport (kernel/verify-stock.sh); 2D and virgl (GRT_STOCK=0 skips it)
+#   8b. Debian's own prebuilt 7.x kernel (kernel/debian-kernel.sh, unpatched, from trixie-
+#      backports), the same stock boot and verdict: formats of a real newer kernel (GRT_DEBIAN=0
+#      skips it)
 #   9. lockdep + KASAN kernel (build.sh debug, cached like the main one): e2e, stress and sched again
 #      (GRT_DEBUG=0 skips it; it is last so that every other failure shows first); its drm is
 #      modular (loaded from a second cpio appended to the initramfs), so its stress boot also
@@ -141,6 +144,11 @@ case ${1:-} in
         [ "${GRT_STOCK:-1}" = 1 ] && variants+=(stock)
         [ "${GRT_DEBUG:-1}" = 1 ] && variants+=(debug)
         [ "${GRT_COST:-0}" = 1 ] && variants+=(base)
+        # Debian's own 7.x kernel (a download, not a build) first, while the network is idle
+        if [ "${GRT_STOCK:-1}" = 1 ] && [ "${GRT_DEBIAN:-1}" = 1 ]; then
+            echo "== prebuild debian ($(date -u +%T))"
+            bash "$HERE/debian-kernel.sh" || echo "== prebuild debian FAILED (ci.sh's own call will show why)"
+        fi
         for v in "${variants[@]}"; do
             echo "== prebuild $v ($(date -u +%T))"
             bash "$HERE/build.sh" "$v" || echo "== prebuild $v FAILED (ci.sh's own build.sh call will show why)"
@@ -273,9 +281,10 @@ if [ "${GRT_STOCK:-1}" = 1 ]; then
         TRACE_CMD=$(command -v trace-cmd) bash "$HERE/mkinitramfs.sh" "$RUN/initramfs-stock.cpio" $REC ||
             fail "stock initramfs"
         # stock DIR LABEL: boot the stock kernel (mode stock) into $RUN/DIR, verdict in DIR/verify.txt
+        # (SINITRD names another initramfs)
         stock() {
             local t1 c1; t1=$(date +%s.%N) c1=$(cpu_seconds)
-            bash "$HERE/boot.sh" "$STOCK_KERNEL" "$RUN/initramfs-stock.cpio" "$RUN/$1" stock || fail "$2 boot"
+            bash "$HERE/boot.sh" "$STOCK_KERNEL" "${SINITRD:-$RUN/initramfs-stock.cpio}" "$RUN/$1" stock || fail "$2 boot"
             grep -hE '^GRT: (\[wl\] .*DONE|.*rc=|count instance|lockdown|stock event|trace-cmd=)' "$RUN/$1"/serial-stock*.log
             bash "$HERE/verify-stock.sh" "$RUN/$1" "${GRTIMPORT:--}" "$GRTPARSE" "$GRTREPORT" | tee "$RUN/$1/verify.txt"
             [ "${PIPESTATUS[0]}" = 0 ] || fail "$2 verification"
@@ -283,6 +292,22 @@ if [ "${GRT_STOCK:-1}" = 1 ]; then
         }
         stock stock "stock kernel"
         [ "${GRT_VIRGL:-1}" = 1 ] && VIRGL=1 stock stock-virgl "stock kernel virgl"
+        # Debian's own prebuilt 7.x kernel, unpatched (kernel/debian-kernel.sh): a real newer
+        # kernel's formats, the same workload and checks; its drm and 9p are modules, in a
+        # second cpio (GRT_DEBIAN=0 skips it)
+        if [ "${GRT_DEBIAN:-1}" = 1 ]; then
+            t1=$(date +%s.%N)
+            if bash "$HERE/debian-kernel.sh" > "$RUN/debian-kernel.log" 2>&1 &&
+                DKIMG=$(sed -n 's/^KERNEL //p' "$RUN/debian-kernel.log") &&
+                DMODS=$(sed -n 's/^MODULES //p' "$RUN/debian-kernel.log") &&
+                bash "$HERE/mkinitramfs.sh" --modules "$DMODS" "$RUN/initramfs-stock.cpio" "$RUN/initramfs-debian.cpio"; then
+                lap "Debian kernel (cache hit or download)" "$t1"
+                STOCK_KERNEL=$DKIMG SINITRD=$RUN/initramfs-debian.cpio TIMEOUT=600 \
+                    stock debian "Debian $(cat "${DKIMG%/*}/VERSION") kernel"
+            else
+                tail -5 "$RUN/debian-kernel.log"; fail "Debian 7.x kernel (download or initramfs)"
+            fi
+        fi
     fi
     lap "stock kernel stage" "$t"
 fi
