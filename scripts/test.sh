@@ -36,6 +36,14 @@ lap() {
 
 . scripts/rust.sh
 need_rust
+# The tests want optimised code (proptests, long scenarios), not the shipped binaries' thin LTO
+# and line tables: without them a cold `cargo test --release` build took 613 s of CPU here
+# (7 Dec, all 68 test binaries; the last CI run spent 2,174 s of CPU in its cargo test
+# stage). Every cargo call below (the browser and kernel stages too) shares this profile;
+# the benchmarks (bench/*/run.sh) build with Cargo.toml's own.
+export CARGO_PROFILE_RELEASE_LTO=${CARGO_PROFILE_RELEASE_LTO:-false}
+export CARGO_PROFILE_RELEASE_DEBUG=${CARGO_PROFILE_RELEASE_DEBUG:-0}
+export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-16}
 if ! command -v cc >/dev/null; then
     step "installing build tools"
     apt-get update -qq
