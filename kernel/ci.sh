@@ -8,10 +8,12 @@
 #      kernel's tracepoints in the same run, tiny-buffer and no-consumer loss runs, KUnit
 #   5. host verdict with grtparse and grtreport (kernel/verify.sh)
 #   6. QEMU boot "stress": teardown while recording, repeated start/stop, error paths
-#   6b. QEMU boot "sched": drm_sched for real on the vsched test GPU (patch 8), recorded by
+#   6b. QEMU boot "sched": drm_sched for real on the vsched test GPU (patch 13), recorded by
 #      grtrace and checked one for one against the gpu_scheduler tracepoints
 #      (kernel/verify-sched.sh; GRT_SCHED=0 skips it)
 #   7. compile test of the drm_sched, amdgpu and i915 hook sites (kernel/compile-test.sh)
+#   7b. each patch builds on its own, option on and off (kernel/per-patch.sh; verdict cached
+#      per series; GRT_PERPATCH=0 skips it)
 #   8. stock kernel (build.sh stock: Debian's 6.12 without the series, cached the same way):
 #      the GPU tracepoints recorded in one run by `grtrace --ftrace`, `trace-cmd record` into
 #      trace.dat v7 and v6, and counted by a tracefs instance; host verdict with grtimport,
@@ -32,7 +34,8 @@
 #   ci.sh --deps      the apt dependencies alone (1.)
 #   ci.sh --prebuild  builds, one after the other, every kernel this run will boot (grtrace,
 #                     then stock, debug and base as GRT_STOCK, GRT_DEBUG and GRT_COST ask),
-#                     log in GRT_WORK/prebuild.log. test.sh starts it in the background at nice
+#                     then the per-patch build (7b; its stage waits for it and prints its
+#                     cached verdict), log in GRT_WORK/prebuild.log. test.sh starts it in the background at nice
 #                     19 before the Rust stages, so that the kernels build on whatever CPU
 #                     those leave idle; ci.sh's own build.sh calls then wait for the build of
 #                     their variant (build.sh's lock) and find it in the cache. What is built
@@ -153,6 +156,10 @@ case ${1:-} in
             echo "== prebuild $v ($(date -u +%T))"
             bash "$HERE/build.sh" "$v" || echo "== prebuild $v FAILED (ci.sh's own build.sh call will show why)"
         done
+        if [ "${GRT_PERPATCH:-1}" = 1 ]; then
+            echo "== prebuild per-patch ($(date -u +%T))"
+            bash "$HERE/per-patch.sh" "$HERE/patches" || echo "== prebuild per-patch FAILED (ci.sh's stage runs it again and shows why)"
+        fi
         echo "== prebuild done ($(date -u +%T))"
         exit 0 ;;
 esac
@@ -254,6 +261,13 @@ else
     echo "compile test skipped: no tree with the current series"
 fi
 lap "compile test" "$t"
+
+if [ "${GRT_PERPATCH:-1}" = 1 ]; then
+    stage "each patch builds on its own (the objects of the directories it touches, option on and off)"
+    t=$(date +%s.%N) c=$(cpu_seconds)
+    bash "$HERE/per-patch.sh" "$HERE/patches" || fail "per-patch build"
+    lap "per-patch build" "$t"
+fi
 
 if [ "${GRT_COST:-0}" = 1 ]; then
     stage "tracing cost: series absent / present but off / on"

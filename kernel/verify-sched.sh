@@ -15,6 +15,8 @@
 # pointer to its finished fence, never by (fence context, seqno); the workload's account
 # maps (ring, id) to (context, seqno), and drm_sched_process_job's fence pointer is the one
 # the job's drm_sched_job event printed last (a pointer is reused only after the job is freed).
+# The series' own events (drm_sched_job_hw_fence, _wait_dep_end, _timeout, _result) name the
+# job as later kernels do, by fence=context:seqno and ring=name, without the job id.
 #
 # Checks, each printed as "ok"/"FAIL":
 #  * the guest finished, no kernel warning, workload and recorder exited 0, the tracepoint
@@ -22,7 +24,7 @@
 #  * no record lost, no sequence gap, no sequence error;
 #  * one for one, by <ctx, ring, seqno> (ctx = the finished fence's context): QUEUE =
 #    drm_sched_job, START = drm_sched_job_hw_fence (and the same jobs as drm_run_job), END =
-#    drm_sched_process_job (status = its result), SYNC_ENTER (with the awaited fence's
+#    drm_sched_process_job (status = drm_sched_job_result's result), SYNC_ENTER (with the awaited fence's
 #    context and seqno) = drm_sched_job_wait_dep, SYNC_EXIT = drm_sched_job_wait_dep_end; and
 #    each is exactly the workload's job set (SYNC_ENTER: its dependency list); grtrace takes
 #    these events from exactly these tracepoints (probes), so this checks the probes' keys;
@@ -109,21 +111,25 @@ awk -v dir="$W" -v map="$J" '
         ev = ""
         for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { ev = $(i + 1); ts = substr($i, 1, length($i) - 1); break }
         sub(/:$/, "", ev)
-        if (ev == "drm_sched_job" || ev == "drm_run_job" || ev == "drm_sched_job_wait_dep" ||
-            ev == "drm_sched_job_hw_fence" || ev == "drm_sched_job_wait_dep_end" || ev == "drm_sched_job_timeout") {
+        if (ev == "drm_sched_job" || ev == "drm_run_job" || ev == "drm_sched_job_wait_dep") {
             ring = get("ring"); k = key[ring "/" get("id")]
             if (k == "") { unknown++; k = "unknown " ring " id" get("id") }
+        } else if (ev == "drm_sched_job_hw_fence" || ev == "drm_sched_job_wait_dep_end" ||
+                   ev == "drm_sched_job_timeout" || ev == "drm_sched_job_result") {
+            # the series events name the job as later kernels do: fence=context:seqno, ring=name
+            split(get("fence"), fc, ":"); k = fc[1] " " get("ring") " " fc[2]
         }
         if (ev == "drm_sched_job") { fk[get("fence")] = k; ty = "QUEUE"; print k > (dir "/t.QUEUE") }
         else if (ev == "drm_run_job") { ty = "RUN"; print k > (dir "/t.RUN") }
         else if (ev == "drm_sched_job_hw_fence") {
             # the hand-over: run_job() returned the hardware fence; START is taken from it
             ty = "START"; print k > (dir "/t.START")
-            print k, get("hw context"), get("hw seq"), get("error") > (dir "/t.HW")
+            split(get("hw_fence"), hf, ":"); print k, hf[1], hf[2], get("error") > (dir "/t.HW")
         } else if (ev == "drm_sched_process_job") {
             fp = get("fence"); k = fk[fp]; delete fk[fp]
             if (k == "") { unknown++; k = "unknown fence " fp }
-            ty = "END"; print k > (dir "/t.END"); print k, 0 - get("result") > (dir "/t.ENDST")
+            ty = "END"; print k > (dir "/t.END")
+        } else if (ev == "drm_sched_job_result") { print k, 0 - get("result") > (dir "/t.ENDST"); n[ev]++; next
         } else if (ev == "drm_sched_job_wait_dep") { ty = "SYNC_ENTER"; print k, get("context"), get("seq") > (dir "/t.SYNC_ENTER") }
         else if (ev == "drm_sched_job_wait_dep_end") { ty = "SYNC_EXIT"; print k > (dir "/t.SYNC_EXIT") }
         else if (ev == "drm_sched_job_timeout") { ty = "TIMEOUT"; print k > (dir "/t.TIMEOUT") }
@@ -183,7 +189,7 @@ hwbad=$("$P" "$OUT/sched" -q -a START -f '%r %2 %3\n' 2> /dev/null | awk '
 check "START names the ring's own hardware fence: one context per ring, seqnos 1, 2, ... in order ($hwbad wrong)" \
     "$([ "$hwbad" = 0 ] && [ -s "$W/g.HW" ]; echo $?)"
 "$P" "$OUT/sched" -q -a END -f '%x %r %n %2\n' 2> /dev/null | awk '$2 ~ /^vsched-/' | sort > "$W/g.ENDST"
-same "END status = drm_sched_process_job's result" "$W/g.ENDST" "$W/t.ENDST"
+same "END status = drm_sched_job_result's result" "$W/g.ENDST" "$W/t.ENDST"
 check "no TIMEOUT, no drm_sched_job_timeout ($(grep -c . "$W/t.TIMEOUT") tracepoint events)" \
     "$([ ! -s "$W/t.TIMEOUT" ] && ! grep -q ' TIMEOUT ' "$OUT/sched.txt"; echo $?)"
 same "QUEUE = the workload's jobs" "$W/g.QUEUE" "$W/truth.jobs"

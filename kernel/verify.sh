@@ -16,7 +16,8 @@
 #    saw exactly the same things inside the recorded range: the ctrlq seqnos of
 #    virtio_gpu_cmd_queue / _cmd_response equal those of COMMIT / END (fenced ones too),
 #    and the fence seqnos of dma_fence_signaled / _wait_start / _wait_end equal those of
-#    SIGNAL / WAIT / WAIT_END;
+#    SIGNAL / WAIT / WAIT_END; the kicks of virtio_gpu_notify equal the SUBMITs (INFERRED
+#    where no doorbell was rung); per command COMMIT <= SUBMIT <= END unless INFERRED;
 #  * run: grtreport --perfetto writes valid Trace Event Format (when TEFCHECK is set);
 #  * small (tiny buffers, recorded live): records were lost, and the LOST notes in the
 #    stream add up to the kernel's dropped counter; no sequence gap;
@@ -80,6 +81,21 @@ check "control ioctls: same errnos as ctl, session id, render node and non-root 
 if grep -qE '^GRT: recorder=grtrace\s*$' "$LOG"; then
     check "the real grtrace controlled card0 by ioctl on /dev/dri/card0" \
         "$(t grep -q '^grtrace: card0: control by ioctl on /dev/dri/card0$' "$OUT/record.log")"
+fi
+
+# lockdown, the e2e boot's last step (raised at run time): the trace files are debugfs files a
+# locked-down kernel refuses, so SETUP must fail with EPERM and leave the card idle, and the real
+# grtrace must exit 1 saying "lockdown" (a kernel without the lockdown LSM cannot check it)
+if grep -q '^GRT: lockdown now: ' "$LOG"; then
+    check "lockdown=integrity: SETUP refused with EPERM (ioctl and ctl), the card stays idle" \
+        "$(t grep -q '^GRT: ioctl lockdown check PASS' "$LOG")"
+    if grep -q '^GRT: lockdown grtrace rc=' "$LOG"; then
+        check "lockdown=integrity: grtrace exits 1 naming lockdown, the card stays idle" \
+            "$(grep -q '^GRT: lockdown grtrace rc=1 state idle' "$LOG" &&
+               grep -q '^GRT: \[lockdown grtrace\] .*lockdown' "$LOG"; echo $?)"
+    fi
+else
+    echo "not covered: lockdown ($(grep -m1 '^GRT: lockdown absent' "$LOG" || echo 'no lockdown step'))"
 fi
 
 # ---- run ----
@@ -152,6 +168,58 @@ same "END vs virtio_gpu_cmd_response" "$OUT/g.end" "$OUT/f.end.all" "$OUT/g.end"
 same "SIGNAL vs dma_fence_signaled" "$OUT/g.SIGNAL" "$OUT/f.SIGNAL.all" "$OUT/g.SIGNAL"
 same "WAIT vs dma_fence_wait_start" "$OUT/g.WAIT" "$OUT/f.WAIT.all" "$OUT/g.WAIT"
 same "WAIT_END vs dma_fence_wait_end" "$OUT/g.WAIT_END" "$OUT/f.WAIT_END.all" "$OUT/g.WAIT_END"
+# SUBMIT = virtio_gpu_notify, the ctrlq kick (under the queue lock, before its doorbell): every
+# kick that made commands visible, in the recorded range; a kick with neither a doorbell nor a
+# new command writes none. INFERRED where the device took commands without the kick's doorbell:
+# always when it needed none (notify=0), and where it had completed one of them already
+# ("early", not in the tracepoint: counted)
+ev SUBMIT | awk '{ print $9, ($0 ~ /flags=[a-z,]*inferred/ ? 0 : 1) }' | sort -n -k1,1 -k2,2 > "$OUT/g.submit"
+grep ' virtio_gpu_notify: ' "$FT" | sed -n 's/.* seqno=\([0-9]*\) .*notify=\([01]\).*/\1 \2/p' |
+    awk '$2 == 1 || $1 != prev { print } { prev = $1 }' | sort -n -k1,1 -k2,2 > "$OUT/f.submit.all"
+lo=$(head -1 "$OUT/g.submit" | cut -d' ' -f1); hi=$(tail -1 "$OUT/g.submit" | cut -d' ' -f1)
+awk -v lo="${lo:-1}" -v hi="${hi:-0}" '$1 >= lo && $1 <= hi' "$OUT/f.submit.all" > "$OUT/f.submit.all.win"
+n_g=$(wc -l < "$OUT/g.submit"); n_f=$(wc -l < "$OUT/f.submit.all.win")
+# pairs "kick_seqno notify submit_seqno doorbell": same seqnos, and no doorbell => INFERRED
+read -r n_nodb n_early n_bad < <(paste -d' ' "$OUT/f.submit.all.win" "$OUT/g.submit" |
+    awk '$1 != $3 || ($2 == 0 && $4 == 1) { bad++ } $2 == 0 { nodb++ } $2 == 1 && $4 == 0 { early++ }
+         END { print nodb + 0, early + 0, bad + 0 }')
+check "SUBMIT vs virtio_gpu_notify: grtrace $n_g = tracepoints $n_f (seqnos ${lo:-?}..${hi:-?}; $n_nodb without a doorbell, all INFERRED; $n_early more INFERRED: a command done before its kick)" \
+    "$([ "$n_g" -gt 0 ] && [ "$n_g" = "$n_f" ] && [ "$n_bad" = 0 ]; echo $?)"
+echo "FIGURE count SUBMIT vs virtio_gpu_notify grtrace=$n_g tracepoint=$n_f without_doorbell=$n_nodb done_before_kick=$n_early"
+# Per ctrlq command, in time order: COMMIT <= the SUBMIT that covers it (the first one after
+# its COMMIT with a seqno at least its own) <= END, unless that SUBMIT is INFERRED (the device
+# took the command without its doorbell; counted). A SUBMIT written after the doorbell could
+# follow the END (v3's first B9 fix: 404 of 592 commands in CI).
+sub_order=$(sort -k4,4n "$OUT/run.txt" | python3 -c '
+import sys
+commit, end, subs = {}, {}, []
+for line in sys.stdin:
+    f = line.split()
+    if len(f) < 9 or f[6] != "ctrlq":
+        continue
+    t, name, seq = float(f[3]), f[5], int(f[8])
+    if name == "COMMIT":
+        commit[seq] = t
+    elif name == "END":
+        end.setdefault(seq, t)
+    elif name == "SUBMIT":
+        subs.append((t, seq, "inferred" in line))
+pending = sorted(commit)  # seqnos committed, not yet covered
+cover, i = {}, 0
+for t, seq, inf in subs:
+    for s in [s for s in pending if s <= seq and commit[s] <= t]:
+        cover[s] = (t, inf)
+    pending = [s for s in pending if s not in cover]
+jobs = [s for s in commit if s in end]
+late = [s for s in jobs if s in cover and not cover[s][1] and cover[s][0] > end[s]]
+late_inf = [s for s in jobs if s in cover and cover[s][1] and cover[s][0] > end[s]]
+none = [s for s in jobs if s not in cover]
+print(len(jobs), len(late), len(late_inf), len(none), " ".join(map(str, (late + none)[:5])))
+' 2>&1)
+read -r so_jobs so_late so_late_inf so_none so_first <<< "$sub_order"
+check "per command COMMIT <= SUBMIT <= END (${so_jobs:-?} commands: ${so_late:-?} with a doorbell SUBMIT after END, ${so_none:-?} never submitted${so_first:+: seqnos $so_first})" \
+    "$([ "${so_jobs:-0}" -gt 0 ] && [ "$so_late" = 0 ] && [ "$so_none" = 0 ]; echo $?)"
+echo "FIGURE submit_order commands=${so_jobs:-?} late_doorbell=${so_late:-?} late_inferred=${so_late_inf:-?} never=${so_none:-?}"
 echo "FIGURE events_recorded $events"
 
 # ---- tiny buffers, recorded live ----

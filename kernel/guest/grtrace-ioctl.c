@@ -3,7 +3,7 @@
  * grtrace-ioctl: checks the session-control ioctls of include/uapi/drm/grtrace.h against
  * the debugfs ctl file, on an idle card (test guest, root).
  *
- * usage: grtrace-ioctl [CARD_INDEX]      (default 0)
+ * usage: grtrace-ioctl [CARD_INDEX [lockdown]]      (default 0)
  *
  * 1. The same sequence of commands, once through DRM_IOCTL_GRTRACE_* on /dev/dri/cardN and
  *    once through /sys/kernel/debug/grtrace/cardN/ctl, must give the same errno at every
@@ -11,6 +11,10 @@
  * 2. SETUP returns the session id that info shows.
  * 3. The render node refuses the ioctls (EACCES), and so does the primary node once the
  *    caller has dropped root (DRM_ROOT_ONLY: EACCES), while the card stays idle.
+ * 4. The trace files of a set-up session are read-only, root included.
+ * With "lockdown" (the kernel already locked down, lockdown=integrity or higher): SETUP
+ *    fails with EPERM through the ioctl, the ctl file cannot be opened for writing, and
+ *    the card stays idle (nothing set up that nobody could drain).
  * Prints "GRT: ioctl ..." lines and "GRT: ioctl check PASS" or "... FAIL"; exit 0 on PASS.
  */
 #include <errno.h>
@@ -19,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,10 +39,10 @@ static void check(int ok, const char *what)
 		fails++;
 }
 
-enum cmd { SETUP, SETUP_BAD, SETUP_FLAG, SETUP_HUGE, START, STOP, TEARDOWN };
+enum cmd { SETUP, SETUP_BAD, SETUP_FLAG, SETUP_HUGE, SETUP_MBZ, START, STOP, TEARDOWN };
 static const char *const cmd_names[] = {
 	"setup", "setup (bad size)", "setup (unknown flag)", "setup (> RAM/4)",
-	"start", "stop", "teardown",
+	"setup (must-be-zero field set)", "start", "stop", "teardown",
 };
 
 /* 0 or the errno of one command through the ioctl */
@@ -56,6 +61,11 @@ static int by_ioctl(int fd, enum cmd c, unsigned long long *session)
 		break;
 	case SETUP_FLAG:
 		s.flags = GRTRACE_SETUP_KNOWN + 1;
+		req = DRM_IOCTL_GRTRACE_SETUP, arg = &s;
+		break;
+	case SETUP_MBZ:
+		/* a filter value without its flag (the ctl file: an event bit of no event) */
+		s.pid = 1;
 		req = DRM_IOCTL_GRTRACE_SETUP, arg = &s;
 		break;
 	case SETUP_HUGE:
@@ -87,6 +97,7 @@ static int by_ctl(enum cmd c)
 		[SETUP_BAD] = "setup subbuf_size=100 n_subbufs=4",
 		[SETUP_FLAG] = "setup subbuf_size=8192 n_subbufs=4 colour=red",
 		[SETUP_HUGE] = "setup subbuf_size=67108864 n_subbufs=4096",
+		[SETUP_MBZ] = "setup subbuf_size=8192 n_subbufs=4 events=1",
 		[START] = "start", [STOP] = "stop", [TEARDOWN] = "teardown",
 	};
 	int fd = open(ctl_path, O_WRONLY), ret = 0;
@@ -97,6 +108,49 @@ static int by_ctl(enum cmd c)
 		ret = errno;
 	close(fd);
 	return ret;
+}
+
+/*
+ * The trace files of a set-up session are read-only for everyone, root
+ * included: no O_RDWR open, no writable mapping, no mprotect() to writable.
+ */
+#define TRACE_MAP (8192 * 4)	/* relay maps a whole buffer: SETUP's geometry */
+
+static void check_trace_read_only(int card)
+{
+	char path[128];
+	void *map;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/grtrace/card%d/trace0", card);
+	fd = open(path, O_RDWR);
+	e = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	check(e == EPERM, "trace file: O_RDWR open refused (EPERM)");
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		check(0, "trace file: O_RDONLY open");
+		return;
+	}
+	map = mmap(NULL, TRACE_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	check(map == MAP_FAILED, "trace file: writable private mapping refused");
+	if (map != MAP_FAILED)
+		munmap(map, TRACE_MAP);
+	map = mmap(NULL, TRACE_MAP, PROT_READ, MAP_SHARED, fd, 0);
+	check(map != MAP_FAILED, "trace file: read-only shared mapping");
+	if (map != MAP_FAILED) {
+		check(mprotect(map, TRACE_MAP, PROT_READ | PROT_WRITE) && errno == EACCES,
+		      "trace file: mprotect() to writable refused (EACCES)");
+		munmap(map, TRACE_MAP);
+	}
+	map = mmap(NULL, TRACE_MAP, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map != MAP_FAILED) {
+		check(mprotect(map, TRACE_MAP, PROT_READ | PROT_WRITE) && errno == EACCES,
+		      "trace file: mprotect() of a private mapping to writable refused (EACCES)");
+		munmap(map, TRACE_MAP);
+	}
+	close(fd);
 }
 
 /* the value of KEY in info, or "" */
@@ -117,11 +171,30 @@ static const char *info(const char *key)
 	return val;
 }
 
+/* the kernel is locked down: SETUP refused, nothing set up */
+static int lockdown_check(int fd)
+{
+	int e = by_ioctl(fd, SETUP, NULL), c = by_ctl(SETUP);
+	char what[160];
+
+	snprintf(what, sizeof(what), "locked down: setup ioctl %s (want %s)",
+		 e ? strerror(e) : "0", strerror(EPERM));
+	check(e == EPERM, what);
+	snprintf(what, sizeof(what), "locked down: ctl setup %s (want %s)",
+		 c ? strerror(c) : "0", strerror(EPERM));
+	check(c == EPERM, what);
+	check(!strcmp(info("state"), "idle"), "locked down: card still idle");
+	by_ioctl(fd, TEARDOWN, NULL);
+	printf("GRT: ioctl lockdown check %s (%d failed)\n", fails ? "FAIL" : "PASS", fails);
+	return fails ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { enum cmd c; int err; } seq[] = {
 		{ START, EINVAL }, { STOP, 0 }, { TEARDOWN, 0 },
 		{ SETUP_BAD, EINVAL }, { SETUP_FLAG, EINVAL }, { SETUP_HUGE, EINVAL },
+		{ SETUP_MBZ, EINVAL },
 		{ SETUP, 0 }, { SETUP, EBUSY }, { START, 0 }, { START, 0 }, { SETUP, EBUSY },
 		{ STOP, 0 }, { STOP, 0 }, { START, 0 }, { STOP, 0 }, { SETUP, EBUSY },
 		{ TEARDOWN, 0 }, { TEARDOWN, 0 }, { START, EINVAL },
@@ -142,6 +215,8 @@ int main(int argc, char **argv)
 	}
 	/* not the KMS master of a workload that comes later */
 	ioctl(fd, DRM_IOCTL_DROP_MASTER, NULL);
+	if (argc > 2 && !strcmp(argv[2], "lockdown"))
+		return lockdown_check(fd);
 	check(!strcmp(info("state"), "idle"), "card idle before the check");
 
 	for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
@@ -174,6 +249,9 @@ int main(int argc, char **argv)
 	      "ctl teardown frees it, ctl setup, then ioctl setup: EBUSY");
 	check(by_ioctl(fd, TEARDOWN, NULL) == 0 && !strcmp(info("state"), "idle"),
 	      "ioctl teardown of a ctl session: idle");
+	check(by_ioctl(fd, SETUP, NULL) == 0, "setup for the trace file checks");
+	check_trace_read_only(card);
+	check(by_ioctl(fd, TEARDOWN, NULL) == 0, "teardown after the trace file checks");
 
 	/* the render node: refused (no DRM_RENDER_ALLOW) */
 	rfd = open("/dev/dri/renderD128", O_RDWR | O_CLOEXEC);

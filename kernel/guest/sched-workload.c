@@ -1,6 +1,6 @@
 /*
  * sched-workload: the drm_sched workload of the grtrace test guest.  Drives
- * the vsched test GPU (patch 8: two rings, each a drm_gpu_scheduler with 2
+ * the vsched test GPU (patch 13: two rings, each a drm_gpu_scheduler with 2
  * credits, engines that are timers) through its uapi, in a known pattern, so
  * that the host can check what grtrace recorded against the truth.
  *

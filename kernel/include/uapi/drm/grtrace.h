@@ -117,7 +117,9 @@ struct grtrace_record_header {
 #define GRTRACE_EF_ERROR		(1u << 2)
 #define GRTRACE_EF_KERNEL		(1u << 3)
 #define GRTRACE_EF_HOST			(1u << 4)
-#define GRTRACE_EF_KNOWN		0x1fu
+/* the event's time is inferred, not observed (FORMAT.md 4.2) */
+#define GRTRACE_EF_INFERRED		(1u << 5)
+#define GRTRACE_EF_KNOWN		0x3fu
 
 struct grtrace_event {
 	struct grtrace_record_header hdr;
@@ -236,11 +238,13 @@ struct grtrace_subbuf_header {
  * stopped.
  *
  * SETUP (idle -> setup) creates the relay channel; EBUSY when the device is
- * not idle, EINVAL when a field is out of range, an unknown flag is set or
- * all buffers together (subbuf_size * n_subbufs * possible CPUs) would take
- * more than a quarter of RAM, ENOMEM, ENODEV when the device has no grtrace
- * directory.  START (setup or stopped -> running; EINVAL when idle; running
- * stays running) writes the ring-table notes and begins tracing.  STOP
+ * not idle, EINVAL when a field is out of range, a must-be-zero bit or
+ * field is not zero or all buffers together (subbuf_size * n_subbufs *
+ * possible CPUs) would take more than a quarter of RAM, ENOMEM, ENODEV when
+ * the device has no grtrace directory, EPERM when the kernel is locked down
+ * (the trace files are debugfs files that lockdown refuses).  START
+ * (setup or stopped -> running; EINVAL when idle; running stays running)
+ * writes the ring-table notes and begins tracing.  STOP
  * (running -> stopped; otherwise nothing) waits for writers and flushes, so
  * that every sub-buffer holding data is FINAL.  TEARDOWN (any state -> idle)
  * stops and removes the trace files; an open mapping stays valid.
@@ -255,18 +259,23 @@ struct drm_grtrace_setup {
 	__u32 subbuf_size;
 	/* in: GRTRACE_MIN..MAX_N_SUBBUFS */
 	__u32 n_subbufs;
-	/* in: bit 1 << GRTRACE_EV_* selects an event; 0 selects every event */
+	/*
+	 * in: bit 1 << GRTRACE_EV_* selects an event; 0 selects every event;
+	 * a bit outside GRTRACE_EVENT_MASK_ALL is refused (EINVAL)
+	 */
 	__u64 events;
-	/* in: GRTRACE_SETUP_*, the filters that are set */
+	/* in: GRTRACE_SETUP_*, the filters that are set; other bits: EINVAL */
 	__u32 flags;
 	/*
 	 * in: events taken in the context of another user process are
-	 * filtered out; interrupt, kernel thread and worker events always pass
+	 * filtered out; interrupt, kernel thread and worker events always pass.
+	 * pid, ctx and ring must be 0 unless their flag is set (EINVAL), so
+	 * that a later version can give them a meaning.
 	 */
 	__u32 pid;
 	__u32 ctx;		/* in: only events of this context */
 	__u32 ring;		/* in: only events of this ring */
-	__u64 session;		/* out: the session id that info shows */
+	__u64 session;		/* in: 0 (EINVAL otherwise); out: the id info shows */
 };
 
 /*
