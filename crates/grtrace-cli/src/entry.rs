@@ -24,6 +24,10 @@ pub enum Failure {
         /// What the write returned.
         error: io::Error,
     },
+    /// A runtime problem whose messages the run has printed already, one line each as it
+    /// met them (a damaged input whose records before the damage were still used, several
+    /// outputs that failed): exit status 1, nothing more to say.
+    Reported,
 }
 
 impl Failure {
@@ -40,7 +44,8 @@ impl Failure {
         matches!(self, Failure::Write { error, .. } if is_broken_pipe(error))
     }
 
-    /// The exit status: 2 usage, 1 runtime or write error, 0 for a broken pipe.
+    /// The exit status: 2 usage, 1 runtime or write error (or one reported already), 0 for
+    /// a broken pipe.
     pub fn code(&self) -> i32 {
         match self {
             Failure::Usage(_) => exit::USAGE,
@@ -49,10 +54,12 @@ impl Failure {
         }
     }
 
-    /// The message, on one line, without the program name (None for a broken pipe).
+    /// The message, on one line, without the program name (None for a broken pipe, or a
+    /// failure reported already).
     pub fn message(&self) -> Option<String> {
         match self {
             _ if self.is_broken_pipe() => None,
+            Failure::Reported => None,
             Failure::Usage(m) | Failure::Runtime(m) => Some(one_line(m)),
             Failure::Write { name, error } => Some(one_line(&write_error(name, error))),
         }

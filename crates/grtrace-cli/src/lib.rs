@@ -14,6 +14,8 @@
 //! * the one `main` of every binary ([`main`]): clap's parse, `--completions`, and the run's
 //!   [`Outcome`] (a [`Failure`] is a usage, runtime or write error) turned into the status;
 //! * the signals that stop a run ([`signals`]);
+//! * the flags every binary takes alike, defined once ([`flags`]: inputs, filters, windows,
+//!   devices, outputs);
 //! * the reading tools' input words ([`InputWords`], resolved into [`Resolved`]) and their
 //!   `-w` window ([`parse_window`]).
 //!
@@ -26,10 +28,15 @@
 //! ```
 
 mod entry;
+pub mod flags;
 mod inputs;
 pub mod signals;
 
 pub use entry::{is_broken_pipe, main, Failure, Outcome};
+pub use flags::{
+    BaseOutputArgs, DeviceArgs, FilterArgs, InputArgs, QuietArgs, RingArg, StopwatchArgs,
+    ThreadsArgs, WindowArgs,
+};
 pub use inputs::{parse_window, InputWords, Resolved};
 
 use std::ffi::OsStr;
@@ -112,6 +119,12 @@ pub fn error(prog: &str, msg: impl Display) {
     );
 }
 
+/// Writes `prog: msg` to `err`, on one line: [`error`] for a program whose messages go to
+/// a writer of its caller's choice.
+pub fn error_to(err: &mut dyn Write, prog: &str, msg: impl Display) {
+    let _ = writeln!(err, "{prog}: {}", one_line(&msg.to_string()));
+}
+
 /// Prints `prog: warning: msg` on standard error, on one line.
 pub fn warning(prog: &str, msg: impl Display) {
     error(prog, format_args!("warning: {msg}"));
@@ -184,15 +197,31 @@ impl RingSelect {
                 Some(h) => u32::from_str_radix(h, 16).ok(),
                 None => item.parse().ok(),
             };
-            match id {
-                Some(id) => r.ids.push(id),
-                None => {
-                    r.names.push(item.to_string());
-                    r.found.push(false);
-                }
-            }
+            r.add(&match id {
+                Some(id) => RingArg::Id(id),
+                None => RingArg::Name(item.to_string()),
+            });
         }
         r
+    }
+
+    /// The rings of `--ring` as [`FilterArgs`] parsed them.
+    pub fn new(items: &[RingArg]) -> RingSelect {
+        let mut r = RingSelect::default();
+        for item in items {
+            r.add(item);
+        }
+        r
+    }
+
+    fn add(&mut self, item: &RingArg) {
+        match item {
+            RingArg::Id(id) => self.ids.push(*id),
+            RingArg::Name(name) => {
+                self.names.push(name.clone());
+                self.found.push(false);
+            }
+        }
     }
 
     /// Whether any ring was asked for.

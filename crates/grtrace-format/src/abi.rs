@@ -244,8 +244,9 @@ pub mod eflag {
     /// Event flag `HOST`: the dependency is waited for by the host scheduler, not the GPU
     /// (FORMAT.md §4.2).
     pub const HOST: u16 = 1 << 4;
-    /// Bits defined in 1.0 and written by the kernel; the rest are reserved there.
-    pub const KNOWN: u16 = 0x1f;
+    /// Bits defined in 1.0 and written by the kernel (`GRTRACE_EF_KNOWN`, [`INFERRED`]
+    /// included); the rest are reserved there.
+    pub const KNOWN: u16 = 0x3f;
     /// Names in bit order, for printing and parsing.
     pub const NAMES: [(u16, &str); 5] = [
         (FENCED, "fenced"),
@@ -254,11 +255,12 @@ pub mod eflag {
         (KERNEL, "kernel"),
         (HOST, "host"),
     ];
-    /// The event's time was inferred, not observed. Written by importers (an imported START
-    /// is the hand-off to the driver pushed to max(hand-off, previous END on the ring),
-    /// IMPORT.md) and by the kernel's i915 probes on a START taken from the END of the
-    /// request ahead in its context (FORMAT.md §4.5); not in the uapi header, whose flags
-    /// every driver may write.
+    /// Event flag `INFERRED` (`GRTRACE_EF_INFERRED`): the event's time was inferred, not
+    /// observed. Written by importers (an imported START is the hand-off to the driver pushed
+    /// to max(hand-off, previous END on the ring), IMPORT.md), by the kernel's drm_sched probe
+    /// on a START written after the job's hardware fence signalled and by its amdgpu probes
+    /// on every ALLOC, which carries the commit's time (FORMAT.md §4.2). Not in [`NAMES`]:
+    /// printers add it themselves.
     pub const INFERRED: u16 = 1 << 5;
 }
 

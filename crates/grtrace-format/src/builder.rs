@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 
 use crate::abi;
 use crate::encode::StreamWriter;
-use crate::view::{Body, EventBody, Stamp, StreamHeader};
+use crate::record::{Body, EventBody, Stamp, StreamHeader};
 use crate::vocab::Event;
 
 /// A record as the builder keeps it: its stamp and body.
@@ -81,7 +81,7 @@ impl Builder {
     /// code, also one this version does not name (`Event(42)`).
     pub fn event(&mut self, code: Event) -> RecordMut<'_> {
         self.record(Body::Event(EventBody {
-            code: code.0,
+            code,
             ..EventBody::default()
         }))
     }
@@ -304,7 +304,7 @@ mod tests {
         let (st, _, body) = &got[0];
         assert_eq!((st.cpu, st.pid, st.time_ns, st.seq), (2, 77, 1_000, 1));
         let ev = EventBody {
-            code: Event::SUBMIT.0,
+            code: Event::SUBMIT,
             flags: abi::eflag::FENCED,
             ctx: 5,
             ring: 1,

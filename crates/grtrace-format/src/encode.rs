@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use crate::abi::{self, event_off, note_off, rec_off, rsize};
 use crate::endian::Endian;
-use crate::view::{put_str, Body, Stamp, StreamHeader};
+use crate::record::{put_str, Body, Stamp, StreamHeader};
 
 /// Encoded size of `body`.
 pub fn encoded_size(body: &Body<'_>) -> usize {
@@ -39,7 +39,7 @@ pub fn encode_into(stamp: &Stamp, body: &Body<'_>, e: Endian, out: &mut [u8]) {
     );
     out.fill(0);
     let (code, flags) = match body {
-        Body::Event(ev) => (ev.code, ev.flags),
+        Body::Event(ev) => (ev.code.0, ev.flags),
         _ => (0, 0),
     };
     e.put_u16(out, rec_off::TYPE, body.rtype().0);
@@ -172,12 +172,14 @@ impl<W: Write> StreamWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::{EventBody, Lost, Records, RingNote};
+    use crate::record::{EventBody, Lost, RingNote};
+    use crate::view::Records;
+    use crate::vocab::Event;
 
     fn sample_bodies() -> Vec<Body<'static>> {
         vec![
             Body::Event(EventBody {
-                code: 2,
+                code: Event::COMMIT,
                 flags: 1,
                 ctx: 7,
                 ring: 1,

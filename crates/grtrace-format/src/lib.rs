@@ -5,14 +5,20 @@
 //! specification; [`abi`] is its byte layout in Rust, and the kernel's uapi header is checked
 //! against it byte for byte.
 //!
+//! * [`record`]: the values of a record, decoded and owned: the stream header
+//!   ([`StreamHeader`]), the common fields ([`Stamp`]) and the type-specific [`Body`]
+//!   ([`EventBody`] and the notes). The views decode into them, the writer encodes them.
 //! * [`view`]: zero-copy, endian-aware views over stream bytes ([`RecordView`], [`Records`]),
 //!   and the hot-path view of native events ([`NativeEvent`], [`NativeEvents`]).
 //! * [`encode`](mod@encode): the writer ([`StreamWriter`]), used by the recorder, the simulator and tests.
+//! * [`mapped`]: a file mapped read-only, guarded against shrinking under its reader
+//!   ([`MappedFile`]): the trace reader's mapping, and grtimport's.
 //! * [`builder`]: records made by hand with per-CPU sequence numbers ([`builder::Builder`]),
 //!   for tests, the synthetic generator and the simulator's scenarios.
 //! * [`error`]: typed decoding errors that name the byte offset.
 //! * [`relay`]: the relay sub-buffer protocol (FORMAT.md §7) shared by recorder and simulator.
 //! * [`ioctl`]: the session-control ioctls on a card's primary node (FORMAT.md §7.1).
+//! * [`card`](mod@card): the identity of a GPU ([`Card`]), `card1` wherever it is shown.
 //! * [`vocab`]: the vocabulary: record types ([`RecordType`]) and event codes ([`Event`]) as
 //!   open newtypes, with names and what each event's arguments mean.
 //! * [`synth`]: a deterministic synthetic workload (fixtures, benchmarks, tests).
@@ -46,7 +52,7 @@
 //!     for seq in 1..=3u64 {
 //!         let stamp = Stamp { cpu, pid: 42, time_ns: seq * 1000 + cpu as u64, seq };
 //!         let code = if cpu == 0 { Event::COMMIT } else { Event::END };
-//!         w.write(&stamp, &Body::Event(EventBody { code: code.0, ..EventBody::default() }))?;
+//!         w.write(&stamp, &Body::Event(EventBody { code, ..EventBody::default() }))?;
 //!     }
 //! }
 //!
@@ -74,10 +80,13 @@
 
 pub mod abi;
 pub mod builder;
+pub mod card;
 pub mod encode;
 pub mod endian;
 pub mod error;
 pub mod ioctl;
+pub mod mapped;
+pub mod record;
 #[cfg(feature = "relay")]
 pub mod relay;
 mod sigbus;
@@ -87,15 +96,15 @@ pub mod trace;
 pub mod view;
 pub mod vocab;
 
+pub use card::{Card, CardError};
 pub use encode::{encode, encode_into, encoded_size, StreamWriter};
 pub use endian::{Endian, Native, Order, Swapped};
 pub use error::FormatError;
+pub use mapped::MappedFile;
+pub use record::{Body, ClockSync, EventBody, Lost, RingNote, Stamp, StreamHeader, StreamInfo};
 pub use trace::{
     base_files, resolve_inputs, EmbeddedStream, ErrorKind, InputSource, Item, RawItem, RunItem,
     RunSummary, StreamInfoView, Trace, TraceError, Warning,
 };
-pub use view::{
-    Body, ClockSync, EventBody, EventView, Lost, NativeEvent, NativeEvents, RecordView, Records,
-    RingNote, Stamp, StreamHeader, StreamInfo,
-};
+pub use view::{EventView, NativeEvent, NativeEvents, RecordView, Records};
 pub use vocab::{Arg, Event, RecordType};

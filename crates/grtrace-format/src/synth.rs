@@ -15,7 +15,7 @@ use crate::abi::{self, lost_source};
 use crate::builder::{Builder, RecordMut};
 use crate::encode::StreamWriter;
 use crate::endian::Endian;
-use crate::view::{Body, ClockSync, EventBody, Lost, RingNote, StreamHeader, StreamInfo};
+use crate::record::{Body, ClockSync, EventBody, Lost, RingNote, StreamHeader, StreamInfo};
 use crate::vocab::Event;
 
 /// What to generate.
@@ -316,7 +316,7 @@ impl<W: Write> Gen<'_, W> {
             let fctx = 100 + ring as u64;
             let fill = (units * (1 + self.rng.below(4))).min(size) as u32;
             let base = EventBody {
-                code: 0,
+                code: Event(0),
                 flags: abi::eflag::FENCED,
                 ctx,
                 ring,

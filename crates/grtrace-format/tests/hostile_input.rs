@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use common::{bytes, pipe};
 use grtrace_format::abi::{self, stream_off};
 use grtrace_format::builder::Builder;
+use grtrace_format::record::StreamHeader;
 use grtrace_format::trace::{resolve_inputs, InputSource, Item, RunSummary, Trace};
-use grtrace_format::view::StreamHeader;
 use grtrace_format::{Endian, Event, FormatError};
 
 fn tmpdir(tag: &str) -> PathBuf {
@@ -129,6 +129,56 @@ fn a_file_truncated_while_it_is_read_ends_with_one_line() {
     );
     assert!(e.contains("shrank while being read"), "{e}");
     assert!(!e.contains('\n'));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The one guarded mapping every reader uses (grtimport's too): a file truncated after it
+/// was mapped reads as zeros past its new end instead of killing the process with SIGBUS,
+/// and the mapping says where the data ended; released pages read again from the file.
+#[test]
+fn a_mapped_file_that_shrinks_reads_zeros_and_says_where_it_ended() {
+    use grtrace_format::mapped::{MappedFile, Shrunk};
+    let d = tmpdir("mapped");
+    let path = d.join("f");
+    std::fs::write(&path, vec![0xabu8; 64 * 1024]).unwrap();
+    let f = std::fs::File::open(&path).unwrap();
+    let m = MappedFile::map(&f, &path)
+        .unwrap()
+        .expect("a guarded mapping");
+    assert_eq!(m.shrunk(), None);
+    assert_eq!(m.bytes()[60_000], 0xab);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(8192)
+        .unwrap();
+    assert_eq!(
+        m.bytes()[40_000],
+        0,
+        "a page past the new end reads as zeros"
+    );
+    assert_eq!(
+        m.shrunk(),
+        Some(Shrunk {
+            end: 8192,
+            now: Some(8192)
+        })
+    );
+    assert!(
+        m.release(0, 8192),
+        "pages inside the mapping are handed back"
+    );
+    assert_eq!(m.bytes()[100], 0xab, "and read again from the file");
+    // A range running past the mapping's end releases nothing (it would reach whatever is
+    // mapped after it), nor one whose end overflows.
+    let len = m.bytes().len();
+    assert!(!m.release(len - 4096, 8192));
+    assert!(!m.release(4096, usize::MAX));
+    // An empty file is not mapped: its reader reads it instead.
+    std::fs::write(&path, b"").unwrap();
+    let f = std::fs::File::open(&path).unwrap();
+    assert!(MappedFile::map(&f, &path).unwrap().is_none());
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -357,7 +357,7 @@ fn absurd_cpu_numbers_do_not_multiply_queues() {
             seq: 0,
         };
         let b = grtrace_format::Body::Event(grtrace_format::EventBody {
-            code: 1,
+            code: grtrace_format::Event(1),
             ..Default::default()
         });
         w.write(&st, &b).unwrap();
@@ -387,7 +387,7 @@ fn pipe_input_is_reordered_per_cpu() {
                 seq: t0 / 10 + i + 1,
             };
             let b = grtrace_format::Body::Event(grtrace_format::EventBody {
-                code: 2,
+                code: grtrace_format::Event::COMMIT,
                 ..Default::default()
             });
             w.write(&st, &b).unwrap();

@@ -9,7 +9,7 @@ use std::ops::ControlFlow;
 use grtrace_format::abi::{self, lost_source};
 use grtrace_format::trace::{Item, Trace};
 use grtrace_format::{
-    Body, ClockSync, Endian, EventBody, Lost, RecordView, RingNote, Stamp, StreamHeader,
+    Body, ClockSync, Endian, Event, EventBody, Lost, RecordView, RingNote, Stamp, StreamHeader,
     StreamInfo, StreamWriter,
 };
 use proptest::prelude::*;
@@ -66,7 +66,7 @@ fn body_strategy() -> impl Strategy<Value = OwnedBody> {
         )
             .prop_map(|(code, flags, ctx, ring, seqno, arg0, arg1, arg2, arg3)| {
                 OwnedBody::Event(EventBody {
-                    code,
+                    code: Event(code),
                     flags,
                     ctx,
                     ring,
@@ -191,7 +191,7 @@ proptest! {
                     pending_drop = 0;
                 }
                 let st = Stamp { cpu: cpu as u32, pid: 1, time_ns: t, seq };
-                let b = Body::Event(EventBody { code: 2, ..EventBody::default() });
+                let b = Body::Event(EventBody { code: Event::COMMIT, ..EventBody::default() });
                 w.write(&st, &b).unwrap();
                 merged_in.push((st, b));
                 expect_records += 1;

@@ -159,6 +159,7 @@ fn generate() -> String {
     for (bit, name) in eflag::NAMES {
         a.eq(&format!("GRTRACE_EF_{}", name.to_uppercase()), bit);
     }
+    a.eq("GRTRACE_EF_INFERRED", eflag::INFERRED);
     a.eq("GRTRACE_EF_KNOWN", eflag::KNOWN);
 
     // notes

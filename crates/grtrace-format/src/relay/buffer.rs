@@ -104,6 +104,7 @@ pub struct RelayReader<'m> {
 // SAFETY: a reader only performs atomic loads of header fields and copies of record bytes
 // that the protocol's release/acquire pairs make stable; any thread may do that.
 unsafe impl Send for RelayReader<'_> {}
+// SAFETY: as for Send: shared use is the same loads and copies, none of which writes.
 unsafe impl Sync for RelayReader<'_> {}
 
 impl<'m> RelayReader<'m> {
@@ -269,7 +270,10 @@ impl<'m> RelayWriter<'m> {
     /// No consumer may read the range before the producer publishes it with a commit, and
     /// the range must be inside one sub-buffer.
     unsafe fn bytes_mut(&mut self, seq: u64, off: usize, len: usize) -> &mut [u8] {
-        std::slice::from_raw_parts_mut(self.g.at(seq, off), len)
+        // SAFETY: the caller keeps the range inside one sub-buffer of the mapping (which
+        // lives as long as `self`) and unread by consumers until it is committed; `&mut self`
+        // makes this producer the only writer.
+        unsafe { std::slice::from_raw_parts_mut(self.g.at(seq, off), len) }
     }
 
     /// Starts a sub-buffer. Every field first, `subbuf_seq` last with release, so a consumer

@@ -1,13 +1,13 @@
 //! The merge cursor of a per-CPU mapped file: records are read in place.
 
-use memmap2::{Mmap, UncheckedAdvice};
-
 use super::error::header_error;
-use super::open::Shrink;
+use super::open::shrunk_error;
 use super::{ErrorKind, RunSummary, TraceError, PIPE_READAHEAD};
 use crate::abi;
 use crate::endian::Endian;
-use crate::view::{RecordView, StreamHeader};
+use crate::mapped::MappedFile;
+use crate::record::StreamHeader;
+use crate::view::RecordView;
 
 /// A per-CPU mapped stream: its records are read in place.
 pub(super) struct FileCursor<'m> {
@@ -22,10 +22,9 @@ pub(super) struct FileCursor<'m> {
     pub(super) origin: u32,
     /// Card and session of its header.
     pub(super) ident: (u32, u64),
-    /// Set for a mapped file: says whether damage is a shrunk file.
-    pub(super) shrink: Option<&'m Shrink>,
-    /// The file mapping behind `data`, if any, and how much of it was handed back.
-    pub(super) map: Option<&'m Mmap>,
+    /// The file mapping behind `data`, if any (it says whether damage is a shrunk file),
+    /// and how much of it was handed back.
+    pub(super) map: Option<&'m MappedFile>,
     pub(super) released: usize,
 }
 
@@ -38,31 +37,32 @@ pub(super) const RELEASE_STEP: usize = 4 << 20;
 /// keeps at most `RELEASE_STEP + RELEASE_LAG` bytes resident (8 MiB, as before the lag).
 pub(crate) const RELEASE_LAG: usize = 4 << 20;
 
+/// Drops the pages of a file mapping below `pos - RELEASE_LAG` (page-aligned) from the
+/// resident set, from where the last call (`released`) stopped; `released` moves to there.
+/// Without a mapping (bytes owned in memory) only `released` moves.
+#[cold]
+pub(super) fn release_pages(map: Option<&MappedFile>, released: &mut usize, pos: usize) {
+    let upto = pos.saturating_sub(RELEASE_LAG);
+    let Some(map) = map else {
+        *released = upto;
+        return;
+    };
+    let page = 4096;
+    // From the page the last release stopped before (it held bytes not yet passed).
+    let start = *released / page * page;
+    let end = upto / page * page;
+    if end > start {
+        // Views of the pages (runs a consumer still holds) stay valid: see `release`.
+        map.release(start, end - start);
+    }
+    *released = upto;
+}
+
 impl<'m> FileCursor<'m> {
-    /// Drops the pages of `data` below `pos - RELEASE_LAG` (page-aligned) from the resident
-    /// set.
+    /// Drops the pages of `data` below `pos - RELEASE_LAG` from the resident set.
     #[cold]
     pub(super) fn release_consumed(&mut self) {
-        let upto = self.pos.saturating_sub(RELEASE_LAG);
-        let Some(map) = self.map else {
-            self.released = upto;
-            return;
-        };
-        let page = 4096;
-        // From the page the last release stopped before (it held bytes not yet passed).
-        let start = self.released / page * page;
-        let end = upto / page * page;
-        if end > start {
-            // SAFETY: the mapping is MAP_SHARED and read-only, so MADV_DONTNEED only drops
-            // clean page-cache pages from our page tables: touching them again, from any
-            // thread, faults them back in from the file (the file's current bytes, as for
-            // any shared mapping; see the note in `open.rs`). Views of the pages (runs a
-            // consumer still holds) stay valid pointers.
-            let _ = unsafe {
-                map.unchecked_advise_range(UncheckedAdvice::DontNeed, start, end - start)
-            };
-        }
-        self.released = upto;
+        release_pages(self.map, &mut self.released, self.pos);
     }
 
     /// Where the fast path of the merge must stop and call [`seek_head`](Self::seek_head):
@@ -99,8 +99,8 @@ impl<'m> FileCursor<'m> {
                     // A shrunk file first (its zeros are not a header), then a concatenated
                     // stream, else damage.
                     let shrunk = self
-                        .shrink
-                        .and_then(|s| s.error(self.name, self.pos as u64));
+                        .map
+                        .and_then(|m| shrunk_error(m, self.name, self.pos as u64));
                     if let Some(s) = shrunk {
                         sum.errors.push(s);
                     } else {

@@ -140,8 +140,7 @@ fn missing_ranges(present: &[u32]) -> Option<String> {
 /// The device part of a recorder file name `BASE.<dev>.grtrace.<cpu>` (`card<N>`), as
 /// written by `grtrace -d card0 -d card1 -o BASE`.
 fn is_card_name(s: &str) -> bool {
-    s.strip_prefix("card")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    crate::Card::from_label(s).is_some()
 }
 
 /// Whether the stream file at `p` has [`abi::STREAM_CPUS_WHOLE`] in its header (an
@@ -226,7 +225,7 @@ fn find_cpu_files(base: &Path) -> Result<(Vec<PathBuf>, Vec<Warning>), String> {
         ));
     }
     // Devices in numeric order (card2 before card10), then CPUs.
-    let dev_key = |d: &str| d.strip_prefix("card").and_then(|n| n.parse::<u64>().ok());
+    let dev_key = |d: &str| crate::Card::from_label(d);
     cpus.sort_by(|a, b| (dev_key(&a.0), &a.0, a.1).cmp(&(dev_key(&b.0), &b.0, b.1)));
     let mut warnings = Vec::new();
     for group in cpus.chunk_by(|a, b| a.0 == b.0) {

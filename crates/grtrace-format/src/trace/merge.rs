@@ -3,7 +3,6 @@
 use std::ops::ControlFlow;
 
 use super::file::FileCursor;
-use super::open::Backing;
 use super::pipe::{Demux, Feed, HdrState};
 use super::seq::{self, CpuSeq, Origins};
 use super::{
@@ -118,10 +117,7 @@ impl Trace {
             let info = &streams[mi.stream];
             let data = mi.backing.bytes();
             let hdr = HdrState::new(&info.header, &mut m.origins);
-            let map = match &mi.backing {
-                Backing::Map(m) => Some(m),
-                Backing::Owned(_) => None,
-            };
+            let map = mi.backing.mapping();
             let pos = info.header.header_size as usize;
             if info.header.is_merged() || mi.concatenated {
                 m.add_demux(Demux::new(
@@ -129,7 +125,8 @@ impl Trace {
                     Feed::Slice {
                         data,
                         pos,
-                        shrink: mi.shrink.as_ref(),
+                        shrink: map,
+                        released: 0,
                     },
                     hdr,
                     PIPE_READAHEAD,
@@ -144,7 +141,6 @@ impl Trace {
                     check: hdr.check,
                     origin: hdr.origin,
                     ident: (info.header.card, info.header.session_id),
-                    shrink: mi.shrink.as_ref(),
                     map,
                     released: 0,
                 };

@@ -55,18 +55,21 @@
 //! merge loop, which delivers to a sink: items ([`Trace::for_each_card`]) or raw runs
 //! ([`Trace::for_each_raw`]).
 //!
-//! ## Deviations from notes/READER_API.md
+//! ## Beyond opening and merging
 //!
-//! * [`InputSource`] also has `Stream` (any `Read`, used for stdin and FIFOs) and `Bytes`
+//! What the reader does besides "open the inputs, merge them, hand out records":
+//!
+//! * [`InputSource`] has, besides files, `Stream` (any `Read`, used for stdin and FIFOs) and `Bytes`
 //!   (in-memory data, for tests and fuzzing) variants.
 //! * [`Trace::open`] fails only when *no* input could be opened; header errors of individual
 //!   inputs are kept ([`Trace::open_errors`]) and repeated in the summary of [`Trace::for_each`],
 //!   so the good inputs are still parsed.
-//! * [`TraceError`] has `file` and `error: ErrorKind`; `ErrorKind::Format` wraps [`FormatError`](crate::FormatError).
-//! * Added: [`Trace::for_each_raw`] for consumers that copy records verbatim (`grtparse -d`):
+//! * [`TraceError`] names the file and says what went wrong (`error: ErrorKind`);
+//!   `ErrorKind::Format` wraps [`FormatError`](crate::FormatError), which names the offset.
+//! * [`Trace::for_each_raw`] for consumers that copy records verbatim (`grtparse -d`):
 //!   the same merge, with native-endian event records delivered as byte slices ([`RawItem`]):
 //!   consecutive ones of one per-CPU file as one slice (64 KiB at most, about).
-//! * Added: [`Trace::for_each_run`] for consumers that read many events (`grtreport`): runs
+//! * [`Trace::for_each_run`] for consumers that read many events (`grtreport`): runs
 //!   as in `for_each_raw`, with their card, borrowing the trace for its lifetime
 //!   ([`RunItem`]); [`InputSource::Stream`] readers are `Send`, so a [`Trace`] can be merged
 //!   on another thread than the one that opened it.
@@ -81,7 +84,8 @@
 
 use std::ops::ControlFlow;
 
-use crate::view::{Lost, RecordView, StreamHeader};
+use crate::record::{Lost, StreamHeader};
+use crate::view::RecordView;
 
 mod error;
 mod file;
@@ -393,7 +397,10 @@ impl Trace {
         })?;
         let offset = (at - mi.backing.bytes().as_ptr() as usize) as u64;
         let name = &self.streams[mi.stream].name;
-        let shrunk = mi.shrink.as_ref().and_then(|s| s.error(name, offset));
+        let shrunk = mi
+            .backing
+            .mapping()
+            .and_then(|m| open::shrunk_error(m, name, offset));
         Some(shrunk.unwrap_or_else(|| {
             TraceError::at(
                 name,
@@ -424,8 +431,8 @@ impl Trace {
                 return Err(TraceError {
                     file: s.name.clone(),
                     error: ErrorKind::Input(format!(
-                        "session {:#x} of card{} differs from {} (session {:#x}): files of two recordings, not merged (--force merges them)",
-                        h.session_id, h.card, o.name, o.header.session_id
+                        "session {:#x} of {} differs from {} (session {:#x}): files of two recordings, not merged (--force merges them)",
+                        h.session_id, crate::Card(h.card), o.name, o.header.session_id
                     )),
                 });
             }

@@ -2,34 +2,37 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::PathBuf;
-
-use memmap2::Mmap;
 
 use super::{ErrorKind, InputSource, StreamInfoView, Trace, TraceError, PIPE_READAHEAD};
 use crate::abi::{self, rec_off};
 use crate::error::FormatError;
-use crate::sigbus::Registration;
-use crate::view::StreamHeader;
+use crate::mapped::MappedFile;
+use crate::record::StreamHeader;
 
 pub(super) enum Backing {
-    Map(Mmap),
+    Map(MappedFile),
     Owned(Vec<u8>),
 }
 
 impl Backing {
     pub(super) fn bytes(&self) -> &[u8] {
         match self {
-            Backing::Map(m) => m,
+            Backing::Map(m) => m.bytes(),
             Backing::Owned(v) => v,
+        }
+    }
+
+    /// The file mapping, for a mapped file: it says whether damage is a shrunk file.
+    pub(super) fn mapping(&self) -> Option<&MappedFile> {
+        match self {
+            Backing::Map(m) => Some(m),
+            Backing::Owned(_) => None,
         }
     }
 }
 
 pub(super) struct MappedInput {
     pub(super) stream: usize,
-    /// For a mapped file; declared before `backing` so that it is unregistered first.
-    pub(super) shrink: Option<Shrink>,
     pub(super) backing: Backing,
     /// A per-CPU stream followed by another stream header (concatenated streams, `cat a b >
     /// f`) within its first [`PIPE_READAHEAD`] bytes: read like a merged stream, exactly as
@@ -37,36 +40,21 @@ pub(super) struct MappedInput {
     pub(super) concatenated: bool,
 }
 
-/// What tells whether a mapped file shrank under the reader.
-pub(super) struct Shrink {
-    pub(super) path: PathBuf,
-    /// Length mapped.
-    pub(super) len: u64,
-    pub(super) guard: Registration,
-}
-
-impl Shrink {
-    /// The error to report instead of the damage found at `offset` when the file is now
-    /// shorter than when it was mapped (or a page of it faulted): one line naming the file
-    /// and the byte where its data now ends.
-    #[cold]
-    pub(super) fn error(&self, name: &str, offset: u64) -> Option<TraceError> {
-        let now = std::fs::metadata(&self.path).map(|m| m.len()).ok();
-        let end = match (now, self.guard.shrunk()) {
-            (Some(n), _) if n < self.len => n,
-            (_, Some(at)) => at,
-            _ => return None,
-        };
-        Some(TraceError::at(
-            name,
-            end.min(offset),
-            format!(
-                "the file shrank while being read ({} bytes when opened, {}): records from here on were not read",
-                self.len,
-                now.map_or("now unreadable".to_string(), |n| format!("{n} now")),
-            ),
-        ))
-    }
+/// The error to report instead of the damage found at `offset` of the mapped file `name` when
+/// the file is now shorter than when it was mapped (or a page of it faulted): one line naming
+/// the file and the byte where its data now ends.
+#[cold]
+pub(super) fn shrunk_error(map: &MappedFile, name: &str, offset: u64) -> Option<TraceError> {
+    let s = map.shrunk()?;
+    Some(TraceError::at(
+        name,
+        s.end.min(offset),
+        format!(
+            "the file shrank while being read ({} bytes when opened, {}): records from here on were not read",
+            map.bytes().len(),
+            s.now.map_or("now unreadable".to_string(), |n| format!("{n} now")),
+        ),
+    ))
 }
 
 pub(super) struct PipeInput {
@@ -95,33 +83,16 @@ impl Trace {
                 if len == 0 {
                     return Err(fmt_err(FormatError::Empty));
                 }
-                // SAFETY: `Mmap::map` maps the file read-only and MAP_SHARED (not private: we
-                // see what other processes write to the file, and nothing we do can write it).
-                // Rust assumes the bytes behind the `&[u8]` it hands out do not change; for a
-                // shared file mapping nobody can promise that, so safety rests on what the
-                // reader does with the bytes, not on them staying put:
-                // * Every access is bounds-checked against lengths fixed before it (the mapping
-                //   length, then each record's checked size), and no value read is trusted for
-                //   anything but such checked slicing. A concurrent writer can make us read
-                //   wrong values (reported as damage, or a wrong record) or, at worst, stop on
-                //   a failed bounds check; it cannot make us read outside the mapping.
-                // * A file that shrinks leaves pages past its new end mapped but unbacked;
-                //   touching one raises SIGBUS. `sigbus::Registration` (taken below, before any
-                //   byte is read) replaces such a page with zeros instead, the zero record
-                //   header fails to parse, and `Shrink::error` reports one line naming the file
-                //   and the byte where it now ends. Past `sigbus::SLOTS` registrations the file
-                //   is not mapped but read with read(2), so no unguarded mapping exists.
-                // * The mapping lives in `MappedInput::backing`, dropped after the registration
-                //   (field order) and after every view (they borrow the `Trace`).
-                let map = unsafe { Mmap::map(&file) }.map_err(|e| TraceError {
+                // Mapped with the SIGBUS guard (see `MappedFile`), or read with read(2)
+                // where it cannot be guarded.
+                let map = MappedFile::map(&file, &path).map_err(|e| TraceError {
                     file: name.clone(),
                     error: ErrorKind::At {
                         offset: 0,
                         message: format!("cannot map: {e}"),
                     },
                 })?;
-                let Some(guard) = Registration::new(map.as_ptr(), map.len()) else {
-                    drop(map);
+                let Some(map) = map else {
                     return self.add(InputSource::Stream {
                         name,
                         reader: Box::new(file),
@@ -136,11 +107,6 @@ impl Trace {
                 });
                 self.mapped.push(MappedInput {
                     stream: self.streams.len() - 1,
-                    shrink: Some(Shrink {
-                        path,
-                        len: map.len() as u64,
-                        guard,
-                    }),
                     backing: Backing::Map(map),
                     concatenated,
                 });
@@ -155,7 +121,6 @@ impl Trace {
                 });
                 self.mapped.push(MappedInput {
                     stream: self.streams.len() - 1,
-                    shrink: None,
                     backing: Backing::Owned(data),
                     concatenated,
                 });

@@ -4,13 +4,16 @@
 use std::io::{self, Read};
 
 use super::error::header_error;
-use super::open::Shrink;
+use super::file::{release_pages, RELEASE_LAG, RELEASE_STEP};
+use super::open::shrunk_error;
 use super::seq::Origins;
 use super::{ErrorKind, RunSummary, TraceError, MAX_CPUS, PIPE_WINDOW, READ_CHUNK};
 use crate::abi::{self, rec_off};
 use crate::endian::Endian;
 use crate::error::FormatError;
-use crate::view::{RecordView, StreamHeader};
+use crate::mapped::MappedFile;
+use crate::record::StreamHeader;
+use crate::view::RecordView;
 use crate::vocab::RecordType;
 
 /// Where a merged input's bytes come from.
@@ -18,7 +21,12 @@ pub(super) enum Feed<'m> {
     Slice {
         data: &'m [u8],
         pos: usize,
-        shrink: Option<&'m Shrink>,
+        /// The file mapping behind `data`, if any (it says whether damage is a shrunk file),
+        /// and how much of it was handed back: records are copied into the queues, so the
+        /// pages passed are released as a per-CPU file's are (`file::release_pages`), and a
+        /// merged file keeps a flat resident set too.
+        shrink: Option<&'m MappedFile>,
+        released: usize,
     },
     Reader {
         reader: &'m mut Box<dyn Read + Send>,
@@ -221,10 +229,18 @@ pub(super) fn pull<'f>(
     sum: &mut RunSummary,
 ) -> Pulled<'f> {
     match feed {
-        Feed::Slice { data, pos, shrink } => {
+        Feed::Slice {
+            data,
+            pos,
+            shrink,
+            released,
+        } => {
             let data: &[u8] = data;
             if *pos >= data.len() {
                 return Pulled::End;
+            }
+            if *pos >= *released + RELEASE_STEP + RELEASE_LAG {
+                release_pages(*shrink, released, *pos);
             }
             let at = *pos;
             if data[at..].starts_with(&abi::STREAM_MAGIC) {
@@ -234,7 +250,7 @@ pub(super) fn pull<'f>(
                         return Pulled::Header(h, at as u64);
                     }
                     Err(e) => {
-                        let shrunk = shrink.and_then(|s| s.error(name, at as u64));
+                        let shrunk = shrink.and_then(|m| shrunk_error(m, name, at as u64));
                         sum.errors
                             .push(shrunk.unwrap_or_else(|| header_error(name, at as u64, e)));
                         *pos = data.len();
@@ -248,7 +264,7 @@ pub(super) fn pull<'f>(
                     Pulled::Record(r.bytes(), at as u64)
                 }
                 Err(e) => {
-                    let shrunk = shrink.and_then(|s| s.error(name, at as u64));
+                    let shrunk = shrink.and_then(|m| shrunk_error(m, name, at as u64));
                     sum.errors.push(shrunk.unwrap_or_else(|| TraceError {
                         file: name.to_string(),
                         error: ErrorKind::Format(e),

@@ -2,7 +2,8 @@
 
 use super::{RunSummary, TraceError, Warning, MAX_CPUS};
 use crate::abi::lost_source;
-use crate::view::{Lost, StreamHeader};
+use crate::record::{Lost, StreamHeader};
+use crate::Card;
 
 /// Per-CPU sequence state.
 #[derive(Clone, Copy, Default)]
@@ -82,8 +83,9 @@ impl Origins {
                 file,
                 offset,
                 format!(
-                    "a stream of card{} starts here, and this run takes card{only} only (a merged stream holds one card): read each card's streams apart",
-                    h.card
+                    "a stream of {} starts here, and this run takes {} only (a merged stream holds one card): read each card's streams apart",
+                    Card(h.card),
+                    Card(only)
                 ),
             ));
         }
@@ -112,8 +114,9 @@ pub(super) fn session_conflict(
         file,
         offset,
         format!(
-            "session {:#x} of card{} starts here after a stream of card{} of session {earlier:#x}: streams of two recordings, not merged (--force merges them)",
-            h.session_id, h.card, h.card
+            "session {:#x} of {card} starts here after a stream of {card} of session {earlier:#x}: streams of two recordings, not merged (--force merges them)",
+            h.session_id,
+            card = Card(h.card)
         ),
     )
 }

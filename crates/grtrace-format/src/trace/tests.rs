@@ -1,14 +1,16 @@
 use super::*;
 use crate::abi;
 use crate::endian::Endian;
+use crate::vocab::Event;
 use std::io;
 
 use crate::encode::StreamWriter;
-use crate::view::{Body, EventBody, Records, Stamp};
+use crate::record::{Body, EventBody, Stamp};
+use crate::view::Records;
 
 fn ev(code: u16) -> Body<'static> {
     Body::Event(EventBody {
-        code,
+        code: Event(code),
         ..EventBody::default()
     })
 }
