@@ -1,30 +1,31 @@
 //! Perfetto traces as input: the import through `grtrace_ftrace::perfetto` and its summary.
 
 use std::io::{self, Write};
-use std::process::ExitCode;
 
+use grtrace_cli::Failure;
+use grtrace_format::MappedFile;
 use grtrace_ftrace::import::{self, ImportError};
-use grtrace_ftrace::out::{clock_id, Streams};
+use grtrace_ftrace::out::{clock_id, Streams, Target};
 use grtrace_ftrace::perfetto::PerfettoImport;
 
-use crate::{out_error, summary_tail, target, Args};
+use crate::outputs::{input_error, output, shrank, IntoResult};
+use crate::summary::{counts_and_tail, seen_lines};
 
-/// Imports the Perfetto trace `data` (named `name` in messages).
+/// Imports the Perfetto trace `data` (named `name` in messages; `map`: the file's mapping,
+/// whose pages are released once read) into the streams `target` makes, once the trace is
+/// known to hold events it can name; the summary on stderr unless `quiet`.
 pub(crate) fn run(
-    args: &Args,
     name: &str,
     data: &[u8],
-    map: Option<&memmap2::Mmap>,
-    to_stdout: bool,
-) -> ExitCode {
-    // Pages already read are dropped from the mapping so memory stays flat.
+    map: Option<&MappedFile>,
+    quiet: bool,
+    target: impl FnOnce() -> Result<Target, Failure>,
+) -> Result<(), Failure> {
+    // Pages already read are dropped from the mapping so memory stays flat (the reader
+    // hands over only ranges it is done with).
     let release = |off: usize, len: usize| {
         if let Some(m) = map {
-            // SAFETY: a read-only shared file mapping; DONTNEED only drops the pages (a later
-            // access reads them from the file again), and the reader hands over only ranges
-            // it is done with.
-            let _ =
-                unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, off, len) };
+            m.release(off, len);
         }
     };
     let mut pi = PerfettoImport::new_releasing(data, Some(&release));
@@ -35,16 +36,16 @@ pub(crate) fn run(
             .iter()
             .map(|(n, c)| format!("{n} {c}"))
             .collect();
-        eprintln!(
-            "grtimport: {name}: a Perfetto trace without ftrace events ({}): record it with the linux.ftrace data source and the GPU events (gpu_scheduler/*, dma_fence/*, ...)",
+        return Err(Failure::Runtime(format!(
+            "{name}: a Perfetto trace without ftrace events ({}): record it with the linux.ftrace data source and the GPU events (gpu_scheduler/*, dma_fence/*, ...)",
             if other.is_empty() { "no packets of any data source".to_string() } else { other.join(", ") }
-        );
-        return ExitCode::from(1);
+        )));
     }
     let clock = pi.info.clock;
     let Some(clock_no) = clock_id(clock) else {
-        eprintln!("grtimport: {name}: events on an ftrace clock grtrace cannot name ({clock})");
-        return ExitCode::from(1);
+        return Err(Failure::Runtime(format!(
+            "{name}: events on an ftrace clock grtrace cannot name ({clock})"
+        )));
     };
     // Perfetto writes only the events that happened (as text shows them): any scheduler
     // event stands for the dependency events, as for text.
@@ -56,18 +57,9 @@ pub(crate) fn run(
         "",
         pi.mapper.sees_dependencies(true),
     );
-    let target = match target(args, to_stdout) {
-        Ok(t) => t,
-        Err(c) => return c,
-    };
-    let mut sink = match Streams::new(target, &pi.mapper.drivers(), clock_no, note) {
-        Ok(s) => s,
-        Err(e) => return out_error(e),
-    };
+    let mut sink = Streams::new(target()?, &pi.mapper.drivers(), clock_no, note).map_err(output)?;
     for &cpu in &pi.info.cpus {
-        if let Err(e) = sink.open_cpu(cpu) {
-            return out_error(e);
-        }
+        sink.open_cpu(cpu).map_err(output)?;
     }
     for (pid, comm) in pi.comms() {
         sink.set_comm(*pid, comm);
@@ -77,20 +69,15 @@ pub(crate) fn run(
     sink.end_capture(&pi.mapper);
     let outputs = match sink.finish(lost) {
         Ok(o) => o,
-        Err(e) if grtrace_cli::is_broken_pipe(&e) => return ExitCode::SUCCESS,
-        Err(e) => return out_error(e),
+        Err(e) => return output(e).into_result(),
     };
-    if !args.quiet {
+    if !quiet {
         let _ = summary(&mut io::stderr().lock(), &pi, &outputs);
     }
     match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(ImportError::Output(e)) if grtrace_cli::is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(ImportError::Output(e)) => out_error(e),
-        Err(ImportError::Input(e)) => {
-            eprintln!("grtimport: {name}: {e} (everything before it was imported)");
-            ExitCode::from(1)
-        }
+        Ok(()) => shrank(name, map),
+        Err(ImportError::Output(e)) => output(e).into_result(),
+        Err(ImportError::Input(e)) => Err(input_error(name, e, map)),
     }
 }
 
@@ -112,7 +99,7 @@ fn summary(
     )?;
     let m = &pi.mapper;
     // other tracepoints' events are named below, with the packets and events skipped
-    crate::seen_lines(w, m)?;
+    seen_lines(w, m)?;
     let mut skipped: Vec<String> = info
         .skipped
         .iter()
@@ -147,11 +134,5 @@ fn summary(
             l.join(", ")
         )?;
     }
-    let st = &m.stats;
-    writeln!(
-        w,
-        "  {} events in, {} records out, {} jobs handed to drivers, {} starts inferred",
-        st.events_in, st.records_out, st.jobs_started, st.inferred_starts
-    )?;
-    summary_tail(w, st, outputs)
+    counts_and_tail(w, &m.stats, outputs)
 }

@@ -750,3 +750,62 @@ fn no_gpu_events_is_said_plainly_and_a_text_capture_is_written_like_a_trace_dat(
         assert_eq!(recs.last().unwrap().0, RecordType::NOTE_STREAM_INFO);
     }
 }
+
+/// A trace.dat cut short while it is imported (the recorder or a user truncated it): the
+/// pages past its new end read as zeros, which look like empty ftrace pages, so the import
+/// would end early as if the file were whole. It is an error naming the file, the offset
+/// and both lengths, exit 1. The output pipe is left unread until the file is cut, so the
+/// import is still near its start then.
+#[test]
+fn a_trace_dat_cut_while_it_is_imported_is_an_error_not_a_short_import() {
+    for (version, codec) in [(6, None), (7, Some(Codec::Zstd))] {
+        cut_while_imported(version, codec);
+    }
+}
+
+fn cut_while_imported(version: u32, codec: Option<Codec>) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let d = dir(&format!("shrinks-{version}"));
+    let dat = d.join("trace.dat");
+    write_dat(
+        &dat,
+        Workload {
+            flavor: Flavor::Sched617,
+            jobs: 200_000,
+            cpus: 2,
+        },
+        version,
+        codec,
+    );
+    let len = std::fs::metadata(&dat).unwrap().len();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_grtimport"))
+        .arg(&dat)
+        .args(["-q", "-o", "-"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    out.read_exact(&mut first).unwrap();
+    // At a page boundary: the pages past it are whole pages of zeros, no partial page.
+    let cut = len / 4 / 4096 * 4096;
+    File::options()
+        .write(true)
+        .open(&dat)
+        .unwrap()
+        .set_len(cut)
+        .unwrap();
+    let mut rest = Vec::new();
+    out.read_to_end(&mut rest).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "v{version}: {err}");
+    assert!(
+        err.contains("the file shrank while being imported")
+            && err.contains(&format!("({len} bytes when opened, {cut} now)")),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

@@ -237,6 +237,7 @@ pub struct Capture {
     /// Systems whose formats a trace.dat carries though none of their events happened (a
     /// `trace-cmd record -e SYSTEM` of a system that stayed quiet).
     quiet_systems: Vec<String>,
+    /// CPUs of the machine the capture was made on.
     pub cpus: u32,
 }
 

@@ -21,14 +21,19 @@ pub struct DatSpec {
     pub version: u32,
     /// v7 only.
     pub codec: Option<Codec>,
+    /// Ring-buffer page size in bytes.
     pub page_size: usize,
+    /// The event formats the file carries.
     pub formats: Vec<EventFormat>,
     /// Format texts verbatim, per format (same order), as the kernel printed them.
     pub format_texts: Vec<String>,
+    /// Task names (pid, comm), as the CMDLINES section holds them.
     pub cmdlines: Vec<(u32, String)>,
+    /// The trace clock's name (`mono`, `local`, ...).
     pub clock: String,
     /// Pages per compressed chunk.
     pub chunk_pages: usize,
+    /// CPUs of the machine.
     pub n_cpus: u32,
     /// v7: leave CPUs that recorded nothing out of the BUFFER option, as trace-cmd 3.1 does
     /// (the CPUCOUNT option still counts them).
@@ -85,6 +90,7 @@ pub struct Record<'f> {
 }
 
 impl<'f> Record<'f> {
+    /// An event of format `fmt` by task `pid`, every field zero.
     pub fn new(fmt: &'f EventFormat, pid: u32) -> Record<'f> {
         let end = fmt
             .fields
@@ -142,6 +148,7 @@ impl<'f> Record<'f> {
         self
     }
 
+    /// The encoded record.
     pub fn bytes(&self) -> &[u8] {
         &self.buf
     }

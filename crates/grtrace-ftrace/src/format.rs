@@ -7,10 +7,13 @@ use grtrace_format::Endian;
 /// One field of an event record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Field {
+    /// Field name (`seqno`).
     pub name: String,
     /// Byte offset from the start of the event record (common fields included).
     pub offset: usize,
+    /// Size in bytes.
     pub size: usize,
+    /// Whether the field is signed.
     pub signed: bool,
     /// `__data_loc`: the field is a u32 `(len << 16) | offset-from-record-start`.
     pub data_loc: bool,
@@ -21,9 +24,13 @@ pub struct Field {
 /// A parsed `format` file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventFormat {
+    /// Subsystem (`gpu_scheduler`).
     pub system: String,
+    /// Event name (`drm_run_job`).
     pub name: String,
+    /// The event id records carry.
     pub id: u16,
+    /// The fields, common ones included.
     pub fields: Vec<Field>,
 }
 
@@ -68,6 +75,7 @@ impl EventFormat {
         })
     }
 
+    /// The field called `name`, if the format has it.
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.name == name)
     }
@@ -76,13 +84,18 @@ impl EventFormat {
 /// Where a field's bytes are: the part of a [`Field`] the hot path reads (`Copy`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Loc {
+    /// Byte offset from the start of the event record.
     pub offset: usize,
+    /// Size in bytes.
     pub size: usize,
+    /// `__data_loc` (see [`Field::data_loc`]).
     pub data_loc: bool,
+    /// `__rel_loc` (see [`Field::rel_loc`]).
     pub rel_loc: bool,
 }
 
 impl Field {
+    /// Where the field's bytes are, for the hot path.
     pub fn loc(&self) -> Loc {
         Loc {
             offset: self.offset,
@@ -126,11 +139,15 @@ pub fn parse_field(line: &str) -> Option<Field> {
 /// Where the parts of a ring-buffer page are (from `events/header_page`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PageLayout {
+    /// Byte order of the page.
     pub endian: Endian,
+    /// Offset of the page's 64-bit timestamp.
     pub timestamp_off: usize,
+    /// Offset of `commit` (bytes of event data in the page, plus flags).
     pub commit_off: usize,
     /// Size of `commit` = the kernel's long size (4 or 8).
     pub commit_size: usize,
+    /// Offset of the first event.
     pub data_off: usize,
     /// Whole page (sub-buffer) size in bytes.
     pub page_size: usize,
@@ -249,7 +266,7 @@ pub fn read_str(e: Endian, data: &[u8], f: Loc) -> &[u8] {
     if f.size != 4 || !(f.data_loc || f.rel_loc) {
         // A fixed char array.
         let b = data.get(f.offset..f.offset + f.size).unwrap_or(&[]);
-        return grtrace_format::view::trim_nul(b);
+        return grtrace_format::record::trim_nul(b);
     }
     let loc = read_uint(e, data, f.offset, 4) as usize;
     let mut off = loc & 0xffff;
@@ -258,7 +275,7 @@ pub fn read_str(e: Endian, data: &[u8], f: Loc) -> &[u8] {
     }
     let len = loc >> 16;
     let b = data.get(off..off + len).unwrap_or(&[]);
-    grtrace_format::view::trim_nul(b)
+    grtrace_format::record::trim_nul(b)
 }
 
 #[cfg(test)]

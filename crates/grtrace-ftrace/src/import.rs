@@ -29,7 +29,9 @@ impl std::fmt::Display for ImportError {
 /// What an import did.
 #[derive(Clone, Debug, Default)]
 pub struct ImportReport {
+    /// Totals of the mapping.
     pub stats: MapStats,
+    /// Every tracepoint seen, with its count and what it became.
     pub seen: Vec<Seen>,
 }
 

@@ -4,7 +4,7 @@
 //! amdgpu, ...) turned into grtrace streams, so grtparse and grtreport work on any kernel.
 //! `IMPORT.md` in grtrace-format's directory is the mapping; this crate implements it.
 //!
-//! * [`format`]: the kernel's event format descriptions and the ring-buffer page layout.
+//! * [`format`](mod@format): the kernel's event format descriptions and the ring-buffer page layout.
 //! * [`page`]: ring-buffer pages (`trace_pipe_raw`, trace.dat data): reader and builder.
 //! * [`tracedat`]: trace-cmd trace.dat v6 and v7 (zlib / zstd) reader.
 //! * [`map`]: the mapping itself ([`Mapper`]), tracepoints in, grtrace records out.
@@ -26,6 +26,8 @@ pub mod live;
 pub mod map;
 pub mod out;
 pub mod page;
+// issue 23: helper pf's module (its rework documents it)
+#[allow(missing_docs)]
 pub mod perfetto;
 pub mod synth;
 pub mod text;
@@ -37,7 +39,7 @@ pub use tracedat::{DatError, TraceDat};
 
 /// `b` up to its first NUL, without trailing whitespace.
 pub fn trim_text(b: &[u8]) -> &[u8] {
-    let b = grtrace_format::view::trim_nul(b);
+    let b = grtrace_format::record::trim_nul(b);
     let mut n = b.len();
     while n > 0 && b[n - 1].is_ascii_whitespace() {
         n -= 1;

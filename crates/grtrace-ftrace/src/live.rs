@@ -74,6 +74,7 @@ pub struct LiveMerge {
     /// Latest event time taken in from any CPU (a lower bound of the trace clock).
     max_seen: u64,
     pool: Vec<Vec<u8>>,
+    /// What the merge had to do out of order (for the end-of-recording warnings).
     pub stats: LiveStats,
 }
 
@@ -334,7 +335,7 @@ mod tests {
     impl Sink for Collect {
         fn record(&mut self, _: u32, _: u32, t: u64, b: &Body<'_>) -> std::io::Result<()> {
             if let Body::Event(e) = b {
-                self.0.push((t, e.code, e.seqno));
+                self.0.push((t, e.code.0, e.seqno));
             }
             Ok(())
         }

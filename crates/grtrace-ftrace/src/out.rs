@@ -196,6 +196,7 @@ pub struct Streams {
     trailer: Option<String>,
     /// The files created, removed again by [`discard`](Self::discard).
     created: Vec<PathBuf>,
+    /// Records written so far.
     pub records: u64,
 }
 

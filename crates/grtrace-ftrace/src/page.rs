@@ -24,16 +24,20 @@ const TS_MSB: u64 = 0xf8 << 56;
 /// Events lost before a page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Missed {
+    /// None lost.
     None,
     /// The kernel said events were lost but not how many.
     Unknown,
+    /// This many were lost.
     Count(u64),
 }
 
 /// A page that does not follow the ring-buffer format; `offset` is from the page start.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageError {
+    /// Byte offset from the page start.
     pub offset: usize,
+    /// What is wrong.
     pub msg: &'static str,
 }
 
@@ -46,6 +50,7 @@ pub struct Page {
     pos: usize,
     ts: u64,
     endian: Endian,
+    /// Events lost before this page.
     pub missed: Missed,
 }
 
@@ -232,6 +237,7 @@ pub struct PageBuilder {
 }
 
 impl PageBuilder {
+    /// An empty page of `layout`.
     pub fn new(layout: PageLayout) -> PageBuilder {
         PageBuilder {
             layout,
@@ -294,6 +300,7 @@ impl PageBuilder {
         true
     }
 
+    /// Whether no event was added yet.
     pub fn is_empty(&self) -> bool {
         !self.started
     }

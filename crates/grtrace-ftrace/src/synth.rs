@@ -24,8 +24,11 @@ pub enum Flavor {
 /// The workload.
 #[derive(Clone, Copy, Debug)]
 pub struct Workload {
+    /// Which driver's tracepoints the capture has.
     pub flavor: Flavor,
+    /// Jobs to make.
     pub jobs: u64,
+    /// CPUs the jobs are spread over.
     pub cpus: u32,
 }
 

@@ -323,7 +323,7 @@ const VIRTIO: &[(&str, V)] = &[
 /// The kernels whose formats text lines are rebuilt into, newest first.
 const TEXT_KERNELS: [&str; 5] = ["6.12", "6.17", "4.19", "4.14", "4.9"];
 
-/// The formats text input is rebuilt into, each with the kernel of its [`TEXT`] rows: 6.12
+/// The formats text input is rebuilt into, each with the kernel of its `TEXT` rows: 6.12
 /// and 6.17 scheduler names side by side, both variants of the events whose fields changed
 /// in 6.17 (amdgpu's and lima's lost the scheduler job id), and the layouts of 4.x kernels
 /// (i915 `ring=`, amdgpu `ring_name=%p`, the `fence` class): a line is rebuilt into the
@@ -464,8 +464,11 @@ fn json_string(data: &[u8], key: &[u8]) -> Option<Vec<u8>> {
 /// A line that is not trace text; `line` counts from 1, `offset` is its byte offset.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TextError {
+    /// Line number (from 1).
     pub line: u64,
+    /// Byte offset of the line.
     pub offset: u64,
+    /// What is wrong.
     pub msg: String,
 }
 
@@ -482,22 +485,31 @@ impl std::fmt::Display for TextError {
 /// One parsed event line.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Line<'a> {
+    /// Task name.
     pub comm: &'a str,
+    /// Task id.
     pub pid: u32,
+    /// CPU (`[003]`).
     pub cpu: u32,
+    /// Timestamp in nanoseconds.
     pub ts_ns: u64,
+    /// Event name (`drm_run_job`, without its system).
     pub event: &'a str,
+    /// The event's fields, as printed.
     pub rest: &'a str,
 }
 
 /// What a line is.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Parsed<'a> {
+    /// An event line.
     Event(Line<'a>),
     /// `CPU:N [LOST K EVENTS]` (tracefs) or `CPU:N [K EVENTS DROPPED]` (trace-cmd); without
     /// a count (`[LOST EVENTS]`, `[EVENTS DROPPED]`) when the ring buffer did not store one.
     Lost {
+        /// CPU whose events were lost.
         cpu: u32,
+        /// How many, when the line says.
         count: Option<u64>,
     },
     /// Preamble, comments, blank lines.
@@ -701,9 +713,11 @@ pub struct TextImport {
     cands: Vec<Cand>,
     /// Event name -> its range of `cands`.
     events: Vec<(&'static str, std::ops::Range<usize>)>,
+    /// The mapping of events into records.
     pub mapper: Mapper,
     /// Lines of events this importer does not know (not GPU tracepoints).
     pub other_lines: u64,
+    /// Lines read.
     pub lines: u64,
     last_ts: Vec<u64>,
     /// Tasks whose name (the line's task column) was told to the sink: bit per pid.
@@ -730,7 +744,7 @@ const SWITCHES: [&str; 4] = [
 ];
 
 impl TextImport {
-    /// A reader for text without the tracepoints of [`SWITCHES`] (see [`for_text`]).
+    /// A reader for text without the tracepoints of `SWITCHES` (see [`for_text`]).
     ///
     /// [`for_text`]: Self::for_text
     pub fn new() -> TextImport {
@@ -743,7 +757,7 @@ impl TextImport {
 
     /// A reader for `text`, which is read once first, as a trace.dat would describe it:
     /// the formats are those of the events the text has lines of (a trace.dat carries
-    /// the formats of the events it recorded), so the switches of [`SWITCHES`] follow the
+    /// the formats of the events it recorded), so the switches of `SWITCHES` follow the
     /// text and the stream header names the drivers the text really has; and the time of
     /// its first event is the capture's start (IMPORT.md §1).
     pub fn for_text(text: &[u8]) -> TextImport {
@@ -1070,7 +1084,9 @@ impl TextImport {
 /// Text input failed: a bad line, or reading / writing.
 #[derive(Debug)]
 pub enum TextErrorOrIo {
+    /// A line that is not trace text.
     Text(TextError),
+    /// Reading the input or writing the output failed.
     Io(io::Error),
 }
 

@@ -17,19 +17,33 @@ pub const MAGIC: [u8; 10] = [0x17, 0x08, 0x44, b't', b'r', b'a', b'c', b'i', b'n
 
 /// v7 option / section ids (trace-cmd's `enum tracecmd_option_id`).
 pub mod opt {
+    /// End of the options.
     pub const DONE: u16 = 0;
+    /// A buffer (instance) and where its CPUs' data is (v7).
     pub const BUFFER: u16 = 3;
+    /// The trace clock.
     pub const TRACECLOCK: u16 = 4;
+    /// `uname -a` of the recording machine.
     pub const UNAME: u16 = 5;
+    /// The machine's CPU count.
     pub const CPUCOUNT: u16 = 8;
+    /// trace-cmd's version.
     pub const VERSION: u16 = 9;
+    /// The strings section (v7).
     pub const STRINGS: u16 = 15;
+    /// The header_page/header_event section (v7).
     pub const HEADER_INFO: u16 = 16;
+    /// The ftrace events' formats (v7).
     pub const FTRACE_EVENTS: u16 = 17;
+    /// The other events' formats (v7).
     pub const EVENT_FORMATS: u16 = 18;
+    /// Kernel symbols (v7).
     pub const KALLSYMS: u16 = 19;
+    /// printk formats (v7).
     pub const PRINTK: u16 = 20;
+    /// Task names (v7).
     pub const CMDLINES: u16 = 21;
+    /// A buffer stored as text (latency format; not read).
     pub const BUFFER_TEXT: u16 = 22;
     /// The last id of trace-cmd's `enum tracecmd_option_id` (before `_MAX`): ids above
     /// (a newer trace-cmd, a fork) are warned about and skipped.
@@ -51,7 +65,9 @@ pub const SEC_COMPRESSED: u16 = 1;
 /// A damaged or unsupported file; `offset` is the byte offset in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DatError {
+    /// Byte offset in the file.
     pub offset: u64,
+    /// What is wrong.
     pub msg: String,
 }
 
@@ -85,6 +101,7 @@ pub enum Codec {
 }
 
 impl Codec {
+    /// trace-cmd's name of the codec.
     pub fn name(self) -> &'static str {
         match self {
             Codec::Zlib => "zlib",
@@ -143,23 +160,34 @@ impl Codec {
 /// Where one CPU's pages are.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CpuData {
+    /// The CPU.
     pub cpu: u32,
+    /// Offset of its pages in the file.
     pub offset: u64,
+    /// Bytes of its pages (compressed, in v7 with a codec).
     pub size: u64,
 }
 
 /// A parsed trace.dat: everything but the event data, which [`CpuStream`] reads.
 #[derive(Debug)]
 pub struct TraceDat<'a> {
+    /// The whole file.
     pub data: &'a [u8],
+    /// File version: 6 or 7.
     pub version: u32,
+    /// Byte order of the recording machine.
     pub endian: Endian,
+    /// Its `long` size (4 or 8).
     pub long_size: u8,
+    /// Ring-buffer page size.
     pub page_size: u32,
+    /// v7: the codec of compressed sections and pages.
     pub codec: Option<Codec>,
     /// "zlib 1.2.13", "zstd 1.5.4" or "none".
     pub compression_name: String,
+    /// Where the parts of a page are (`header_page`).
     pub layout: PageLayout,
+    /// The event formats that could be parsed.
     pub formats: Vec<EventFormat>,
     /// Event format texts that could not be parsed (system/name, why): counted, not fatal.
     pub bad_formats: Vec<String>,
@@ -167,10 +195,15 @@ pub struct TraceDat<'a> {
     /// meaning (forks and old trace-cmd versions wrote other things under the same ids),
     /// one line each naming the option and its offset: the events do not need them.
     pub warnings: Vec<String>,
+    /// Task names (pid, comm).
     pub cmdlines: Vec<(u32, String)>,
+    /// The trace clock's name.
     pub clock: String,
+    /// `uname` of the recording machine (empty when absent).
     pub uname: String,
+    /// trace-cmd's version (empty when absent).
     pub tracecmd_version: String,
+    /// Where each CPU's pages are.
     pub cpus: Vec<CpuData>,
     /// The machine's CPU count (the CPUCOUNT option), 0 if the file has none. trace-cmd
     /// 3.1 lists only the CPUs that recorded data in a v7 BUFFER option, so an idle CPU is
@@ -731,6 +764,7 @@ pub enum Next {
 /// The pages of one CPU, decoded one event at a time (compressed chunks are inflated one
 /// at a time into a buffer that is reused).
 pub struct CpuStream<'a> {
+    /// The CPU.
     pub cpu: u32,
     file: &'a [u8],
     layout: PageLayout,

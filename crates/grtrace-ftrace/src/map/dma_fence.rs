@@ -5,16 +5,10 @@ use super::*;
 impl Mapper {
     /// Maps one event of the rows of this file.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn map_dma_fence<S: Sink>(
-        &mut self,
-        sink: &mut S,
-        kind: Kind,
-        f: &Fields<'_>,
-        cpu: u32,
-        pid: u32,
-        t: u64,
-    ) -> io::Result<()> {
+    pub(super) fn map_dma_fence<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
+        let Ev {
+            kind, cpu, pid, t, ..
+        } = *f;
         let u = |i: usize| f.u(i);
         match kind {
             Kind::FenceSignaled | Kind::FenceWaitStart | Kind::FenceWaitEnd => {

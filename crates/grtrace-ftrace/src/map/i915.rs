@@ -28,16 +28,10 @@ fn i915_engine(class: u64, inst: u64) -> String {
 impl Mapper {
     /// Maps one event of the rows of this file.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn map_i915<S: Sink>(
-        &mut self,
-        sink: &mut S,
-        kind: Kind,
-        f: &Fields<'_>,
-        cpu: u32,
-        pid: u32,
-        t: u64,
-    ) -> io::Result<()> {
+    pub(super) fn map_i915<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
+        let Ev {
+            kind, cpu, pid, t, ..
+        } = *f;
         let u = |i: usize| f.u(i);
         let hd = f.hd;
         match kind {
@@ -67,11 +61,7 @@ impl Mapper {
                     first_of_engine = true;
                     if by_id {
                         let name = format!("engine{class}").into_bytes();
-                        return (
-                            format!("card{dev}").into_bytes(),
-                            name,
-                            ring_flag::CTX_SEQNO,
-                        );
+                        return (card_name(dev), name, ring_flag::CTX_SEQNO);
                     }
                     // Seqnos count per context (its timeline), not per engine; a virtual
                     // engine's requests run on one of its engines (IMPORT.md 5.7).
@@ -81,7 +71,7 @@ impl Mapper {
                         0
                     };
                     (
-                        format!("card{dev}").into_bytes(),
+                        card_name(dev),
                         i915_engine(class, inst).into_bytes(),
                         ring_flag::CTX_SEQNO | virt,
                     )

@@ -17,8 +17,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 
 use grtrace_format::abi::{eflag, lost_source, ring_flag, RING_UNIT_BYTES, RING_UNIT_SLOTS};
-use grtrace_format::Event;
 use grtrace_format::{Body, ClockSync, Endian, EventBody, Lost, RingNote};
+use grtrace_format::{Card, Event};
 
 use crate::format::{read_str, read_uint, EventFormat, Loc};
 
@@ -196,12 +196,15 @@ impl Kind {
 /// Counts of one tracepoint in the input.
 #[derive(Clone, Debug)]
 pub struct Seen {
+    /// Subsystem (`gpu_scheduler`).
     pub system: String,
+    /// Event name (`drm_run_job`).
     pub name: String,
     /// None: an event this importer does not map (or whose format lacks a needed field).
     pub kind: Option<Kind>,
     /// Why a known tracepoint is not mapped (its format lacks a field), if so.
     pub unusable: Option<String>,
+    /// Events of it in the input.
     pub count: u64,
 }
 
@@ -265,13 +268,19 @@ struct Ring {
 /// Totals for the summary and NOTE_STREAM_INFO.
 #[derive(Clone, Debug, Default)]
 pub struct MapStats {
+    /// Tracepoint events read.
     pub events_in: u64,
+    /// Records written.
     pub records_out: u64,
+    /// Events the kernel said it lost.
     pub lost_events: u64,
     /// Lost-events markers whose count the kernel did not store.
     pub lost_unknown: u64,
+    /// Jobs handed to a driver (run_job and its kin).
     pub jobs_started: u64,
+    /// Job starts inferred where the capture has none.
     pub inferred_starts: u64,
+    /// Events with an id no format of the input describes (skipped).
     pub unknown_ids: u64,
     /// DRM scheduler events of a driver's queues skipped because the driver's own job
     /// tracepoints name those jobs (xe, msm, v3d).
@@ -284,6 +293,7 @@ pub struct MapStats {
     /// Times of the first and last input event of any kind (GPU or not) and loss marker
     /// (u64::MAX and 0 before any): the capture's span, see [`MapStats::span`].
     pub first_ns: u64,
+    /// See `first_ns`.
     pub last_ns: u64,
 }
 
@@ -413,6 +423,7 @@ pub struct Mapper {
     pipe_sync_by_run: bool,
     /// GPU-side waits of jobs not started yet (see [`Mapper::gpu_wait`]).
     deferred: FxMap<Key, Vec<(u64, u64)>>,
+    /// Totals for the summary and NOTE_STREAM_INFO.
     pub stats: MapStats,
 }
 
@@ -635,7 +646,7 @@ impl Mapper {
             pid,
             t,
             &Body::Event(EventBody {
-                code: code.0,
+                code,
                 flags,
                 ctx: k.ctx,
                 ring: k.ring,
@@ -1204,10 +1215,14 @@ impl Mapper {
         t: u64,
         data: &[u8],
     ) -> io::Result<()> {
-        let f = Fields {
+        let f = Ev {
             e: self.endian,
             data,
             hd: self.handlers[h],
+            kind,
+            cpu,
+            pid,
+            t,
         };
         match kind {
             Kind::SchedQueue612
@@ -1219,19 +1234,15 @@ impl Mapper {
             | Kind::SchedDone
             | Kind::SchedAddDep
             | Kind::SchedUnschedulable
-            | Kind::LimaSubmit => self.map_drm_sched(sink, kind, &f, cpu, pid, t),
-            Kind::AmdgpuCs | Kind::AmdgpuRunJob if !self.drivers.sched => {
-                self.map_amdgpu(sink, kind, &f, cpu, pid, t)
-            }
-            Kind::AmdgpuCs => self.map_drm_sched(sink, kind, &f, cpu, pid, t),
-            Kind::AmdgpuPipeSync if f.hd.fields[1].size != 0 => {
-                self.map_drm_sched(sink, kind, &f, cpu, pid, t)
-            }
+            | Kind::LimaSubmit => self.map_drm_sched(sink, &f),
+            Kind::AmdgpuCs | Kind::AmdgpuRunJob if !self.drivers.sched => self.map_amdgpu(sink, &f),
+            Kind::AmdgpuCs => self.map_drm_sched(sink, &f),
+            Kind::AmdgpuPipeSync if f.hd.fields[1].size != 0 => self.map_drm_sched(sink, &f),
             Kind::AmdgpuPipeSync | Kind::AmdgpuVmFlush | Kind::AmdgpuIv => {
-                self.map_amdgpu(sink, kind, &f, cpu, pid, t)
+                self.map_amdgpu(sink, &f)
             }
             Kind::FenceSignaled | Kind::FenceWaitStart | Kind::FenceWaitEnd => {
-                self.map_dma_fence(sink, kind, &f, cpu, pid, t)
+                self.map_dma_fence(sink, &f)
             }
             Kind::FenceNoRecord
             | Kind::AmdgpuRunJob
@@ -1247,7 +1258,7 @@ impl Mapper {
             | Kind::I915Out
             | Kind::I915Retire
             | Kind::I915WaitBegin
-            | Kind::I915WaitEnd => self.map_i915(sink, kind, &f, cpu, pid, t),
+            | Kind::I915WaitEnd => self.map_i915(sink, &f),
             Kind::XeQueueCreate
             | Kind::XeQueueDestroy
             | Kind::XeQueueReset
@@ -1256,26 +1267,30 @@ impl Mapper {
             | Kind::XeJobRun
             | Kind::XeJobTimedout
             | Kind::XeFenceSignal
-            | Kind::XeVmaPagefault => self.map_xe(sink, kind, &f, cpu, pid, t),
-            Kind::MsmFlush | Kind::MsmRetired => self.map_msm(sink, kind, &f, cpu, pid, t),
+            | Kind::XeVmaPagefault => self.map_xe(sink, &f),
+            Kind::MsmFlush | Kind::MsmRetired => self.map_msm(sink, &f),
             Kind::V3dSubmitCl | Kind::V3dSubmit(_) | Kind::V3dIrq(_) | Kind::V3dReset => {
-                self.map_v3d(sink, kind, &f, cpu, pid, t)
+                self.map_v3d(sink, &f)
             }
-            Kind::VirtioQueue | Kind::VirtioResponse => {
-                self.map_virtio_gpu(sink, kind, &f, cpu, pid, t)
-            }
+            Kind::VirtioQueue | Kind::VirtioResponse => self.map_virtio_gpu(sink, &f),
         }
     }
 }
 
-/// One event's bytes and where its handler's fields are.
-pub(super) struct Fields<'a> {
+/// One event: its bytes, where its handler's fields are, what it maps as, and where and
+/// when it happened (what every driver's handler takes).
+#[derive(Clone, Copy)]
+pub(super) struct Ev<'a> {
     e: Endian,
     data: &'a [u8],
     hd: Handler,
+    kind: Kind,
+    cpu: u32,
+    pid: u32,
+    t: u64,
 }
 
-impl Fields<'_> {
+impl Ev<'_> {
     /// Field `i` of the handler as an integer.
     #[inline(always)]
     fn u(&self, i: usize) -> u64 {
@@ -1287,5 +1302,15 @@ impl Fields<'_> {
     #[inline(always)]
     fn s(&self, i: usize) -> &[u8] {
         read_str(self.e, self.data, self.hd.fields[i])
+    }
+}
+
+/// The device of a driver ring's note from a tracepoint's `dev` field (a DRM minor): `card1`.
+/// A field too wide for a minor (damaged, or a format that is not the kernel's) is named
+/// with its whole value, never cut to 32 bits into another card's name.
+fn card_name(dev: u64) -> Vec<u8> {
+    match u32::try_from(dev) {
+        Ok(n) => Card(n).to_string().into_bytes(),
+        Err(_) => format!("card{dev}").into_bytes(),
     }
 }

@@ -15,16 +15,10 @@ fn msm_tick_time(sync: (u64, u64), ticks: u64) -> u64 {
 impl Mapper {
     /// Maps one event of the rows of this file.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn map_msm<S: Sink>(
-        &mut self,
-        sink: &mut S,
-        kind: Kind,
-        f: &Fields<'_>,
-        cpu: u32,
-        pid: u32,
-        t: u64,
-    ) -> io::Result<()> {
+    pub(super) fn map_msm<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
+        let Ev {
+            kind, cpu, pid, t, ..
+        } = *f;
         let u = |i: usize| f.u(i);
         match kind {
             Kind::MsmFlush | Kind::MsmRetired => {

@@ -8,16 +8,10 @@ const V3D_QUEUES: [&str; 4] = ["bin", "render", "tfu", "csd"];
 impl Mapper {
     /// Maps one event of the rows of this file.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn map_v3d<S: Sink>(
-        &mut self,
-        sink: &mut S,
-        kind: Kind,
-        f: &Fields<'_>,
-        cpu: u32,
-        pid: u32,
-        t: u64,
-    ) -> io::Result<()> {
+    pub(super) fn map_v3d<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
+        let Ev {
+            kind, cpu, pid, t, ..
+        } = *f;
         let u = |i: usize| f.u(i);
         match kind {
             Kind::V3dSubmitCl | Kind::V3dSubmit(_) | Kind::V3dIrq(_) => {
@@ -29,7 +23,7 @@ impl Mapper {
                 };
                 let ring = self.drv_ring(sink, cpu, t, (4, dev, q), || {
                     (
-                        format!("card{dev}").into_bytes(),
+                        card_name(dev),
                         V3D_QUEUES[q as usize % 4].as_bytes().to_vec(),
                         0,
                     )

@@ -8,16 +8,10 @@ const VIRTIO_GPU_RESP_ERR_UNSPEC: u64 = 0x1200;
 impl Mapper {
     /// Maps one event of the rows of this file.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn map_virtio_gpu<S: Sink>(
-        &mut self,
-        sink: &mut S,
-        kind: Kind,
-        f: &Fields<'_>,
-        cpu: u32,
-        pid: u32,
-        t: u64,
-    ) -> io::Result<()> {
+    pub(super) fn map_virtio_gpu<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
+        let Ev {
+            kind, cpu, pid, t, ..
+        } = *f;
         let (u, s) = (|i: usize| f.u(i), |i: usize| f.s(i));
         match kind {
             Kind::VirtioQueue | Kind::VirtioResponse => {

@@ -214,4 +214,26 @@ mod tests {
         assert!(Fields::new(&[0x0b]).next_field().is_err());
         assert_eq!(packed_count(&[0x01, 0x80, 0x01, 0x7f]), 3);
     }
+
+    /// Every varint length reads back, with bytes after it (the word-at-a-time path) and
+    /// at the end of its message (byte by byte).
+    #[test]
+    fn varints_of_every_length_read_back() {
+        for bits in 0..64 {
+            for v in [1u64 << bits, (1u64 << bits) - 1, (1u64 << bits) | 0x55] {
+                let mut m = Vec::new();
+                enc::varint(&mut m, v);
+                let n = m.len();
+                for tail in [0usize, 1, 8] {
+                    let mut b = m.clone();
+                    b.extend(std::iter::repeat_n(0xffu8, tail));
+                    let mut pos = 0;
+                    assert_eq!(varint(&b, &mut pos), Ok(v), "{v:#x} tail {tail}");
+                    assert_eq!(pos, n, "{v:#x} tail {tail}");
+                }
+            }
+        }
+        let mut pos = 0;
+        assert!(varint(&[0xff; 12], &mut pos).is_err());
+    }
 }

@@ -4,7 +4,6 @@
 
 use std::io::{self, Cursor};
 
-use grtrace_format::Event;
 use grtrace_format::{Body, EventBody};
 use grtrace_ftrace::datwriter::{fixture_formats, DatSpec, DatWriter, Record};
 use grtrace_ftrace::import;
@@ -77,7 +76,7 @@ impl Collect {
             .iter()
             .filter_map(|o| match o {
                 Out::Event { t, ev, .. } => Some((
-                    Event(ev.code).name().map_or("?".into(), str::to_string),
+                    ev.code.name().map_or("?".into(), str::to_string),
                     *t,
                     (ev.ctx, ev.ring, ev.seqno),
                     ev.flags,
