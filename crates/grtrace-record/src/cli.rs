@@ -2,19 +2,17 @@
 //! with its summary (the stop signals are `grtrace_cli::signals`); `main.rs` only wires them together. Also the
 //! parsing of values that need more than clap: sizes and event masks.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use clap::Parser;
-use grtrace_cli::Failure;
+use grtrace_cli::{BaseOutputArgs, DeviceArgs, Failure, FilterArgs, RingArg, StopwatchArgs};
 use grtrace_format::abi::EVENT_MASK_ALL;
 use grtrace_format::relay::{n_subbufs_ok, subbuf_size_ok, Filters};
 use grtrace_format::Event;
 
-use crate::{summary, Options};
+use crate::ftrace::FtraceOptions;
+use crate::{summary, Options, RunReport};
 
 /// Record GPU ring-buffer events of one or more DRM devices, like blktrace does for disks.
 ///
@@ -28,15 +26,19 @@ use crate::{summary, Options};
 ///   grtrace -d card0 -o - | grtparse -i -   # live
 ///   grtrace -r /tmp/sim -d card0 -o run     # against `grtsim --root /tmp/sim`
 ///   grtrace -k -d card0                     # tear down a stale session
+// The doc comment is the `--help` text, where `<cpu>` is meant as written, not as HTML.
+#[allow(rustdoc::invalid_html_tags)]
 #[derive(Parser, Debug)]
 #[command(name = "grtrace", version, verbatim_doc_comment)]
+#[command(
+    mut_arg("ctx", |a| a.value_name("ID").help("Only events of this GPU context id (filtered in the kernel: one id)")),
+    mut_arg("ring", |a| a.value_name("ID").help("Only events of this ring id (filtered in the kernel: one id)")),
+    mut_arg("pid", |a| a.value_name("PID").help("Only events of this thread id (filtered in the kernel: one id)")),
+)]
 pub struct Args {
-    /// Device to trace: card0, 0 or /dev/dri/card0 (repeat for several)
-    #[arg(short = 'd', long = "dev", value_name = "DEV")]
-    pub dev: Vec<String>,
-    /// Devices may also be given without -d
-    #[arg(value_name = "DEV", hide = true)]
-    pub more_dev: Vec<String>,
+    #[command(flatten)]
+    /// `-d DEV`: the cards to record.
+    pub devices: DeviceArgs,
     /// debugfs mount point (or a grtsim --root directory)
     #[arg(
         short = 'r',
@@ -45,15 +47,12 @@ pub struct Args {
         default_value = "/sys/kernel/debug"
     )]
     pub relay: PathBuf,
-    /// Output base name: BASE.grtrace.<cpu>; `-` writes one merged stream to stdout
-    #[arg(short = 'o', long = "output", value_name = "BASE")]
-    pub output: Option<OsString>,
-    /// Directory for the output files (created if missing)
-    #[arg(short = 'D', long = "output-dir", value_name = "DIR")]
-    pub output_dir: Option<PathBuf>,
-    /// Stop after SECONDS (fractions allowed)
-    #[arg(short = 'w', long = "stopwatch", value_name = "SECONDS")]
-    pub stopwatch: Option<f64>,
+    #[command(flatten)]
+    /// `-o BASE`, `-D DIR`.
+    pub out: BaseOutputArgs,
+    #[command(flatten)]
+    /// `-w SECONDS`.
+    pub stopwatch: StopwatchArgs,
     /// Trace only this event (name, case-insensitive; repeat to add more). Default: all
     #[arg(short = 'a', long = "act-mask", value_name = "EVENT")]
     pub act: Vec<String>,
@@ -76,15 +75,9 @@ pub struct Args {
         default_value_t = 8
     )]
     pub num_sub_buffers: usize,
-    /// Only events of this thread id (filtered in the kernel)
-    #[arg(long, value_name = "PID")]
-    pub pid: Option<u32>,
-    /// Only events of this GPU context id
-    #[arg(long, value_name = "ID")]
-    pub ctx: Option<u32>,
-    /// Only events of this ring id
-    #[arg(long, value_name = "ID")]
-    pub ring: Option<u32>,
+    #[command(flatten)]
+    /// `--ctx`, `--ring`, `--pid` (one each: the kernel's filter).
+    pub filter: FilterArgs,
     /// Stop and tear down the trace set up on each device (after a crash), then exit
     #[arg(short = 'k', long = "kill")]
     pub kill: bool,
@@ -92,6 +85,7 @@ pub struct Args {
     #[arg(short = 'v', long)]
     pub verbose: bool,
     #[command(flatten)]
+    /// `--completions SHELL`.
     pub completions: grtrace_cli::CompletionArgs,
     /// Record the GPU tracepoints a stock kernel has, through tracefs (no grtrace series)
     #[arg(long)]
@@ -104,54 +98,21 @@ pub struct Args {
 impl Args {
     /// The recording the arguments ask for, or a usage error (exit 2) to print.
     pub fn options(&self) -> Result<Options, String> {
-        let mut devices = self.dev.clone();
-        devices.extend(self.more_dev.iter().cloned());
+        let devices = self.devices.cards()?;
         if devices.is_empty() {
             return Err("no device: give one with -d, e.g. `grtrace -d card0 -o run`".into());
         }
-        for (i, d) in devices.iter().enumerate() {
-            let name = crate::device::normalize_name(d);
-            if let Some(first) = devices[..i]
-                .iter()
-                .find(|e| crate::device::normalize_name(e) == name)
-            {
-                return Err(format!(
-                    "device {} given twice (as `{}` and `{}`)",
-                    name,
-                    grtrace_cli::one_line(first),
-                    grtrace_cli::one_line(d)
-                ));
-            }
-        }
-        if self.output.as_ref().is_some_and(|o| o.is_empty()) {
-            return Err(
-                "-o: the base name is empty (it would write hidden .grtrace.<cpu> files)".into(),
-            );
-        }
-        let mut opts = Options::new(devices);
-        opts.root = self.relay.clone();
-        opts.output = self.output.clone();
-        opts.dir = self.output_dir.clone();
-        if opts.is_pipe() && opts.devices.len() > 1 {
+        if self.out.is_pipe() && devices.len() > 1 {
             return Err(
                 "-o - takes one device: records do not say which device they came from".into(),
             );
         }
-        if opts.is_pipe() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-            return Err(
-                "-o - writes binary records: pipe them into `grtparse -i -` or a file".into(),
-            );
-        }
-        if opts.is_pipe() && opts.dir.is_some() {
-            return Err("-D makes no sense with -o -".into());
-        }
-        match self.stopwatch {
-            Some(w) if !(w > 0.0 && w < 1e9) => {
-                return Err("-w wants a positive number of seconds".into())
-            }
-            Some(w) => opts.stopwatch = Some(Duration::from_secs_f64(w)),
-            None => {}
-        }
+        self.out.check()?;
+        let mut opts = Options::new(devices);
+        opts.root = self.relay.clone();
+        opts.output = self.out.output.clone();
+        opts.dir = self.out.output_dir.clone();
+        opts.stopwatch = self.stopwatch.stopwatch;
         opts.subbuf_size = match parse_size(&self.buffer_size) {
             Some(b) if subbuf_size_ok(b) => b,
             _ => {
@@ -165,27 +126,87 @@ impl Args {
             return Err("-n: sub-buffer count must be 2 to 4096".into());
         }
         opts.n_subbufs = self.num_sub_buffers;
-        opts.filters = Filters {
-            events: event_mask(self.mask.as_deref(), &self.act)?,
-            pid: self.pid,
-            ctx: self.ctx,
-            ring: self.ring,
-        };
+        opts.filters = self.kernel_filters()?;
         Ok(opts)
+    }
+
+    /// `-a`/`-A`, `--pid`, `--ctx` and `--ring` as the kernel filters them: one id each, and
+    /// a ring by its id (the kernel knows no ring names).
+    fn kernel_filters(&self) -> Result<Filters, String> {
+        let one = |opt: &str, ids: &[u32]| {
+            match ids {
+            [] => Ok(None),
+            [id] => Ok(Some(*id)),
+            _ => Err(format!(
+                "{opt}: the kernel filters one id (grtparse and grtreport take several after recording)"
+            )),
+        }
+        };
+        let f = &self.filter;
+        let rings = f
+            .ring
+            .iter()
+            .map(|r| match r {
+                RingArg::Id(id) => Ok(*id),
+                RingArg::Name(n) => Err(format!(
+                    "--ring {}: the kernel filters by ring id, not name (grtparse --ring takes names)",
+                    grtrace_cli::one_line(n)
+                )),
+            })
+            .collect::<Result<Vec<u32>, String>>()?;
+        Ok(Filters {
+            events: event_mask(self.mask.as_deref(), &self.act)?,
+            pid: one("--pid", &f.pid)?,
+            ctx: one("--ctx", &f.ctx)?,
+            ring: one("--ring", &rings)?,
+        })
+    }
+
+    /// `--ftrace`: the options that apply to it, or a usage error.
+    pub fn ftrace_options(&self) -> Result<FtraceOptions, String> {
+        if !self.devices.is_empty() {
+            return Err("--ftrace records every GPU the tracepoints report: give no device".into());
+        }
+        if self.kill || self.filter.any() || !self.act.is_empty() || self.mask.is_some() {
+            return Err("--ftrace takes -o, -D, -w, -b, -n, -v and --tracefs only".into());
+        }
+        self.out.check()?;
+        let mut o = FtraceOptions::new(self.out.output.clone().unwrap_or_else(|| "ftrace".into()));
+        o.root = self.tracefs.clone();
+        o.dir = self.out.output_dir.clone();
+        o.stopwatch = self.stopwatch.stopwatch;
+        // The per-CPU ring buffer takes the relay buffer's total: -b x -n.
+        match parse_size(&self.buffer_size) {
+            Some(b) if b >= 4096 => {
+                o.buffer_kb = (b / 1024).saturating_mul(self.num_sub_buffers.max(1))
+            }
+            _ => return Err("-b wants a size such as 512K".into()),
+        }
+        Ok(o)
     }
 }
 
 const PROG: &str = "grtrace";
 
-/// Runs `grtrace` as the arguments ask (`-k`, or a recording until Ctrl-C, SIGTERM, SIGHUP
-/// or the stopwatch) and prints the summary: per-CPU stats on stdout (stderr with `-o -`),
-/// drop warnings on stderr.
-pub fn run(args: Args) -> ExitCode {
+/// Runs `grtrace` as the arguments ask (`-k`, a recording through the grtrace series, or
+/// one through tracefs with `--ftrace`, until Ctrl-C, SIGTERM, SIGHUP or the stopwatch) and
+/// prints the summary: per-CPU stats on stdout (stderr with `-o -`), drop warnings on stderr.
+pub fn run(args: Args) -> Result<(), Failure> {
     let stop = grtrace_cli::signals::stop_on_terminate();
     if args.ftrace {
-        return crate::ftrace::run_cli(&args, stop);
+        return ftrace(&args, stop);
     }
-    grtrace_cli::Outcome::exit_code(record(&args, stop), PROG)
+    record(&args, stop)
+}
+
+/// `grtrace --ftrace`: a recording through tracefs, with the relay recorder's summary.
+fn ftrace(args: &Args, stop: &AtomicBool) -> Result<(), Failure> {
+    let o = args.ftrace_options().map_err(Failure::Usage)?;
+    let pipe = o.output == "-";
+    let mut stderr = std::io::stderr().lock();
+    let report = crate::ftrace::record(&o, stop, &mut stderr).map_err(|e| e.to_string())?;
+    drop(stderr);
+    summarize(report, pipe, args.verbose)
 }
 
 /// `-k`, or a recording with its summary.
@@ -198,14 +219,21 @@ fn record(args: &Args, stop: &AtomicBool) -> Result<(), Failure> {
         return Ok(());
     }
     let report = crate::record(&opts, stop).map_err(|e| e.to_string())?;
+    summarize(report, opts.is_pipe(), args.verbose)
+}
+
+/// The end of a recording, by either back-end: the per-CPU stats on stdout (on stderr when
+/// the streams own stdout), drop warnings on stderr (with `-v`, throughput and CPU time),
+/// then the recording's failure, if any.
+fn summarize(report: RunReport, pipe: bool, verbose: bool) -> Result<(), Failure> {
     let mut stderr = std::io::stderr().lock();
-    if opts.is_pipe() {
+    if pipe {
         let _ = summary::print_stats(&report, &mut stderr);
     } else {
         let _ = summary::print_stats(&report, &mut std::io::stdout().lock());
     }
     let _ = summary::print_drop_warnings(&report, &mut stderr);
-    if args.verbose {
+    if verbose {
         let _ = summary::print_perf(&report, &mut stderr);
     }
     match report.failure {
@@ -258,6 +286,8 @@ pub fn event_mask(hex: Option<&str>, names: &[String]) -> Result<Option<u64>, St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use grtrace_format::Card;
+    use std::time::Duration;
 
     fn options(argv: &[&str]) -> Result<Options, String> {
         let args = Args::try_parse_from(std::iter::once("grtrace").chain(argv.iter().copied()))
@@ -271,13 +301,15 @@ mod tests {
             "-d", "card1", "-o", "run", "-w", "2.5", "-b", "4M", "-n", "16",
         ])
         .unwrap();
-        assert_eq!(o.devices, ["card1"]);
+        assert_eq!(o.devices, [Card(1)]);
         assert_eq!(o.output.as_deref(), Some(std::ffi::OsStr::new("run")));
         assert_eq!(o.stopwatch, Some(Duration::from_millis(2500)));
         assert_eq!((o.subbuf_size, o.n_subbufs), (4 << 20, 16));
         let o = options(&["card0", "--pid", "7", "-a", "end"]).unwrap();
-        assert_eq!(o.devices, ["card0"]);
+        assert_eq!(o.devices, [Card(0)]);
         assert_eq!((o.filters.pid, o.filters.events), (Some(7), Some(1 << 7)));
+        let o = options(&["card0", "--ctx", "0x10", "--ring", "3"]).unwrap();
+        assert_eq!((o.filters.ctx, o.filters.ring), (Some(16), Some(3)));
     }
 
     #[test]
@@ -296,6 +328,14 @@ mod tests {
             (&["-d", "card0", "-b", "2K"][..], "4K to 64M"),
             (&["-d", "card0", "-n", "1"][..], "2 to 4096"),
             (&["-d", "card0", "-a", "nope"][..], "unknown event `nope`"),
+            (
+                &["-d", "card0", "--ctx", "1,2"][..],
+                "--ctx: the kernel filters one id",
+            ),
+            (
+                &["-d", "card0", "--ring", "gfx"][..],
+                "--ring gfx: the kernel filters by ring id",
+            ),
         ] {
             let e = options(argv).map(|_| ()).unwrap_err();
             assert!(e.contains(says), "{argv:?}: {e}");

@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use grtrace_format::abi::files;
 use grtrace_format::ioctl::{self as gio, DrmGrtraceSetup};
 use grtrace_format::relay::{CpuState, CtlCommand, DevState, Info};
+use grtrace_format::Card;
 
-use crate::error::RecordError;
+use crate::error::{RecordError, DEFAULT_ROOT};
 
 /// `statfs` magic of debugfs.
 const DEBUGFS_MAGIC: i64 = 0x6462_6720;
-pub const DEFAULT_ROOT: &str = "/sys/kernel/debug";
 
 /// How long a command may take to show in `info` (immediate on the kernel; the simulator
 /// applies commands asynchronously).
@@ -49,6 +49,7 @@ pub enum Control {
     Ioctl {
         /// `/dev/dri/cardN`.
         node: PathBuf,
+        /// The primary node, open.
         fd: Arc<OwnedFd>,
     },
     /// One command per `write()` to `<dir>/ctl`: the simulator, or a card without a DRM node
@@ -57,27 +58,19 @@ pub enum Control {
 }
 
 #[derive(Clone, Debug)]
+/// A card's grtrace directory and how its session is controlled.
 pub struct Device {
-    /// `card0`.
-    pub name: String,
+    /// The card (`card0`).
+    pub card: Card,
+    /// `<root>/grtrace/cardN`.
     pub dir: PathBuf,
+    /// Ioctls or the `ctl` file.
     pub control: Control,
-}
-
-/// Accepts `card0`, `0` and `/dev/dri/card0`.
-pub fn normalize_name(dev: &str) -> String {
-    let base = dev.rsplit('/').next().unwrap_or(dev);
-    if base.chars().all(|c| c.is_ascii_digit()) && !base.is_empty() {
-        format!("card{base}")
-    } else {
-        base.to_string()
-    }
 }
 
 impl Device {
     /// Finds the device, with a useful error for each way it can be missing.
-    pub fn find(root: &Path, dev: &str) -> Result<Device, RecordError> {
-        let name = normalize_name(dev);
+    pub fn find(root: &Path, card: Card) -> Result<Device, RecordError> {
         let top = root.join(files::DIR);
         if !top.is_dir() {
             if root == Path::new(DEFAULT_ROOT) && !is_debugfs(root) {
@@ -96,7 +89,7 @@ impl Device {
                 root: root.to_path_buf(),
             });
         }
-        let dir = top.join(&name);
+        let dir = top.join(card.to_string());
         if !dir.join(files::INFO).exists() {
             let mut available: Vec<String> = fs::read_dir(&top)
                 .map(|rd| {
@@ -108,19 +101,19 @@ impl Device {
                 .unwrap_or_default();
             available.sort();
             return Err(RecordError::NoSuchCard {
-                dev: name,
+                card,
                 root: root.to_path_buf(),
                 available,
             });
         }
         let mut dev = Device {
-            name,
+            card,
             dir,
             control: Control::CtlFile,
         };
         // a simulator tree never drives a real card, even on a machine that has one
         if !dev.info()?.simulated {
-            if let Some(node) = drm_primary_node(Path::new(DRI_DIR), &dev.name) {
+            if let Some(node) = drm_primary_node(Path::new(DRI_DIR), card) {
                 dev.control = Control::Ioctl {
                     fd: Arc::new(open_primary(&node)?),
                     node,
@@ -146,33 +139,37 @@ impl Device {
             .map_or_else(|| PathBuf::from(DEFAULT_ROOT), Path::to_path_buf)
     }
 
+    /// A file of the device's directory.
     pub fn path(&self, file: &str) -> PathBuf {
         self.dir.join(file)
     }
 
+    /// The device's `info` file, parsed.
     pub fn info(&self) -> Result<Info, RecordError> {
         let p = self.path(files::INFO);
         let text = fs::read_to_string(&p).map_err(|e| open_error(&p, e))?;
         Info::parse(&text).map_err(|msg| RecordError::Protocol {
-            dev: self.name.clone(),
+            dev: self.card.to_string(),
             msg,
         })
     }
 
+    /// The per-CPU `state` file, parsed.
     pub fn state(&self) -> Result<Vec<CpuState>, RecordError> {
         let p = self.path(files::STATE);
         let text = fs::read_to_string(&p).map_err(|e| open_error(&p, e))?;
         CpuState::parse_all(&text).map_err(|msg| RecordError::Protocol {
-            dev: self.name.clone(),
+            dev: self.card.to_string(),
             msg,
         })
     }
 
+    /// The `dropped` counter: records the kernel could not write.
     pub fn dropped(&self) -> Result<u64, RecordError> {
         let p = self.path(files::DROPPED);
         let text = fs::read_to_string(&p).map_err(|e| open_error(&p, e))?;
         text.trim().parse().map_err(|_| RecordError::Protocol {
-            dev: self.name.clone(),
+            dev: self.card.to_string(),
             msg: format!("dropped: bad value `{}`", text.trim()),
         })
     }
@@ -197,17 +194,17 @@ impl Device {
     fn command_error(&self, cmd: &CtlCommand, p: &Path, e: io::Error) -> RecordError {
         match e.raw_os_error() {
             Some(nix::libc::EBUSY) => RecordError::Busy {
-                dev: self.name.clone(),
+                card: self.card,
                 root: self.root(),
             },
             Some(nix::libc::EINVAL) => RecordError::Protocol {
-                dev: self.name.clone(),
+                dev: self.card.to_string(),
                 msg: format!("the kernel refused `{cmd}` (check -b/-n ranges and filters)"),
             },
             Some(nix::libc::ENOMEM) => RecordError::io(
                 format!(
                     "{}: `{cmd}`: not enough kernel memory for the relay buffers (lower -b or -n)",
-                    self.name
+                    self.card
                 ),
                 e,
             ),
@@ -225,7 +222,7 @@ impl Device {
             }
             if t0.elapsed() > STATE_TIMEOUT {
                 return Err(RecordError::Timeout {
-                    dev: self.name.clone(),
+                    card: self.card,
                     root: self.root(),
                     want: want.name(),
                 });
@@ -239,6 +236,7 @@ impl Device {
         open_write(&self.path(files::CONSUMED))
     }
 
+    /// The relay buffer file of `cpu` (`trace<cpu>`).
     pub fn trace_path(&self, cpu: u32) -> PathBuf {
         self.path(&format!("{}{cpu}", files::TRACE_PREFIX))
     }
@@ -271,9 +269,9 @@ fn ioctl_command(fd: &OwnedFd, cmd: &CtlCommand) -> nix::Result<()> {
 
 /// `<dri>/cardN` if it is the DRM primary node of card N: a character device of the DRM
 /// major whose minor is N (primary nodes are minors 0-63, render nodes start at 128).
-pub fn drm_primary_node(dri: &Path, card: &str) -> Option<PathBuf> {
-    let n: u64 = card.strip_prefix("card")?.parse().ok()?;
-    let node = dri.join(card);
+pub fn drm_primary_node(dri: &Path, card: Card) -> Option<PathBuf> {
+    let n = u64::from(card.number());
+    let node = dri.join(card.to_string());
     let meta = fs::metadata(&node).ok()?;
     let rdev = meta.rdev();
     let is_drm = meta.file_type().is_char_device()
@@ -398,16 +396,17 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         // a regular file and a character device of another major are not DRM nodes
         fs::write(dir.join("card0"), b"").unwrap();
-        assert_eq!(drm_primary_node(&dir, "card0"), None);
-        assert_eq!(drm_primary_node(Path::new("/dev"), "null"), None);
+        assert_eq!(drm_primary_node(&dir, Card(0)), None);
+        std::os::unix::fs::symlink("/dev/null", dir.join("card1")).unwrap();
+        assert_eq!(drm_primary_node(&dir, Card(1)), None);
         let _ = fs::remove_dir_all(&dir);
-        assert_eq!(drm_primary_node(&dir, "card0"), None);
+        assert_eq!(drm_primary_node(&dir, Card(0)), None);
         // a real one, where this machine has it
         if let Ok(meta) = fs::metadata("/dev/dri/card0") {
             let drm = meta.file_type().is_char_device()
                 && nix::sys::stat::major(meta.rdev()) == 226
                 && nix::sys::stat::minor(meta.rdev()) == 0;
-            assert_eq!(drm_primary_node(Path::new(DRI_DIR), "card0").is_some(), drm);
+            assert_eq!(drm_primary_node(Path::new(DRI_DIR), Card(0)).is_some(), drm);
         }
     }
 }

@@ -31,8 +31,11 @@ const WAIT_MAX: Duration = Duration::from_millis(20);
 /// What a drain thread saw, returned when it ends.
 #[derive(Clone, Debug, Default)]
 pub struct DrainTotals {
+    /// The CPU.
     pub cpu: u32,
+    /// Records drained.
     pub records: u64,
+    /// Events among them.
     pub events: u64,
     /// Record bytes drained (notes the recorder added included).
     pub bytes: u64,
@@ -46,6 +49,7 @@ pub struct DrainTotals {
     pub streaming: Duration,
     /// Bytes of damaged records skipped (a kernel bug; normally 0).
     pub corrupt_bytes: u64,
+    /// Why the drain stopped early, if it did.
     pub error: Option<String>,
 }
 
@@ -84,15 +88,23 @@ impl DrainTotals {
     }
 }
 
+/// One CPU's drain: reads its relay buffer and hands whole records to the writer.
 pub struct Drain {
+    /// The CPU.
     pub cpu: u32,
     /// The CPU's relay buffer, mapped read-only.
     pub buf: RelayMap,
+    /// The relay buffer file (polled for new data).
     pub trace: File,
+    /// The device's `consumed` file, written as sub-buffers are done with.
     pub consumed: Arc<File>,
+    /// Where the drain is in the buffer.
     pub cursor: DrainCursor,
+    /// Byte order of the records.
     pub endian: Endian,
+    /// To the output's writer thread.
     pub tx: Sender<Chunk>,
+    /// Empty buffers back from the writer, so nothing is allocated per record.
     pub pool: Receiver<Vec<u8>>,
     /// Set by the recorder once the device is stopped and flushed: drain to the end and exit.
     pub finish: Arc<AtomicBool>,
@@ -105,6 +117,7 @@ pub struct Drain {
 }
 
 impl Drain {
+    /// Drains until `finish` is set and the buffer is empty (or `abort` is set); returns what it saw.
     pub fn run(mut self) -> DrainTotals {
         let mut t = DrainTotals {
             cpu: self.cpu,
@@ -406,7 +419,7 @@ mod tests {
 
     fn event(p: &mut RelayProducer, seq: u64) -> bool {
         let body = Body::Event(EventBody {
-            code: 3,
+            code: grtrace_format::Event::SUBMIT,
             seqno: seq,
             ..Default::default()
         });

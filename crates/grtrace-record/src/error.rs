@@ -5,78 +5,117 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
+use grtrace_format::Card;
+
+/// Where debugfs is mounted by default (here, below every other room, because the errors'
+/// hints leave `-r ROOT` out for it).
+pub const DEFAULT_ROOT: &str = "/sys/kernel/debug";
+
 #[derive(Debug)]
+/// Why a recording could not start or stopped (one line each, see `Display`).
 pub enum RecordError {
     /// The default debugfs root is not a debugfs mount.
     DebugfsNotMounted {
+        /// The root given.
         root: PathBuf,
     },
     /// `<root>/grtrace` does not exist.
     NoGrtrace {
+        /// The root given.
         root: PathBuf,
     },
+    /// No `<root>/grtrace/cardN` for the card asked for.
     NoSuchCard {
-        dev: String,
+        /// The card asked for.
+        card: Card,
+        /// The root looked under.
         root: PathBuf,
+        /// The cards that are there.
         available: Vec<String>,
     },
+    /// Permission denied: not run as root.
     NotRoot {
+        /// The path refused.
         path: PathBuf,
     },
     /// debugfs refuses mmap/open because the kernel is locked down.
     Lockdown {
+        /// The path refused.
         path: PathBuf,
+        /// The lockdown mode (`integrity`, `confidentiality`).
         mode: String,
     },
+    /// The card's session is already set up (another recorder, or a crashed one).
     Busy {
-        dev: String,
+        /// The card.
+        card: Card,
         /// The root given with -r, so the hint repeats it.
         root: PathBuf,
     },
     /// `ctl` is a FIFO nobody reads: a simulator tree whose grtsim is gone.
     NoServer {
+        /// The `ctl` FIFO.
         path: PathBuf,
     },
+    /// An output's file system is full.
     DiskFull {
+        /// The output.
         path: PathBuf,
     },
     /// `-D DIR` names something that is not a directory (or has one on its path).
     NotADirectory {
+        /// The `-D` path.
         path: PathBuf,
     },
     /// The device did not reach a state after a command.
     Timeout {
-        dev: String,
+        /// The card.
+        card: Card,
+        /// The root given with -r, so the hint repeats it.
         root: PathBuf,
+        /// The state waited for.
         want: &'static str,
     },
+    /// The device said something the recorder does not understand.
     Protocol {
+        /// The card (and CPU), as shown.
         dev: String,
+        /// What was wrong.
         msg: String,
     },
     /// `--ftrace`: the tracefs root is not a tracefs mount; `hint` says how to mount it.
     NoTracefs {
+        /// The tracefs root given.
         root: PathBuf,
+        /// How to mount it.
         hint: &'static str,
     },
     /// `--ftrace`: none of the GPU tracepoints of the mapping exists on this kernel.
     NoGpuTracepoints {
+        /// The tracefs root.
         root: PathBuf,
+        /// The tracepoints looked for.
         missing: Vec<String>,
     },
     /// `--ftrace`: the kernel's ftrace data (`header_page`, a page of `trace_pipe_raw`)
     /// is not what the reader understands.
     TracefsData {
+        /// What was read.
         what: String,
+        /// What was wrong.
         msg: String,
     },
+    /// Any other I/O error.
     Io {
+        /// What was being done.
         what: String,
+        /// The error.
         err: io::Error,
     },
 }
 
 impl RecordError {
+    /// An I/O error while doing `what`.
     pub fn io(what: impl Into<String>, err: io::Error) -> RecordError {
         RecordError::Io {
             what: what.into(),
@@ -87,11 +126,11 @@ impl RecordError {
 
 /// `grtrace -k -d DEV` with every option that matters to reach the same device (`-r ROOT`
 /// when it is not the default), ready to paste.
-pub fn kill_command(dev: &str, root: &std::path::Path) -> String {
-    if root == std::path::Path::new(crate::DEFAULT_ROOT) {
-        format!("grtrace -k -d {dev}")
+pub fn kill_command(card: Card, root: &std::path::Path) -> String {
+    if root == std::path::Path::new(DEFAULT_ROOT) {
+        format!("grtrace -k -d {card}")
     } else {
-        format!("grtrace -k -r {} -d {dev}", grtrace_cli::shell_word(root))
+        format!("grtrace -k -r {} -d {card}", grtrace_cli::shell_word(root))
     }
 }
 
@@ -111,11 +150,11 @@ impl fmt::Display for RecordError {
                 root.display()
             ),
             RecordError::NoSuchCard {
-                dev,
+                card,
                 root,
                 available,
             } => {
-                write!(f, "{dev}: no such device under {}/grtrace", root.display())?;
+                write!(f, "{card}: no such device under {}/grtrace", root.display())?;
                 if available.is_empty() {
                     write!(f, " (no traceable cards: is the GPU driver loaded?)")
                 } else {
@@ -132,10 +171,10 @@ impl fmt::Display for RecordError {
                 "{}: refused by kernel lockdown ({mode}): debugfs control and relay files are off-limits; boot with lockdown=none (or without Secure Boot) to trace",
                 path.display()
             ),
-            RecordError::Busy { dev, root } => write!(
+            RecordError::Busy { card, root } => write!(
                 f,
-                "{dev}: busy: another grtrace is recording (or a crashed one left it set up: run `{}` to tear it down)",
-                kill_command(dev, root)
+                "{card}: busy: another grtrace is recording (or a crashed one left it set up: run `{}` to tear it down)",
+                kill_command(*card, root)
             ),
             RecordError::NoServer { path } => write!(
                 f,
@@ -152,10 +191,10 @@ impl fmt::Display for RecordError {
                 "-D {}: not a directory (it, or a part of its path, is a file): give a directory for the output files",
                 path.display()
             ),
-            RecordError::Timeout { dev, root, want } => write!(
+            RecordError::Timeout { card, root, want } => write!(
                 f,
-                "{dev}: the device did not become `{want}`: check `dmesg`, then `{}`",
-                kill_command(dev, root)
+                "{card}: the device did not become `{want}`: check `dmesg`, then `{}`",
+                kill_command(*card, root)
             ),
             RecordError::Protocol { dev, msg } => write!(
                 f,

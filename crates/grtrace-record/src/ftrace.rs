@@ -38,7 +38,9 @@ pub struct FtraceOptions {
     pub create: bool,
     /// Output base name; `-` = merged stream on stdout.
     pub output: std::ffi::OsString,
+    /// Directory for the output files (`-D`).
     pub dir: Option<PathBuf>,
+    /// Stop after this long (`-w`).
     pub stopwatch: Option<Duration>,
     /// Per-CPU ring buffer size in KiB (`buffer_size_kb`).
     pub buffer_kb: usize,
@@ -47,6 +49,7 @@ pub struct FtraceOptions {
 }
 
 impl FtraceOptions {
+    /// The defaults, writing to `output`.
     pub fn new(output: std::ffi::OsString) -> FtraceOptions {
         FtraceOptions {
             root: PathBuf::from(DEFAULT_TRACEFS),
@@ -87,6 +90,11 @@ impl Drop for Instance {
     }
 }
 
+/// A message of the recording on `err`, on one line.
+fn say(err: &mut dyn Write, msg: std::fmt::Arguments<'_>) {
+    grtrace_cli::error_to(err, "grtrace", msg);
+}
+
 /// Writes a tracefs control file that must already exist (never creates one).
 fn put(path: &Path, value: &str) -> io::Result<()> {
     OpenOptions::new()
@@ -104,7 +112,9 @@ fn ioe(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
 /// Tracepoints found and not found on this kernel, for the start-up report.
 #[derive(Clone, Debug, Default)]
 pub struct Found {
+    /// `system:event` of the tracepoints enabled.
     pub found: Vec<String>,
+    /// `system:event` of those this kernel does not have.
     pub missing: Vec<String>,
 }
 
@@ -189,7 +199,10 @@ fn setup(
         match EventFormat::parse(system, &text) {
             Ok(f) => formats.push(f),
             Err(e) => {
-                let _ = writeln!(err, "grtrace: {name}: unreadable format ({e}); not enabled");
+                say(
+                    err,
+                    format_args!("{name}: unreadable format ({e}); not enabled"),
+                );
                 found.missing.push(name);
                 continue;
             }
@@ -371,17 +384,18 @@ pub fn record(
             missing: found.missing,
         });
     }
-    let _ = writeln!(
+    say(
         err,
-        "grtrace: ftrace instance {}: clock {clock}",
-        inst.dir.display()
+        format_args!("ftrace instance {}: clock {clock}", inst.dir.display()),
     );
-    let _ = writeln!(err, "grtrace: tracepoints found: {}", found.found.join(" "));
+    say(
+        err,
+        format_args!("tracepoints found: {}", found.found.join(" ")),
+    );
     if !found.missing.is_empty() {
-        let _ = writeln!(
+        say(
             err,
-            "grtrace: not on this kernel: {}",
-            found.missing.join(" ")
+            format_args!("not on this kernel: {}", found.missing.join(" ")),
         );
     }
     let layout = page_layout(&inst, &o.root)?;
@@ -522,21 +536,25 @@ pub fn record(
         }
     }
     if live.stats.late > 0 {
-        let _ = writeln!(
+        say(
             err,
-            "grtrace: {} events reached the merge after later events had been written (a CPU \
+            format_args!(
+                "{} events reached the merge after later events had been written (a CPU \
              stalled beyond {} ms between stamping and committing); their jobs may be out of order",
-            live.stats.late,
-            live.slack / 1_000_000
+                live.stats.late,
+                live.slack / 1_000_000
+            ),
         );
     }
     if live.stats.forced > 0 {
-        let _ = writeln!(
+        say(
             err,
-            "grtrace: {} events written before every CPU had been read past them (over {} MiB \
+            format_args!(
+                "{} events written before every CPU had been read past them (over {} MiB \
              held); a late CPU's events may be out of order",
-            live.stats.forced,
-            HELD_LIMIT >> 20
+                live.stats.forced,
+                HELD_LIMIT >> 20
+            ),
         );
     }
     // Per-CPU counts of what the kernel dropped (overwritten or refused).
@@ -599,72 +617,4 @@ pub fn record(
         pipe_closed,
         failure,
     })
-}
-
-/// `grtrace --ftrace`: the options that apply, the recording, and the blktrace-style summary.
-pub fn run_cli(args: &crate::cli::Args, stop: &AtomicBool) -> std::process::ExitCode {
-    use std::process::ExitCode;
-    let usage = |m: &str| {
-        eprintln!("grtrace: {m}\nTry 'grtrace --help' for more information.");
-        ExitCode::from(2)
-    };
-    if !args.dev.is_empty() || !args.more_dev.is_empty() {
-        return usage("--ftrace records every GPU the tracepoints report: give no device");
-    }
-    if args.kill
-        || args.pid.is_some()
-        || args.ctx.is_some()
-        || args.ring.is_some()
-        || !args.act.is_empty()
-        || args.mask.is_some()
-    {
-        return usage("--ftrace takes -o, -D, -w, -b, -n, -v and --tracefs only");
-    }
-    let output = args.output.clone().unwrap_or_else(|| "ftrace".into());
-    let pipe = output == "-";
-    if pipe && io::IsTerminal::is_terminal(&io::stdout()) {
-        return usage("-o - writes binary records: pipe them into `grtparse -i -` or a file");
-    }
-    if pipe && args.output_dir.is_some() {
-        return usage("-D makes no sense with -o -");
-    }
-    let mut o = FtraceOptions::new(output);
-    o.root = args.tracefs.clone();
-    o.dir = args.output_dir.clone();
-    match args.stopwatch {
-        Some(w) if !(w > 0.0 && w < 1e9) => return usage("-w wants a positive number of seconds"),
-        Some(w) => o.stopwatch = Some(Duration::from_secs_f64(w)),
-        None => {}
-    }
-    // The per-CPU ring buffer takes the relay buffer's total: -b x -n.
-    match crate::cli::parse_size(&args.buffer_size) {
-        Some(b) if b >= 4096 => {
-            o.buffer_kb = (b / 1024).saturating_mul(args.num_sub_buffers.max(1))
-        }
-        _ => return usage("-b wants a size such as 512K"),
-    }
-    let mut stderr = io::stderr().lock();
-    let report = match record(&o, stop, &mut stderr) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("grtrace: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    if pipe {
-        let _ = crate::summary::print_stats(&report, &mut stderr);
-    } else {
-        let _ = crate::summary::print_stats(&report, &mut io::stdout().lock());
-    }
-    let _ = crate::summary::print_drop_warnings(&report, &mut stderr);
-    if args.verbose {
-        let _ = crate::summary::print_perf(&report, &mut stderr);
-    }
-    match &report.failure {
-        Some(e) => {
-            eprintln!("grtrace: {e}");
-            ExitCode::from(1)
-        }
-        None => ExitCode::SUCCESS,
-    }
 }

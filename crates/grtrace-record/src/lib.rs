@@ -34,10 +34,10 @@ use std::time::{Duration, Instant};
 
 use grtrace_format::abi::{self, rsize};
 use grtrace_format::relay::{self, CtlCommand, DevState, DrainCursor, Filters, Info, RelayMap};
-use grtrace_format::{Endian, StreamHeader};
+use grtrace_format::{Card, Endian, StreamHeader};
 
-pub use device::{Device, DEFAULT_ROOT};
-pub use error::RecordError;
+pub use device::Device;
+pub use error::{RecordError, DEFAULT_ROOT};
 pub use summary::{CpuReport, DeviceReport, RunReport};
 
 use drain::{Drain, DrainTotals};
@@ -45,27 +45,33 @@ use writer::{Chunk, Output, WriterFailure};
 
 /// Default sub-buffer size and count: 512 KiB × 8 = 4 MiB per CPU.
 pub const DEFAULT_SUBBUF_SIZE: usize = 512 << 10;
+/// See [`DEFAULT_SUBBUF_SIZE`].
 pub const DEFAULT_N_SUBBUFS: usize = 8;
 
 /// What to record and where.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Devices (`card0`, ...).
-    pub devices: Vec<String>,
+    /// The cards to record.
+    pub devices: Vec<Card>,
     /// debugfs mount point (or a grtsim root).
     pub root: PathBuf,
     /// Output base name (any bytes); `-` = one merged stream on stdout; None = the device name.
     pub output: Option<std::ffi::OsString>,
+    /// Directory for the output files (`-D`).
     pub dir: Option<PathBuf>,
     /// Stop after this long.
     pub stopwatch: Option<Duration>,
+    /// Sub-buffer size in bytes (`-b`).
     pub subbuf_size: usize,
+    /// Sub-buffers per CPU (`-n`).
     pub n_subbufs: usize,
+    /// The kernel-side filters.
     pub filters: Filters,
 }
 
 impl Options {
-    pub fn new(devices: Vec<String>) -> Options {
+    /// Recording `devices` with the defaults.
+    pub fn new(devices: Vec<Card>) -> Options {
         Options {
             devices,
             root: PathBuf::from(DEFAULT_ROOT),
@@ -78,20 +84,21 @@ impl Options {
         }
     }
 
+    /// Whether the output is one merged stream on stdout (`-o -`).
     pub fn is_pipe(&self) -> bool {
         self.output.as_deref() == Some(std::ffi::OsStr::new("-"))
     }
 
     /// The files of a device: `[DIR/]BASE.grtrace.<cpu>`.
-    pub fn file_base(&self, dev: &str) -> PathBuf {
+    pub fn file_base(&self, card: Card) -> PathBuf {
         let base = match (&self.output, self.devices.len()) {
             (Some(b), 1) => b.clone(),
             (Some(b), _) => {
                 let mut b = b.clone();
-                b.push(format!(".{dev}"));
+                b.push(format!(".{card}"));
                 b
             }
-            (None, _) => dev.into(),
+            (None, _) => card.to_string().into(),
         };
         match &self.dir {
             Some(d) => d.join(base),
@@ -202,7 +209,7 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
     let mut sessions = opts
         .devices
         .iter()
-        .map(|d| Session::set_up(opts, d))
+        .map(|&d| Session::set_up(opts, d))
         .collect::<Result<Vec<_>, _>>()?;
     // 2. Outputs, mappings, and where each CPU starts.
     let (outputs, cpus) = open_outputs(opts, &sessions, stop)?;
@@ -242,13 +249,13 @@ pub fn record(opts: &Options, stop: &AtomicBool) -> Result<RunReport, RecordErro
 impl Session {
     /// Finds device `name`, checks that it is idle, sets it up with the options' geometry
     /// and filters, and checks what the kernel made of it.
-    fn set_up(opts: &Options, name: &str) -> Result<Session, RecordError> {
-        let dev = Device::find(&opts.root, name)?;
+    fn set_up(opts: &Options, card: Card) -> Result<Session, RecordError> {
+        let dev = Device::find(&opts.root, card)?;
         let info = dev.info()?;
         if info.state != DevState::Idle {
             let root = dev.root();
             return Err(RecordError::Busy {
-                dev: dev.name,
+                card: dev.card,
                 root,
             });
         }
@@ -265,7 +272,7 @@ impl Session {
         };
         s.info = s.dev.wait_state(DevState::Setup)?;
         let bad = |msg: String| RecordError::Protocol {
-            dev: s.dev.name.clone(),
+            dev: s.dev.card.to_string(),
             msg,
         };
         if s.info.subbuf_header != abi::subbuf::HEADER_SIZE
@@ -313,9 +320,12 @@ fn open_outputs(
     }
     if !pipe {
         for p in remove_stale(opts, sessions)? {
-            eprintln!(
-                "grtrace: removed {} (left by an earlier recording under this name)",
-                p.display()
+            grtrace_cli::error(
+                "grtrace",
+                format_args!(
+                    "removed {} (left by an earlier recording under this name)",
+                    p.display()
+                ),
             );
         }
     }
@@ -326,7 +336,7 @@ fn open_outputs(
             let output = if pipe {
                 0
             } else {
-                let mut p = opts.file_base(&s.dev.name).into_os_string();
+                let mut p = opts.file_base(s.dev.card).into_os_string();
                 p.push(format!(".grtrace.{cpu}"));
                 let p = PathBuf::from(p);
                 let f = writer::open_output(&p, stop)?;
@@ -388,10 +398,9 @@ fn start_tracing(sessions: &mut [Session]) -> Result<(), RecordError> {
         s.running = true;
         // Which control path is used (the e2e boot checks that the kernel's is the ioctl);
         // said once the device runs, so that a failure is the one line it prints.
-        eprintln!(
-            "grtrace: {}: control by {}",
-            s.dev.name,
-            s.dev.control_desc()
+        grtrace_cli::error(
+            "grtrace",
+            format_args!("{}: control by {}", s.dev.card, s.dev.control_desc()),
         );
     }
     Ok(())
@@ -520,7 +529,7 @@ impl Threads {
         let refused_cpu = s.dev.info().map_or(0, |i| i.refused_cpu);
         let now = monotonic_ns();
         let mut report = DeviceReport {
-            name: s.dev.name.clone(),
+            name: s.dev.card.to_string(),
             cpus: Vec::new(),
             dropped,
             refused_cpu,
@@ -543,7 +552,7 @@ impl Threads {
             });
             if let Some(msg) = t.error.take() {
                 first_error.get_or_insert(RecordError::Protocol {
-                    dev: format!("{} cpu {cpu}", s.dev.name),
+                    dev: format!("{} cpu {cpu}", s.dev.card),
                     msg,
                 });
             }
@@ -607,11 +616,11 @@ impl Threads {
 pub fn kill(opts: &Options) -> Result<Vec<String>, RecordError> {
     let mut lines = Vec::new();
     for d in &opts.devices {
-        let dev = Device::find(&opts.root, d)?;
+        let dev = Device::find(&opts.root, *d)?;
         let was = device::kill(&dev)?;
         lines.push(match was {
-            DevState::Idle => format!("{}: was not set up", dev.name),
-            s => format!("{}: torn down (was {})", dev.name, s.name()),
+            DevState::Idle => format!("{}: was not set up", dev.card),
+            s => format!("{}: torn down (was {})", dev.card, s.name()),
         });
     }
     Ok(lines)
@@ -634,7 +643,7 @@ fn remove_stale(opts: &Options, sessions: &[Session]) -> Result<Vec<PathBuf>, Re
     let mut writes = Vec::new();
     let mut bases = Vec::new();
     for s in sessions {
-        let base = opts.file_base(&s.dev.name);
+        let base = opts.file_base(s.dev.card);
         for cpu in &s.info.cpus {
             let mut p = base.clone().into_os_string();
             p.push(format!(".grtrace.{cpu}"));
@@ -670,14 +679,12 @@ mod tests {
 
     #[test]
     fn file_names_follow_the_device_count() {
-        let mut o = Options::new(vec!["card0".into()]);
-        assert_eq!(o.file_base("card0"), PathBuf::from("card0"));
+        let mut o = Options::new(vec![Card(0)]);
+        assert_eq!(o.file_base(Card(0)), PathBuf::from("card0"));
         o.output = Some("run".into());
-        assert_eq!(o.file_base("card0"), PathBuf::from("run"));
-        o.devices.push("card1".into());
+        assert_eq!(o.file_base(Card(0)), PathBuf::from("run"));
+        o.devices.push(Card(1));
         o.dir = Some(PathBuf::from("/t"));
-        assert_eq!(o.file_base("card1"), PathBuf::from("/t/run.card1"));
-        assert_eq!(device::normalize_name("/dev/dri/card2"), "card2");
-        assert_eq!(device::normalize_name("3"), "card3");
+        assert_eq!(o.file_base(Card(1)), PathBuf::from("/t/run.card1"));
     }
 }

@@ -7,21 +7,30 @@ use std::time::Duration;
 use crate::error::RecordError;
 
 #[derive(Clone, Debug)]
+/// What one CPU's drain did.
 pub struct CpuReport {
+    /// The CPU.
     pub cpu: u32,
+    /// Events recorded.
     pub events: u64,
+    /// Records recorded (events and notes).
     pub records: u64,
+    /// Bytes recorded.
     pub bytes: u64,
     /// Records the kernel refused on this CPU (sub-buffer headers + pending at stop).
     pub lost: u64,
     /// Time from the first to the last drain pass that found data.
     pub streaming: Duration,
+    /// Bytes of damaged records skipped.
     pub corrupt_bytes: u64,
 }
 
 #[derive(Clone, Debug)]
+/// What was recorded of one device.
 pub struct DeviceReport {
+    /// The device as shown (`card0`, `ftrace amdgpu`).
     pub name: String,
+    /// Its CPUs.
     pub cpus: Vec<CpuReport>,
     /// The device's `dropped` at stop.
     pub dropped: u64,
@@ -31,10 +40,13 @@ pub struct DeviceReport {
 }
 
 #[derive(Debug)]
+/// What a recording did, for the summary.
 pub struct RunReport {
+    /// Per device.
     pub devices: Vec<DeviceReport>,
     /// (path, records, bytes) of each output stream.
     pub outputs: Vec<(PathBuf, u64, u64)>,
+    /// Wall time of the recording.
     pub elapsed: Duration,
     /// User + system CPU time of the recorder process during the run.
     pub cpu_time: Duration,
@@ -47,6 +59,7 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// Events recorded, all devices.
     pub fn events(&self) -> u64 {
         self.devices
             .iter()

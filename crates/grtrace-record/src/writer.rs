@@ -17,13 +17,22 @@ use crate::error::RecordError;
 /// A message to the writer.
 pub enum Chunk {
     /// Whole records for the output.
-    Data { bytes: Vec<u8>, records: u64 },
+    Data {
+        /// The encoded records.
+        bytes: Vec<u8>,
+        /// How many.
+        records: u64,
+    },
     /// One CPU of the output is done: its final notes (already encoded), and the device's
     /// `dropped` at stop. The stream ends when all its CPUs are done.
     Finish {
+        /// The final notes, encoded.
         tail: Vec<u8>,
+        /// Records in `tail`.
         tail_records: u64,
+        /// The device's `dropped` at stop.
         kernel_dropped: u64,
+        /// Whether the CPU stopped cleanly (everything drained).
         clean: bool,
         /// Time of the CPU's last record or of the stop, whichever is later.
         end_ns: u64,
@@ -37,9 +46,11 @@ pub struct Output {
     /// The stream; its byte and record counts (header included in bytes) only count whole
     /// records that were written, so they are where a failed file is cut back to.
     pub stream: StreamWriter<File>,
+    /// A regular file (cut back to whole records on failure), not a pipe.
     pub is_file: bool,
     /// CPUs that still have to send `Finish`.
     pub cpus_left: u32,
+    /// Every CPU finished and the stream ended.
     pub ended: bool,
     /// CPU stamped on the final `NOTE_STREAM_INFO` (0 for a merged stream).
     pub cpu: u32,
@@ -72,11 +83,13 @@ impl Output {
 /// How the writer failed, if it did.
 #[derive(Default)]
 pub struct WriterFailure {
+    /// The first write error.
     pub error: Option<RecordError>,
     /// The reader of `-o -` went away: stop quietly.
     pub pipe_closed: bool,
 }
 
+/// The error of a failed write to `path` (a full disk says so).
 pub fn write_error(path: &std::path::Path, e: io::Error) -> RecordError {
     match e.raw_os_error() {
         Some(nix::libc::ENOSPC) | Some(nix::libc::EDQUOT) => RecordError::DiskFull {

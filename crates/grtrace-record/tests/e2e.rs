@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use grtrace_format::abi::INFO_STOPPED_CLEANLY;
 use grtrace_format::relay::{DevState, Filters};
 use grtrace_format::RecordType;
-use grtrace_format::{Body, Event, Records, StreamHeader};
+use grtrace_format::{Body, Card, Event, Records, StreamHeader};
 use grtrace_record::device::Control;
 use grtrace_record::{Device, Options, RecordError};
 use grtrace_sim::{Sim, SimConfig};
@@ -86,7 +86,7 @@ fn read_stream_bytes(data: &[u8], name: &str, seen: &mut Seen) -> StreamHeader {
         match r.body() {
             Body::Event(e) => {
                 seen.events += 1;
-                seen.codes.insert(e.code);
+                seen.codes.insert(e.code.0);
             }
             Body::Lost(l) => {
                 seen.lost_notes += 1;
@@ -145,7 +145,7 @@ fn wait_produced(sim: &Sim, card: usize) {
 }
 
 fn opts(root: &Path, out: &Path, devs: &[&str]) -> Options {
-    let mut o = Options::new(devs.iter().map(|s| s.to_string()).collect());
+    let mut o = Options::new(devs.iter().map(|s| s.parse::<Card>().unwrap()).collect());
     o.root = root.to_path_buf();
     o.output = Some(out.join("run").into_os_string());
     o.subbuf_size = 1 << 20;
@@ -256,7 +256,7 @@ fn kernel_filters_reach_the_device_and_messages_become_notes() {
 fn busy_device_is_refused_and_kill_frees_it() {
     let root = TempDir::new("root");
     let sim = Sim::start(&sim_cfg(&root.0, 10)).unwrap();
-    let dev = Device::find(&root.0, "card0").unwrap();
+    let dev = Device::find(&root.0, Card(0)).unwrap();
     // A crashed recorder left the device set up.
     grtrace_sim::device::write_ctl(
         &root.0.join("grtrace/card0/ctl"),
@@ -276,7 +276,7 @@ fn busy_device_is_refused_and_kill_frees_it() {
             root.0.display()
         )
     );
-    let mut o = Options::new(vec!["card0".into()]);
+    let mut o = Options::new(vec![Card(0)]);
     o.root = root.0.clone();
     assert_eq!(
         grtrace_record::kill(&o).unwrap(),
@@ -292,18 +292,20 @@ fn busy_device_is_refused_and_kill_frees_it() {
 #[test]
 fn missing_tree_and_missing_card_say_what_to_do() {
     let root = TempDir::new("root");
-    let e = Device::find(&root.0, "card0").unwrap_err().to_string();
+    let e = Device::find(&root.0, Card(0)).unwrap_err().to_string();
     assert!(e.contains("grtrace does not exist"), "{e}");
     assert!(e.contains("grtsim --root"), "{e}");
     let _sim = Sim::start(&sim_cfg(&root.0, 10)).unwrap();
-    let e = Device::find(&root.0, "card7").unwrap_err().to_string();
+    let e = Device::find(&root.0, Card(7)).unwrap_err().to_string();
     assert!(
         e.starts_with("card7: no such device") && e.contains("traceable: card0"),
         "{e}"
     );
     assert_eq!(
-        Device::find(&root.0, "/dev/dri/card0").unwrap().name,
-        "card0"
+        Device::find(&root.0, "/dev/dri/card0".parse().unwrap())
+            .unwrap()
+            .card,
+        Card(0)
     );
 }
 
@@ -313,7 +315,7 @@ fn missing_tree_and_missing_card_say_what_to_do() {
 fn the_simulator_is_controlled_through_its_ctl_file_and_the_recorder_says_so() {
     let (root, out) = (TempDir::new("root"), TempDir::new("out"));
     let sim = Sim::start(&sim_cfg(&root.0, 10)).unwrap();
-    let dev = Device::find(&root.0, "card0").unwrap();
+    let dev = Device::find(&root.0, Card(0)).unwrap();
     // `simulated 1` in info: the ctl file, never an ioctl (even where /dev/dri/card0 exists)
     assert!(matches!(dev.control, Control::CtlFile), "{:?}", dev.control);
     let ctl = root.0.join("grtrace/card0/ctl");
@@ -442,7 +444,7 @@ fn ctrl_c_at_random_moments_always_leaves_parseable_files() {
         read_files(&out.0.join("run"), 2, &mut seen);
         assert_eq!(seen.clean_ends, 2, "run {run}");
         // The device is free again for the next run.
-        let info = Device::find(&root.0, "card0").unwrap().info().unwrap();
+        let info = Device::find(&root.0, Card(0)).unwrap().info().unwrap();
         assert_eq!(info.state, DevState::Idle, "run {run}");
     }
 }
@@ -561,7 +563,7 @@ fn disk_full_stops_and_keeps_whole_records() {
             r.unwrap();
         }
     }
-    let info = Device::find(&root.0, "card0").unwrap().info().unwrap();
+    let info = Device::find(&root.0, Card(0)).unwrap().info().unwrap();
     let _ = Command::new("umount").arg(&out.0).status();
     assert!(msg.contains("disk full"), "{msg}");
     assert_eq!(info.state, DevState::Idle);
@@ -744,7 +746,7 @@ fn a_new_recording_removes_stale_files_of_its_name() {
 
 /// `info`'s state of card0 under `root`.
 fn state(root: &Path) -> DevState {
-    Device::find(root, "card0").unwrap().info().unwrap().state
+    Device::find(root, Card(0)).unwrap().info().unwrap().state
 }
 
 fn signal(child: &std::process::Child, sig: nix::sys::signal::Signal) {
@@ -760,7 +762,7 @@ fn the_busy_hint_names_the_root_and_works_when_pasted() {
         "setup subbuf_size=4096 n_subbufs=2\n",
     )
     .unwrap();
-    Device::find(&root.0, "card0")
+    Device::find(&root.0, Card(0))
         .unwrap()
         .wait_state(DevState::Setup)
         .unwrap();
@@ -879,6 +881,11 @@ fn an_empty_base_name_and_a_device_given_twice_are_usage_errors() {
             "device card1 given twice",
         ),
         (&["-d", "card0", "-A", "SUBMIT"][..], "hex event mask"),
+        (
+            &["-d", "gpu0"][..],
+            "`gpu0` is not a card: give card1, 1 or /dev/dri/card1",
+        ),
+        (&["-d", "/dev/dri/renderD128"][..], "is a render node"),
     ] {
         let o = grtrace_bin().args(args).output().unwrap();
         let e = String::from_utf8_lossy(&o.stderr);
@@ -962,7 +969,7 @@ fn a_d_option_naming_a_file_is_one_line_saying_it_is_not_a_directory() {
             )
         );
     }
-    let dev = Device::find(&root.0, "card0").unwrap();
+    let dev = Device::find(&root.0, Card(0)).unwrap();
     assert_eq!(dev.info().unwrap().state, DevState::Idle);
     drop(sim);
 }

@@ -17,6 +17,8 @@ use crate::{scenarios, Sim, SimConfig, MAX_CARDS, MAX_CPUS};
 /// Example (two shells, no root needed):
 ///   grtsim --root /tmp/sim --rate 200000
 ///   grtrace -r /tmp/sim -d card0 -w 3 -o run && grtparse run
+// The doc comment is the `--help` text, where `<cpu>` is meant as written, not as HTML.
+#[allow(rustdoc::invalid_html_tags)]
 #[derive(Parser, Debug)]
 #[command(name = "grtsim", version, verbatim_doc_comment)]
 pub struct Args {
@@ -71,6 +73,7 @@ pub struct Args {
     #[arg(short, long)]
     pub verbose: bool,
     #[command(flatten)]
+    /// `--completions SHELL`.
     pub completions: grtrace_cli::CompletionArgs,
 }
 

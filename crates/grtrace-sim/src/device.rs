@@ -30,7 +30,9 @@ pub enum Workload {
     /// The live model: `rate` events/s for the whole card (None = as fast as possible), and
     /// optionally exactly `events` events per session.
     Live {
+        /// Events per second (None: as fast as possible).
         rate: Option<f64>,
+        /// Events per session (None: until stopped).
         events: Option<u64>,
     },
     /// A scenario's records (already split per CPU), paced to their times.
@@ -38,18 +40,26 @@ pub enum Workload {
 }
 
 #[derive(Clone, Debug)]
+/// One simulated card.
 pub struct CardCfg {
+    /// Its directory, `<root>/grtrace/cardN`.
     pub dir: PathBuf,
+    /// Its number.
     pub card: u32,
+    /// CPUs online at setup.
     pub cpus: u32,
+    /// The driver name in `info` and stream headers.
     pub driver: String,
+    /// Seed of the workload.
     pub seed: u64,
+    /// What it produces.
     pub workload: Workload,
     /// The simulated kernel publishes `commit` every this many records (1 = like the kernel).
     pub commit_every: u32,
     /// CPUs that come online after setup: each runs CPU 0's workload, and every record of
-    /// it is refused and counted in `refused_cpu` (see [`Card::stop`]).
+    /// it is refused and counted in `refused_cpu` (when the card's session stops).
     pub hotplug_cpus: u32,
+    /// Log commands and sessions on stderr.
     pub verbose: bool,
 }
 
@@ -60,9 +70,13 @@ pub struct CardStats {
     pub sessions: AtomicU64,
     /// Sessions stopped so far (the totals below belong to the last one).
     pub stopped: AtomicU64,
+    /// Events offered in the last session.
     pub last_events: AtomicU64,
+    /// Events written in the last session.
     pub last_events_written: AtomicU64,
+    /// Records written in the last session.
     pub last_records: AtomicU64,
+    /// Records dropped in the last session.
     pub last_dropped: AtomicU64,
     /// Live progress of the running session.
     pub progress: Mutex<Vec<Arc<ProducerProgress>>>,
@@ -292,7 +306,7 @@ impl Card {
 
     fn log(&self, msg: &str) {
         if self.cfg.verbose {
-            eprintln!("grtsim: card{}: {msg}", self.cfg.card);
+            eprintln!("grtsim: {}: {msg}", grtrace_format::Card(self.cfg.card));
         }
     }
 

@@ -36,6 +36,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use grtrace_format::Card;
+
 pub use device::{CardStats, Workload};
 
 /// Most simulated cards (each has a serving thread).
@@ -50,25 +52,33 @@ pub const LOCK_FILE: &str = ".grtsim.lock";
 pub struct SimConfig {
     /// Stands for the debugfs mount point: cards appear under `<root>/grtrace/`.
     pub root: PathBuf,
+    /// Cards to serve.
     pub cards: u32,
+    /// CPUs per card.
     pub cpus: u32,
     /// Events per second per card; None = as fast as possible.
     pub rate: Option<f64>,
     /// Events per session per card (None = until the recorder stops).
     pub events: Option<u64>,
+    /// Seed of the workloads.
     pub seed: u64,
     /// Play this scenario instead of the live model.
     pub scenario: Option<String>,
+    /// Jobs of a scenario.
     pub jobs: usize,
+    /// Publish `commit` every this many records (1 = like the kernel).
     pub commit_every: u32,
+    /// Driver name of the cards.
     pub driver: String,
     /// CPUs brought online after setup (per card): their records are refused and counted
     /// in `info`'s `refused_cpu`, as the kernel does (FORMAT.md §7.1, §7.3).
     pub hotplug_cpus: u32,
+    /// Log commands and sessions on stderr.
     pub verbose: bool,
 }
 
 impl SimConfig {
+    /// The defaults, serving under `root`.
     pub fn new(root: impl Into<PathBuf>) -> SimConfig {
         SimConfig {
             root: root.into(),
@@ -175,7 +185,7 @@ fn foreign(p: &Path) -> io::Error {
 
 /// `card<N>` -> N.
 fn card_number(name: &str) -> Option<u32> {
-    name.strip_prefix("card")?.parse().ok()
+    Card::from_label(name).map(Card::number)
 }
 
 impl Sim {
@@ -249,7 +259,7 @@ impl Sim {
             };
             let (q, s) = (quit.clone(), stats.clone());
             let h = std::thread::Builder::new()
-                .name(format!("grtsim-card{card}"))
+                .name(format!("grtsim-{}", Card(card)))
                 .spawn(move || device::serve(ccfg, q, s))?;
             cards.push((h, stats));
             // Ready when `info` exists (the FIFOs are created before it).
@@ -272,10 +282,12 @@ impl Sim {
         Ok(sim)
     }
 
+    /// The statistics of card `card`.
     pub fn stats(&self, card: usize) -> &Arc<CardStats> {
         &self.cards[card].1
     }
 
+    /// The root served.
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -317,5 +329,5 @@ impl Drop for Sim {
 /// `<root>/grtrace/card<N>`.
 pub fn card_dir(root: &Path, card: u32) -> PathBuf {
     root.join(grtrace_format::abi::files::DIR)
-        .join(format!("card{card}"))
+        .join(Card(card).to_string())
 }

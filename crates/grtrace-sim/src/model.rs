@@ -23,36 +23,49 @@ pub type JobName = (u32, u32, u64);
 /// A ring of the simulated device.
 #[derive(Clone, Debug)]
 pub struct RingDef {
+    /// Ring id.
     pub ring: u32,
+    /// Engine class (gfx, compute, copy).
     pub engine_class: u32,
+    /// Ring size in bytes.
     pub size: u64,
+    /// Ring name.
     pub name: &'static str,
 }
 
 /// A simulated process with one GPU context.
 #[derive(Clone, Debug)]
 pub struct Client {
+    /// Its pid.
     pub pid: u32,
+    /// Its name.
     pub comm: &'static str,
+    /// Its context id.
     pub ctx: u32,
+    /// The CPU it submits from.
     pub cpu: u32,
     /// Index into the model's rings.
     pub ring_idx: usize,
 }
 
 #[derive(Clone, Debug)]
+/// The live model's parameters.
 pub struct ModelCfg {
     /// CPUs the submitting processes run on (round robin).
     pub cpus: Vec<u32>,
     /// CPU taking the completion interrupts.
     pub irq_cpu: u32,
+    /// First context id.
     pub first_ctx: u32,
+    /// Contexts (one client each).
     pub n_ctx: u32,
     /// Ring ids are `first_ring + k` for the three rings (gfx, compute, copy).
     pub first_ring: u32,
+    /// Pid of the first client.
     pub first_pid: u32,
     /// Mean time between job arrivals on the whole model, in ns.
     pub job_gap_ns: u64,
+    /// Seed of the arrivals and durations.
     pub seed: u64,
     /// Suffix of ring names (`gfx` + suffix), so several models on one device differ.
     pub ring_suffix: String,
@@ -87,9 +100,11 @@ const COMMS: [&str; 6] = [
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator seeded with `seed`.
     pub fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
     }
+    /// The next number.
     pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x << 13;
@@ -148,6 +163,7 @@ fn intern(s: String) -> &'static str {
 }
 
 impl Model {
+    /// A model of `cfg`, at time 0.
     pub fn new(cfg: ModelCfg) -> Model {
         let mut rng = Rng::new(cfg.seed);
         let rings: Vec<RingState> = [(1u32, "gfx"), (2, "comp"), (3, "copy")]
@@ -193,9 +209,11 @@ impl Model {
         }
     }
 
+    /// The rings of the model.
     pub fn rings(&self) -> Vec<RingDef> {
         self.rings.iter().map(|r| r.def.clone()).collect()
     }
+    /// The clients of the model.
     pub fn clients(&self) -> &[Client] {
         &self.clients
     }
@@ -356,7 +374,7 @@ mod tests {
                 .iter()
                 .filter_map(|(_, b)| match b {
                     Body::Event(e) if e.ctx == ctx && e.ring == ring && e.seqno == seqno => {
-                        Some(e.code)
+                        Some(e.code.0)
                     }
                     _ => None,
                 })
@@ -369,10 +387,10 @@ mod tests {
         let mut last_end: HashMap<u32, u64> = HashMap::new();
         for (s, b) in &recs {
             if let Body::Event(e) = b {
-                if e.code == Event::START.0 {
+                if e.code == Event::START {
                     assert!(s.time_ns > *last_end.get(&e.ring).unwrap_or(&0));
                 }
-                if e.code == Event::END.0 {
+                if e.code == Event::END {
                     last_end.insert(e.ring, s.time_ns);
                 }
             }

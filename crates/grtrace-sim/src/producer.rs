@@ -15,6 +15,7 @@ use crate::model::{Model, ModelCfg, EVENTS_PER_JOB};
 pub fn monotonic_ns() -> u64 {
     clock_ns(nix::time::ClockId::CLOCK_MONOTONIC)
 }
+/// CLOCK_REALTIME now, in ns.
 pub fn realtime_ns() -> u64 {
     clock_ns(nix::time::ClockId::CLOCK_REALTIME)
 }
@@ -94,9 +95,9 @@ impl Template {
         let add = cycle * self.seqno_step[ri as usize];
         e.seqno += add;
         let code = e.code;
-        if code == Event::SIGNAL.0 || code == Event::WAIT.0 || code == Event::WAIT_END.0 {
+        if code == Event::SIGNAL || code == Event::WAIT || code == Event::WAIT_END {
             e.arg1 += add;
-        } else if code == Event::IRQ.0 {
+        } else if code == Event::IRQ {
             e.arg0 += add;
         }
         debug_assert!(e.ring >= self.first_ring);
@@ -109,9 +110,11 @@ impl Template {
 pub struct ProducerTotals {
     /// Events the (filtered) workload offered: written + refused.
     pub events: u64,
+    /// Events written.
     pub events_written: u64,
     /// Records of any type written (numbered 1..=records).
     pub records: u64,
+    /// Events refused (the filters, or a CPU brought online after setup).
     pub refused: u64,
     /// Wall time from the first record to the last event of the quota (or to stop).
     pub busy: Duration,
@@ -119,24 +122,32 @@ pub struct ProducerTotals {
 
 /// Per-session knobs shared by the CPUs of a card.
 pub struct ProducerCfg {
+    /// The CPU.
     pub cpu: u32,
     /// Events this CPU produces before going quiet (None = until stop).
     pub quota: Option<u64>,
     /// Pace to the records' times (true) or write as fast as possible.
     pub paced: bool,
+    /// Publish `commit` every this many records.
     pub commit_every: u32,
+    /// The session's filters.
     pub filters: Filters,
+    /// Session time 0, in the monotonic clock.
     pub base_ns: u64,
 }
 
 /// Shared live counters of one producer, read by tests and the statistics.
 #[derive(Debug, Default)]
 pub struct ProducerProgress {
+    /// Events offered so far.
     pub events: AtomicU64,
+    /// Events written so far.
     pub events_written: AtomicU64,
+    /// The quota is done.
     pub done: AtomicBool,
 }
 
+/// Writes one CPU's records into its relay buffer, as the kernel does.
 pub struct Producer<'a> {
     relay: RelayProducer<'a>,
     cfg: ProducerCfg,
@@ -149,6 +160,7 @@ pub struct Producer<'a> {
 }
 
 impl<'a> Producer<'a> {
+    /// A producer on `relay`.
     pub fn new(relay: RelayProducer<'a>, cfg: ProducerCfg) -> Producer<'a> {
         Producer {
             relay,
@@ -165,7 +177,7 @@ impl<'a> Producer<'a> {
     #[inline]
     pub fn put(&mut self, stamp: &Stamp, body: &Body<'_>) {
         let (is_event, code, ctx, ring) = match body {
-            Body::Event(e) => (true, e.code, e.ctx, e.ring),
+            Body::Event(e) => (true, e.code.0, e.ctx, e.ring),
             _ => (false, 0, 0, 0),
         };
         if !self
@@ -203,6 +215,7 @@ impl<'a> Producer<'a> {
         }
     }
 
+    /// Publishes the records written so far (the sub-buffer's `commit`).
     pub fn commit(&mut self) {
         self.relay.commit();
         self.uncommitted = 0;
@@ -347,7 +360,7 @@ mod tests {
             assert!(st.time_ns >= last_time);
             last_time = st.time_ns;
             assert_eq!(st.cpu, 1);
-            if e.code == Event::ALLOC.0 {
+            if e.code == Event::ALLOC {
                 let prev = last_seqno.insert(e.ring, e.seqno).unwrap_or(0);
                 assert_eq!(e.seqno, prev + 1, "ALLOC seqnos count up per ring");
             }

@@ -10,7 +10,7 @@ use grtrace_format::Body;
 
 use super::{by_time, JobName, Planned, ReportGen, Scenario, TruthJob, US};
 
-pub(super) fn frames(seed: u64, jobs: usize) -> Scenario {
+pub(in crate::scenarios) fn frames(seed: u64, jobs: usize) -> Scenario {
     let mut g = ReportGen::new(seed ^ 0x6672_616d_6573);
     let mut seqno = [1u64; 3];
     let (mut t, mut made) = (1_000 * US, 0usize);
