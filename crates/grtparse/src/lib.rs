@@ -6,156 +6,33 @@
 //! on worker threads in batches, written in merged order, when the inputs are files),
 //! dumps the merged binary stream (`-d`) and prints the summary ([`stats`]).
 
+mod cli;
 pub mod out;
 mod par;
 mod pass;
 pub mod printer;
 pub mod stats;
 
-use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
 use grtrace_cli::{Failure, InputWords, Resolved};
 use grtrace_format::abi;
-use grtrace_format::{RunSummary, StreamHeader, StreamInfoView as Stream, Trace};
+use grtrace_format::{RunSummary, StreamInfoView as Stream, Trace};
 
+pub use crate::cli::{Cli, UsageError};
 use crate::out::Out;
-use crate::pass::{say, slots_of, Dump, Filters, Pass};
+use crate::pass::{describe_stream, say, slots_of, Dump, Filters, Pass};
 use crate::printer::{compile, Render};
 
-const AFTER_HELP: &str = "\
-Examples:
-  grtparse run                     every run.grtrace.<cpu> file, merged by time
-  grtparse run.grtrace.*           the same, with the files named
-  grtrace -o - | grtparse -i -     a live stream on stdin
-  grtparse run -a SUBMIT,END --ring gfx -w 0.5:2
-  grtparse run -f '%T.%t %c %a %x %n\\n'
-  grtparse run -q -O -d merged.bin  merge into one binary stream, no text
-  grtparse -D /tmp/traces run      run.grtrace.<cpu> files in /tmp/traces
-
-Default line (whitespace-separated, stable for grep and awk):
-  device cpu seq sec.nsec pid EVENT ring ctx seqno [key=value details...] [comm]
-Notes (PROCESS RING MSG CLOCK_SYNC LOST STREAM_INFO) use '-' for ring ctx seqno (a RING
-note shows its ring id); a RING note adds flags=ctx-seqno,virtual when set.
-Lost records print inline as LOST lines (source=kernel|recorder|gap).
-
-Format fields for -f/-F (%[-][width]X; \\n \\t escapes; %% for %):
-  %a event name  %c cpu  %C process name  %d details  %D device  %f flags
-  %n job seqno  %p pid  %r ring (name)  %R ring id  %s sequence  %T seconds
-  %t nanoseconds  %x ctx  %z wall clock sec.nsec  %0 %1 %2 %3 event args
-
-Exit status: 0 ok, 1 damaged/missing/empty input or output error, 2 usage error.";
-
-/// Command line of grtparse.
-#[derive(Parser, Debug, Default)]
-#[command(
-    name = "grtparse",
-    version,
-    about = "Turn grtrace streams into one line per GPU event (like blkparse)",
-    long_about = "Reads the per-CPU streams written by `grtrace -o run` (run.grtrace.<cpu>), \
-merged streams (`grtrace -o -`, `grtparse -d`), or stdin, merges them by time and prints one \
-line per event. Sequence gaps and kernel drops are shown inline and in the summary.",
-    after_help = AFTER_HELP
-)]
-pub struct Cli {
-    /// Inputs: a base name (`run` reads every run.grtrace.<cpu>), files, or `-` for stdin.
-    #[arg(value_name = "INPUT")]
-    pub inputs: Vec<OsString>,
-    /// Input, like a positional INPUT (repeatable; `-i -` is stdin).
-    #[arg(short = 'i', long = "input", value_name = "INPUT")]
-    pub input: Vec<OsString>,
-    /// Look for the inputs (those not starting with `/`) in DIR, like blkparse -D.
-    #[arg(short = 'D', long = "input-directory", value_name = "DIR")]
-    pub input_dir: Option<PathBuf>,
-    /// Write text to FILE instead of stdout (`-` = stdout).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Format string for every line (see the fields below).
-    #[arg(short = 'f', long = "format", value_name = "FORMAT")]
-    pub format: Option<String>,
-    /// Format string for one event or note, e.g. `-F 'END,%T.%t %x %n status=%2\n'`.
-    #[arg(short = 'F', long = "format-spec", value_name = "EVENT,FORMAT")]
-    pub format_spec: Vec<String>,
-    /// Show only these events/notes (comma-separated names, e.g. SUBMIT,END,MSG).
-    #[arg(
-        short = 'a',
-        long = "events",
-        value_name = "NAMES",
-        value_delimiter = ','
-    )]
-    pub events: Vec<String>,
-    /// Show only the events whose bits are set in this hex mask (bit N = event code N,
-    /// as blkparse and grtrace -A); notes are still shown.
-    #[arg(short = 'A', long = "set-mask", value_name = "HEX")]
-    pub mask: Option<String>,
-    /// Show everything except these events/notes (comma-separated names).
-    #[arg(long = "exclude", value_name = "NAMES", value_delimiter = ',')]
-    pub exclude: Vec<String>,
-    /// Only events of these context ids.
-    #[arg(long = "ctx", value_name = "IDS", value_delimiter = ',')]
-    pub ctx: Vec<u32>,
-    /// Only events on these rings (ids or names from the ring notes).
-    #[arg(long = "ring", value_name = "RINGS", value_delimiter = ',')]
-    pub ring: Vec<String>,
-    /// Only events (and messages and process notes) of these pids.
-    #[arg(long = "pid", value_name = "PIDS", value_delimiter = ',')]
-    pub pid: Vec<u32>,
-    /// Time window in seconds from the first record: END or START:END (e.g. 0.5:2).
-    #[arg(short = 'w', long = "stopwatch", value_name = "[START:]END")]
-    pub window: Option<String>,
-    /// No summary at the end.
-    #[arg(short = 'q', long = "quiet")]
-    pub quiet: bool,
-    /// No text output (use with -d).
-    #[arg(short = 'O', long = "no-text-output")]
-    pub no_text: bool,
-    /// Dump the merged stream, in the same binary format, to FILE (`-` = stdout).
-    #[arg(short = 'd', long = "dump-binary", value_name = "FILE")]
-    pub dump: Option<PathBuf>,
-    /// Per-process statistics in the summary.
-    #[arg(short = 's', long = "per-program-stats")]
-    pub per_process: bool,
-    /// Also write the summary's figures as JSON to FILE (`-` = stdout; schema in grtparse(1)).
-    #[arg(long = "summary-json", value_name = "FILE")]
-    pub summary_json: Option<PathBuf>,
-    /// Verbose: inputs, gaps and warnings on stderr as they happen.
-    #[arg(short = 'v', long = "verbose")]
-    pub verbose: bool,
-    /// Print absolute wall-clock time (seconds since the epoch) instead of relative time.
-    #[arg(long = "wall")]
-    pub wall: bool,
-    /// Merge files of different recording sessions of one card (refused by default).
-    #[arg(long = "force")]
-    pub force: bool,
-    /// Threads for the text: N-1 format lines while one merges (default: the CPUs
-    /// available; 1 = one thread). Standard input and small inputs use one thread.
-    #[arg(short = 'j', long = "threads", value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub threads: Option<u32>,
-    /// Lines per batch handed to a text thread (tests).
-    #[arg(long = "batch-lines", value_name = "N", hide = true)]
-    pub batch_lines: Option<usize>,
-    #[command(flatten)]
-    pub progress: grtrace_cli::ProgressArgs,
-    #[command(flatten)]
-    pub completions: grtrace_cli::CompletionArgs,
-}
-
-/// A usage problem (exit status 2).
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl From<UsageError> for Failure {
-    fn from(u: UsageError) -> Failure {
-        Failure::Usage(u.0)
+/// Runs grtparse with its messages on standard error. A problem met while reading (a
+/// damaged input, whose records before the damage are still used) is reported as it is met
+/// and makes the run end in [`Failure::Reported`].
+pub fn run(cli: Cli) -> Result<(), Failure> {
+    match run_inner(cli, &mut io::stderr())? {
+        0 => Ok(()),
+        _ => Err(Failure::Reported),
     }
-}
-
-/// Runs grtparse with its messages on standard error; returns the exit status.
-pub fn run(cli: Cli) -> i32 {
-    run_to(cli, &mut io::stderr())
 }
 
 /// Runs grtparse; returns the exit status. Messages go to `err`, each on one line (a usage
@@ -194,9 +71,7 @@ pub fn compile_formats(
 
 /// The input words (`-i` ones first), `-D DIR` applied to the relative ones.
 fn input_words(cli: &Cli) -> Result<InputWords, Failure> {
-    let mut words = cli.input.clone();
-    words.extend(cli.inputs.iter().cloned());
-    InputWords::new(words)?
+    InputWords::new(cli.input.words())?
         .in_dir(cli.input_dir.as_deref())?
         .required("no input: give a base name (run), files, or -i - for stdin (see --help)")
 }
@@ -276,27 +151,6 @@ fn describe_inputs(streams: &[Stream], err: &mut dyn Write) {
         let len = s.len.map(|l| format!(", {l} bytes")).unwrap_or_default();
         describe_stream(&s.name, &s.header, &len, err);
     }
-}
-
-/// `-v`: the line of one stream header, `at` saying where it is (an input's length, or
-/// where inside an input a card or session started: such a card is described like one
-/// known at open).
-pub(crate) fn describe_stream(name: &str, h: &StreamHeader, at: &str, err: &mut dyn Write) {
-    let cpu = if h.is_merged() {
-        "merged".to_string()
-    } else {
-        format!("cpu {}", h.cpu)
-    };
-    let _ = say!(
-        err,
-        "grtparse: input {name}: {cpu}, card {}, {}, {}-endian, version {}.{}, session {:#x}{at}",
-        h.card,
-        h.driver,
-        h.endian.name(),
-        h.version_major,
-        h.version_minor,
-        h.session_id,
-    );
 }
 
 /// Opens the text output (unless `-O`) and the dump (`-d`), each after checking it is none
@@ -384,7 +238,10 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, Failure> {
     trace.single_card(cli.dump.is_some());
     let cards = trace.cards();
     if cli.dump.is_some() && cards.len() > 1 {
-        let names: Vec<String> = cards.iter().map(|c| format!("card{c}")).collect();
+        let names: Vec<String> = cards
+            .iter()
+            .map(|&c| grtrace_format::Card(c).to_string())
+            .collect();
         return Err(Failure::Usage(format!(
             "-d: the inputs hold several cards ({}) and a merged stream has one: dump each card's files separately",
             names.join(", ")
@@ -403,7 +260,7 @@ fn run_inner(mut cli: Cli, err: &mut dyn Write) -> Result<i32, Failure> {
     // `-q -O -d` with no filters: events go straight from the mapping to the dump, uncounted
     // (no summary asks for the counts).
     let dump_only = text.is_none()
-        && cli.quiet
+        && cli.quiet.quiet
         && cli.summary_json.is_none()
         && !filters.any
         && !cli.per_process;
@@ -450,7 +307,7 @@ fn text_workers(cli: &Cli, files: &[PathBuf], sources: usize) -> Option<usize> {
     if cli.no_text || files.len() != sources {
         return None;
     }
-    let threads = match cli.threads {
+    let threads = match cli.threads.threads {
         Some(n) => n as usize,
         None if grtrace_cli::total_size(files) < par::MIN_INPUT_BYTES => return None,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -489,7 +346,7 @@ fn finish_outputs(
     if reader_gone {
         return Ok(None);
     }
-    if !cli.quiet {
+    if !cli.quiet.quiet {
         let mut o = match pass.text.take() {
             Some(o) => o,
             None if outs.dump_to_stdout => Out::new(Box::new(io::stderr())),

@@ -51,7 +51,9 @@ fn put_digits(dst: &mut [u8], mut v: u64, n: usize) {
 /// A short string stored padded, for block copies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Short<const N: usize> {
+    /// The bytes, padded after `len`.
     pub bytes: [u8; N],
+    /// How many of `bytes` are the string.
     pub len: u8,
 }
 
@@ -76,6 +78,7 @@ impl<const N: usize> Short<N> {
         }
     }
 
+    /// The string without its padding.
     pub fn as_slice(&self) -> &[u8] {
         &self.bytes[..self.len as usize]
     }
@@ -90,22 +93,30 @@ fn digits20(v: u64, tmp: &mut [u8; 40]) -> usize {
     let mut v = v;
     let mut i = 20;
     while v >= 100 {
-        let d = (v % 100) as usize * 2;
+        i -= 2;
+        put2(tmp, i, (v % 100) as usize);
         v /= 100;
-        i -= 2;
-        tmp[i] = DIGITS2[d];
-        tmp[i + 1] = DIGITS2[d + 1];
     }
+    last_digits(v as u32, i, tmp)
+}
+
+/// The two digits of `d` (below 100) at `tmp[i..i + 2]`.
+#[inline(always)]
+fn put2(tmp: &mut [u8; 40], i: usize, d: usize) {
+    tmp[i] = DIGITS2[d * 2];
+    tmp[i + 1] = DIGITS2[d * 2 + 1];
+}
+
+/// The last one or two digits (`v` below 100) before `tmp[i]`; returns where they start.
+#[inline(always)]
+fn last_digits(v: u32, i: usize, tmp: &mut [u8; 40]) -> usize {
     if v >= 10 {
-        let d = v as usize * 2;
-        i -= 2;
-        tmp[i] = DIGITS2[d];
-        tmp[i + 1] = DIGITS2[d + 1];
+        put2(tmp, i - 2, v as usize);
+        i - 2
     } else {
-        i -= 1;
-        tmp[i] = b'0' + v as u8;
+        tmp[i - 1] = b'0' + v as u8;
+        i - 1
     }
-    i
 }
 
 /// [`digits20`] with 32-bit arithmetic (most fields fit; the divisions are cheaper).
@@ -114,22 +125,11 @@ fn digits20_u32(mut v: u32, tmp: &mut [u8; 40]) -> usize {
     let mut i = 20;
     while v >= 100 {
         let q = v / 100;
-        let d = (v - q * 100) as usize * 2;
+        i -= 2;
+        put2(tmp, i, (v - q * 100) as usize);
         v = q;
-        i -= 2;
-        tmp[i] = DIGITS2[d];
-        tmp[i + 1] = DIGITS2[d + 1];
     }
-    if v >= 10 {
-        let d = v as usize * 2;
-        i -= 2;
-        tmp[i] = DIGITS2[d];
-        tmp[i + 1] = DIGITS2[d + 1];
-    } else {
-        i -= 1;
-        tmp[i] = b'0' + v as u8;
-    }
-    i
+    last_digits(v, i, tmp)
 }
 
 /// Decimal digits of a u32 (1..=10); a few predictable compares.
@@ -172,24 +172,28 @@ impl Cursor<'_> {
 
 impl Cursor<'_> {
     #[inline(always)]
+    /// Appends a literal of known length.
     pub fn lit<const N: usize>(&mut self, s: &[u8; N]) {
         self.b[self.p..self.p + N].copy_from_slice(s);
         self.p += N;
     }
 
     #[inline(always)]
+    /// Appends one byte.
     pub fn byte(&mut self, c: u8) {
         self.b[self.p] = c;
         self.p += 1;
     }
 
     #[inline(always)]
+    /// Appends a [`Short`] (a block copy, then the length).
     pub fn short<const N: usize>(&mut self, s: &Short<N>) {
         self.b[self.p..self.p + N].copy_from_slice(&s.bytes);
         self.p += s.len as usize;
     }
 
     #[inline(always)]
+    /// Appends `v` in decimal.
     pub fn u64(&mut self, v: u64) {
         if v <= u32::MAX as u64 {
             // Common case: count the digits, then write them in place (no staging copy).
@@ -272,6 +276,7 @@ impl Cursor<'_> {
         self.p += 9;
     }
 
+    /// Appends `v` in hex with `0x`.
     pub fn hex(&mut self, v: u64) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let n = (64 - (v | 1).leading_zeros() as usize).div_ceil(4);
@@ -391,6 +396,7 @@ impl Drop for Writer {
 }
 
 impl Out {
+    /// An output buffer in front of `sink`.
     pub fn new(sink: Box<dyn Write>) -> Out {
         Out {
             buf: vec![0; FLUSH_AT + SLACK],
@@ -504,6 +510,7 @@ impl Out {
     }
 
     #[inline(always)]
+    /// Appends bytes.
     pub fn bytes(&mut self, b: &[u8]) {
         self.ensure(b.len());
         self.buf[self.pos..self.pos + b.len()].copy_from_slice(b);
@@ -519,6 +526,7 @@ impl Out {
     }
 
     #[inline(always)]
+    /// Appends one byte.
     pub fn byte(&mut self, b: u8) {
         self.ensure(1);
         self.buf[self.pos] = b;
@@ -534,6 +542,7 @@ impl Out {
     }
 
     #[inline(always)]
+    /// Appends a [`Short`] (a block copy, then the length).
     pub fn short<const N: usize>(&mut self, s: &Short<N>) {
         self.block(&s.bytes, s.len as usize);
     }
@@ -551,6 +560,7 @@ impl Out {
     }
 
     #[inline(always)]
+    /// Appends `v` in decimal.
     pub fn u64(&mut self, v: u64) {
         self.ensure(20);
         let n = dcount(v);
@@ -626,6 +636,7 @@ impl Out {
         }
     }
 
+    /// Appends `s` right-aligned in `width` columns.
     pub fn str_right(&mut self, s: &[u8], width: usize) {
         if s.len() < width {
             self.pad(width - s.len());
@@ -731,6 +742,7 @@ mod tests {
             12345,
             999_999_999,
             1_000_000_000,
+            12_345_678_901,
             u64::MAX,
         ] {
             assert_eq!(render(|o| o.u64(v)), format!("{v}"));

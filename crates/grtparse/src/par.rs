@@ -22,7 +22,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use grtrace_format::abi;
-use grtrace_format::view::{EventBody, Lost, RecordView};
+use grtrace_format::record::{EventBody, Lost};
+use grtrace_format::view::RecordView;
 use grtrace_format::{Endian, Native, RecordType};
 
 use crate::out::Out;

@@ -7,15 +7,16 @@ use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
 
 use grtrace_format::abi;
-use grtrace_format::view::{Body, EventBody, Lost, RecordView, Stamp, StreamHeader};
+use grtrace_format::record::{Body, EventBody, Lost, Stamp, StreamHeader};
+use grtrace_format::view::RecordView;
 use grtrace_format::RecordType;
 use grtrace_format::{encode, Endian, Item, Native, RawItem, RunSummary, Trace};
 
+use crate::cli::{Cli, UsageError};
 use crate::out::Out;
 use crate::par::Parallel;
 use crate::printer::{slot_by_name, slot_of, Line, Render, NSLOTS, SLOT_NOTE_BASE};
 use crate::stats::Stats;
-use crate::{Cli, UsageError};
 
 /// Writes `grtparse: ...` to `err` on one line, whatever file names the message holds.
 macro_rules! say {
@@ -85,9 +86,9 @@ impl Filters {
         for s in slots_of(&cli.exclude, "--exclude")? {
             show[s] = false;
         }
-        let window = cli.window.as_deref().map(grtrace_cli::parse_window);
-        let window = window.transpose().map_err(UsageError)?;
-        let any_event_filter = !cli.ctx.is_empty() || !cli.ring.is_empty() || !cli.pid.is_empty();
+        let window = cli.window.window.map(|w| (w.start, w.end));
+        let f = &cli.filter;
+        let any_event_filter = f.any();
         let any = any_event_filter
             || window.is_some()
             || !cli.events.is_empty()
@@ -95,9 +96,9 @@ impl Filters {
             || !cli.exclude.is_empty();
         Ok(Filters {
             show,
-            ctx: cli.ctx.clone(),
-            rings: grtrace_cli::RingSelect::parse(&cli.ring),
-            pid: cli.pid.clone(),
+            ctx: f.ctx.clone(),
+            rings: grtrace_cli::RingSelect::new(&f.ring),
+            pid: f.pid.clone(),
             window,
             any_event_filter,
             any,
@@ -382,7 +383,7 @@ impl<'e> Pass<'e> {
         }
         if self.verbose {
             let at = format!(", from byte {}", s.offset);
-            crate::describe_stream(s.file, s.header, &at, self.err);
+            describe_stream(s.file, s.header, &at, self.err);
         }
         self.embedded.push(s.header.clone());
         ControlFlow::Continue(())
@@ -505,4 +506,25 @@ impl<'e> Pass<'e> {
         self.text.as_ref().is_some_and(|o| o.failed())
             || self.dump.as_ref().is_some_and(|d| d.out.failed())
     }
+}
+
+/// `-v`: the line of one stream header, `at` saying where it is (an input's length, or
+/// where inside an input a card or session started: such a card is described like one
+/// known at open).
+pub(crate) fn describe_stream(name: &str, h: &StreamHeader, at: &str, err: &mut dyn Write) {
+    let cpu = if h.is_merged() {
+        "merged".to_string()
+    } else {
+        format!("cpu {}", h.cpu)
+    };
+    let _ = say!(
+        err,
+        "grtparse: input {name}: {cpu}, {}, {}, {}-endian, version {}.{}, session {:#x}{at}",
+        grtrace_format::Card(h.card),
+        h.driver,
+        h.endian.name(),
+        h.version_major,
+        h.version_minor,
+        h.session_id,
+    );
 }

@@ -9,7 +9,8 @@
 //! ```
 
 use grtrace_format::abi::{self, eflag, lost_source};
-use grtrace_format::view::{Body, EventBody, Lost, RecordView};
+use grtrace_format::record::{Body, EventBody, Lost};
+use grtrace_format::view::RecordView;
 use grtrace_format::{Event, RecordType};
 
 use crate::out::{Cursor, Out, Short};
@@ -105,6 +106,7 @@ fn sanitize(s: &[u8]) -> Vec<u8> {
 }
 
 impl Names {
+    /// Learns a process name or a ring name from a note (other records are ignored).
     pub fn learn(&mut self, r: &RecordView<'_>) {
         match r.body() {
             Body::Process { comm } => self.set_comm(r.pid(), comm),
@@ -139,6 +141,7 @@ impl Names {
     }
 
     #[inline(always)]
+    /// The name of `pid`, padded for its column.
     pub fn comm_short(&self, pid: u32) -> Option<&Short<16>> {
         let idx = if pid < PID_TABLE {
             *self.by_pid.get(pid as usize)?
@@ -152,11 +155,13 @@ impl Names {
         }
     }
 
+    /// The name of `pid`, as its last process note gave it.
     pub fn comm(&self, pid: u32) -> Option<&[u8]> {
         self.comm_short(pid).map(|s| s.as_slice())
     }
 
     #[inline(always)]
+    /// The name of `ring`, padded for its column.
     pub fn ring_short(&self, ring: u32) -> Option<&Short<32>> {
         let n = if ring < RING_TABLE {
             self.rings.get(ring as usize)?
@@ -170,27 +175,37 @@ impl Names {
 /// What a line is about.
 #[derive(Clone, Copy)]
 pub enum What<'a> {
+    /// An event.
     Event(EventBody),
+    /// A note (process, ring, message, clock sync, lost, stream info).
     Note(Body<'a>),
+    /// A sequence gap found by the reader.
     Gap(Lost),
 }
 
 /// Everything a line can show.
 #[derive(Clone, Copy)]
 pub struct Line<'a> {
+    /// The event's or note's slot (which `-a`/`-F` entry it is).
     pub slot: usize,
+    /// CPU of the record.
     pub cpu: u32,
+    /// Sequence number of the record on its CPU.
     pub seq: u64,
+    /// Time of the record, in the stream's clock (ns).
     pub time: u64,
+    /// Thread id of the record.
     pub pid: u32,
+    /// What the line is about.
     pub what: What<'a>,
 }
 
 impl<'a> Line<'a> {
     #[inline(always)]
+    /// The line of an event record.
     pub fn event(r: &RecordView<'a>, ev: EventBody) -> Line<'a> {
         Line {
-            slot: slot_of(RecordType::EVENT, ev.code),
+            slot: slot_of(RecordType::EVENT, ev.code.0),
             cpu: r.cpu(),
             seq: r.seq(),
             time: r.time_ns(),
@@ -199,6 +214,7 @@ impl<'a> Line<'a> {
         }
     }
 
+    /// The line of a note record.
     pub fn note(r: &RecordView<'a>) -> Line<'a> {
         let body = r.body();
         let cpu = match body {
@@ -215,6 +231,7 @@ impl<'a> Line<'a> {
         }
     }
 
+    /// The LOST line of a sequence gap.
     pub fn gap(g: Lost) -> Line<'static> {
         Line {
             slot: SLOT_NOTE_BASE + RecordType::NOTE_LOST.0 as usize,
@@ -230,8 +247,17 @@ impl<'a> Line<'a> {
 /// One piece of a compiled format string.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Piece {
+    /// Text copied as it is (escapes already applied).
     Lit(Vec<u8>),
-    Field { c: u8, width: usize, left: bool },
+    /// A `%[-][width]X` field: its letter, width and alignment.
+    Field {
+        /// The field's letter (`T`, `a`, ...).
+        c: u8,
+        /// Its width (0: as long as it is).
+        width: usize,
+        /// `-`: aligned left.
+        left: bool,
+    },
 }
 
 /// Field letters of `-f`/`-F` (documented in the man page and `--help`).
@@ -311,9 +337,10 @@ pub fn compile(fmt: &str) -> Result<Vec<Piece>, String> {
     Ok(out)
 }
 
-/// Shared state for rendering lines (each text worker has a copy: [`crate::par`]).
+/// Shared state for rendering lines (each text worker has a copy: see `par.rs`).
 #[derive(Clone)]
 pub struct Render {
+    /// The device column (`card0`).
     pub dev: Vec<u8>,
     dev_short: Short<16>,
     /// The card named in `dev`, when set by [`Render::set_card`], and the names made so far.
@@ -325,15 +352,20 @@ pub struct Render {
     pub genesis: u64,
     /// `(anchor_realtime_ns, anchor_clock_ns)` when printing wall-clock times.
     pub wall: Option<(u64, u64)>,
+    /// `(anchor_realtime_ns, anchor_clock_ns)` of the first stream header, if it has one.
     pub anchor: Option<(u64, u64)>,
+    /// Process and ring names learnt from the notes.
     pub names: Names,
+    /// `-f`: the format of every line, if given.
     pub default_fmt: Option<Vec<Piece>>,
+    /// `-F`: the format of one event or note, per slot.
     pub per_slot: Vec<Option<Vec<Piece>>>,
 }
 
 const NAME_W: usize = 11;
 
 impl Render {
+    /// A renderer whose device column is `dev`.
     pub fn new(dev: Vec<u8>) -> Render {
         let name_col = (0..NSLOTS)
             .map(|s| {
@@ -411,7 +443,7 @@ impl Render {
         let i = match self.cards.iter().position(|c| c.0 == card) {
             Some(i) => i,
             None => {
-                let name = format!("card{card}").into_bytes();
+                let name = grtrace_format::Card(card).to_string().into_bytes();
                 let mut sp = name.clone();
                 sp.push(b' ');
                 self.cards.push((card, name, Short::new(&sp, b' ')));
@@ -456,7 +488,7 @@ impl Render {
     fn name(&self, out: &mut Out, l: &Line<'_>, width: usize, left: bool) {
         if l.slot == 0 || (l.slot >= 26 && l.slot < SLOT_NOTE_BASE) {
             let code = match l.what {
-                What::Event(e) => e.code,
+                What::Event(e) => e.code.0,
                 _ => 0,
             };
             let start = out.pos();
@@ -878,7 +910,7 @@ fn event_details_out(out: &mut Out, e: &EventBody) {
 /// the test `argument_keys_are_the_vocabularys` holds the two together.
 #[inline(always)]
 pub fn event_details(out: &mut Cursor<'_>, e: &EventBody) {
-    match Event(e.code) {
+    match e.code {
         Event::ALLOC | Event::COMMIT | Event::STALL => {
             kv(out, b" wp=", e.arg0);
             kv(out, b" units=", e.arg1);
@@ -1033,7 +1065,7 @@ mod tests {
     fn argument_keys_are_the_vocabularys() {
         for code in 0..=Event::LIMIT {
             let e = EventBody {
-                code,
+                code: Event(code),
                 arg0: 0x1000,
                 arg1: 0x1001,
                 arg2: 0x1002,

@@ -7,7 +7,8 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use grtrace_format::abi::lost_source;
-use grtrace_format::view::{Body, Lost, RecordView};
+use grtrace_format::record::{Body, Lost};
+use grtrace_format::view::RecordView;
 use grtrace_format::RecordType;
 use grtrace_format::RunSummary;
 
@@ -66,6 +67,7 @@ impl CardCounts {
 }
 
 #[derive(Default)]
+/// The summary's counts: per card, CPU, event and (with `-s`) process.
 pub struct Stats {
     /// The counts of the card being read (the hot path touches only these).
     cur: CardCounts,
@@ -90,6 +92,7 @@ fn cpu_index(cpu: u32) -> usize {
 }
 
 impl Stats {
+    /// No counts yet; `per_process` keeps `-s`'s per-process figures.
     pub fn new(per_process: bool) -> Stats {
         Stats {
             per_proc: per_process.then(HashMap::new),
@@ -332,6 +335,7 @@ impl Stats {
         writeln!(w, "\n}}")
     }
 
+    /// Writes the blkparse-style summary.
     pub fn write_summary(&self, o: &mut Out, render: &Render, sum: &RunSummary) {
         let total = self.slot_totals();
         o.bytes(b"\nSummary (");

@@ -417,7 +417,7 @@ fn write_stream(path: &Path, events: u64, pid: impl Fn(u64) -> u32, ended: bool)
             seq: i,
         };
         let ev = EventBody {
-            code: 3,
+            code: grtrace_format::Event::SUBMIT,
             seqno: i,
             ..Default::default()
         };

@@ -39,11 +39,14 @@ proptest! {
             (Some(f.clone()), vec![spec.clone(), format!("MSG,{f}")]),
         ] {
             let cli = grtparse::Cli {
-                inputs: vec![fixture()],
+                input: grtrace_cli::InputArgs {
+                    inputs: vec![fixture()],
+                    ..Default::default()
+                },
                 output: Some("/dev/null".into()),
                 format,
                 format_spec: specs,
-                quiet: true,
+                quiet: grtrace_cli::QuietArgs { quiet: true },
                 ..Default::default()
             };
             let mut err = Vec::new();

@@ -9,7 +9,7 @@ use common::*;
 use std::path::Path;
 
 use grtrace_format::builder::Builder;
-use grtrace_format::view::{Body, EventBody, Lost, StreamHeader};
+use grtrace_format::record::{Body, EventBody, Lost, StreamHeader};
 use grtrace_format::Event;
 
 /// Writes `dir/<base>.grtrace.{0,1}` from the synthetic workload, with the given card and
@@ -214,7 +214,7 @@ fn wall_clock_with_an_extreme_anchor_does_not_wrap() {
     let d = temp_dir("wall");
     let ev = || {
         Body::Event(EventBody {
-            code: 2,
+            code: grtrace_format::Event::COMMIT,
             ..EventBody::default()
         })
     };
@@ -371,9 +371,9 @@ fn a_card_that_starts_inside_stdin_is_described_and_labelled_like_an_input() {
             .collect()
     };
     assert_eq!(
-        perr.lines().filter(|l| l.contains("card 1, amdgpu")).collect::<Vec<_>>(),
+        perr.lines().filter(|l| l.contains("card1, amdgpu")).collect::<Vec<_>>(),
         [format!(
-            "grtparse: input (stdin): cpu 0, card 1, amdgpu, little-endian, version 1.0, session 0x20, from byte {}",
+            "grtparse: input (stdin): cpu 0, card1, amdgpu, little-endian, version 1.0, session 0x20, from byte {}",
             b0.len()
         )],
         "{perr}"
