@@ -1,18 +1,24 @@
-//! The `grtreport` command line (main.rs hands [`run`] to `grtrace_cli::main`).
+//! The `grtreport` command line (main.rs hands [`run`] to `grtrace_cli::main`), in three
+//! stages as ripgrep's: the parsed [`Args`] become a checked [`Plan`] (every usage error,
+//! no I/O), then the inputs and outputs are opened, then the trace runs through one engine
+//! per card and the end-of-run outputs are written. Warnings of every stage gather in one
+//! [`Warnings`].
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use grtrace_cli::{Failure, InputWords};
-use grtrace_format::{InputSource, StreamHeader, Trace};
+use grtrace_format::{InputSource, RunSummary, StreamHeader, Trace};
+
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use crate::engine::{Engine, Filter, JobSink};
-use crate::input::Engines;
+use crate::input::{Cards, Engines, MakeEngine};
 use crate::joiner::JoinConfig;
-use crate::rows::{JobCsv, JobLines, SharedSink};
+use crate::rows::{CardRows, IntervalLines, JobCsv, JobLines, MakeRows, SharedSink};
 use crate::rules::Rules;
 
 const ABOUT: &str = "Join grtrace events into GPU jobs, split their phases, tag what blocked them";
@@ -60,13 +66,9 @@ milliseconds. Exit status: 0 ok, 1 damaged or unreadable input / write error, 2 
 #[derive(Parser, Debug)]
 #[command(name = "grtreport", version, about = ABOUT, long_about = LONG_ABOUT, after_help = AFTER_HELP)]
 pub struct Args {
-    /// Base name, stream files, or - (stdin, the default)
-    #[arg(value_name = "INPUT")]
-    pub inputs: Vec<OsString>,
-
-    /// Input, like a positional INPUT (repeatable; `-i -` is stdin), as in grtparse
-    #[arg(short = 'i', long = "input", value_name = "INPUT")]
-    pub input: Vec<OsString>,
+    /// Inputs: base names, stream files, or - (stdin, the default), as grtparse takes them.
+    #[command(flatten)]
+    pub input: grtrace_cli::InputArgs,
 
     /// Add the N blocking classes (tag on a ctx and ring) that lost the most time, with samples
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -80,7 +82,8 @@ pub struct Args {
     #[arg(short = 'j', long)]
     pub jobs: bool,
 
-    /// Write per-job rows to FILE and per-ring rows to FILE.rings.csv (FILE minus .csv);
+    /// Write per-job rows to FILE, per-ring rows to FILE.rings.csv and per-process rows to
+    /// FILE.processes.csv (FILE minus .csv);
     /// `-` writes the job rows to stdout (no ring rows; use with -q)
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -112,26 +115,13 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Time window in seconds since the first record: END or START:END (jobs that begin in it)
-    #[arg(
-        short = 'w',
-        long = "stopwatch",
-        visible_alias = "window",
-        value_name = "[START:]END"
-    )]
-    pub window: Option<String>,
+    /// `-w [START:]END`: jobs that begin in the window (seconds since the first record).
+    #[command(flatten)]
+    pub window: grtrace_cli::WindowArgs,
 
-    /// Only these contexts (comma-separated ids)
-    #[arg(long, value_name = "LIST")]
-    pub ctx: Option<String>,
-
-    /// Only these rings (comma-separated ids or names from the ring notes)
-    #[arg(long, value_name = "LIST")]
-    pub ring: Option<String>,
-
-    /// Only jobs committed by these threads (comma-separated pids)
-    #[arg(long, value_name = "LIST")]
-    pub pid: Option<String>,
+    /// `--ctx`, `--ring`, `--pid`: only the jobs of these contexts, rings and threads.
+    #[command(flatten)]
+    pub filter: grtrace_cli::FilterArgs,
 
     /// Change one threshold, e.g. --rule queue-min-us=200 (see --list-rules); repeatable
     #[arg(long = "rule", value_name = "NAME=VALUE")]
@@ -180,29 +170,37 @@ pub struct Args {
     /// Jobs the HTML page carries at most (the earliest window that fits; plots cover all)
     #[arg(long, value_name = "N", default_value_t = crate::html::DEFAULT_MAX_JOBS)]
     pub html_jobs: usize,
-}
 
-fn parse_list(what: &str, s: &Option<String>) -> Result<Vec<u32>, String> {
-    let Some(s) = s else { return Ok(Vec::new()) };
-    s.split(',')
-        .filter(|p| !p.trim().is_empty())
-        .map(|p| {
-            let p = p.trim();
-            let v = if let Some(h) = p.strip_prefix("0x") {
-                u32::from_str_radix(h, 16)
-            } else {
-                p.parse()
-            };
-            v.map_err(|_| format!("--{what}: '{p}' is not a number"))
-        })
-        .collect()
+    /// Add the capture to the Parquet dataset in DIR (tables captures, jobs, rings,
+    /// intervals, deps, processes under DIR/TABLE/host=HOST/; schema in SCHEMA.md)
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
+
+    /// The capture's host: the dataset's `host` partition (default: none, null)
+    #[arg(long, value_name = "NAME", requires = "parquet")]
+    pub host: Option<String>,
+
+    /// A label of the capture, a `tag_KEY` column of its captures and jobs rows, e.g.
+    /// --tag kernel=6.12.4 (repeatable: at most 16, values up to 256 bytes)
+    #[arg(long = "tag", value_name = "KEY=VALUE", requires = "parquet")]
+    pub tags: Vec<String>,
+
+    /// The capture's id in the dataset (default: derived from the recording's stream headers
+    /// and size, so reporting it again replaces its rows)
+    #[arg(long, value_name = "ID", requires = "parquet")]
+    pub capture_id: Option<String>,
 }
 
 /// `jobs.csv` -> `jobs.rings.csv`; `jobs` -> `jobs.rings.csv`.
 pub fn rings_csv_path(p: &Path) -> PathBuf {
+    csv_beside(p, "rings")
+}
+
+/// `jobs.csv` -> `jobs.WHAT.csv`; `jobs` -> `jobs.WHAT.csv`.
+fn csv_beside(p: &Path, what: &str) -> PathBuf {
     let s = p.to_string_lossy();
     let stem = s.strip_suffix(".csv").unwrap_or(&s);
-    PathBuf::from(format!("{stem}.rings.csv"))
+    PathBuf::from(format!("{stem}.{what}.csv"))
 }
 
 /// A regular file as a read() stream (errors opening it are left to Trace::open).
@@ -221,336 +219,613 @@ fn stream_file(src: InputSource) -> InputSource {
 
 const PROG: &str = "grtreport";
 
-fn usage(msg: &str) -> i32 {
-    grtrace_cli::usage(PROG, msg)
+/// What the command line asks for, every check done. [`Plan::build`] builds it from the
+/// arguments (and the text of a rules file) without touching an input or an output, so
+/// every usage error (exit status 2) comes from there before anything is opened, but a
+/// `--ring` name no input names (known only once read).
+pub struct Plan {
+    rules: Rules,
+    filter: Filter,
+    join: JoinConfig,
+    top: usize,
+    samples: usize,
+    words: InputWords,
+    /// The input words as given, for the exports' labels and messages.
+    input: String,
+    jobs: bool,
+    csv: Option<PathBuf>,
+    /// `FILE.rings.csv` of `--csv FILE` (none for `--csv -`).
+    rings_csv: Option<PathBuf>,
+    /// `FILE.processes.csv` of `--csv FILE` (none for `--csv -`).
+    processes_csv: Option<PathBuf>,
+    /// `--interval` in ns: text rows, or rows in the JSON report with `--json`.
+    interval_ns: Option<u64>,
+    json: bool,
+    /// `-o` as given (no output may be an input, even with `-q`).
+    output: Option<PathBuf>,
+    /// Where the report goes (`-`: stdout); None: no report (`-q`, or an export on stdout).
+    report_to: Option<PathBuf>,
+    exports: crate::export::Exports,
+    critical: Option<crate::critical::Scope>,
+    /// `--parquet DIR` and its labels.
+    dataset: Option<crate::dataset::DatasetPlan>,
+    read: bool,
+    force: bool,
+    progress: grtrace_cli::ProgressMode,
 }
 
-/// Prints a runtime error on one line; returns exit status 1.
-fn fail(msg: impl std::fmt::Display) -> i32 {
-    grtrace_cli::error(PROG, msg);
-    grtrace_cli::exit::RUNTIME
+/// What a run does once its arguments are checked.
+pub enum Step {
+    /// `--list-rules`: print the thresholds in effect (this text) and exit.
+    ListRules(String),
+    Report(Box<Plan>),
 }
 
-/// Runs grtreport; returns the exit status.
-pub fn run(args: Args) -> i32 {
-    let mut rules = Rules::default();
-    if let Some(f) = &args.rules_file {
-        let text = match std::fs::read_to_string(f) {
-            Ok(t) => t,
-            Err(e) => return usage(&format!("{}: {e}", f.display())),
-        };
-        if let Err(e) = rules.apply_text(&text) {
-            return usage(&format!("{}: {e}", f.display()));
-        }
-    }
-    for r in &args.rules {
-        if let Err(e) = rules.set(r) {
-            return usage(&format!("--rule: {e}"));
-        }
-    }
-    if args.list_rules {
-        print!("{}", rules.to_text());
-        return 0;
-    }
-    let filter = match (|| -> Result<Filter, String> {
-        Ok(Filter {
-            ctx: parse_list("ctx", &args.ctx)?,
-            ring: grtrace_cli::RingSelect::parse(args.ring.as_slice()),
-            pid: parse_list("pid", &args.pid)?,
-            window: args
-                .window
-                .as_deref()
-                .map(grtrace_cli::parse_window)
-                .transpose()?,
+/// The text of `--rules FILE`, the one file a [`Plan`] needs (unreadable: a usage error).
+fn read_rules_file(args: &Args) -> Result<Option<String>, Failure> {
+    args.rules_file
+        .as_ref()
+        .map(|f| {
+            std::fs::read_to_string(f).map_err(|e| Failure::Usage(format!("{}: {e}", f.display())))
         })
-    })() {
-        Ok(f) => f,
-        Err(e) => return usage(&e),
-    };
-    if !(args.grace >= 0.0 && args.horizon > 0.0) {
-        return usage("--grace must be >= 0 and --horizon > 0");
-    }
-    let exports = crate::export::Exports {
-        perfetto: args.perfetto.clone(),
-        html: args.html.clone(),
-        html_max_jobs: args.html_jobs,
-    };
-    // Other writers of stdout: job lines, a --json report not sent to -o, interval rows.
-    let json_on_stdout = args.json && args.output.is_none() && !args.quiet;
-    let others = args.jobs || json_on_stdout || (args.interval.is_some() && !args.json);
-    if let Err(e) = exports.check(others) {
-        return usage(&e);
-    }
-    let interval_ns = match args.interval {
-        None => None,
-        Some(s) if (1e-6..=1e6).contains(&s) => Some((s * 1e9) as u64),
-        Some(s) => {
-            return usage(&format!(
-                "--interval {s}: give seconds between 0.000001 and 1000000"
-            ))
-        }
-    };
-    let join = JoinConfig {
-        grace_ns: (args.grace * 1e6) as u64,
-        horizon_ns: (args.horizon * 1e9) as u64,
-    };
+        .transpose()
+}
 
-    let mut words = args.inputs.clone();
-    words.extend(args.input.iter().cloned());
-    let words = match InputWords::new(words)
-        .and_then(|w| w.or_stdin("no input: give a trace (base name or files) or pipe one in"))
-    {
-        Ok(w) => w,
-        Err(e) => return e.report(PROG),
-    };
-    let csv_to_stdout = args.csv.as_deref().is_some_and(grtrace_cli::is_dash);
-    let report_to_stdout = !args.quiet && args.output.as_deref().is_none_or(grtrace_cli::is_dash);
-    if csv_to_stdout && (report_to_stdout || args.jobs) {
-        return usage("--csv - writes the job rows to stdout: add -q (or -o FILE), without --jobs");
-    }
-    for (opt, p) in [("-o", &args.output), ("--csv", &args.csv)] {
-        if p.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
-            return usage(&format!("{opt}: the file name is empty"));
+impl Plan {
+    /// Checks the arguments; `rules_text`: the text of `--rules FILE` ([`read_rules_file`]).
+    pub fn build(args: Args, rules_text: Option<String>) -> Result<Step, Failure> {
+        let mut rules = Rules::default();
+        if let (Some(f), Some(text)) = (&args.rules_file, rules_text) {
+            rules
+                .apply_text(&text)
+                .map_err(|e| Failure::Usage(format!("{}: {e}", f.display())))?;
         }
-    }
-    let reads_stdin = words.reads_stdin();
-    let grtrace_cli::Resolved {
-        sources,
-        mut warnings,
-        read,
-        files,
-    } = match words.resolve() {
-        Ok(r) => r,
-        Err(e) => return e.report(PROG),
-    };
-    for w in &warnings {
-        grtrace_cli::warning(PROG, w);
-    }
-    // No output may be one of the inputs: checked before any output is opened.
-    let rings_csv = args
-        .csv
-        .as_deref()
-        .filter(|p| !grtrace_cli::is_dash(p))
-        .map(rings_csv_path);
-    for (opt, p) in [
-        ("-o", args.output.as_deref()),
-        ("--csv", args.csv.as_deref()),
-        ("--csv", rings_csv.as_deref()),
-    ] {
-        if let Some(p) = p {
-            if let Err(e) = read.check_output(opt, p) {
-                return fail(e);
+        for r in &args.rules {
+            rules
+                .set(r)
+                .map_err(|e| Failure::Usage(format!("--rule: {e}")))?;
+        }
+        if args.list_rules {
+            return Ok(Step::ListRules(rules.to_text()));
+        }
+        let filter = Filter {
+            ctx: args.filter.ctx.clone(),
+            ring: grtrace_cli::RingSelect::new(&args.filter.ring),
+            pid: args.filter.pid.clone(),
+            window: args.window.window.map(|w| (w.start, w.end)),
+        };
+        if !(args.grace >= 0.0 && args.horizon > 0.0) {
+            return Err(Failure::Usage(
+                "--grace must be >= 0 and --horizon > 0".into(),
+            ));
+        }
+        let exports = crate::export::Exports {
+            perfetto: args.perfetto.clone(),
+            html: args.html.clone(),
+            html_max_jobs: args.html_jobs,
+        };
+        // Other writers of stdout: job lines, a --json report not sent to -o, interval rows.
+        let json_on_stdout = args.json && args.output.is_none() && !args.quiet;
+        let others = args.jobs || json_on_stdout || (args.interval.is_some() && !args.json);
+        exports.check(others).map_err(Failure::Usage)?;
+        let interval_ns = match args.interval {
+            None => None,
+            Some(s) if (1e-6..=1e6).contains(&s) => Some((s * 1e9) as u64),
+            Some(s) => {
+                return Err(Failure::Usage(format!(
+                    "--interval {s}: give seconds between 0.000001 and 1000000"
+                )))
+            }
+        };
+        let words = args.input.words();
+        let words = InputWords::new(words).and_then(|w| {
+            w.or_stdin("no input: give a trace (base name or files) or pipe one in")
+        })?;
+        let csv_to_stdout = args.csv.as_deref().is_some_and(grtrace_cli::is_dash);
+        let report_to_stdout =
+            !args.quiet && args.output.as_deref().is_none_or(grtrace_cli::is_dash);
+        if csv_to_stdout && (report_to_stdout || args.jobs) {
+            return Err(Failure::Usage(
+                "--csv - writes the job rows to stdout: add -q (or -o FILE), without --jobs".into(),
+            ));
+        }
+        for (opt, p) in [("-o", &args.output), ("--csv", &args.csv)] {
+            if p.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+                return Err(Failure::Usage(format!("{opt}: the file name is empty")));
             }
         }
+        let dataset = args
+            .parquet
+            .clone()
+            .map(|dir| {
+                crate::dataset::DatasetPlan::new(
+                    dir,
+                    args.host.clone(),
+                    &args.tags,
+                    args.capture_id.clone(),
+                )
+            })
+            .transpose()
+            .map_err(Failure::Usage)?;
+        // An export on stdout leaves the text report to -o FILE.
+        let quiet = args.quiet || (exports.uses_stdout() && args.output.is_none());
+        let input = words
+            .words()
+            .iter()
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        Ok(Step::Report(Box::new(Plan {
+            critical: args.critical_path.then(|| match filter.window {
+                Some((a, b)) => crate::critical::Scope::Window(a, b),
+                None => crate::critical::Scope::Frames(args.frame_marker.unwrap_or_default()),
+            }),
+            rules,
+            filter,
+            join: JoinConfig {
+                grace_ns: (args.grace * 1e6) as u64,
+                horizon_ns: (args.horizon * 1e9) as u64,
+            },
+            top: args.top,
+            samples: args.samples,
+            words,
+            input,
+            jobs: args.jobs,
+            rings_csv: args
+                .csv
+                .as_deref()
+                .filter(|p| !grtrace_cli::is_dash(p))
+                .map(rings_csv_path),
+            processes_csv: args
+                .csv
+                .as_deref()
+                .filter(|p| !grtrace_cli::is_dash(p))
+                .map(|p| csv_beside(p, "processes")),
+            csv: args.csv,
+            interval_ns,
+            json: args.json,
+            report_to: (!quiet).then(|| args.output.clone().unwrap_or_else(|| "-".into())),
+            output: args.output,
+            exports,
+            dataset,
+            read: args.read,
+            force: args.force,
+            progress: args.progress.mode(),
+        })))
     }
-    // Files are mapped and read in place; the reader hands passed pages back to the kernel,
-    // so the resident set stays flat whatever the trace length. --read streams them instead.
-    // Only files (mapped, or read with --read) are merged on a second thread: a pipe may be
-    // live, and its records must not wait for a batch to fill.
-    let pipelined = sources.iter().all(|s| matches!(s, InputSource::File(_)))
-        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    let sources = if args.read {
-        sources.into_iter().map(stream_file).collect()
-    } else {
-        sources
-    };
-    let mut trace = match Trace::open(sources) {
-        Ok(t) => t,
-        Err(e) => return fail(e),
-    };
-    if let Err(e) = trace.check_sessions() {
-        if !args.force {
-            eprintln!("grtreport: {e}");
-            return 1;
-        }
-        eprintln!("grtreport: warning: {e} (merged: --force)");
-    }
-    // The same for a recording that starts inside an input (streams concatenated on stdin):
-    // the reader ends that input there unless merging was asked for.
-    trace.merge_sessions(args.force);
+}
 
-    let window = filter.window;
-    // One engine per card (like btt per device): jobs of different cards are never joined.
-    let mut cards_in: Vec<u32> = trace.streams().iter().map(|s| s.header.card).collect();
-    cards_in.sort_unstable();
-    cards_in.dedup();
-    let several = cards_in.len() > 1;
-    // Several cards known: at open, or once a second turns up while reading (two cards'
-    // streams concatenated on stdin). Rows are labelled from what is known when written.
-    let several_now = std::rc::Rc::new(std::cell::Cell::new(several));
-    type Shared = std::rc::Rc<std::cell::RefCell<dyn JobSink>>;
-    let mut shared: Vec<Shared> = Vec::new();
-    if args.jobs {
-        let make: crate::rows::MakeRows = Box::new(|card_column, after_rows| {
-            let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-            if after_rows {
-                writeln!(out, "{}", crate::rows::LATE_CARD_NOTE)?;
+/// The run's warnings, from every source: the inputs' resolution, merged sessions, the run
+/// (gaps, records out of order, IRQs that named no job, damaged inputs, an interruption).
+/// Each goes to standard error, to the report (its text, the JSON and the page), or both;
+/// [`Warnings::print`] is the one place that writes them to standard error.
+#[derive(Default)]
+pub struct Warnings {
+    report: Vec<String>,
+    stderr: Vec<String>,
+    /// Of `stderr`, those printed already.
+    printed: usize,
+}
+
+impl Warnings {
+    /// A warning for standard error and the report.
+    fn both(&mut self, w: String) {
+        self.report.push(w.clone());
+        self.stderr.push(w);
+    }
+
+    /// Prints the warnings for standard error not printed yet.
+    fn print(&mut self) {
+        for w in &self.stderr[self.printed..] {
+            grtrace_cli::warning(PROG, w);
+        }
+        self.printed = self.stderr.len();
+    }
+
+    /// What the run met, for the report; other cards' recordings merged (`--force`), for
+    /// standard error.
+    fn of_run<F: MakeEngine>(&mut self, sum: &RunSummary, stopped: bool, engines: &Cards<F>) {
+        if stopped {
+            self.report
+                .push("interrupted: the report covers the records read so far".into());
+        }
+        for e in &engines.merged {
+            self.stderr.push(format!("{e} (merged: --force)"));
+        }
+        if sum.gaps > 0 {
+            self.report.push(format!(
+                "{} sequence gap(s), {} records missing: jobs in flight across them are incomplete",
+                sum.gaps, sum.gap_records
+            ));
+        }
+        if sum.reordered > 0 {
+            self.report.push(format!(
+                "{} records arrived out of time order",
+                sum.reordered
+            ));
+        }
+        let irq_unnamed: u64 = engines
+            .iter()
+            .map(|(_, e)| e.joiner.stats.irq_unnamed)
+            .sum();
+        if irq_unnamed > 0 {
+            self.report.push(format!(
+                "{irq_unnamed} IRQ(s) named no job (seqno 0): those jobs complete at their fence SIGNAL or END"
+            ));
+        }
+        for e in &sum.errors {
+            self.report
+                .push(format!("{e} (records before it were used)"));
+        }
+    }
+
+    /// Streams whose recorder did not stop cleanly, as grtparse says them: no STREAM_INFO
+    /// at the end (killed, or the file cut short: only a run that read everything can
+    /// tell), or one that says the stop was not clean. For standard error and the report.
+    fn of_ends<F: MakeEngine>(&mut self, headers: &[StreamHeader], engines: &Cards<F>) {
+        let stats = |card| {
+            engines
+                .iter()
+                .find(|(c, _)| *c == card)
+                .map(|(_, e)| &e.joiner.stats)
+        };
+        // A card the run did not report on (not selected) is not judged.
+        let unended = headers
+            .iter()
+            .chain(&engines.embedded)
+            .filter(|h| {
+                stats(h.card).is_some_and(|s| {
+                    if h.is_merged() {
+                        s.ended_cpus.is_empty()
+                    } else {
+                        !s.ended_cpus.contains(&h.cpu)
+                    }
+                })
+            })
+            .count();
+        if unended > 0 {
+            self.both(format!(
+                "{unended} stream(s) did not end cleanly: no STREAM_INFO record at the end (the recorder was killed, or the file was cut short)"
+            ));
+        }
+        let unclean: u64 = engines
+            .iter()
+            .map(|(_, e)| e.joiner.stats.unclean_ends)
+            .sum();
+        if unclean > 0 {
+            self.both(format!(
+                "{unclean} stream(s) say the recorder did not stop cleanly (STREAM_INFO without clean=yes)"
+            ));
+        }
+    }
+}
+
+/// The inputs, opened and merged into one trace.
+struct Inputs {
+    trace: Trace,
+    /// The cards of the opened inputs' stream headers, in order (0 when there is none).
+    cards: Vec<u32>,
+    headers: Vec<StreamHeader>,
+    /// Every file read, by device and inode: no output may be one of them.
+    read: grtrace_cli::Inputs,
+    /// The regular files among them (their size drives the progress line).
+    files: Vec<PathBuf>,
+    /// Merge on a second thread: files only (a pipe may be live, and its records must not
+    /// wait for a batch to fill).
+    pipelined: bool,
+    reads_stdin: bool,
+}
+
+impl Inputs {
+    fn open(plan: &Plan, warnings: &mut Warnings) -> Result<Inputs, Failure> {
+        let grtrace_cli::Resolved {
+            sources,
+            warnings: found,
+            read,
+            files,
+        } = plan.words.resolve()?;
+        found.into_iter().for_each(|w| warnings.both(w));
+        warnings.print();
+        // No output may be one of the inputs: checked before any output is opened.
+        for (opt, p) in [
+            ("-o", &plan.output),
+            ("--csv", &plan.csv),
+            ("--csv", &plan.rings_csv),
+            ("--csv", &plan.processes_csv),
+        ] {
+            if let Some(p) = p {
+                read.check_output(opt, p)?;
             }
-            let lines = JobLines::new(out);
-            Ok(Box::new(if card_column {
+        }
+        // Files are mapped and read in place; the reader hands passed pages back to the
+        // kernel, so the resident set stays flat whatever the trace length. --read streams
+        // them instead.
+        let pipelined = sources.iter().all(|s| matches!(s, InputSource::File(_)))
+            && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+        let sources = if plan.read {
+            sources.into_iter().map(stream_file).collect()
+        } else {
+            sources
+        };
+        let mut trace = Trace::open(sources).map_err(|e| Failure::Runtime(e.to_string()))?;
+        if let Err(e) = trace.check_sessions() {
+            if !plan.force {
+                return Err(Failure::Runtime(e.to_string()));
+            }
+            warnings.stderr.push(format!("{e} (merged: --force)"));
+            warnings.print();
+        }
+        // The same for a recording that starts inside an input (streams concatenated on
+        // stdin): the reader ends that input there unless merging was asked for.
+        trace.merge_sessions(plan.force);
+        let headers: Vec<StreamHeader> = trace.streams().iter().map(|s| s.header.clone()).collect();
+        let mut cards: Vec<u32> = headers.iter().map(|h| h.card).collect();
+        cards.sort_unstable();
+        cards.dedup();
+        Ok(Inputs {
+            trace,
+            // Every card of the inputs gets its report, even one without records.
+            cards: if cards.is_empty() { vec![0] } else { cards },
+            headers,
+            read,
+            files,
+            pipelined,
+            reads_stdin: plan.words.reads_stdin(),
+        })
+    }
+}
+
+/// The outputs written while the run goes: job rows, interval rows, the exports.
+struct Outputs {
+    /// `--jobs`, `--csv`: each fed by the engines of all cards.
+    sinks: Vec<Rc<RefCell<dyn JobSink>>>,
+    /// Text `--interval` rows: one stream for all cards.
+    intervals: Option<Rc<RefCell<IntervalLines>>>,
+    exports: crate::export::Opened,
+    /// `--parquet`: the capture's tables, shared by the cards' engines.
+    dataset: Option<crate::dataset::Shared>,
+}
+
+impl Outputs {
+    /// `several`: the inputs hold several cards (more may turn up while reading).
+    fn open(plan: &Plan, inputs: &Inputs, several: bool) -> Result<Outputs, Failure> {
+        let mut sinks: Vec<Rc<RefCell<dyn JobSink>>> = Vec::new();
+        if plan.jobs {
+            let make: MakeRows = Box::new(|card_column, after_rows| {
+                let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+                if after_rows {
+                    writeln!(out, "{}", crate::rows::LATE_CARD_NOTE)?;
+                }
+                let lines = JobLines::new(out);
+                Ok(Box::new(if card_column {
+                    lines.with_card_column()
+                } else {
+                    lines
+                }))
+            });
+            sinks.push(Rc::new(RefCell::new(CardRows::new(make, several))));
+        }
+        if let Some(p) = &plan.csv {
+            let out = grtrace_cli::open_output("--csv", p, &inputs.read)?;
+            let mut out = Some(BufWriter::new(out.into_writer()));
+            let make: MakeRows = Box::new(move |card_column, after_rows| {
+                match out.take() {
+                    // A CSV keeps one set of columns: rows of one card were written without
+                    // the card column before another turned up (beyond a pipe's read-ahead).
+                    _ if after_rows => Err(io::Error::other(
+                        "another card turned up while reading, after job rows without a card column were written (streams of several cards concatenated on stdin): give each card's files as an input of its own",
+                    )),
+                    Some(w) => Ok(Box::new(JobCsv::with_cards(w, card_column)?)),
+                    None => Err(io::Error::other("--csv rows made twice")),
+                }
+            });
+            sinks.push(Rc::new(RefCell::new(CardRows::new(make, several))));
+        }
+        let intervals = plan.interval_ns.filter(|_| !plan.json).map(|_| {
+            let out = BufWriter::with_capacity(1 << 16, io::stdout());
+            let lines = IntervalLines::new(Box::new(out), inputs.reads_stdin);
+            Rc::new(RefCell::new(if several {
                 lines.with_card_column()
             } else {
                 lines
             }))
         });
-        let rows = crate::rows::CardRows::new(make, several_now.clone());
-        shared.push(std::rc::Rc::new(std::cell::RefCell::new(rows)));
-    }
-    if let Some(p) = &args.csv {
-        let out = match grtrace_cli::open_output("--csv", p, &read) {
-            Ok(o) => o,
-            Err(e) => return fail(e),
-        };
-        let mut out = Some(BufWriter::new(out.into_writer()));
-        let make: crate::rows::MakeRows = Box::new(move |card_column, after_rows| {
-            match out.take() {
-                // A CSV keeps one set of columns: rows of one card were written without the
-                // card column before another turned up (beyond a pipe's read-ahead).
-                _ if after_rows => Err(io::Error::other(
-                    "another card turned up while reading, after job rows without a card column were written (streams of several cards concatenated on stdin): give each card's files as an input of its own",
-                )),
-                Some(w) => Ok(Box::new(JobCsv::with_cards(w, card_column)?)),
-                None => Err(io::Error::other("--csv rows made twice")),
+        // The timeline exports: one document for all cards, a process (or section) per card.
+        let exports = plan.exports.open(&plan.input, &inputs.read, several)?;
+        let dataset = match &plan.dataset {
+            None => None,
+            Some(d) => {
+                let id = d.capture_id.clone().unwrap_or_else(|| {
+                    crate::dataset::capture_id(&inputs.headers, &inputs.files, d.host.as_deref())
+                });
+                let ds = crate::dataset::Dataset::open(d, id)
+                    .map_err(|e| Failure::Runtime(e.to_string()))?;
+                Some(Rc::new(RefCell::new(Some(ds))))
             }
-        });
-        let rows = crate::rows::CardRows::new(make, several_now.clone());
-        shared.push(std::rc::Rc::new(std::cell::RefCell::new(rows)));
+        };
+        Ok(Outputs {
+            sinks,
+            intervals,
+            exports,
+            dataset,
+        })
     }
-    let headers: Vec<StreamHeader> = trace.streams().iter().map(|s| s.header.clone()).collect();
-    let json_intervals = interval_ns.filter(|_| args.json);
-    // Text --interval rows: one stream for all cards, a card column when there are several.
-    let interval_lines = interval_ns.filter(|_| !args.json).map(|secs| {
-        let out = BufWriter::with_capacity(1 << 16, io::stdout());
-        let mut lines = crate::rows::IntervalLines::new(Box::new(out), reads_stdin);
-        if several {
-            lines = lines.with_card_column();
-        }
-        (secs, std::rc::Rc::new(std::cell::RefCell::new(lines)))
-    });
-    let input_words: Vec<String> = words
-        .words()
-        .iter()
-        .map(|w| w.to_string_lossy().into_owned())
-        .collect();
-    // The timeline exports: one document for all cards, a process (or section) per card.
-    let opened = match exports.open(&input_words.join(" "), &read, several) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("grtreport: {e}");
-            return 1;
-        }
-    };
-    // A failed write of an export's head, met while the engines are made.
-    let attach_err = std::cell::RefCell::new(None);
-    let made = std::cell::Cell::new(0u32);
-    let mut engines = crate::input::Cards::new(headers, |card, header| {
-        let mut e = Engine::new(rules.clone(), join, filter.clone(), args.samples);
-        // The driver and SIMULATED flag of the card's first stream header (at open or found
-        // while reading), for its report and the exports' labels.
+}
+
+/// Makes the engine of each card the run meets (see [`Cards`]): the plan's configuration,
+/// fed into the outputs.
+struct Factory<'a> {
+    plan: &'a Plan,
+    outputs: &'a Outputs,
+    made: u32,
+    /// A failed write of an export's head, met while the engines are made.
+    attach_err: Option<String>,
+}
+
+impl MakeEngine for Factory<'_> {
+    fn make(&mut self, card: u32, header: Option<&StreamHeader>) -> Engine {
+        let plan = self.plan;
+        let mut e = Engine::new(
+            plan.rules.clone(),
+            plan.join,
+            plan.filter.clone(),
+            plan.samples,
+        );
+        // The driver and SIMULATED flag of the card's first stream header (at open or
+        // found while reading), for its report and the exports' labels.
         if let Some(h) = header {
             let sim = h.flags & grtrace_format::abi::STREAM_SIMULATED != 0;
-            e.source = (format!("driver {}, card{}", h.driver, h.card), sim);
+            let card = grtrace_format::Card(h.card);
+            e.source = (format!("driver {}, {card}", h.driver), sim);
         }
         let driver = header.map_or("", |h| h.driver.as_str());
-        if let Err(err) = opened.attach(&mut e, card, driver) {
-            attach_err.borrow_mut().get_or_insert(err);
+        if let Err(err) = self.outputs.exports.attach(&mut e, card, driver) {
+            self.attach_err.get_or_insert(err);
         }
-        if let Some((secs, lines)) = &interval_lines {
-            e.set_interval_sink(*secs, lines.clone());
+        match (
+            plan.interval_ns,
+            &self.outputs.intervals,
+            &self.outputs.dataset,
+        ) {
+            (Some(ns), lines, Some(ds)) => {
+                // Rows into the dataset, and on to the text rows or kept for the JSON.
+                let also = lines
+                    .clone()
+                    .map(|l| l as Rc<RefCell<dyn crate::engine::IntervalSink>>);
+                e.set_interval_sink(
+                    ns,
+                    Rc::new(RefCell::new(crate::dataset::DatasetIntervals {
+                        card,
+                        ds: ds.clone(),
+                        also,
+                    })),
+                );
+                e.keep_intervals = plan.json;
+            }
+            (Some(ns), Some(lines), None) => e.set_interval_sink(ns, lines.clone()),
+            _ => {}
         }
-        if made.get() > 0 {
-            several_now.set(true);
+        if let Some(scope) = &plan.critical {
+            e.critical_path(scope.clone());
         }
-        made.set(made.get() + 1);
-        if args.critical_path {
-            e.critical_path(match window {
-                Some((a, b)) => crate::critical::Scope::Window(a, b),
-                None => {
-                    crate::critical::Scope::Frames(args.frame_marker.clone().unwrap_or_default())
-                }
-            });
-        }
-        if let Some(secs) = json_intervals {
+        if let Some(ns) = plan
+            .interval_ns
+            .filter(|_| plan.json && plan.dataset.is_none())
+        {
             // The rows go into the JSON document.
-            e.joiner.set_interval(secs);
+            e.joiner.set_interval(ns);
         }
-        for s in &shared {
+        if let Some(ds) = &self.outputs.dataset {
+            e.add_sink(Box::new(crate::dataset::DatasetJobs {
+                card,
+                ds: ds.clone(),
+            }));
+        }
+        for s in &self.outputs.sinks {
+            if self.made > 0 {
+                // A second card: rows are labelled from what is known when written.
+                s.borrow_mut().several_cards();
+            }
             e.add_sink(Box::new(SharedSink(s.clone())));
         }
+        self.made += 1;
         e.use_worker();
         e
-    });
-    // Every card of the inputs gets its report, even one without records.
-    if cards_in.is_empty() {
-        cards_in.push(0);
     }
-    for &c in &cards_in {
+}
+
+/// Runs grtreport: checks the arguments, then reports (see [`report`]).
+pub fn run(args: Args) -> Result<(), Failure> {
+    let rules_text = read_rules_file(&args)?;
+    match Plan::build(args, rules_text)? {
+        Step::ListRules(text) => {
+            print!("{text}");
+            Ok(())
+        }
+        Step::Report(plan) => report(&plan),
+    }
+}
+
+/// Opens the inputs and the outputs, runs the trace through one engine per card (like btt
+/// per device: jobs of different cards are never joined), then writes what comes at the
+/// end. Damaged inputs (reported as met, the records before the damage used) end it in
+/// [`Failure::Reported`].
+fn report(plan: &Plan) -> Result<(), Failure> {
+    let mut warnings = Warnings::default();
+    let mut inputs = Inputs::open(plan, &mut warnings)?;
+    let outputs = Outputs::open(plan, &inputs, inputs.cards.len() > 1)?;
+    let factory = Factory {
+        plan,
+        outputs: &outputs,
+        made: 0,
+        attach_err: None,
+    };
+    let mut engines = Cards::with_maker(inputs.headers.clone(), factory);
+    for &c in &inputs.cards {
         engines.of_card(c);
     }
-    if let Some(e) = attach_err.borrow_mut().take() {
-        eprintln!("grtreport: {e}");
-        return 1;
+    if let Some(e) = engines.maker().attach_err.take() {
+        return Err(Failure::Runtime(e));
     }
-    // Where a failed write during the run went (--jobs on stdout, or --csv).
-    let sink_name = match (&args.csv, args.jobs) {
-        (Some(p), false) => p.clone(),
-        _ => PathBuf::from("-"),
-    };
-
     let interrupted = grtrace_cli::signals::stop_on_interrupt();
-    let mut progress =
-        grtrace_cli::Progress::new(PROG, grtrace_cli::total_size(&files), args.progress.mode());
+    let total = grtrace_cli::total_size(&inputs.files);
+    let mut progress = grtrace_cli::Progress::new(PROG, total, plan.progress);
     // From a pipe, Ctrl-C also stops the producer, which then closes the pipe: keep reading
     // to its end so the report covers everything (a second Ctrl-C leaves at once).
-    let run = if pipelined {
+    let feed = if inputs.pipelined {
         crate::input::run_pipelined
     } else {
         crate::input::run_with_progress
     };
-    let (sum, out, stopped) = run(
-        &mut trace,
+    let stop_on_signal = !inputs.reads_stdin;
+    let (sum, out, stopped) = feed(
+        &mut inputs.trace,
         &mut engines,
         interrupted,
-        !reads_stdin,
+        stop_on_signal,
         &mut progress,
     );
-    let out = out.and_then(|_| engines.iter_mut().try_for_each(|(_, e)| e.finish()));
-    if let Err(e) = out {
-        return Failure::write(&sink_name, e).report(PROG);
+    if let Err(e) = out.and_then(|_| engines.iter_mut().try_for_each(|(_, e)| e.finish())) {
+        if crate::dataset::DatasetError::is(&e) {
+            // It names the dataset's file.
+            return Err(Failure::Runtime(e.to_string()));
+        }
+        // Where a failed write during the run went: --jobs on stdout, or --csv.
+        let name = plan.csv.as_ref().filter(|_| !plan.jobs);
+        if let (Some(d), true) = (&plan.dataset, grtrace_cli::is_broken_pipe(&e)) {
+            // The run stopped with standard output: the dataset would be of part of it.
+            return Err(Failure::Runtime(format!(
+                "--parquet {}: not written: standard output was closed before the trace was read",
+                grtrace_cli::one_line(&d.dir.display().to_string())
+            )));
+        }
+        return Err(Failure::write(name.map_or(Path::new("-"), |p| p), e));
     }
-    if stopped {
-        warnings.push("interrupted: the report covers the records read so far".into());
+    warnings.of_run(&sum, stopped, &engines);
+    if !stopped {
+        warnings.of_ends(&inputs.headers, &engines);
     }
-    for e in &engines.merged {
-        eprintln!("grtreport: warning: {e} (merged: --force)");
-    }
-    if sum.gaps > 0 {
-        warnings.push(format!(
-            "{} sequence gap(s), {} records missing: jobs in flight across them are incomplete",
-            sum.gaps, sum.gap_records
-        ));
-    }
-    if sum.reordered > 0 {
-        warnings.push(format!(
-            "{} records arrived out of time order",
-            sum.reordered
-        ));
-    }
-    // The end-of-run outputs label every card the run met, those found only while reading.
-    let several = engines.len() > 1;
-    let irq_unnamed: u64 = engines
-        .iter()
-        .map(|(_, e)| e.joiner.stats.irq_unnamed)
-        .sum();
-    if irq_unnamed > 0 {
-        warnings.push(format!(
-            "{irq_unnamed} IRQ(s) named no job (seqno 0): those jobs complete at their fence SIGNAL or END"
-        ));
-    }
-    for e in &sum.errors {
-        warnings.push(format!("{e} (records before it were used)"));
-    }
+    warnings.print();
+    finish(
+        plan,
+        &inputs,
+        &outputs,
+        &mut engines,
+        &warnings.report,
+        &sum,
+    )
+}
 
+/// What comes once the trace is read: the ring rows, the exports' ends, the report, the
+/// inputs' errors.
+fn finish<F: MakeEngine>(
+    plan: &Plan,
+    inputs: &Inputs,
+    outputs: &Outputs,
+    engines: &mut Cards<F>,
+    warnings: &[String],
+    sum: &RunSummary,
+) -> Result<(), Failure> {
     // Only the input knows its ring names: a name that matched none is found here (on
     // several cards, a name is good if some card's ring notes name it).
     let names = engines
@@ -559,11 +834,13 @@ pub fn run(args: Args) -> i32 {
         .collect::<Vec<_>>();
     if !names.is_empty() && names.iter().all(Result::is_err) {
         if let Some(Err(e)) = names.into_iter().next() {
-            return usage(&e);
+            return Err(Failure::Usage(e));
         }
     }
-    if let Some(rp) = &rings_csv {
-        let res = grtrace_cli::open_output("--csv", rp, &read).and_then(|out| {
+    // The end-of-run outputs label every card the run met, those found only while reading.
+    let several = engines.len() > 1;
+    if let Some(rp) = &plan.rings_csv {
+        grtrace_cli::open_output("--csv", rp, &inputs.read).and_then(|out| {
             // One header; on several cards each row starts with its card.
             let mut c = csv::Writer::from_writer(BufWriter::new(out.into_writer()));
             c.write_record(crate::rows::ring_csv_header(several))
@@ -575,58 +852,75 @@ pub fn run(args: Args) -> i32 {
                 })
                 .and_then(|_| c.flush())
                 .map_err(|e| grtrace_cli::write_error(rp, &e))
-        });
-        if let Err(e) = res {
-            return fail(e);
-        }
+        })?;
     }
-    for (_, engine) in engines.iter_mut() {
-        if let Err(e) = engine.finish_timelines(&warnings) {
-            if grtrace_cli::is_broken_pipe(&e) {
-                return 0;
-            }
-            return fail(format!("export: {e}"));
-        }
+    if let Some(pp) = &plan.processes_csv {
+        grtrace_cli::open_output("--csv", pp, &inputs.read).and_then(|out| {
+            let mut c = csv::Writer::from_writer(BufWriter::new(out.into_writer()));
+            c.write_record(crate::rows::process_csv_header(several))
+                .map_err(io::Error::from)
+                .and_then(|_| {
+                    engines
+                        .iter()
+                        .try_for_each(|(_, e)| crate::rows::write_process_csv_rows(&mut c, e))
+                })
+                .and_then(|_| c.flush())
+                .map_err(|e| grtrace_cli::write_error(pp, &e))
+        })?;
     }
     // Not a single GPU event (a capture of an idle GPU, or of tracepoints that are not
     // mapped): said plainly, as grtimport says it, rather than a page of empty tables.
     let events: u64 = engines.iter().map(|(_, e)| e.joiner.stats.events).sum();
-    if events == 0 && sum.errors.is_empty() {
-        let records: u64 = engines.iter().map(|(_, e)| e.joiner.stats.records).sum();
-        return fail(format!(
-            "{}: no GPU events ({records} record(s), none an event): nothing to report",
-            grtrace_cli::one_line(&input_words.join(" "))
-        ));
-    }
-    // An export on stdout leaves the text report to -o FILE.
-    let quiet = args.quiet || (exports.uses_stdout() && args.output.is_none());
-    if !quiet {
-        let name = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
-        let out = match grtrace_cli::open_output("-o", &name, &read) {
-            Ok(o) => o,
-            Err(e) => return fail(e),
-        };
-        let mut w = BufWriter::new(out.into_writer());
-        let res = write_reports(&mut w, &engines, several, args.json, args.top, &warnings)
-            .and_then(|_| w.flush());
-        if let Err(e) = res {
-            return Failure::write(&name, e).report(PROG);
+    let no_events = events == 0 && sum.errors.is_empty();
+    // Before the exports to stdout, which end the run quietly when it is closed.
+    if let (Some(ds), false) = (&outputs.dataset, no_events) {
+        if let Some(ds) = ds.borrow_mut().take() {
+            let engines: Vec<(u32, &Engine)> = engines.iter().map(|(c, e)| (*c, e)).collect();
+            let facts = crate::dataset::RunFacts {
+                headers: &inputs.headers,
+                sum,
+                input: &plan.input,
+            };
+            // Its errors name the dataset's file.
+            ds.finish(&engines, &facts)
+                .map_err(|e| Failure::Runtime(e.to_string()))?;
         }
+    }
+    for (_, engine) in engines.iter_mut() {
+        match engine.finish_timelines(warnings) {
+            Err(e) if grtrace_cli::is_broken_pipe(&e) => return Ok(()),
+            Err(e) => return Err(Failure::Runtime(format!("export: {e}"))),
+            Ok(()) => {}
+        }
+    }
+    if no_events {
+        let records: u64 = engines.iter().map(|(_, e)| e.joiner.stats.records).sum();
+        return Err(Failure::Runtime(format!(
+            "{}: no GPU events ({records} record(s), none an event): nothing to report",
+            grtrace_cli::one_line(&plan.input)
+        )));
+    }
+    if let Some(name) = &plan.report_to {
+        let out = grtrace_cli::open_output("-o", name, &inputs.read)?;
+        let mut w = BufWriter::new(out.into_writer());
+        write_reports(&mut w, engines, several, plan.json, plan.top, warnings)
+            .and_then(|_| w.flush())
+            .map_err(|e| Failure::write(name, e))?;
     }
     for e in &sum.errors {
         grtrace_cli::error(PROG, e);
     }
     if sum.errors.is_empty() {
-        0
+        Ok(())
     } else {
-        1
+        Err(Failure::Reported)
     }
 }
 
 /// The report: one engine's as before; of several cards, one per card in card order (text:
-/// a `card N` heading before each, the warnings once on top; JSON: `{"cards": [...]}`, each
+/// a `cardN` heading before each, the warnings once on top; JSON: `{"cards": [...]}`, each
 /// a single-card report with a `card` member).
-fn write_reports<W: Write, F: FnMut(u32, Option<&StreamHeader>) -> Engine>(
+fn write_reports<W: Write, F: MakeEngine>(
     w: &mut W,
     engines: &crate::input::Cards<F>,
     several: bool,
@@ -666,7 +960,7 @@ fn write_reports<W: Write, F: FnMut(u32, Option<&StreamHeader>) -> Engine>(
         if i > 0 {
             writeln!(w)?;
         }
-        writeln!(w, "card {c}")?;
+        writeln!(w, "{}", grtrace_format::Card(*c))?;
         crate::output::write_report(w, e, top, &[])?;
     }
     Ok(())

@@ -18,7 +18,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::job::{Job, JobKey, NONE};
+use crate::job::{Job, JobKey, Origin, NONE};
 use crate::joiner::FxMap;
 
 /// Jobs kept for the walk at most, the cap on damaged or hostile input (more than this many
@@ -149,6 +149,9 @@ pub struct CritReport {
 #[derive(Clone, Copy, Debug)]
 struct Node {
     submit: u64,
+    /// When the host was done with it: its QUEUE to the scheduler when that came before the
+    /// hand-off (a drm_sched job: what follows is the scheduler's), else `submit`.
+    host: u64,
     start: u64,
     end: u64,
     ring_prev: JobKey,
@@ -168,8 +171,14 @@ impl Node {
             .into_iter()
             .find(|&t| t != NONE)
             .unwrap_or(NONE);
+        let host = if j.queued != NONE && (submit == NONE || j.queued <= submit) {
+            j.queued
+        } else {
+            submit
+        };
         Node {
             submit,
+            host,
             start: j.start,
             end: j.end,
             ring_prev: j.ring_prev,
@@ -271,7 +280,7 @@ pub struct CriticalPath {
     /// Markers seen (frames scope); before the first, jobs belong to an implicit frame
     /// that covers the trace.
     markers: u64,
-    /// The first record was seen ([`CriticalPath::genesis`]).
+    /// The first record was seen ([`CriticalPath::start_at`]).
     started: bool,
     nodes: Nodes,
     /// The window, by ring (a ring with no kept job has no entry).
@@ -334,14 +343,14 @@ impl CriticalPath {
 
     /// The trace's first record time (call it before anything else): the window counts
     /// from there, and the implicit frame of a trace without markers starts there.
-    pub fn genesis(&mut self, t: u64) {
-        if self.started {
+    pub fn start_at(&mut self, origin: Origin) {
+        if self.started || !origin.is_known() {
             return;
         }
         self.started = true;
         let (start, until) = match self.scope {
-            Scope::Window(a, b) => (t.saturating_add(a), t.saturating_add(b).saturating_add(1)),
-            Scope::Frames(_) => (t, NONE),
+            Scope::Window(a, b) => (origin.after(a), origin.after(b).saturating_add(1)),
+            Scope::Frames(_) => (origin.after(0), NONE),
         };
         self.open.push_back(Open {
             start,
@@ -535,7 +544,7 @@ impl CriticalPath {
             // The constraints and when each was met; the latest one decided. Ties go to
             // dependency, then ring, then host: a job submitted as its blocker ended
             // waited for the blocker.
-            let host = n.submit;
+            let host = n.host;
             let ring =
                 (n.ring_prev_end != NONE && n.ring_prev_end <= n.start).then_some(n.ring_prev_end);
             let dep = (n.dep_until != NONE).then_some(n.dep_until);
@@ -691,7 +700,7 @@ pub fn describe(l: &Link) -> String {
 pub fn write_text<W: std::io::Write>(
     w: &mut W,
     r: &CritReport,
-    genesis: u64,
+    origin: Origin,
 ) -> std::io::Result<()> {
     let (ms, secs) = (crate::units::ms, crate::units::secs);
     let Some(p) = &r.slowest else {
@@ -709,8 +718,8 @@ pub fn write_text<W: std::io::Write>(
         writeln!(
             w,
             "window {} s to {} s:",
-            secs(p.start, genesis),
-            secs(p.end, genesis)
+            secs(p.start, origin),
+            secs(p.end, origin)
         )?;
     } else {
         let n = r.lengths.len();
@@ -723,7 +732,7 @@ pub fn write_text<W: std::io::Write>(
         writeln!(
             w,
             "{what} at {} s: {} ms to its last END; frames median {} ms, max {} ms",
-            secs(p.start, genesis),
+            secs(p.start, origin),
             ms(p.length()),
             ms(median),
             ms(r.lengths.last().copied().unwrap_or(0)),
@@ -759,7 +768,7 @@ pub fn write_text<W: std::io::Write>(
         writeln!(
             w,
             "  {:>12}  {:>9} ms  {:>5.1}%  {}",
-            secs(l.from, genesis),
+            secs(l.from, origin),
             ms(l.ns()),
             100.0 * p.share(l),
             describe(l)

@@ -20,7 +20,7 @@ use crate::classify::Classifier;
 use crate::critical::{CriticalPath, Scope};
 use crate::handover::{hand_over, Producer};
 
-use crate::job::{Job, JobKey, Tags, GPU_WAIT, NONE, N_PHASES, SUBMIT_HOST};
+use crate::job::{Job, JobKey, Origin, Tags, GPU_WAIT, N_PHASES, SUBMIT_HOST};
 use crate::joiner::{FxMap, JoinConfig, Joiner};
 use crate::report::{RingInfo, UtilRow};
 use crate::rules::Rules;
@@ -41,7 +41,7 @@ pub struct Filter {
 }
 
 impl Filter {
-    pub fn accepts(&self, j: &Job, genesis: u64) -> bool {
+    pub fn accepts(&self, j: &Job, origin: Origin) -> bool {
         if !self.ctx.is_empty() && !self.ctx.contains(&j.key.ctx) {
             return false;
         }
@@ -52,11 +52,9 @@ impl Filter {
             return false;
         }
         if let Some((a, b)) = self.window {
-            let t = j.first_time();
-            if t == NONE {
+            let Some(rel) = origin.since_seen(j.first_time()) else {
                 return false;
-            }
-            let rel = t.saturating_sub(genesis);
+            };
             if rel < a || rel > b {
                 return false;
             }
@@ -68,6 +66,8 @@ impl Filter {
 /// Where finished, tagged jobs go besides the summary.
 pub trait JobSink {
     fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()>;
+    /// The run has several cards (said when the second card's engine is made).
+    fn several_cards(&mut self) {}
     fn finish(&mut self) -> io::Result<()> {
         Ok(())
     }
@@ -76,13 +76,13 @@ pub trait JobSink {
 /// Where `--interval` rows go as each interval closes (shared by the engines of several
 /// cards, so one stream of rows interleaves them in time).
 pub trait IntervalSink {
-    /// Rows of `card` that just closed: times since `genesis`, ring names from `rings`; a
+    /// Rows of `card` that just closed: times since `origin`, ring names from `rings`; a
     /// share whose phase `measurable` says the recording cannot measure is not a figure.
     fn rows(
         &mut self,
         card: Option<u32>,
         rows: &[IntervalRow],
-        genesis: u64,
+        origin: Origin,
         rings: &dyn Fn(u32) -> Option<RingInfo>,
         measurable: &[bool; N_PHASES],
     ) -> io::Result<()>;
@@ -103,8 +103,9 @@ pub trait Timeline {
     ) -> io::Result<()>;
     /// A sequence gap the reader found (NOTE_LOST records come through `record`).
     fn lost(&mut self, l: &Lost, joiner: &Joiner) -> io::Result<()>;
-    /// A finished, tagged job that passed the filter.
-    fn job(&mut self, job: &Job, genesis: u64) -> io::Result<()>;
+    /// A finished, tagged job that passed the filter (times from [`Joiner::origin`], which
+    /// `record` saw).
+    fn job(&mut self, job: &Job) -> io::Result<()>;
     /// End of input (all jobs were handed over): writes what is left.
     fn finish(&mut self, engine: &Engine, warnings: &[String]) -> io::Result<()>;
 }
@@ -177,7 +178,8 @@ impl RecentTags {
 /// What a per-job sink may look up besides the job: the trace's first time, ring and
 /// process names.
 pub struct Names<'a> {
-    pub genesis: u64,
+    /// The run's time origin.
+    pub origin: Origin,
     pub joiner: &'a Joiner,
     /// The job's card, when the run has several (see [`Engine::card`]).
     pub card: Option<u32>,
@@ -205,6 +207,8 @@ pub struct Engine {
     interval_out: Option<std::rc::Rc<std::cell::RefCell<dyn IntervalSink>>>,
     /// Interval rows kept for `--json` (no text stream for them).
     pub kept_intervals: Vec<IntervalRow>,
+    /// Keep the interval rows for `--json` though they go to a sink too (`--parquet`).
+    pub keep_intervals: bool,
     /// Driver and SIMULATED flag of the input's stream header, for the report.
     pub source: (String, bool),
     /// What an imported stream's source note says (IMPORT.md §1): the phases it cannot
@@ -242,7 +246,7 @@ struct Stages {
 impl Stages {
     /// Classifies a batch of finished jobs (in the order they finished) and counts the ones
     /// that left the classifier's window; `last`: the input is over, empty the window.
-    fn run(&mut self, jobs: &[Job], genesis: u64, last: bool) {
+    fn run(&mut self, jobs: &[Job], origin: Origin, last: bool) {
         let Stages {
             classifier,
             recent_tags,
@@ -251,7 +255,7 @@ impl Stages {
         } = self;
         let mut emit = |job: &mut Job| {
             recent_tags.resolve(job);
-            if filter.accepts(job, genesis) {
+            if filter.accepts(job, origin) {
                 summary.add(job);
             }
         };
@@ -268,7 +272,7 @@ impl Stages {
 /// thread) hands it batches of finished jobs; it classifies them and adds them to the
 /// statistics, as [`Engine::pump`] would, in the same order. Used buffers come back.
 struct Worker {
-    jobs: Option<Producer<(Vec<Job>, u64)>>,
+    jobs: Option<Producer<(Vec<Job>, Origin)>>,
     thread: std::thread::JoinHandle<Stages>,
 }
 
@@ -276,16 +280,16 @@ impl Worker {
     fn start(mut stages: Stages) -> Worker {
         // The worker is the faster: once it found nothing to do, it sleeps until a few
         // batches are in, not until the next one.
-        let (jobs, todo) = hand_over::<(Vec<Job>, u64)>(WORKER_QUEUE, WORKER_QUEUE - 1, 3);
+        let (jobs, todo) = hand_over::<(Vec<Job>, Origin)>(WORKER_QUEUE, WORKER_QUEUE - 1, 3);
         let thread = std::thread::spawn(move || {
-            let mut genesis = NONE;
-            while let Some((mut batch, g)) = todo.recv() {
-                genesis = g;
-                stages.run(&batch, genesis, false);
+            let mut origin = Origin::UNKNOWN;
+            while let Some((mut batch, o)) = todo.recv() {
+                origin = o;
+                stages.run(&batch, origin, false);
                 batch.clear();
-                todo.give_back((batch, g));
+                todo.give_back((batch, o));
             }
-            stages.run(&[], genesis, true);
+            stages.run(&[], origin, true);
             stages
         });
         Worker {
@@ -307,6 +311,7 @@ impl Engine {
             sinks: Vec::new(),
             interval_out: None,
             kept_intervals: Vec::new(),
+            keep_intervals: false,
             source: (String::new(), false),
             import: None,
             kept: None,
@@ -359,14 +364,14 @@ impl Engine {
     /// it to end and takes its stages back).
     fn hand_over(&mut self, last: bool) {
         let Some(w) = &mut self.worker else { return };
-        let genesis = self.joiner.stats.first_ns;
+        let origin = self.joiner.origin();
         if let Some(tx) = w.jobs.as_ref().filter(|_| self.joiner.finished_len() > 0) {
             let mut buf = tx.spare().map(|b| b.0).unwrap_or_default();
             self.joiner.take_finished(&mut buf);
             let unmeasured = self.import.as_ref().map_or(0, |i| i.unmeasured);
             unmeasure(&mut buf, unmeasured);
             // Fails only if the worker is gone (it panicked): `join` below says so.
-            let _ = tx.send((buf, genesis));
+            let _ = tx.send((buf, origin));
         }
         if last {
             let Some(w) = self.worker.take() else { return };
@@ -426,13 +431,17 @@ impl Engine {
             self.kept_intervals.extend(rows);
             return Ok(());
         };
-        let genesis = self.joiner.stats.first_ns;
+        let origin = self.joiner.origin();
         let joiner = &self.joiner;
         let rings = |id: u32| joiner.ring(id).map(RingInfo::from);
         // Live rows: the codes seen so far decide, as the end-of-run Measurable does.
         let measurable = self.measurable().phases;
         out.borrow_mut()
-            .rows(self.card, &rows, genesis, &rings, &measurable)
+            .rows(self.card, &rows, origin, &rings, &measurable)?;
+        if self.keep_intervals {
+            self.kept_intervals.extend(rows);
+        }
+        Ok(())
     }
 
     pub fn add_sink(&mut self, s: Box<dyn JobSink>) {
@@ -452,8 +461,9 @@ impl Engine {
         self.classifier.rules()
     }
 
-    pub fn genesis(&self) -> u64 {
-        self.joiner.stats.first_ns
+    /// The run's time origin (the joiner's).
+    pub fn origin(&self) -> Origin {
+        self.joiner.origin()
     }
 
     #[inline]
@@ -467,7 +477,7 @@ impl Engine {
         }
         self.joiner.feed(rec);
         if let Some(cp) = &mut self.critical {
-            cp.genesis(self.joiner.stats.first_ns);
+            cp.start_at(self.joiner.origin());
             if rec.rtype() == grtrace_format::RecordType::NOTE_MSG {
                 if let grtrace_format::Body::Msg { text } = rec.body() {
                     // An importer's notes say where the capture came from: no frame marker.
@@ -488,7 +498,7 @@ impl Engine {
         // looks at NOTE_MSG ones: an event needs neither.
         self.joiner.feed_event(ev);
         if let Some(cp) = &mut self.critical {
-            cp.genesis(self.joiner.stats.first_ns);
+            cp.start_at(self.joiner.origin());
         }
         self.after_record(&ev.record())
     }
@@ -605,7 +615,7 @@ impl Engine {
     }
 
     fn pump(&mut self, last: bool) -> io::Result<()> {
-        let genesis = self.joiner.stats.first_ns;
+        let origin = self.joiner.origin();
         let Engine {
             joiner,
             finished,
@@ -624,7 +634,7 @@ impl Engine {
         joiner.take_finished(finished);
         unmeasure(finished, import.as_ref().map_or(0, |i| i.unmeasured));
         let names = Names {
-            genesis,
+            origin,
             joiner: &*joiner,
             card: *card,
         };
@@ -636,7 +646,7 @@ impl Engine {
             if let Some(cp) = critical.as_mut() {
                 cp.job(job);
             }
-            if !filter.accepts(job, genesis) {
+            if !filter.accepts(job, origin) {
                 return;
             }
             summary.add(job);
@@ -648,7 +658,7 @@ impl Engine {
                     }
                 }
                 for t in timelines.iter_mut() {
-                    if let Err(e) = t.job(job, genesis) {
+                    if let Err(e) = t.job(job) {
                         err = Some(e);
                         break;
                     }
@@ -685,6 +695,7 @@ impl Engine {
         let rings = |id: u32| self.ring_info(id);
         let measurable = self.measurable();
         let util = self.util_rows_for(&measurable);
+        let processes = self.process_rows();
         f(&crate::report::ReportInput {
             util: &util,
             measurable: &measurable,
@@ -693,7 +704,7 @@ impl Engine {
             rules: self.rules(),
             rings: &rings,
             top,
-            genesis: self.genesis(),
+            origin: self.origin(),
             warnings,
             critical: self.critical.as_ref().map(CriticalPath::report),
             unattributed: self
@@ -701,7 +712,18 @@ impl Engine {
                 .rings()
                 .filter(|r| !self.summary.rings.contains_key(&r.id))
                 .fold((0, 0), |(f, x), r| (f + r.faults, x + r.resets)),
+            processes: &processes,
         })
+    }
+
+    /// The per-process rows (after [`finish`](Self::finish)), busiest first, with the
+    /// process names of the recording's NOTE_PROCESS records and the rings' labels.
+    pub fn process_rows(&self) -> Vec<crate::processes::ProcRow> {
+        self.summary
+            .processes
+            .rows(&|pid| self.joiner.comms.get(pid), &|id| {
+                crate::report::ring_label(id, &self.ring_info(id))
+            })
     }
 
     /// What the recording's event codes can measure, and its source.

@@ -21,7 +21,7 @@ use grtrace_format::Event;
 use grtrace_format::{Lost, RecordView};
 
 use crate::engine::{Engine, Timeline};
-use crate::job::{Job, Tags, NONE, N_PHASES, PHASE_NAMES};
+use crate::job::{Job, Origin, Tags, NONE, N_PHASES, PHASE_NAMES};
 use crate::joiner::Joiner;
 use crate::jsonw;
 
@@ -171,7 +171,8 @@ impl Ord for Carried {
 pub struct Html<W: Write> {
     out: W,
     cfg: HtmlConfig,
-    genesis: u64,
+    /// The run's time origin, from the joiner at the first record.
+    origin: Origin,
     names: Names,
     jobs: BinaryHeap<Carried>,
     /// Jobs left out, and the earliest first time among them (the window's end).
@@ -206,7 +207,7 @@ impl<W: Write> Html<W> {
             joint,
             out,
             cfg,
-            genesis: NONE,
+            origin: Origin::UNKNOWN,
             names: Names::default(),
             jobs: BinaryHeap::new(),
             left_out: 0,
@@ -221,7 +222,7 @@ impl<W: Write> Html<W> {
     }
 
     fn rel(&self, t: u64) -> u64 {
-        t.saturating_sub(self.genesis)
+        self.origin.since(t)
     }
 
     /// The bucket of relative time `rel` on `ring`, halving the resolution as needed.
@@ -286,8 +287,8 @@ impl<W: Write> Html<W> {
         if self.joint.several || self.joint.cards.borrow().len() > 1 {
             writeln!(
                 o,
-                "<script class=\"grt-data\" id=\"grt-data-card{}\" type=\"application/json\">",
-                self.cfg.card
+                "<script class=\"grt-data\" id=\"grt-data-{}\" type=\"application/json\">",
+                grtrace_format::Card(self.cfg.card)
             )?;
         } else {
             o.write_all(b"<script id=\"grt-data\" type=\"application/json\">\n")?;
@@ -307,15 +308,11 @@ impl<W: Write> Html<W> {
 
     fn write_data(&mut self, engine: &Engine, warnings: &[String]) -> io::Result<()> {
         let st = &engine.joiner.stats;
-        let span = if st.first_ns == NONE {
-            0
-        } else {
-            st.last_ns - st.first_ns
-        };
+        let span = engine.joiner.origin().span_to(st.last_ns);
         let mut report = Vec::new();
         crate::output::write_report(&mut report, engine, 10, warnings)?;
         let jobs = std::mem::take(&mut self.jobs).into_sorted_vec();
-        let g = self.genesis;
+        let g = self.origin;
         let o = &mut self.out;
         write!(o, "{{\"card\":{},\"driver\":", self.cfg.card)?;
         jsonw::string(o, self.cfg.driver.as_bytes())?;
@@ -329,7 +326,7 @@ impl<W: Write> Html<W> {
             st.lost_records,
             jobs.len() as u64 + self.left_out,
             self.left_out,
-            if self.cutoff == NONE { span + 1 } else { self.cutoff.saturating_sub(g) },
+            if self.cutoff == NONE { span + 1 } else { g.since(self.cutoff) },
             self.marks_left_out,
             self.width
         )?;
@@ -361,68 +358,25 @@ impl<W: Write> Html<W> {
             jsonw::string(o, self.names.ring_label(*r).as_bytes())?;
             write!(o, ",\"size\":{}}}", self.names.ring_size(*r))?;
         }
-        // Jobs: [ctx, ring, seqno, pid, commit, submit, start, end, done (ns since the first
-        // record, -1 = not seen), tags bits, flags bits, flags text, phases..., fill,
-        // outstanding, blocker "ctx/ring/seqno" (a recorded job) or null,
-        // [kind, who, ns lost, chain depth] or null]
-        o.write_all(b"],\n\"jobs\":[")?;
-        let t = |v: u64| -> i64 {
-            if v == NONE {
-                -1
-            } else {
-                v.saturating_sub(g) as i64
-            }
-        };
+        // Jobs: one array each, of the columns named in job_columns (crate::columns: times
+        // in ns since the first record, -1 = not seen; unmeasured phases null).
+        o.write_all(b"],\n\"job_columns\":")?;
+        crate::columns::write_html_names(o)?;
+        o.write_all(b",\n\"jobs\":[")?;
+        let cx = crate::columns::Cx::new(g, None);
+        let mut cell = Vec::new();
         for (i, Carried(j)) in jobs.iter().enumerate() {
             if i > 0 {
                 o.write_all(b",\n")?;
             }
-            write!(
-                o,
-                "[{},{},{},{},{},{},{},{},{},{},{},\"{}\"",
-                j.key.ctx,
-                j.key.ring,
-                j.key.seqno,
-                j.pid,
-                t(j.commit),
-                t(j.submit),
-                t(j.start),
-                t(j.end),
-                t(j.done),
-                j.tags.0,
-                j.flags.0,
-                j.flags
-            )?;
-            // Unmeasured phases are null (shown `-`), never 0.
-            for (i, v) in j.phases.as_array().into_iter().enumerate() {
-                if j.measured(i) {
-                    write!(o, ",{v}")?;
-                } else {
-                    o.write_all(b",null")?;
-                }
-            }
-            o.write_all(b",")?;
-            jsonw::num(o, j.fill as f64)?;
-            write!(o, ",{},", j.outstanding)?;
-            match timeline::blocker(j) {
-                Some(b) => write!(o, "\"{}/{}/{}\"", b.ctx, b.ring, b.seqno)?,
-                None => o.write_all(b"null")?,
-            }
-            match timeline::blocker_info(j) {
-                Some((kind, who, lost)) => {
-                    write!(o, ",[\"{kind}\",")?;
-                    jsonw::string(o, who.as_bytes())?;
-                    write!(o, ",{lost},{}]]", j.blocker().depth)?;
-                }
-                None => o.write_all(b",null]")?,
-            }
+            crate::columns::write_html_row(o, &mut cell, j, &cx)?;
         }
         o.write_all(b"],\n\"msgs\":[")?;
         for (i, (t, pid, text)) in self.msgs.iter().enumerate() {
             if i > 0 {
                 o.write_all(b",")?;
             }
-            write!(o, "[{},{pid},", t.saturating_sub(g))?;
+            write!(o, "[{},{pid},", g.since(*t))?;
             jsonw::string(o, text.as_bytes())?;
             o.write_all(b"]")?;
         }
@@ -432,18 +386,14 @@ impl<W: Write> Html<W> {
                 o.write_all(b",")?;
             }
             let name = Event(*code).name().unwrap_or("EVENT");
-            write!(
-                o,
-                "[{},{ring},\"{name}\",{ctx},{seqno}]",
-                t.saturating_sub(g)
-            )?;
+            write!(o, "[{},{ring},\"{name}\",{ctx},{seqno}]", g.since(*t))?;
         }
         o.write_all(b"],\n\"lost\":[")?;
         for (i, (t, n)) in self.lost.iter().enumerate() {
             if i > 0 {
                 o.write_all(b",")?;
             }
-            write!(o, "[{},{n}]", t.saturating_sub(g))?;
+            write!(o, "[{},{n}]", g.since(*t))?;
         }
         // Series per ring: busy %, outstanding, fill %, queue and exec p50/p90/p99 (ns).
         o.write_all(b"],\n\"series\":{")?;
@@ -525,6 +475,22 @@ impl<W: Write> Html<W> {
             }
             o.write_all(b"]}")?;
         }
+        // The per-ring verdicts (the text report's lines: GPU-, host- or dependency-bound),
+        // then the structural hints: the page's "Verdicts" shows both.
+        o.write_all(b"],\n\"verdicts\":[")?;
+        let verdicts = engine.with_report(0, warnings, |r| {
+            r.util
+                .iter()
+                .filter(|u| u.verdict.is_some())
+                .map(crate::report::verdict_line)
+                .collect::<Vec<_>>()
+        });
+        for (i, v) in verdicts.iter().enumerate() {
+            if i > 0 {
+                o.write_all(b",")?;
+            }
+            jsonw::string(o, v.as_bytes())?;
+        }
         o.write_all(b"],\n\"hints\":[")?;
         let hints = engine.with_report(0, warnings, crate::report::hints);
         for (i, h) in hints.iter().enumerate() {
@@ -567,8 +533,8 @@ impl<W: Write> Timeline for Html<W> {
         _watermark: Option<u64>,
     ) -> io::Result<()> {
         let t = rec.time_ns();
-        if self.genesis == NONE {
-            self.genesis = joiner.stats.first_ns;
+        if !self.origin.is_known() {
+            self.origin = joiner.origin();
         }
         match self.names.see(rec, joiner) {
             Seen::Mark(ev) => {
@@ -612,8 +578,8 @@ impl<W: Write> Timeline for Html<W> {
         Ok(())
     }
 
-    fn job(&mut self, job: &Job, _genesis: u64) -> io::Result<()> {
-        if self.genesis != NONE {
+    fn job(&mut self, job: &Job) -> io::Result<()> {
+        if self.origin.is_known() {
             let ring = job.key.ring;
             if job.start != NONE && job.end != NONE {
                 let (s, e) = (self.rel(job.start), self.rel(job.end));

@@ -15,6 +15,7 @@ use grtrace_format::{
 
 use crate::engine::Engine;
 use crate::handover::hand_over;
+use crate::job::Origin;
 
 /// Runs the whole trace through the engine. `stop` is polled (Ctrl-C): when it is set and
 /// `stop_on_signal` is true, reading ends early and the report covers what was read.
@@ -345,7 +346,7 @@ impl Feeder {
         if !self.started {
             if let Some(first) = events.clone().next() {
                 self.started = true;
-                engine.start_at(first.time_ns());
+                engine.start_at(Origin::at(first.time_ns()));
             }
         }
         if let Err(err) = engine.of_card(card).feed_events(&mut events) {
@@ -370,7 +371,7 @@ impl Feeder {
             Item::Record(r) => {
                 if !self.started {
                     self.started = true;
-                    engine.start_at(r.time_ns());
+                    engine.start_at(Origin::at(r.time_ns()));
                 }
                 self.done += r.bytes().len() as u64;
                 if let Err(e) = engine.of_card(card).feed(&r) {
@@ -412,8 +413,8 @@ pub trait Engines {
     /// The engine that joins the jobs of `card`.
     fn of_card(&mut self, card: u32) -> &mut Engine;
 
-    /// The run's first record is at `t` (called once, before it is fed).
-    fn start_at(&mut self, _t: u64) {}
+    /// The run's time origin: its first record's time (called once, before it is fed).
+    fn start_at(&mut self, _origin: Origin) {}
 
     /// A stream header found inside an input that starts a new (card, session), before any
     /// record of it (another recording of a card comes only under
@@ -427,6 +428,18 @@ impl Engines for Engine {
     }
 }
 
+/// Makes the engine of a card the first time the run meets it, from the card's first stream
+/// header when there is one (a closure `(card, header) -> Engine` is one).
+pub trait MakeEngine {
+    fn make(&mut self, card: u32, header: Option<&StreamHeader>) -> Engine;
+}
+
+impl<F: FnMut(u32, Option<&StreamHeader>) -> Engine> MakeEngine for F {
+    fn make(&mut self, card: u32, header: Option<&StreamHeader>) -> Engine {
+        self(card, header)
+    }
+}
+
 /// One [`Engine`] per card, like btt per device: jobs of different cards are never joined,
 /// a fence owned on another card is one no job of this card owns. Engines are made by
 /// `make` when their card first appears, with the card's first stream header (an opened
@@ -435,21 +448,28 @@ impl Engines for Engine {
 /// [`card`](Engine::card) is set.
 /// Every card's clock starts at the run's first record (see [`Joiner::start_at`](crate::joiner::Joiner::start_at)):
 /// times, `--interval` rows and the timeline exports of all cards share one origin.
-pub struct Cards<F: FnMut(u32, Option<&StreamHeader>) -> Engine> {
+pub struct Cards<F: MakeEngine> {
     engines: Vec<(u32, Engine)>,
     make: F,
-    /// The run's first record time, once known.
-    origin: Option<u64>,
+    /// The run's time origin, once known.
+    origin: Origin,
     /// The first stream header of each card: the opened inputs', then those found inside
     /// inputs (a few cards at most).
     headers: Vec<StreamHeader>,
     /// Another recording of a card met mid-stream and merged (`--force`): one message each.
     pub merged: Vec<TraceError>,
+    /// Every stream header found inside an input (at most [`EMBEDDED_LIMIT`]): each such
+    /// stream should end with its own STREAM_INFO.
+    pub embedded: Vec<StreamHeader>,
 }
 
-impl<F: FnMut(u32, Option<&StreamHeader>) -> Engine> Cards<F> {
-    /// `headers`: the opened inputs' stream headers.
-    pub fn new(headers: Vec<StreamHeader>, make: F) -> Self {
+/// Most stream headers found inside inputs that [`Cards::embedded`] keeps (a hostile input
+/// cannot grow it).
+pub const EMBEDDED_LIMIT: usize = 4096;
+
+impl<F: MakeEngine> Cards<F> {
+    /// `headers`: the opened inputs' stream headers; `make` makes each card's engine.
+    pub fn with_maker(headers: Vec<StreamHeader>, make: F) -> Self {
         let mut first: Vec<StreamHeader> = Vec::new();
         for h in headers {
             if !first.iter().any(|f| f.card == h.card) {
@@ -459,10 +479,16 @@ impl<F: FnMut(u32, Option<&StreamHeader>) -> Engine> Cards<F> {
         Cards {
             engines: Vec::new(),
             make,
-            origin: None,
+            origin: Origin::UNKNOWN,
             headers: first,
             merged: Vec::new(),
+            embedded: Vec::new(),
         }
+    }
+
+    /// What makes the engines.
+    pub fn maker(&mut self) -> &mut F {
+        &mut self.make
     }
 
     /// The engines with their cards, in card order.
@@ -483,7 +509,14 @@ impl<F: FnMut(u32, Option<&StreamHeader>) -> Engine> Cards<F> {
     }
 }
 
-impl<F: FnMut(u32, Option<&StreamHeader>) -> Engine> Engines for Cards<F> {
+impl<F: FnMut(u32, Option<&StreamHeader>) -> Engine> Cards<F> {
+    /// [`Cards::with_maker`] of a closure.
+    pub fn new(headers: Vec<StreamHeader>, make: F) -> Self {
+        Self::with_maker(headers, make)
+    }
+}
+
+impl<F: MakeEngine> Engines for Cards<F> {
     // Called per record: inlined, and a single-card run does not search.
     #[inline(always)]
     fn of_card(&mut self, card: u32) -> &mut Engine {
@@ -495,10 +528,8 @@ impl<F: FnMut(u32, Option<&StreamHeader>) -> Engine> Engines for Cards<F> {
             Ok(i) => i,
             Err(i) => {
                 let h = self.headers.iter().find(|h| h.card == card);
-                let mut e = (self.make)(card, h);
-                if let Some(t) = self.origin {
-                    e.joiner.start_at(t);
-                }
+                let mut e = self.make.make(card, h);
+                e.joiner.start_at(self.origin);
                 self.engines.insert(i, (card, e));
                 if self.engines.len() > 1 {
                     // Several cards (a second one may turn up only while reading, from
@@ -513,10 +544,10 @@ impl<F: FnMut(u32, Option<&StreamHeader>) -> Engine> Engines for Cards<F> {
         &mut self.engines[i].1
     }
 
-    fn start_at(&mut self, t: u64) {
-        self.origin = Some(t);
+    fn start_at(&mut self, origin: Origin) {
+        self.origin = origin;
         for (_, e) in &mut self.engines {
-            e.joiner.start_at(t);
+            e.joiner.start_at(origin);
         }
     }
 
@@ -524,6 +555,9 @@ impl<F: FnMut(u32, Option<&StreamHeader>) -> Engine> Engines for Cards<F> {
     fn stream(&mut self, s: &EmbeddedStream<'_>) {
         // Merged under --force (the reader refuses it otherwise): said at the end.
         self.merged.extend(s.session_conflict());
+        if self.embedded.len() < EMBEDDED_LIMIT {
+            self.embedded.push(s.header.clone());
+        }
         if !self.headers.iter().any(|h| h.card == s.header.card) {
             self.headers.push(s.header.clone());
         }

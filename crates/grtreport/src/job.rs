@@ -23,6 +23,58 @@ impl std::hash::Hash for JobKey {
 /// "Not seen" for an event time.
 pub const NONE: u64 = u64::MAX;
 
+/// The time origin of a run: the trace time of its first record, from which every card's
+/// job times, windows, `--interval` rows and exports count (JOBS.md §1). The joiner owns it
+/// ([`Joiner::origin`](crate::joiner::Joiner::origin)); unknown until a record is seen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Origin(u64);
+
+impl Default for Origin {
+    fn default() -> Self {
+        Origin::UNKNOWN
+    }
+}
+
+impl Origin {
+    /// No record seen yet.
+    pub const UNKNOWN: Origin = Origin(NONE);
+
+    /// The origin at trace time `t`.
+    pub fn at(t: u64) -> Origin {
+        Origin(t)
+    }
+
+    /// Its trace time, once known.
+    pub fn get(self) -> Option<u64> {
+        self.is_known().then_some(self.0)
+    }
+
+    pub fn is_known(self) -> bool {
+        self.0 != NONE
+    }
+
+    /// Nanoseconds from the origin to trace time `t`: 0 for a time before it, and while
+    /// the origin is unknown.
+    pub fn since(self, t: u64) -> u64 {
+        t.saturating_sub(self.0)
+    }
+
+    /// [`Origin::since`] of a time that may not have been seen ([`NONE`]).
+    pub fn since_seen(self, t: u64) -> Option<u64> {
+        (t != NONE).then(|| self.since(t))
+    }
+
+    /// Nanoseconds from the origin to the last record's time `last`; 0 while unknown.
+    pub fn span_to(self, last: u64) -> u64 {
+        self.get().map_or(0, |o| last.saturating_sub(o))
+    }
+
+    /// The trace time `rel` ns after the origin.
+    pub fn after(self, rel: u64) -> u64 {
+        self.0.saturating_add(rel)
+    }
+}
+
 /// The phases of JOBS.md §2, in nanoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Phases {
@@ -256,6 +308,12 @@ pub struct Job {
     pub key: JobKey,
     /// Thread that committed it (0 if COMMIT was not seen).
     pub pid: u32,
+    /// Its first QUEUE: when the host handed it to the scheduler ([`NONE`] if not seen).
+    pub queued: u64,
+    /// Time in the scheduler's queue that no dependency explains (credits, job limits,
+    /// entity fairness), ns: from the QUEUE, or from when its longest dependency wait ended if later,
+    /// to the hand-off (JOBS.md §2); [`NONE`] without a QUEUE.
+    pub sched: u64,
     /// Event times in ns ([`NONE`] if not seen). `start` may be inferred (see flags).
     pub commit: u64,
     pub submit: u64,

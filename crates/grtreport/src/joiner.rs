@@ -13,7 +13,7 @@ use grtrace_format::Event;
 use grtrace_format::RecordType;
 use grtrace_format::{Lost, NativeEvent, RecordView};
 
-use crate::job::{BlockKind, Blocker, Flags, Job, JobKey, Phases, NONE};
+use crate::job::{BlockKind, Blocker, Flags, Job, JobKey, Origin, Phases, NONE};
 use crate::utilisation::{split_gap, Busy, IntervalRow, RingUtil};
 
 /// A small fast hasher for integer keys (FxHash); the joiner does one lookup per event.
@@ -42,6 +42,8 @@ impl Hasher for FxHasher {
 }
 
 pub type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+/// A set with [`FxMap`]'s hasher.
+pub type FxSet<K> = std::collections::HashSet<K, BuildHasherDefault<FxHasher>>;
 
 /// `a <= b` in sequence-number order, surviving wrap-around of 32-bit and 64-bit seqnos.
 #[inline]
@@ -51,6 +53,29 @@ pub fn seq_le(a: u64, b: u64) -> bool {
     } else {
         b.wrapping_sub(a) as i64 >= 0
     }
+}
+
+/// The time a job spent in its scheduler's queue that no dependency explains (JOBS.md §2,
+/// `sched`): from its QUEUE, or from when its longest dependency wait ended if later, to the
+/// hand-off (its first COMMIT, SUBMIT or START at or after the QUEUE). [`NONE`] without a
+/// QUEUE or a hand-off.
+fn sched_wait(s: &Slot) -> u64 {
+    if s.queued == NONE {
+        return NONE;
+    }
+    let Some(handoff) = [s.commit, s.submit, s.start]
+        .into_iter()
+        .filter(|&t| t != NONE && t >= s.queued)
+        .min()
+    else {
+        return NONE;
+    };
+    let met = if s.dep_seen && s.dep_until != NONE {
+        s.dep_until.max(s.queued)
+    } else {
+        s.queued
+    };
+    handoff.saturating_sub(met)
 }
 
 /// The seqnos `a` with `seq_le(a, b)`, as at most two inclusive ranges (the half of the
@@ -550,6 +575,8 @@ impl Rings {
 #[derive(Clone, Debug)]
 struct Slot {
     pid: u32,
+    /// Its first QUEUE (to the scheduler), NONE: none.
+    queued: u64,
     commit: u64,
     submit: u64,
     start: u64,
@@ -641,6 +668,7 @@ impl Slot {
     fn new(t: u64) -> Slot {
         Slot {
             pid: 0,
+            queued: NONE,
             commit: NONE,
             submit: NONE,
             start: NONE,
@@ -801,7 +829,6 @@ impl std::ops::Index<&JobKey> for Slots {
 pub struct JoinStats {
     pub records: u64,
     pub events: u64,
-    pub first_ns: u64,
     pub last_ns: u64,
     /// NOTE_LOST records and reader-detected gaps, and the records they count.
     pub loss_notes: u64,
@@ -826,7 +853,15 @@ pub struct JoinStats {
     /// Jobs that moved to another ring (from a VIRTUAL ring to the one that ran them, or
     /// between physical rings), JOBS.md §1.
     pub moved: u64,
+    /// CPUs stamped on NOTE_STREAM_INFO records (a stream's last record: a recorder
+    /// killed with SIGKILL writes none), at most [`ENDED_CPUS_LIMIT`].
+    pub ended_cpus: FxSet<u32>,
+    /// NOTE_STREAM_INFO records without `INFO_STOPPED_CLEANLY`.
+    pub unclean_ends: u64,
 }
+
+/// Most CPUs remembered in [`JoinStats::ended_cpus`] (a hostile input cannot grow it).
+pub const ENDED_CPUS_LIMIT: usize = 4096;
 
 /// Tunables of the joiner.
 #[derive(Clone, Copy, Debug)]
@@ -848,6 +883,8 @@ impl Default for JoinConfig {
 
 pub struct Joiner {
     cfg: JoinConfig,
+    /// The run's time origin (see [`Joiner::start_at`]).
+    origin: Origin,
     jobs: Slots,
     rings: Rings,
     /// Per (ring, ctx): the running totals of [`Touch`] for one context's jobs.
@@ -961,6 +998,7 @@ impl Joiner {
     pub fn new(cfg: JoinConfig) -> Joiner {
         Joiner {
             cfg,
+            origin: Origin::UNKNOWN,
             jobs: Slots::default(),
             rings: Rings::default(),
             ctx_touch: FxMap::default(),
@@ -985,7 +1023,6 @@ impl Joiner {
             iv_end: NONE,
             intervals: Vec::new(),
             stats: JoinStats {
-                first_ns: NONE,
                 ..Default::default()
             },
         }
@@ -1116,6 +1153,19 @@ impl Joiner {
                     self.lost(&l);
                 }
             }
+            RecordType::NOTE_STREAM_INFO => {
+                if let grtrace_format::Body::StreamInfo(i) = rec.body() {
+                    // A set: a stream of nothing but STREAM_INFO records costs one hash
+                    // probe each, not a scan of the CPUs seen.
+                    let ended = &mut self.stats.ended_cpus;
+                    if ended.len() < ENDED_CPUS_LIMIT {
+                        ended.insert(rec.cpu());
+                    }
+                    if i.flags & grtrace_format::abi::INFO_STOPPED_CLEANLY == 0 {
+                        self.stats.unclean_ends += 1;
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -1154,12 +1204,14 @@ impl Joiner {
         self.losses += 1;
     }
 
-    /// Starts the joiner's clock at `t` (the first record's time) unless it runs already.
-    /// A run of several cards starts every card's joiner at the run's first record, so all
-    /// cards count times and `--interval` rows from the same instant.
-    pub fn start_at(&mut self, t: u64) {
-        if self.stats.first_ns == NONE {
-            self.stats.first_ns = t;
+    /// Starts the joiner's clock at `origin` (the first record's time) unless it runs
+    /// already (an unknown origin starts nothing). A run of several cards starts every
+    /// card's joiner at the run's first record, so all cards count times and `--interval`
+    /// rows from the same instant.
+    pub fn start_at(&mut self, origin: Origin) {
+        let Some(t) = origin.get() else { return };
+        if !self.origin.is_known() {
+            self.origin = origin;
             self.next_sweep = t.saturating_add(self.cfg.horizon_ns);
             if self.iv_ns > 0 {
                 self.iv_start = t;
@@ -1168,10 +1220,16 @@ impl Joiner {
         }
     }
 
+    /// The run's time origin: the first record's time (of the whole run, on several
+    /// cards), unknown before one.
+    pub fn origin(&self) -> Origin {
+        self.origin
+    }
+
     #[inline]
     fn tick(&mut self, t: u64) {
-        if self.stats.first_ns == NONE {
-            self.start_at(t);
+        if !self.origin.is_known() {
+            self.start_at(Origin::at(t));
         }
         if t < self.now {
             // Merged input is time ordered; small inversions across CPUs are tolerated (the
@@ -1390,6 +1448,13 @@ impl Joiner {
                 }
             }
             Event::SUBMIT => self.submit(key, ev, t),
+            Event::QUEUE => {
+                // The job went to the scheduler (JOBS.md §2: the sched phase).
+                let s = Self::slot(&mut self.jobs, key, t, self.losses);
+                if s.queued == NONE {
+                    s.queued = t;
+                }
+            }
             Event::START => {
                 let r = Self::ring_mut(&mut self.rings, key.ring, t);
                 let s = Self::slot(&mut self.jobs, key, t, self.losses);
@@ -1902,6 +1967,7 @@ impl Joiner {
             vm_fault: s.vm_fault,
             total: d(s.commit, done),
         };
+        let sched = sched_wait(s);
         let fill = if ring_size > 0 && s.fill_units != u32::MAX {
             (s.fill_units as f64 / ring_size as f64) as f32
         } else {
@@ -1913,6 +1979,8 @@ impl Joiner {
         self.out.push(Job {
             key,
             pid: s.pid,
+            queued: s.queued,
+            sched,
             commit: s.commit,
             submit: s.submit,
             start: s.start,

@@ -8,22 +8,14 @@ use std::io::{self, Write};
 use serde_json::{json, Map, Value};
 
 use crate::engine::Engine;
-use crate::job::{BlockKind, Job, GPU_WAIT, NONE, N_PHASES, PHASE_NAMES, SUBMIT_HOST};
-use crate::report::{class_judged, describe_blocker, hints, verdict_line, ReportInput, UtilRow};
+use crate::job::{Job, Origin, GPU_WAIT, N_PHASES, PHASE_NAMES, SUBMIT_HOST};
+use crate::report::{class_judged, hints, verdict_line, ReportInput, UtilRow};
 use crate::summary::Group;
 use crate::utilisation::IntervalRow;
 use crate::Tags;
 
 /// Version of the document's layout; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "grtreport/1";
-
-fn ns(v: u64) -> Value {
-    if v == NONE {
-        Value::Null
-    } else {
-        json!(v)
-    }
-}
 
 fn num(v: f64) -> Value {
     if v.is_finite() {
@@ -99,55 +91,12 @@ fn util(u: &UtilRow) -> Value {
     })
 }
 
-/// One job with its attribution.
-pub fn job(j: &Job, genesis: u64, measurable: &[bool; N_PHASES]) -> Value {
-    let p = j.phases.as_array();
-    let mut phases = Map::new();
-    for (i, name) in PHASE_NAMES.iter().enumerate() {
-        let v = if measurable[i] && j.measured(i) && !j.flags.incomplete() {
-            json!(p[i])
-        } else {
-            Value::Null
-        };
-        phases.insert(format!("{name}_ns"), v);
-    }
-    let b = j.blocker();
-    let blocker = if b.is_some() {
-        json!({
-            "kind": if b.kind == BlockKind::Dep { "dep" } else { "queue" },
-            "owned": b.owned,
-            "ctx": b.owned.then_some(b.key.ctx),
-            "ring": b.owned.then_some(b.key.ring),
-            "seqno": b.owned.then_some(b.key.seqno),
-            "fence": (b.kind == BlockKind::Dep).then(|| json!([b.fence.0, b.fence.1])),
-            "lost_ns": b.lost,
-            "queue_ns": if b.owned { ns(b.queue) } else { Value::Null },
-            "exec_ns": if b.owned { ns(b.exec) } else { Value::Null },
-            "tags": b.tags.map(|t| t.iter().map(|i| Tags::NAMES[i]).collect::<Vec<_>>()),
-            "chain": b.owned.then_some(b.depth),
-            "root": b.owned.then(|| json!({"ctx": b.root.ctx, "ring": b.root.ring, "seqno": b.root.seqno})),
-            "ahead": (b.kind == BlockKind::Queue).then_some(b.ahead),
-        })
-    } else {
-        Value::Null
-    };
-    json!({
-        "ctx": j.key.ctx,
-        "ring": j.key.ring,
-        "seqno": j.key.seqno,
-        "pid": j.pid,
-        "time_ns": ns(j.first_time()).as_u64().map(|t| t.saturating_sub(genesis)),
-        "commit_ns": ns(j.commit),
-        "submit_ns": ns(j.submit),
-        "start_ns": ns(j.start),
-        "end_ns": ns(j.end),
-        "done_ns": ns(j.done),
-        "phases": phases,
-        "tags": j.tags.iter().map(|i| Tags::NAMES[i]).collect::<Vec<_>>(),
-        "flags": j.flags.to_string(),
-        "blocker": blocker,
-        "attribution": describe_blocker(j),
-    })
+/// One job with its attribution (the `--json` columns of
+/// [`COLUMNS`](crate::columns::COLUMNS)).
+pub fn job(j: &Job, origin: Origin, measurable: &[bool; N_PHASES]) -> Value {
+    let mut cx = crate::columns::Cx::new(origin, None);
+    cx.measurable = measurable;
+    crate::columns::json_job(j, &cx)
 }
 
 fn interval(row: &IntervalRow, m: &[bool; N_PHASES]) -> Value {
@@ -169,7 +118,32 @@ fn interval(row: &IntervalRow, m: &[bool; N_PHASES]) -> Value {
     })
 }
 
-/// The report as a JSON value.
+/// One row of the Per Process table: a class the recording cannot judge is null.
+fn process(p: &crate::processes::ProcRow, m: &crate::measurable::Measurable, span: u64) -> Value {
+    let mut lost = Map::new();
+    for (t, name) in Tags::NAMES.iter().enumerate() {
+        let v = if m.judged(t) {
+            json!({ "jobs": p.p.tag_jobs[t], "lost_ns": p.p.tag_lost[t] })
+        } else {
+            Value::Null
+        };
+        lost.insert(name.to_string(), v);
+    }
+    let busy = p.p.busy();
+    json!({
+        "pid": p.pid,
+        "comm": p.comm,
+        "ring": p.ring,
+        "jobs": p.p.jobs,
+        "complete": p.p.complete,
+        "incomplete": p.p.incomplete,
+        "busy_ns": busy,
+        "busy_own_ns": busy.map(|_| p.p.own_ns),
+        "busy_share": busy.map_or(Value::Null, |b| num(b as f64 / span.max(1) as f64)),
+        "lost": lost,
+    })
+}
+
 /// The report of `e` as a JSON value (after [`Engine::finish`]): `top` blocking classes,
 /// the run's `warnings`.
 pub fn report(e: &Engine, top: usize, warnings: &[String]) -> Value {
@@ -189,11 +163,7 @@ fn model(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
     let s = r.summary;
     let st = r.stats;
     let m = &r.measurable.phases;
-    let span = if st.first_ns == NONE {
-        0
-    } else {
-        st.last_ns.saturating_sub(st.first_ns)
-    };
+    let span = r.origin.span_to(st.last_ns);
     let util_of = |ring: bool, id: u32| {
         r.util
             .iter()
@@ -237,7 +207,7 @@ fn model(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
                 "ring": e.ring,
                 "jobs": e.jobs,
                 "lost_ns": e.lost,
-                "samples": e.samples.iter().map(|j| job(j, r.genesis, m)).collect::<Vec<_>>(),
+                "samples": e.samples.iter().map(|j| job(j, r.origin, m)).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -264,8 +234,8 @@ fn model(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
             "simulated": r.measurable.simulated,
             "records": st.records,
             "events": st.events,
-            "first_ns": ns(st.first_ns),
-            "last_ns": if st.first_ns == NONE { Value::Null } else { json!(st.last_ns) },
+            "first_ns": r.origin.get(),
+            "last_ns": r.origin.get().map(|_| st.last_ns),
             "span_ns": span,
             "lost_records": st.lost_records,
             "loss_notes": st.loss_notes,
@@ -296,6 +266,7 @@ fn model(r: &ReportInput<'_>, intervals: &[IntervalRow]) -> Value {
         "verdicts": verdicts,
         "hints": hints(r),
         "top": top,
+        "processes": r.processes.iter().map(|p| process(p, r.measurable, span)).collect::<Vec<_>>(),
         "intervals": intervals
             .iter()
             .map(|row| interval(row, &r.measurable.phases))

@@ -5,11 +5,11 @@ use std::io::{self, Write};
 use tabwriter::{Alignment, TabWriter};
 
 use crate::engine::Engine;
-use crate::job::{Tags, NONE, N_PHASES, PHASE_NAMES};
+use crate::job::{Origin, Tags, N_PHASES, PHASE_NAMES};
 use crate::report::{
     class_judged, describe_blocker, hints, ring_label, verdict_line, ReportInput, UtilRow,
 };
-use crate::rows::{job_line, JOB_HEADER};
+use crate::rows::{job_header, job_line};
 use crate::summary::Group;
 use crate::units::{fill_str, ms, pct, pct_or_dash, secs};
 
@@ -119,17 +119,13 @@ pub fn write_report<W: Write>(
 fn render<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
     let s = r.summary;
     let st = r.stats;
-    let span = if st.first_ns == NONE {
-        0
-    } else {
-        st.last_ns.saturating_sub(st.first_ns)
-    };
+    let span = r.origin.span_to(st.last_ns);
     writeln!(
         w,
         "grtreport: {} records, {} events over {} s; {}",
         st.records,
         st.events,
-        secs(span, 0),
+        secs(span, Origin::at(0)),
         group_line(&s.all)
     )?;
     if st.lost_records > 0 || st.loss_notes > 0 {
@@ -275,6 +271,7 @@ fn render<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
     }
 
     write_util(w, r.util, s.all.inferred, s.all.complete)?;
+    write_processes(w, r)?;
 
     section(w, "Hints")?;
     let hints = hints(r);
@@ -290,7 +287,7 @@ fn render<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
     }
     if let Some(c) = r.critical {
         section(w, "Critical Path")?;
-        crate::critical::write_text(w, c, r.genesis)?;
+        crate::critical::write_text(w, c, r.origin)?;
     }
     Ok(())
 }
@@ -346,7 +343,7 @@ fn write_top<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
         writeln!(w, "no job was tagged")?;
         return Ok(());
     }
-    writeln!(w, "    {JOB_HEADER}")?;
+    writeln!(w, "    {}", job_header())?;
     let total = r.summary.all.sum[6].max(1);
     for (i, e) in top.iter().enumerate() {
         writeln!(
@@ -361,7 +358,7 @@ fn write_top<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
             pct(e.lost as f64 / total as f64)
         )?;
         for j in e.samples {
-            writeln!(w, "    {}", job_line(j, r.genesis))?;
+            writeln!(w, "    {}", job_line(j, r.origin))?;
             if let Some(d) = describe_blocker(j) {
                 writeln!(w, "      -> {d}")?;
             }
@@ -416,4 +413,70 @@ pub fn write_util<W: Write>(
         writeln!(w, "{}", verdict_line(u))?;
     }
     Ok(())
+}
+
+/// Rows of the Per Process table in the text (all of them in `--json` and `--csv`).
+pub const TEXT_PROCESSES: usize = 30;
+
+/// A process as the text names it: `812 (vkcube)`, `812`, or `-` when the jobs' COMMIT was
+/// not recorded (no process is known).
+pub fn process_label(p: &crate::processes::ProcRow) -> String {
+    match (p.pid, &p.comm) {
+        (Some(pid), Some(c)) => format!("{pid} ({c})"),
+        (Some(pid), None) => pid.to_string(),
+        (None, _) => "- (no COMMIT)".into(),
+    }
+}
+
+/// The Per Process table: per process and ring, its jobs, GPU busy time and the time its
+/// jobs lost per blocking class.
+fn write_processes<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
+    section(
+        w,
+        "Per Process (GPU busy time, time lost per blocking class)",
+    )?;
+    if r.processes.is_empty() {
+        return writeln!(w, "no job");
+    }
+    let span = r.origin.span_to(r.stats.last_ns);
+    let mut tw = table();
+    write!(tw, "process\tring\tjobs\tbusy_ms\tbusy\t")?;
+    for n in Tags::NAMES {
+        write!(tw, "{n}\t")?;
+    }
+    writeln!(tw)?;
+    for p in r.processes.iter().take(TEXT_PROCESSES) {
+        let busy = p.p.busy();
+        write!(
+            tw,
+            "{}\t{}\t{}\t{}\t{}\t",
+            process_label(p),
+            p.ring_label,
+            p.p.jobs,
+            busy.map_or("-".into(), ms),
+            busy.map_or("-".into(), |b| pct(b as f64 / span.max(1) as f64)),
+        )?;
+        for t in 0..Tags::COUNT {
+            if !r.measurable.judged(t) {
+                write!(tw, "-\t")?;
+            } else if p.p.tag_jobs[t] == 0 {
+                write!(tw, "0\t")?;
+            } else {
+                write!(tw, "{} ({})\t", ms(p.p.tag_lost[t]), p.p.tag_jobs[t])?;
+            }
+        }
+        writeln!(tw)?;
+    }
+    put_table(w, tw)?;
+    if r.processes.len() > TEXT_PROCESSES {
+        writeln!(
+            w,
+            "({} more row(s) in --json and --csv)",
+            r.processes.len() - TEXT_PROCESSES
+        )?;
+    }
+    writeln!(
+        w,
+        "(busy: sum of exec (END - START) of the process's complete jobs on the ring, share of the trace's span;\n per class: ms its jobs lost to it (jobs tagged); -: not judged in this recording)"
+    )
 }

@@ -855,7 +855,7 @@ impl<W: Write> Timeline for Perfetto<W> {
     ) -> io::Result<()> {
         let t = rec.time_ns();
         if self.genesis == NONE {
-            self.genesis = joiner.stats.first_ns;
+            self.genesis = joiner.origin().get().unwrap_or(NONE);
         }
         match self.names.see(rec, joiner) {
             Seen::Mark(ev) => self.push(
@@ -926,7 +926,7 @@ impl<W: Write> Timeline for Perfetto<W> {
         Ok(())
     }
 
-    fn job(&mut self, job: &Job, _genesis: u64) -> io::Result<()> {
+    fn job(&mut self, job: &Job) -> io::Result<()> {
         self.stats.jobs += 1;
         let has_host = host_slice(job);
         let has_queue = job.submit != NONE && job.start != NONE && job.measured(1);

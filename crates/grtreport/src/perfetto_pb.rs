@@ -20,9 +20,16 @@
 //!
 //! Event categories, instant names, debug annotation names and the tag and flag strings are
 //! interned (`InternedData`): the first packet of the sequence clears the incremental state
-//! (`SEQ_INCREMENTAL_STATE_CLEARED`), every track event carries
+//! (`SEQ_INCREMENTAL_STATE_CLEARED`) and makes the sequence's incremental clock the
+//! packets' default (`TracePacketDefaults.timestamp_clock_id`), the second is the
+//! `ClockSnapshot` that puts that clock at 0 on BOOTTIME; every track event carries
 //! `SEQ_NEEDS_INCREMENTAL_STATE`. Times are ns since the capture's first record, as in the
-//! JSON export.
+//! JSON export, each packet's the step from the packet before (as Perfetto's SDK writes
+//! them); the few that go back in time (counter buckets) carry theirs on BOOTTIME. A job's
+//! args are the JSON's but those of [`ZERO_LEFT_OUT`] that are 0.
+//!
+//! Track events are encoded by hand into one reused buffer ([`crate::perfetto_proto`]'s
+//! `wire`): no allocation per event; prost encodes the few descriptor packets.
 //!
 //! Streaming: every packet is written as field 1 of `Trace` (tag, length, packet) the
 //! moment it is final; what is held back is what the JSON export holds (slices until the
@@ -48,7 +55,7 @@ use crate::engine::{Engine, Timeline};
 use crate::job::{Flags, Job, JobKey, NONE};
 use crate::joiner::{FxMap, Joiner};
 use crate::perfetto::{host_slice, PerfettoConfig, PerfettoStats, CARD_PID_BASE, SLACK_NS};
-use crate::perfetto_proto as pb;
+use crate::perfetto_proto::{self as pb, field, wire};
 use crate::timeline::{self, Names, Seen};
 
 /// The packet sequence every packet of the file is on.
@@ -126,6 +133,23 @@ enum Arg {
     SequenceGap,
 }
 
+/// Slice args left out when 0 (the JSON export lists them): the phases (one not measured
+/// holds 0), a blocker's lost time and the counts, 0 for most jobs. Six bytes each.
+pub const ZERO_LEFT_OUT: [&str; 12] = [
+    "submit_host_ns",
+    "queue_ns",
+    "exec_ns",
+    "complete_ns",
+    "gpu_wait_ns",
+    "vm_fault_ns",
+    "total_ns",
+    "outstanding",
+    "batch",
+    "faults",
+    "preempts",
+    "blocker_lost_ns",
+];
+
 /// Event categories, interned by the first packet (iid = index + 1).
 const CATEGORIES: [&str; 4] = ["job", "job,incomplete", "job,inferred", "event"];
 /// The category iid of instants.
@@ -193,24 +217,28 @@ impl Interner {
     }
 }
 
-/// The file the exporters of all cards share: the output, the sequence's interned state,
-/// ids handed out, host processes described so far and the first write error.
+/// The file the exporters of all cards share: the output, the sequence's interned state
+/// and clock, ids handed out, host processes described so far and the first write error.
 pub struct PbJoint<W: Write> {
     out: RefCell<W>,
     /// The file's name, for errors (None: not a file, e.g. a test's buffer).
     path: Option<PathBuf>,
-    /// The first packet (clearing the incremental state) was written.
+    /// The first packets (clearing the incremental state, the clock) were written.
     started: Cell<bool>,
     /// Exporters not finished yet.
     open: Cell<u32>,
     /// Several cards: track and counter names carry the card, host tracks get one per card.
     label_cards: bool,
     made: Cell<u32>,
-    /// Last track uuid and flow id handed out (one counter: both are only unique ids).
+    /// Last track uuid handed out (from 1, a byte per reference for the first 127).
     last_id: Cell<u64>,
+    /// Last flow id handed out (flow ids are not track uuids: a counter of their own).
+    last_flow: Cell<u64>,
     interner: RefCell<Interner>,
     /// Host thread -> uuid of its process track.
     hosts: RefCell<FxMap<u32, u64>>,
+    /// The time of the last packet on the incremental clock (ns since the first record).
+    clock: Cell<u64>,
     /// Bytes written so far (handed to the writer).
     written: Cell<u64>,
     error: RefCell<Option<io::Error>>,
@@ -229,8 +257,10 @@ impl<W: Write> PbJoint<W> {
             label_cards: several,
             made: Cell::new(0),
             last_id: Cell::new(0),
+            last_flow: Cell::new(0),
             interner: RefCell::default(),
             hosts: RefCell::default(),
+            clock: Cell::new(0),
             written: Cell::new(0),
             error: RefCell::new(None),
             buf: RefCell::new(Vec::with_capacity(4096)),
@@ -242,8 +272,52 @@ impl<W: Write> PbJoint<W> {
         self.last_id.get()
     }
 
-    /// Writes one packet as `Trace.packet` (nothing once a write failed).
+    fn flow_id(&self) -> u64 {
+        self.last_flow.set(self.last_flow.get() + 1);
+        self.last_flow.get()
+    }
+
+    /// The first two packets of the sequence: the one clearing the incremental state
+    /// (every fixed interned name; packets default to the incremental clock), then the
+    /// clock snapshot that puts that clock at 0 on the trace's clock (BOOTTIME, as the
+    /// times were before: ns since the first record). Trace processor reads a snapshot
+    /// packet for nothing else, hence two.
+    fn start(&self) {
+        if self.started.replace(true) {
+            return;
+        }
+        self.emit(&pb::TracePacket {
+            trusted_packet_sequence_id: Some(SEQUENCE_ID),
+            sequence_flags: Some(pb::SEQ_INCREMENTAL_STATE_CLEARED),
+            first_packet_on_sequence: Some(true),
+            interned_data: Some(fixed_interned()),
+            trace_packet_defaults: Some(pb::TracePacketDefaults {
+                timestamp_clock_id: Some(pb::CLOCK_INCREMENTAL),
+            }),
+            ..Default::default()
+        });
+        let clock = |id, incremental: bool| pb::Clock {
+            clock_id: Some(id),
+            timestamp: Some(0),
+            is_incremental: incremental.then_some(true),
+        };
+        self.emit(&pb::TracePacket {
+            trusted_packet_sequence_id: Some(SEQUENCE_ID),
+            clock_snapshot: Some(pb::ClockSnapshot {
+                clocks: vec![
+                    clock(pb::CLOCK_BOOTTIME, false),
+                    clock(pb::CLOCK_INCREMENTAL, true),
+                ],
+                primary_trace_clock: Some(pb::CLOCK_BOOTTIME as i32),
+            }),
+            ..Default::default()
+        });
+    }
+
+    /// Writes one packet (built with prost: the few descriptors) as `Trace.packet`
+    /// (nothing once a write failed).
     fn emit(&self, p: &pb::TracePacket) {
+        self.start();
         if self.error.borrow().is_some() {
             return;
         }
@@ -252,8 +326,48 @@ impl<W: Write> PbJoint<W> {
         buf.push(pb::TRACE_PACKET_TAG);
         p.encode_length_delimited(&mut *buf)
             .expect("a Vec grows as needed");
-        match self.out.borrow_mut().write_all(&buf) {
-            Ok(()) => self.written.set(self.written.get() + buf.len() as u64),
+        self.write(&buf);
+    }
+
+    /// Writes a packet at `ts` (ns since the first record) holding the encoded
+    /// `TrackEvent` `ev` and, when not empty, the encoded `InternedData` `interned`.
+    /// The time is the step from the packet before on the sequence's incremental clock (a
+    /// varint of a byte or two, not five); a time before that packet's (a counter bucket
+    /// written behind the slices) goes on BOOTTIME as it is.
+    fn write_event(&self, ts: u64, interned: &[u8], ev: &[u8]) {
+        self.start();
+        if self.error.borrow().is_some() {
+            return;
+        }
+        let mut b = self.buf.borrow_mut();
+        b.clear();
+        let packet = wire::open(&mut b, 1);
+        let last = self.clock.get();
+        if ts >= last {
+            wire::uint(&mut b, field::TIMESTAMP, ts - last);
+            self.clock.set(ts);
+        } else {
+            wire::uint(&mut b, field::TIMESTAMP_CLOCK_ID, pb::CLOCK_BOOTTIME.into());
+            wire::uint(&mut b, field::TIMESTAMP, ts);
+        }
+        wire::uint(&mut b, field::SEQUENCE_ID, SEQUENCE_ID.into());
+        // The clock (and names) are the sequence's incremental state.
+        wire::uint(
+            &mut b,
+            field::SEQUENCE_FLAGS,
+            pb::SEQ_NEEDS_INCREMENTAL_STATE.into(),
+        );
+        if !interned.is_empty() {
+            wire::bytes(&mut b, field::INTERNED_DATA, interned);
+        }
+        wire::bytes(&mut b, field::TRACK_EVENT, ev);
+        wire::close(&mut b, packet);
+        self.write(&b);
+    }
+
+    fn write(&self, b: &[u8]) {
+        match self.out.borrow_mut().write_all(b) {
+            Ok(()) => self.written.set(self.written.get() + b.len() as u64),
             Err(e) => *self.error.borrow_mut() = Some(e),
         }
     }
@@ -278,14 +392,10 @@ impl<W: Write> PbJoint<W> {
         Err(io::Error::new(e.kind(), grtrace_cli::write_error(path, &e)))
     }
 
-    /// A packet on the sequence; the very first one clears the incremental state.
+    /// A packet on the sequence.
     fn packet(&self) -> pb::TracePacket {
-        let first = !self.started.replace(true);
         pb::TracePacket {
             trusted_packet_sequence_id: Some(SEQUENCE_ID),
-            sequence_flags: first.then_some(pb::SEQ_INCREMENTAL_STATE_CLEARED),
-            first_packet_on_sequence: first.then_some(true),
-            interned_data: first.then(fixed_interned),
             ..Default::default()
         }
     }
@@ -468,8 +578,12 @@ pub struct PerfettoPb<W: Write> {
     /// Counts of what the export did (the JSON export's, `events` counting packets).
     pub stats: PerfettoStats,
     prefix: String,
-    /// Reused for every event's debug annotations.
-    args: Vec<pb::DebugAnnotation>,
+    /// The encoded `TrackEvent` being built (its debug annotations as they are added).
+    ev: Vec<u8>,
+    /// Its own name ([`Name::Own`]).
+    name: Vec<u8>,
+    /// The encoded `InternedData` it adds (usually none).
+    interned: Vec<u8>,
 }
 
 /// A debug annotation's value.
@@ -510,7 +624,9 @@ impl<W: Write> PerfettoPb<W> {
             ring_order: Vec::new(),
             stats: PerfettoStats::default(),
             prefix,
-            args: Vec::new(),
+            ev: Vec::with_capacity(512),
+            name: Vec::with_capacity(64),
+            interned: Vec::new(),
             cfg,
             joint,
         };
@@ -668,25 +784,35 @@ impl<W: Write> PerfettoPb<W> {
 
     /// Adds a debug annotation (its name's iid) to the event being built.
     fn arg(&mut self, name: u64, v: Val<'_>) {
-        let mut a = pb::DebugAnnotation {
-            name_iid: Some(name),
-            ..Default::default()
+        let b = &mut self.ev;
+        let (value_field, v) = match v {
+            Val::U(u) => (field::ARG_UINT, u),
+            Val::B(x) => (field::ARG_BOOL, x as u64),
+            Val::I(iid) => (field::ARG_STRING_IID, iid),
+            Val::F(f) => {
+                let at = wire::open(b, field::DEBUG_ANNOTATIONS);
+                wire::uint(b, field::ARG_NAME_IID, name);
+                wire::double(b, field::ARG_DOUBLE, f);
+                wire::close(b, at);
+                return;
+            }
+            Val::S(s) => {
+                let at = wire::open(b, field::DEBUG_ANNOTATIONS);
+                wire::uint(b, field::ARG_NAME_IID, name);
+                wire::bytes(b, field::ARG_STRING, s.as_bytes());
+                wire::close(b, at);
+                return;
+            }
         };
-        match v {
-            Val::U(u) => a.uint_value = Some(u),
-            Val::F(f) => a.double_value = Some(f),
-            Val::B(b) => a.bool_value = Some(b),
-            Val::S(s) => a.string_value = Some(s.to_string()),
-            Val::I(iid) => a.string_value_iid = Some(iid),
-        }
-        self.args.push(a);
+        wire::annotation_varint(b, field::DEBUG_ANNOTATIONS, name, value_field, v);
     }
 
-    /// Writes a track event at `ts` with the annotations added since the last one.
+    /// Writes a track event at `ts` with the annotations added since the last one (its
+    /// own name, [`Name::Own`], is in `self.name`).
     #[allow(clippy::too_many_arguments)]
     fn event(
         &mut self,
-        ty: i32,
+        ty: u64,
         ts: u64,
         track: u64,
         name: Option<Name>,
@@ -694,38 +820,32 @@ impl<W: Write> PerfettoPb<W> {
         flows: (&[u64], &[u64]),
         new: Option<pb::InternedData>,
     ) {
-        let mut ev = pb::TrackEvent {
-            r#type: Some(ty),
-            track_uuid: Some(track),
-            debug_annotations: std::mem::take(&mut self.args),
-            flow_ids: flows.0.to_vec(),
-            terminating_flow_ids: flows.1.to_vec(),
-            ..Default::default()
-        };
-        ev.category_iids.extend(cat);
+        // The annotations are in `ev` already (field order is free).
+        let e = &mut self.ev;
+        if let Some(c) = cat {
+            wire::uint(e, field::CATEGORY_IIDS, c);
+        }
         match name {
-            Some(Name::Interned(n)) => ev.name_iid = Some(n),
-            Some(Name::Own(n)) => ev.name = Some(n),
+            Some(Name::Interned(n)) => wire::uint(e, field::NAME_IID, n),
+            Some(Name::Own) => wire::bytes(e, field::NAME, &self.name),
             None => {}
         }
-        // Interned ids in use: the packet needs the sequence's incremental state.
-        let interned = cat.is_some() || ev.name_iid.is_some() || !ev.debug_annotations.is_empty();
-        let mut p = self.joint.packet();
-        p.timestamp = Some(self.rel(ts));
-        if interned {
-            p.sequence_flags =
-                Some(p.sequence_flags.unwrap_or(0) | pb::SEQ_NEEDS_INCREMENTAL_STATE);
+        wire::uint(e, field::TYPE, ty);
+        wire::uint(e, field::TRACK_UUID, track);
+        for &f in flows.0 {
+            wire::fixed64(e, field::FLOW_IDS, f);
         }
-        if new.is_some() {
-            p.interned_data = new;
+        for &f in flows.1 {
+            wire::fixed64(e, field::TERMINATING_FLOW_IDS, f);
         }
-        p.track_event = Some(ev);
-        self.joint.emit(&p);
+        self.interned.clear();
+        if let Some(n) = new {
+            n.encode(&mut self.interned).expect("a Vec grows as needed");
+        }
+        let ts = self.rel(ts);
+        self.joint.write_event(ts, &self.interned, &self.ev);
+        self.ev.clear();
         self.stats.events += 1;
-        // Give the annotations' buffer back for the next event.
-        let mut ev = p.track_event.take().expect("set above");
-        ev.debug_annotations.clear();
-        self.args = ev.debug_annotations;
     }
 
     /// Writes the ends of slices at or before `ts` (all of them with `ts` = u64::MAX).
@@ -749,8 +869,8 @@ impl<W: Write> PerfettoPb<W> {
         }
     }
 
-    /// Begins the slice `[from, to]` of job `j` on a lane of `key`, its end held back
-    /// until nothing can come before it.
+    /// Begins the slice `[from, to]` of job `j` on a lane of `key`, named
+    /// `{prefix}ctx/seqno{mark}`, its end held back until nothing can come before it.
     #[allow(clippy::too_many_arguments)]
     fn job_slice(
         &mut self,
@@ -764,12 +884,18 @@ impl<W: Write> PerfettoPb<W> {
     ) {
         let dur = to.saturating_sub(from);
         let (uuid, depth) = self.place(key, from, dur);
-        let name = format!("{prefix}{}/{}{}", j.key.ctx, j.key.seqno, mark(j));
+        let n = &mut self.name;
+        n.clear();
+        n.extend_from_slice(prefix.as_bytes());
+        wire::decimal(n, j.key.ctx.into());
+        n.push(b'/');
+        wire::decimal(n, j.key.seqno);
+        n.extend_from_slice(mark(j).as_bytes());
         self.event(
             pb::TYPE_SLICE_BEGIN,
             from,
             uuid,
-            Some(Name::Own(name)),
+            Some(Name::Own),
             Some(cat(j)),
             flows,
             new,
@@ -784,7 +910,9 @@ impl<W: Write> PerfettoPb<W> {
         }));
     }
 
-    /// The annotations of a job's execution slice: the JSON export's args (phases in ns).
+    /// The annotations of a job's execution slice: the JSON export's args, phases in ns,
+    /// but those of [`ZERO_LEFT_OUT`] that are 0 (most jobs: no faults, no preemption, no
+    /// VM fault time), and fill only when known (null in the JSON).
     fn job_args(&mut self, j: &Job, new: &mut Option<pb::InternedData>) {
         for (name, v) in [
             (Arg::Ctx, j.key.ctx as u64),
@@ -795,7 +923,9 @@ impl<W: Write> PerfettoPb<W> {
             self.arg(name as u64, Val::U(v));
         }
         for (i, v) in j.phases.as_array().into_iter().enumerate() {
-            self.arg(Arg::Phase0 as u64 + i as u64, Val::U(v));
+            if v != 0 {
+                self.arg(Arg::Phase0 as u64 + i as u64, Val::U(v));
+            }
         }
         let (tags, flags) = {
             let mut i = self.joint.interner.borrow_mut();
@@ -806,26 +936,27 @@ impl<W: Write> PerfettoPb<W> {
         };
         self.arg(Arg::Tags as u64, Val::I(tags));
         self.arg(Arg::Flags as u64, Val::I(flags));
-        self.arg(Arg::Fill as u64, Val::F(j.fill as f64));
+        if j.fill.is_finite() {
+            self.arg(Arg::Fill as u64, Val::F(j.fill as f64));
+        }
         for (name, v) in [
             (Arg::Outstanding, j.outstanding),
             (Arg::Batch, j.batch),
             (Arg::Faults, j.faults),
             (Arg::Preempts, j.preempts),
         ] {
-            self.arg(name as u64, Val::U(v as u64));
+            if v != 0 {
+                self.arg(name as u64, Val::U(v as u64));
+            }
         }
         if let Some((kind, who, lost)) = timeline::blocker_info(j) {
             self.arg(Arg::Blocker as u64, Val::S(&who));
             let k = if kind == BLOCKER_KINDS[0] { 1 } else { 2 };
             self.arg(Arg::BlockerKind as u64, Val::I(k));
-            self.arg(Arg::BlockerLost as u64, Val::U(lost));
+            if lost != 0 {
+                self.arg(Arg::BlockerLost as u64, Val::U(lost));
+            }
         }
-    }
-
-    fn slot(&self, slot: u32) -> (Job, u64, u64) {
-        let h = self.held[slot as usize].as_ref().expect("held job");
-        (h.job.clone(), h.flow, h.blocker_flow)
     }
 
     fn release(&mut self, slot: u32) {
@@ -837,39 +968,35 @@ impl<W: Write> PerfettoPb<W> {
         }
     }
 
-    /// Writes one pending item (the ends of slices before it first).
-    fn write_item(&mut self, p: Pending) {
-        self.flush_ends(p.ts);
-        match p.what {
-            What::Host(slot) => {
-                let (j, flow, _) = self.slot(slot);
+    /// Writes the host, queued or execution slice of the held job `h`.
+    fn write_job(&mut self, what: &What, h: &Held) {
+        let (j, flow, blocker_flow) = (&h.job, h.flow, h.blocker_flow);
+        match what {
+            What::Host(_) => {
                 let f = [flow];
                 let flows: &[u64] = if flow != 0 { &f } else { &[] };
                 let key = TrackKey::Host(j.pid);
-                self.job_slice(key, "submit ", &j, j.commit, j.submit, (flows, &[]), None);
-                self.release(slot);
+                self.job_slice(key, "submit ", j, j.commit, j.submit, (flows, &[]), None);
             }
-            What::Queue(slot) => {
-                let (j, flow, _) = self.slot(slot);
+            What::Queue(_) => {
                 let f = [flow];
-                let flows: &[u64] = if flow != 0 && !host_slice(&j) {
-                    &f
-                } else {
-                    &[]
-                };
-                self.arg(Arg::Phase0 as u64 + 1, Val::U(j.phases.queue));
+                let flows: &[u64] = if flow != 0 && !host_slice(j) { &f } else { &[] };
+                if j.phases.queue != 0 {
+                    self.arg(Arg::Phase0 as u64 + 1, Val::U(j.phases.queue));
+                }
                 let key = TrackKey::Ctx(j.key.ctx);
-                self.job_slice(key, "queued ", &j, j.submit, j.start, (flows, &[]), None);
-                self.release(slot);
+                self.job_slice(key, "queued ", j, j.submit, j.start, (flows, &[]), None);
             }
-            What::Exec(slot) => {
-                let (j, flow, blocker_flow) = self.slot(slot);
+            _ => {
                 let mut new = None;
-                self.job_args(&j, &mut new);
-                let ends: Vec<u64> = [flow, blocker_flow]
-                    .into_iter()
-                    .filter(|&f| f != 0)
-                    .collect();
+                self.job_args(j, &mut new);
+                let both = [flow, blocker_flow];
+                let ends: &[u64] = match (flow != 0, blocker_flow != 0) {
+                    (true, true) => &both,
+                    (true, false) => &both[..1],
+                    (false, true) => &both[1..],
+                    (false, false) => &[],
+                };
                 let starts = match self.exec_open.get_mut(&j.key) {
                     Some(x) => {
                         x.begun = true;
@@ -878,7 +1005,21 @@ impl<W: Write> PerfettoPb<W> {
                     None => Vec::new(),
                 };
                 let key = TrackKey::Ring(j.key.ring);
-                self.job_slice(key, "", &j, j.start, j.end, (&starts, &ends), new);
+                self.job_slice(key, "", j, j.start, j.end, (&starts, ends), new);
+            }
+        }
+    }
+
+    /// Writes one pending item (the ends of slices before it first).
+    fn write_item(&mut self, p: Pending) {
+        self.flush_ends(p.ts);
+        match p.what {
+            What::Host(slot) | What::Queue(slot) | What::Exec(slot) => {
+                // The held jobs, lent out while one is written (no copy of the job).
+                let held = std::mem::take(&mut self.held);
+                let h = held[slot as usize].as_ref().expect("held job");
+                self.write_job(&p.what, h);
+                self.held = held;
                 self.release(slot);
             }
             What::RingEvent {
@@ -908,9 +1049,11 @@ impl<W: Write> PerfettoPb<W> {
                 let (uuid, at) = self.lane_instant(key, p.ts);
                 let mut name = b"msg: ".to_vec();
                 name.extend_from_slice(&text[..text.len().min(64)]);
-                let name = String::from_utf8_lossy(&name).into_owned();
+                self.name.clear();
+                self.name
+                    .extend_from_slice(String::from_utf8_lossy(&name).as_bytes());
                 self.arg(Arg::Text as u64, Val::S(&String::from_utf8_lossy(&text)));
-                self.instant(at, uuid, Name::Own(name));
+                self.instant(at, uuid, Name::Own);
             }
             What::Lost {
                 cpu,
@@ -922,8 +1065,11 @@ impl<W: Write> PerfettoPb<W> {
                 self.arg(Arg::Source as u64, Val::U(source as u64));
                 self.arg(Arg::Count as u64, Val::U(count));
                 self.arg(Arg::SequenceGap as u64, Val::B(gap));
-                let name = Name::Own(format!("lost {count} records"));
-                self.instant(p.ts, self.card_uuid, name);
+                self.name.clear();
+                self.name.extend_from_slice(b"lost ");
+                wire::decimal(&mut self.name, count);
+                self.name.extend_from_slice(b" records");
+                self.instant(p.ts, self.card_uuid, Name::Own);
             }
         }
     }
@@ -1048,30 +1194,28 @@ impl<W: Write> PerfettoPb<W> {
         let busy = (b.busy as f64 * 100.0 / self.cfg.interval_ns as f64).min(100.0);
         // One packet: busy % as the event's value, outstanding and fill % (when known) as
         // extra values of their tracks.
-        let mut ev = pb::TrackEvent {
-            r#type: Some(pb::TYPE_COUNTER),
-            track_uuid: Some(uuids[0]),
-            double_counter_value: Some(busy),
-            extra_counter_track_uuids: vec![uuids[1]],
-            extra_counter_values: vec![b.outstanding as i64],
-            ..Default::default()
-        };
+        let e = &mut self.ev;
+        debug_assert!(e.is_empty(), "no annotations are pending between events");
+        wire::uint(e, field::TYPE, pb::TYPE_COUNTER);
+        wire::uint(e, field::TRACK_UUID, uuids[0]);
+        wire::double(e, field::DOUBLE_COUNTER_VALUE, busy);
+        wire::uint(e, field::EXTRA_COUNTER_TRACK_UUIDS, uuids[1]);
+        wire::uint(e, field::EXTRA_COUNTER_VALUES, b.outstanding.into());
         if b.fill != timeline::FILL_UNKNOWN {
-            ev.extra_double_counter_track_uuids = vec![uuids[2]];
-            ev.extra_double_counter_values = vec![b.fill as f64 / 10.0];
+            wire::uint(e, field::EXTRA_DOUBLE_COUNTER_TRACK_UUIDS, uuids[2]);
+            wire::double(e, field::EXTRA_DOUBLE_COUNTER_VALUES, b.fill as f64 / 10.0);
         }
-        let mut p = self.joint.packet();
-        p.timestamp = Some(rel_ts);
-        p.track_event = Some(ev);
-        self.joint.emit(&p);
+        self.joint.write_event(rel_ts, &[], &self.ev);
+        self.ev.clear();
         self.stats.events += 1;
     }
 }
 
-/// An event's name: interned (its iid: a few fixed names) or its own (one per job).
+/// An event's name: interned (its iid: a few fixed names) or its own (one per job), in
+/// the exporter's `name` buffer.
 enum Name {
     Interned(u64),
-    Own(String),
+    Own,
 }
 
 fn mark(j: &Job) -> &'static str {
@@ -1104,7 +1248,7 @@ impl<W: Write> Timeline for PerfettoPb<W> {
     ) -> io::Result<()> {
         let t = rec.time_ns();
         if self.genesis == NONE {
-            self.genesis = joiner.stats.first_ns;
+            self.genesis = joiner.origin().get().unwrap_or(NONE);
         }
         match self.names.see(rec, joiner) {
             Seen::Mark(ev) => self.push(
@@ -1174,7 +1318,7 @@ impl<W: Write> Timeline for PerfettoPb<W> {
         Ok(())
     }
 
-    fn job(&mut self, job: &Job, _genesis: u64) -> io::Result<()> {
+    fn job(&mut self, job: &Job) -> io::Result<()> {
         self.stats.jobs += 1;
         let has_host = host_slice(job);
         let has_queue = job.submit != NONE && job.start != NONE && job.measured(1);
@@ -1206,7 +1350,7 @@ impl<W: Write> Timeline for PerfettoPb<W> {
             return Ok(());
         }
         let flow = if (has_host || has_queue) && has_exec {
-            self.joint.id()
+            self.joint.flow_id()
         } else {
             0
         };
@@ -1220,7 +1364,7 @@ impl<W: Write> Timeline for PerfettoPb<W> {
                     // blocker's begin or end before the waiter begins.
                     let at = if x.begun { x.end } else { x.start };
                     if at <= job.start {
-                        blocker_flow = self.joint.id();
+                        blocker_flow = self.joint.flow_id();
                         x.flows.push(blocker_flow);
                     }
                 }
@@ -1293,6 +1437,9 @@ mod tests {
         assert_eq!(name(Arg::BlockerLost), "blocker_lost_ns");
         assert_eq!(name(Arg::SequenceGap), "sequence_gap");
         assert_eq!(ARG_NAMES.len(), Arg::SequenceGap as usize);
+        for z in ZERO_LEFT_OUT {
+            assert!(ARG_NAMES.contains(&z), "{z}");
+        }
         assert_eq!(CATEGORIES[CAT_EVENT as usize - 1], "event");
         let marks = [
             Event::VM_FAULT,

@@ -8,6 +8,186 @@
 
 use prost::Message;
 
+/// Field numbers of what the hot path encodes by hand ([`wire`]): the packet wrapper,
+/// `TrackEvent` and `DebugAnnotation`.
+pub mod field {
+    /// `TracePacket.timestamp`.
+    pub const TIMESTAMP: u32 = 8;
+    /// `TracePacket.trusted_packet_sequence_id`.
+    pub const SEQUENCE_ID: u32 = 10;
+    /// `TracePacket.track_event`.
+    pub const TRACK_EVENT: u32 = 11;
+    /// `TracePacket.interned_data`.
+    pub const INTERNED_DATA: u32 = 12;
+    /// `TracePacket.sequence_flags`.
+    pub const SEQUENCE_FLAGS: u32 = 13;
+    /// `TracePacket.timestamp_clock_id`.
+    pub const TIMESTAMP_CLOCK_ID: u32 = 58;
+    /// `TrackEvent.category_iids`.
+    pub const CATEGORY_IIDS: u32 = 3;
+    /// `TrackEvent.debug_annotations`.
+    pub const DEBUG_ANNOTATIONS: u32 = 4;
+    /// `TrackEvent.type`.
+    pub const TYPE: u32 = 9;
+    /// `TrackEvent.name_iid`.
+    pub const NAME_IID: u32 = 10;
+    /// `TrackEvent.track_uuid`.
+    pub const TRACK_UUID: u32 = 11;
+    /// `TrackEvent.extra_counter_values`.
+    pub const EXTRA_COUNTER_VALUES: u32 = 12;
+    /// `TrackEvent.name`.
+    pub const NAME: u32 = 23;
+    /// `TrackEvent.extra_counter_track_uuids`.
+    pub const EXTRA_COUNTER_TRACK_UUIDS: u32 = 31;
+    /// `TrackEvent.double_counter_value`.
+    pub const DOUBLE_COUNTER_VALUE: u32 = 44;
+    /// `TrackEvent.extra_double_counter_track_uuids`.
+    pub const EXTRA_DOUBLE_COUNTER_TRACK_UUIDS: u32 = 45;
+    /// `TrackEvent.extra_double_counter_values`.
+    pub const EXTRA_DOUBLE_COUNTER_VALUES: u32 = 46;
+    /// `TrackEvent.flow_ids` (fixed64).
+    pub const FLOW_IDS: u32 = 47;
+    /// `TrackEvent.terminating_flow_ids` (fixed64).
+    pub const TERMINATING_FLOW_IDS: u32 = 48;
+    /// `DebugAnnotation.name_iid`.
+    pub const ARG_NAME_IID: u32 = 1;
+    /// `DebugAnnotation.bool_value`.
+    pub const ARG_BOOL: u32 = 2;
+    /// `DebugAnnotation.uint_value`.
+    pub const ARG_UINT: u32 = 3;
+    /// `DebugAnnotation.double_value`.
+    pub const ARG_DOUBLE: u32 = 5;
+    /// `DebugAnnotation.string_value`.
+    pub const ARG_STRING: u32 = 6;
+    /// `DebugAnnotation.string_value_iid`.
+    pub const ARG_STRING_IID: u32 = 17;
+}
+
+/// Protobuf's wire format, written straight into a reused buffer: the export writes
+/// millions of track events, and building a prost message for each (its `Vec`s and
+/// `String`s, then sizing and encoding it) cost more than the rest of the export.
+pub mod wire {
+    /// Writes `v` as a varint into `d` at `n`; returns the end.
+    #[inline]
+    fn put_varint(d: &mut [u8], mut n: usize, mut v: u64) -> usize {
+        while v >= 0x80 {
+            d[n] = v as u8 | 0x80;
+            v >>= 7;
+            n += 1;
+        }
+        d[n] = v as u8;
+        n + 1
+    }
+
+    /// Appends `v` as a varint (one capacity check: pushing byte by byte cost more than
+    /// the encoding).
+    #[inline]
+    pub fn varint(b: &mut Vec<u8>, v: u64) {
+        if v < 0x80 {
+            b.push(v as u8);
+            return;
+        }
+        let mut d = [0u8; 10];
+        let n = put_varint(&mut d, 0, v);
+        b.extend_from_slice(&d[..n]);
+    }
+
+    /// Appends a `DebugAnnotation` field `field` (of the event) named by `name_iid` whose
+    /// value is the varint field `value_field` (uint, bool, interned string): built on
+    /// the stack, its length known before it is appended.
+    #[inline]
+    pub fn annotation_varint(b: &mut Vec<u8>, field: u32, name_iid: u64, value_field: u32, v: u64) {
+        let mut d = [0u8; 40];
+        let mut n = put_varint(&mut d, 0, (u64::from(field) << 3) | 2);
+        let len_at = n;
+        n += 1;
+        n = put_varint(&mut d, n, 1 << 3);
+        n = put_varint(&mut d, n, name_iid);
+        n = put_varint(&mut d, n, u64::from(value_field) << 3);
+        n = put_varint(&mut d, n, v);
+        // At most 2 + 10 + 3 + 10 bytes: the length fits one byte.
+        d[len_at] = (n - len_at - 1) as u8;
+        b.extend_from_slice(&d[..n]);
+    }
+
+    /// A field's key (number and wire type).
+    #[inline]
+    pub fn key(b: &mut Vec<u8>, field: u32, wire_type: u8) {
+        varint(b, (u64::from(field) << 3) | u64::from(wire_type));
+    }
+
+    /// A varint field (uint32, uint64, int32 >= 0, bool, enum).
+    #[inline]
+    pub fn uint(b: &mut Vec<u8>, field: u32, v: u64) {
+        key(b, field, 0);
+        varint(b, v);
+    }
+
+    /// A fixed64 field.
+    #[inline]
+    pub fn fixed64(b: &mut Vec<u8>, field: u32, v: u64) {
+        key(b, field, 1);
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// A double field.
+    #[inline]
+    pub fn double(b: &mut Vec<u8>, field: u32, v: f64) {
+        fixed64(b, field, v.to_bits());
+    }
+
+    /// A length-delimited field (string, bytes, an encoded message).
+    #[inline]
+    pub fn bytes(b: &mut Vec<u8>, field: u32, v: &[u8]) {
+        key(b, field, 2);
+        varint(b, v.len() as u64);
+        b.extend_from_slice(v);
+    }
+
+    /// Starts a message field whose length is not known yet; returns where its body
+    /// starts, for [`close`]. One byte is kept for the length, the common case.
+    #[inline]
+    pub fn open(b: &mut Vec<u8>, field: u32) -> usize {
+        key(b, field, 2);
+        b.push(0);
+        b.len()
+    }
+
+    /// Ends the message field [`open`] started at `start`: writes its length, moving the
+    /// body when the length takes more than the byte kept for it.
+    #[inline]
+    pub fn close(b: &mut Vec<u8>, start: usize) {
+        let len = b.len() - start;
+        if len < 0x80 {
+            b[start - 1] = len as u8;
+            return;
+        }
+        let mut d = [0u8; 10];
+        let n = put_varint(&mut d, 0, len as u64);
+        let end = b.len();
+        b.resize(end + n - 1, 0);
+        b.copy_within(start..end, start + n - 1);
+        b[start - 1..start - 1 + n].copy_from_slice(&d[..n]);
+    }
+
+    /// Appends `v` in decimal (a name's numbers, without `format!`).
+    #[inline]
+    pub fn decimal(b: &mut Vec<u8>, v: u64) {
+        let mut d = [0u8; 20];
+        let mut i = d.len();
+        let mut v = v;
+        loop {
+            i -= 1;
+            d[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        b.extend_from_slice(&d[i..]);
+    }
+}
+
 /// `Trace.packet`: the file is a sequence of this one field, each a length-delimited
 /// [`TracePacket`], so packets can be written one after another.
 pub const TRACE_PACKET_TAG: u8 = (1 << 3) | 2;
@@ -17,20 +197,21 @@ pub const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
 /// `TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE`: the packet refers to interned data.
 pub const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
 
-/// `TracePacket` (the members of its `data` oneof that the export writes are optional
-/// fields here: exactly one is set per packet).
+/// `TracePacket`, as the export's first packets and descriptors need it (the members of
+/// its `data` oneof that they use are optional fields here: one is set per packet). Track
+/// event packets are encoded by hand ([`wire`], [`field`]).
 #[derive(Clone, PartialEq, Message)]
 pub struct TracePacket {
-    #[prost(uint64, optional, tag = "8")]
-    pub timestamp: Option<u64>,
+    #[prost(message, optional, tag = "6")]
+    pub clock_snapshot: Option<ClockSnapshot>,
     #[prost(uint32, optional, tag = "10")]
     pub trusted_packet_sequence_id: Option<u32>,
-    #[prost(message, optional, tag = "11")]
-    pub track_event: Option<TrackEvent>,
     #[prost(message, optional, tag = "12")]
     pub interned_data: Option<InternedData>,
     #[prost(uint32, optional, tag = "13")]
     pub sequence_flags: Option<u32>,
+    #[prost(message, optional, tag = "59")]
+    pub trace_packet_defaults: Option<TracePacketDefaults>,
     #[prost(message, optional, tag = "60")]
     pub track_descriptor: Option<TrackDescriptor>,
     #[prost(bool, optional, tag = "87")]
@@ -88,65 +269,14 @@ pub struct CounterDescriptor {
 /// `CounterDescriptor.Unit.UNIT_COUNT`.
 pub const UNIT_COUNT: i32 = 2;
 
-/// `TrackEvent`.
-#[derive(Clone, PartialEq, Message)]
-pub struct TrackEvent {
-    #[prost(uint64, repeated, packed = "false", tag = "3")]
-    pub category_iids: Vec<u64>,
-    #[prost(message, repeated, tag = "4")]
-    pub debug_annotations: Vec<DebugAnnotation>,
-    /// `TrackEvent.Type`.
-    #[prost(int32, optional, tag = "9")]
-    pub r#type: Option<i32>,
-    #[prost(uint64, optional, tag = "10")]
-    pub name_iid: Option<u64>,
-    #[prost(uint64, optional, tag = "11")]
-    pub track_uuid: Option<u64>,
-    #[prost(int64, repeated, packed = "false", tag = "12")]
-    pub extra_counter_values: Vec<i64>,
-    #[prost(string, optional, tag = "23")]
-    pub name: Option<String>,
-    #[prost(int64, optional, tag = "30")]
-    pub counter_value: Option<i64>,
-    #[prost(uint64, repeated, packed = "false", tag = "31")]
-    pub extra_counter_track_uuids: Vec<u64>,
-    #[prost(double, optional, tag = "44")]
-    pub double_counter_value: Option<f64>,
-    #[prost(uint64, repeated, packed = "false", tag = "45")]
-    pub extra_double_counter_track_uuids: Vec<u64>,
-    #[prost(double, repeated, packed = "false", tag = "46")]
-    pub extra_double_counter_values: Vec<f64>,
-    #[prost(fixed64, repeated, packed = "false", tag = "47")]
-    pub flow_ids: Vec<u64>,
-    #[prost(fixed64, repeated, packed = "false", tag = "48")]
-    pub terminating_flow_ids: Vec<u64>,
-}
-
 /// `TrackEvent.Type.TYPE_SLICE_BEGIN`.
-pub const TYPE_SLICE_BEGIN: i32 = 1;
+pub const TYPE_SLICE_BEGIN: u64 = 1;
 /// `TrackEvent.Type.TYPE_SLICE_END`.
-pub const TYPE_SLICE_END: i32 = 2;
+pub const TYPE_SLICE_END: u64 = 2;
 /// `TrackEvent.Type.TYPE_INSTANT`.
-pub const TYPE_INSTANT: i32 = 3;
+pub const TYPE_INSTANT: u64 = 3;
 /// `TrackEvent.Type.TYPE_COUNTER`.
-pub const TYPE_COUNTER: i32 = 4;
-
-/// `DebugAnnotation`: a named argument of an event (the name always interned here).
-#[derive(Clone, PartialEq, Message)]
-pub struct DebugAnnotation {
-    #[prost(uint64, optional, tag = "1")]
-    pub name_iid: Option<u64>,
-    #[prost(bool, optional, tag = "2")]
-    pub bool_value: Option<bool>,
-    #[prost(uint64, optional, tag = "3")]
-    pub uint_value: Option<u64>,
-    #[prost(double, optional, tag = "5")]
-    pub double_value: Option<f64>,
-    #[prost(string, optional, tag = "6")]
-    pub string_value: Option<String>,
-    #[prost(uint64, optional, tag = "17")]
-    pub string_value_iid: Option<u64>,
-}
+pub const TYPE_COUNTER: u64 = 4;
 
 /// `InternedData`: names given an id once per sequence, referred to by that id after.
 #[derive(Clone, PartialEq, Message)]
@@ -178,6 +308,41 @@ pub struct InternedString {
     #[prost(bytes = "vec", optional, tag = "2")]
     pub str: Option<Vec<u8>>,
 }
+
+/// `TracePacketDefaults`: what the packets of the sequence leave out.
+#[derive(Clone, PartialEq, Message)]
+pub struct TracePacketDefaults {
+    #[prost(uint32, optional, tag = "58")]
+    pub timestamp_clock_id: Option<u32>,
+}
+
+/// `ClockSnapshot`: clocks read at the same instant.
+#[derive(Clone, PartialEq, Message)]
+pub struct ClockSnapshot {
+    #[prost(message, repeated, tag = "1")]
+    pub clocks: Vec<Clock>,
+    /// `BuiltinClock` the trace's times are put on.
+    #[prost(int32, optional, tag = "2")]
+    pub primary_trace_clock: Option<i32>,
+}
+
+/// `ClockSnapshot.Clock`.
+#[derive(Clone, PartialEq, Message)]
+pub struct Clock {
+    #[prost(uint32, optional, tag = "1")]
+    pub clock_id: Option<u32>,
+    #[prost(uint64, optional, tag = "2")]
+    pub timestamp: Option<u64>,
+    #[prost(bool, optional, tag = "3")]
+    pub is_incremental: Option<bool>,
+}
+
+/// `BuiltinClock.BUILTIN_CLOCK_BOOTTIME`: the clock of packets that name none (in a trace
+/// without other clocks, the times as written).
+pub const CLOCK_BOOTTIME: u32 = 6;
+/// The sequence's own clock (ids 64-127 are sequence-scoped): ns since the previous packet
+/// on it, as Perfetto's SDK writes `TrackEvent` times.
+pub const CLOCK_INCREMENTAL: u32 = 64;
 
 /// `GpuInfo`: the GPUs of the trace (trace processor's `gpu` table).
 #[derive(Clone, PartialEq, Message)]

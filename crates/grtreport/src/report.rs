@@ -2,7 +2,7 @@
 //! says (utilisation rows, verdicts, hints, blockers in words, what was judged), built by the
 //! [`Engine`](crate::engine::Engine) after the run and read by the renderers.
 
-use crate::job::{BlockKind, Blocker, Job, Tags, NONE};
+use crate::job::{BlockKind, Blocker, Job, Tags};
 use crate::joiner::{JoinStats, RingState};
 use crate::rules::Rules;
 use crate::summary::{Group, Summary};
@@ -93,13 +93,16 @@ pub struct ReportInput<'a> {
     pub rules: &'a Rules,
     pub rings: &'a dyn Fn(u32) -> Option<RingInfo>,
     pub top: usize,
-    pub genesis: u64,
+    /// The run's time origin.
+    pub origin: crate::job::Origin,
     pub warnings: &'a [String],
     /// `--critical-path`: the window's or the slowest frame's path.
     pub critical: Option<&'a crate::critical::CritReport>,
     /// VM faults and resets on rings no reported job ran on (an imported fault names no
     /// ring or job): counted, not attributed.
     pub unattributed: (u64, u64),
+    /// Per process and ring, busiest first (the Per Process table).
+    pub processes: &'a [crate::processes::ProcRow],
 }
 
 /// Complete jobs of `g` a blocking class (tag index) is judged on: queue-wait and exec-tail
@@ -258,11 +261,7 @@ pub fn util_rows(
     rings: &dyn Fn(u32) -> Option<RingInfo>,
 ) -> Vec<UtilRow> {
     let st = &joiner.stats;
-    let span = if st.first_ns == NONE {
-        0
-    } else {
-        st.last_ns.saturating_sub(st.first_ns)
-    };
+    let span = joiner.origin().span_to(st.last_ns);
     let share = |v: u64| {
         if span == 0 {
             0.0
@@ -371,9 +370,10 @@ pub fn verdict_line(u: &UtilRow) -> String {
 /// A card's name in the exports: `card1 (virtio_gpu)`, or `card1` when no stream header of
 /// the card was seen at open (it turned up while reading concatenated streams on stdin).
 pub fn card_name(card: u32, driver: &str) -> String {
+    let card = grtrace_format::Card(card);
     if driver.is_empty() {
-        format!("card{card}")
+        card.to_string()
     } else {
-        format!("card{card} ({driver})")
+        format!("{card} ({driver})")
     }
 }

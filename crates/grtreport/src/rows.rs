@@ -3,198 +3,27 @@
 
 use std::io::{self, Write};
 
+use crate::columns::{self, snake, CsvRow, Cx};
 use crate::engine::{Engine, IntervalSink, JobSink, Names};
-use crate::job::{
-    BlockKind, Blocker, Flags, Job, Tags, GPU_WAIT, NONE, N_PHASES, PHASE_NAMES, SUBMIT_HOST,
-};
+use crate::job::{Job, Origin, Tags, GPU_WAIT, N_PHASES, PHASE_NAMES, SUBMIT_HOST};
 use crate::report::{ring_label, RingInfo};
 use crate::summary::Summary;
-use crate::units::{fill_str, ms, pct, secs};
+use crate::units::{fill_str, pct, push_u64};
 
-/// Header of `--jobs` lines.
-pub const JOB_HEADER: &str = "#         time     ctx   ring      seqno submit_ms   queue_ms    exec_ms complete_ms gpuwait_ms vmfault_ms   total_ms fill out tags flags blocked_by";
-
-/// A blocker in one word for job lines: `ctx/ring/seqno`, `fence:CTX:SEQNO` when no recorded
-/// job owns the awaited fence, `-` for none.
-pub fn blocker_word(b: &Blocker) -> String {
-    match (b.kind, b.owned) {
-        (BlockKind::None, _) => "-".into(),
-        (_, true) => format!("{}/{}/{}", b.key.ctx, b.key.ring, b.key.seqno),
-        (BlockKind::Dep, false) => format!("fence:{}:{}", b.fence.0, b.fence.1),
-        (BlockKind::Queue, false) => "-".into(),
-    }
-}
-
-/// A job's phases formatted by `f`, `-` for the unmeasured ones.
-fn phase_cells(j: &Job, f: impl Fn(u64) -> String) -> [String; N_PHASES] {
-    let v = j.phases.as_array();
-    std::array::from_fn(|i| if j.measured(i) { f(v[i]) } else { "-".into() })
+/// Header of `--jobs` lines (from [`COLUMNS`](crate::columns::COLUMNS)).
+pub fn job_header() -> &'static str {
+    static H: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    H.get_or_init(columns::text_header)
 }
 
 /// One `--jobs` line (no newline).
-pub fn job_line(j: &Job, genesis: u64) -> String {
-    let p = phase_cells(j, ms);
-    format!(
-        "{:>14} {:>7} {:>6} {:>10} {:>9} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10} {:>4} {:>3} {} {} {}",
-        secs(j.first_time(), genesis),
-        j.key.ctx,
-        j.key.ring,
-        j.key.seqno,
-        p[0],
-        p[1],
-        p[2],
-        p[3],
-        p[4],
-        p[5],
-        p[6],
-        fill_str(j.fill),
-        j.outstanding,
-        j.tags,
-        j.flags,
-        blocker_word(j.blocker())
-    )
-}
-
-/// A tag or flag name as a CSV column: snake_case (`queue-wait` -> `queue_wait`).
-fn snake(name: &str) -> String {
-    name.replace('-', "_")
+pub fn job_line(j: &Job, origin: Origin) -> String {
+    columns::text_line(j, origin)
 }
 
 /// Per-job CSV header: every column snake_case.
 pub fn job_csv_header() -> Vec<String> {
-    let mut h: Vec<String> = [
-        "time_s",
-        "commit_ns",
-        "submit_ns",
-        "start_ns",
-        "end_ns",
-        "done_ns",
-        "ctx",
-        "ring",
-        "ring_name",
-        "seqno",
-        "pid",
-        "comm",
-        "submit_host_ns",
-        "queue_ns",
-        "exec_ns",
-        "complete_ns",
-        "gpu_wait_ns",
-        "vm_fault_ns",
-        "total_ns",
-        "exec_own_ns",
-        "class_p90_ns",
-        "fill",
-        "outstanding",
-        "batch",
-        "sync_segments",
-        "faults",
-        "preempts",
-        "switches",
-        "tags",
-        "flags",
-        "blocker_kind",
-        "blocker_ctx",
-        "blocker_ring",
-        "blocker_seqno",
-        "blocker_fence",
-        "blocker_lost_ns",
-        "blocker_queue_ns",
-        "blocker_exec_ns",
-        "blocker_tags",
-        "blocker_chain",
-        "blocker_root",
-        "blocker_ahead",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    h.extend(Tags::NAMES.iter().map(|n| snake(n)));
-    h.extend(["inferred".to_string(), "incomplete".to_string()]);
-    h
-}
-
-/// An absolute time in the trace clock, or empty when not recorded.
-fn abs(v: u64) -> String {
-    if v == NONE {
-        String::new()
-    } else {
-        v.to_string()
-    }
-}
-
-pub fn job_csv_row(j: &Job, names: &Names<'_>) -> Vec<String> {
-    let b = j.blocker();
-    let owned = b.is_some() && b.owned;
-    let if_owned = |v: String| if owned { v } else { String::new() };
-    // Unmeasured phases are empty cells, never 0.
-    let ph = phase_cells(j, |v| v.to_string()).map(|c| if c == "-" { String::new() } else { c });
-    let mut r = vec![
-        secs(j.first_time(), names.genesis),
-        abs(j.commit),
-        abs(j.submit),
-        abs(j.start),
-        abs(j.end),
-        abs(j.done),
-        j.key.ctx.to_string(),
-        j.key.ring.to_string(),
-        names.ring(j.key.ring).to_string(),
-        j.key.seqno.to_string(),
-        j.pid.to_string(),
-        names.comm(j.pid).unwrap_or_default(),
-    ];
-    r.extend(ph);
-    r.extend([
-        j.exec_own().to_string(),
-        j.class_ref.to_string(),
-        if j.fill.is_finite() {
-            format!("{:.4}", j.fill)
-        } else {
-            String::new()
-        },
-        j.outstanding.to_string(),
-        j.batch.to_string(),
-        j.sync_segments.to_string(),
-        j.faults.to_string(),
-        j.preempts.to_string(),
-        j.switches.to_string(),
-        j.tags.to_string(),
-        j.flags.to_string(),
-        match b.kind {
-            BlockKind::None => String::new(),
-            BlockKind::Dep => "dep".into(),
-            BlockKind::Queue => "queue".into(),
-        },
-        if_owned(b.key.ctx.to_string()),
-        if_owned(b.key.ring.to_string()),
-        if_owned(b.key.seqno.to_string()),
-        if b.kind == BlockKind::Dep {
-            format!("{}:{}", b.fence.0, b.fence.1)
-        } else {
-            String::new()
-        },
-        if b.is_some() {
-            b.lost.to_string()
-        } else {
-            String::new()
-        },
-        if_owned(abs(b.queue)),
-        if_owned(abs(b.exec)),
-        if_owned(b.tags.map(|t| t.to_string()).unwrap_or_default()),
-        if_owned(b.depth.to_string()),
-        if_owned(format!("{}/{}/{}", b.root.ctx, b.root.ring, b.root.seqno)),
-        if b.kind == BlockKind::Queue {
-            b.ahead.to_string()
-        } else {
-            String::new()
-        },
-    ]);
-    for i in 0..Tags::COUNT {
-        r.push(u8::from(j.tags.has(1 << i)).to_string());
-    }
-    r.push(u8::from(j.flags.has(Flags::INFERRED)).to_string());
-    r.push(u8::from(j.flags.incomplete()).to_string());
-    r
+    columns::csv_header()
 }
 
 /// Per-ring CSV: header and rows.
@@ -310,6 +139,67 @@ fn ring_csv_rows<W: Write>(
     Ok(())
 }
 
+/// The per-process CSV header (`FILE.processes.csv`); `card_column`: a `card` column
+/// first (runs of several cards).
+pub fn process_csv_header(card_column: bool) -> Vec<String> {
+    let mut h: Vec<String> = card_column
+        .then(|| "card".to_string())
+        .into_iter()
+        .collect();
+    for c in [
+        "pid",
+        "comm",
+        "ring",
+        "ring_name",
+        "jobs",
+        "complete",
+        "incomplete",
+        "busy_ns",
+        "busy_own_ns",
+        "busy_share",
+    ] {
+        h.push(c.into());
+    }
+    for t in Tags::NAMES {
+        h.push(format!("{}_jobs", snake(t)));
+        h.push(format!("{}_lost_ns", snake(t)));
+    }
+    h
+}
+
+/// The per-process CSV rows of `e` (busiest first), each starting with its
+/// [`card`](Engine::card) when set. Unknown values are empty cells: the pid and name of
+/// jobs whose COMMIT was not recorded, busy time where no exec was measured, the classes
+/// the recording cannot judge.
+pub fn write_process_csv_rows<W: Write>(c: &mut csv::Writer<W>, e: &Engine) -> io::Result<()> {
+    let m = e.measurable();
+    let span = e.origin().span_to(e.joiner.stats.last_ns).max(1);
+    let opt = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+    for p in e.process_rows() {
+        let mut r: Vec<String> = e.card.map(|c| c.to_string()).into_iter().collect();
+        let busy = p.p.busy();
+        r.extend([
+            opt(p.pid.map(u64::from)),
+            p.comm.clone().unwrap_or_default(),
+            p.ring.to_string(),
+            e.ring_info(p.ring).map(|i| i.name).unwrap_or_default(),
+            p.p.jobs.to_string(),
+            p.p.complete.to_string(),
+            p.p.incomplete.to_string(),
+            opt(busy),
+            opt(busy.map(|_| p.p.own_ns)),
+            busy.map_or(String::new(), |b| format!("{:.6}", b as f64 / span as f64)),
+        ]);
+        for t in 0..Tags::COUNT {
+            let judged = m.judged(t);
+            r.push(opt(judged.then_some(p.p.tag_jobs[t])));
+            r.push(opt(judged.then_some(p.p.tag_lost[t])));
+        }
+        c.write_record(&r)?;
+    }
+    Ok(())
+}
+
 /// Header of `--interval` rows.
 pub const INTERVAL_HEADER: &str = "#  start_s       end_s  ring          busy    jobs/s  out_avg  out_max  fill_max  idle_host  idle_dep idle_sched  idle_none";
 
@@ -317,7 +207,7 @@ pub const INTERVAL_HEADER: &str = "#  start_s       end_s  ring          busy   
 /// `Measurable::phases`: without submit_host idle_host is `-`, without gpu_wait idle_dep.
 pub fn interval_line(
     row: &crate::utilisation::IntervalRow,
-    genesis: u64,
+    origin: Origin,
     rings: &dyn Fn(u32) -> Option<RingInfo>,
     measurable: &[bool; N_PHASES],
 ) -> String {
@@ -325,7 +215,7 @@ pub fn interval_line(
     let len = row.end.saturating_sub(row.start).max(1) as f64;
     let sh = |v: u64| pct(v as f64 / len);
     let t = |v: u64| {
-        let d = v.saturating_sub(genesis);
+        let d = origin.since(v);
         format!("{}.{:06}", d / 1_000_000_000, (d % 1_000_000_000) / 1000)
     };
     format!(
@@ -398,13 +288,13 @@ impl IntervalLines {
 }
 
 impl IntervalSink for IntervalLines {
-    /// Writes `rows` of `card` (times since `genesis`; see [`interval_line`] for
+    /// Writes `rows` of `card` (times since `origin`; see [`interval_line`] for
     /// `measurable`).
     fn rows(
         &mut self,
         card: Option<u32>,
         rows: &[crate::utilisation::IntervalRow],
-        genesis: u64,
+        origin: Origin,
         rings: &dyn Fn(u32) -> Option<RingInfo>,
         measurable: &[bool; N_PHASES],
     ) -> io::Result<()> {
@@ -426,7 +316,7 @@ impl IntervalSink for IntervalLines {
             }
         }
         for row in rows {
-            let line = interval_line(row, genesis, rings, measurable);
+            let line = interval_line(row, origin, rings, measurable);
             match card.filter(|_| self.card_column) {
                 Some(c) => writeln!(self.out, "{c:>5} {line}")?,
                 None => writeln!(self.out, "{line}")?,
@@ -456,12 +346,13 @@ pub struct CardRows {
     make: MakeRows,
     /// The sink, and whether it has the card column.
     inner: Option<(Box<dyn JobSink>, bool)>,
-    /// Several cards are known (set as their engines are made).
-    several: std::rc::Rc<std::cell::Cell<bool>>,
+    /// Several cards are known (at open, or as their engines are made).
+    several: bool,
 }
 
 impl CardRows {
-    pub fn new(make: MakeRows, several: std::rc::Rc<std::cell::Cell<bool>>) -> Self {
+    /// `several`: the inputs hold several cards.
+    pub fn new(make: MakeRows, several: bool) -> Self {
         CardRows {
             make,
             inner: None,
@@ -490,13 +381,13 @@ impl JobSink for CardRows {
         // An engine carries its card once the run has several.
         self.sink(names.card.is_some())?.job(job, names)
     }
+    fn several_cards(&mut self) {
+        self.several = true;
+    }
     fn finish(&mut self) -> io::Result<()> {
         match &mut self.inner {
             Some((s, _)) => s.finish(),
-            None => {
-                let several = self.several.get();
-                self.sink(several)?.finish()
-            }
+            None => self.sink(self.several)?.finish(),
         }
     }
 }
@@ -504,6 +395,9 @@ impl JobSink for CardRows {
 /// `--jobs`: one line per job.
 pub struct JobLines<W: Write> {
     out: W,
+    /// The line being written and a cell of it (reused).
+    line: Vec<u8>,
+    cell: Vec<u8>,
     header: bool,
     /// Several cards: every line starts with its job's card.
     card_column: bool,
@@ -513,6 +407,8 @@ impl<W: Write> JobLines<W> {
     pub fn new(out: W) -> Self {
         JobLines {
             out,
+            line: Vec::new(),
+            cell: Vec::new(),
             header: false,
             card_column: false,
         }
@@ -527,9 +423,9 @@ impl<W: Write> JobLines<W> {
     fn header(&mut self) -> io::Result<()> {
         self.header = true;
         if self.card_column {
-            writeln!(self.out, "{}", card_header(JOB_HEADER))
+            writeln!(self.out, "{}", card_header(job_header()))
         } else {
-            writeln!(self.out, "{}", JOB_HEADER)
+            writeln!(self.out, "{}", job_header())
         }
     }
 }
@@ -539,11 +435,19 @@ impl<W: Write> JobSink for JobLines<W> {
         if !self.header {
             self.header()?;
         }
-        let line = job_line(job, names.genesis);
-        match names.card.filter(|_| self.card_column) {
-            Some(c) => writeln!(self.out, "{c:>5} {line}"),
-            None => writeln!(self.out, "{line}"),
+        self.line.clear();
+        if let Some(c) = names.card.filter(|_| self.card_column) {
+            self.cell.clear();
+            push_u64(&mut self.cell, c.into());
+            let pad = 5usize.saturating_sub(self.cell.len());
+            self.line.resize(pad, b' ');
+            self.line.extend_from_slice(&self.cell);
+            self.line.push(b' ');
         }
+        let cx = Cx::new(names.origin, Some(names.joiner));
+        columns::text_row(&mut self.line, &mut self.cell, job, &cx);
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)
     }
     fn finish(&mut self) -> io::Result<()> {
         if !self.header {
@@ -556,6 +460,7 @@ impl<W: Write> JobSink for JobLines<W> {
 /// `--csv`: per-job rows with a header.
 pub struct JobCsv<W: Write> {
     out: csv::Writer<W>,
+    row: CsvRow,
     /// Several cards: a `card` column first.
     card_column: bool,
 }
@@ -573,17 +478,22 @@ impl<W: Write> JobCsv<W> {
             h.insert(0, "card".into());
         }
         out.write_record(h).map_err(csv_io)?;
-        Ok(JobCsv { out, card_column })
+        Ok(JobCsv {
+            out,
+            row: CsvRow::default(),
+            card_column,
+        })
     }
 }
 
 impl<W: Write> JobSink for JobCsv<W> {
     fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
-        let mut row = job_csv_row(job, names);
-        if self.card_column {
-            row.insert(0, names.card.map_or(String::new(), |c| c.to_string()));
-        }
-        self.out.write_record(row).map_err(csv_io)
+        let lead = self.card_column.then(|| names.card.map(u64::from));
+        let cx = Cx::new(names.origin, Some(names.joiner));
+        let out = &mut self.out;
+        self.row
+            .write(job, &cx, lead, |cells| out.write_record(cells))
+            .map_err(csv_io)
     }
     fn finish(&mut self) -> io::Result<()> {
         self.out.flush()
@@ -608,6 +518,9 @@ pub struct SharedSink(pub std::rc::Rc<std::cell::RefCell<dyn JobSink>>);
 impl JobSink for SharedSink {
     fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
         self.0.borrow_mut().job(job, names)
+    }
+    fn several_cards(&mut self) {
+        self.0.borrow_mut().several_cards();
     }
     fn finish(&mut self) -> io::Result<()> {
         self.0.borrow_mut().finish()

@@ -293,6 +293,8 @@ pub struct Summary {
     /// are the group's `tag_jobs` and `tag_lost`).
     worst: Vec<[Vec<Job>; Tags::COUNT]>,
     samples: usize,
+    /// Per process and ring (the report's Per Process table).
+    pub processes: crate::processes::Processes,
 }
 
 impl Summary {
@@ -306,6 +308,7 @@ impl Summary {
             ctxs: BTreeMap::new(),
             worst: Vec::new(),
             samples,
+            processes: Default::default(),
         }
     }
 
@@ -324,6 +327,7 @@ impl Summary {
             self.worst.push(Default::default());
         }
         self.groups[i].add(job);
+        self.processes.add(job);
         if job.flags.incomplete() || self.samples == 0 || job.tags.is_empty() {
             return;
         }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use common::*;
-use grtrace_format::{Event, StreamHeader, StreamWriter};
+use grtrace_format::{Body, Event, StreamHeader, StreamWriter};
 use serde_json::Value;
 
 fn bin() -> Command {
@@ -35,6 +35,21 @@ fn card_file(base: &str, card: u32, r: &Rec) -> PathBuf {
     for (s, b) in &r.recs {
         w.write(s, b).unwrap();
     }
+    // Ended as a recorder that stopped cleanly ends a stream.
+    let last = r.recs.iter().map(|(s, _)| s.time_ns).max().unwrap_or(T0);
+    let info = grtrace_format::StreamInfo {
+        kernel_dropped: 0,
+        records: r.recs.len() as u64 + 1,
+        bytes: 0,
+        flags: grtrace_format::abi::INFO_STOPPED_CLEANLY,
+    };
+    let stamp = grtrace_format::Stamp {
+        cpu: 0,
+        pid: 0,
+        time_ns: last,
+        seq: r.recs.len() as u64 + 1,
+    };
+    w.write(&stamp, &Body::StreamInfo(info)).unwrap();
     let p = tmp(&format!("{base}.card{card}.grtrace.0"));
     std::fs::write(&p, w.into_inner()).unwrap();
     p
@@ -49,19 +64,16 @@ fn job(r: &mut Rec, seqno: u64, at: [u64; 4]) {
         } else {
             0
         };
-        r.ev(
-            0,
+        r.add(Ev {
             pid,
-            T0 + t,
+            t: T0 + t,
             code,
-            1,
-            1,
-            0,
+            flags: 1,
+            ctx: 1,
             seqno,
-            0,
-            0,
-            u32::from(code == Event::SUBMIT),
-        );
+            arg3: u32::from(code == Event::SUBMIT),
+            ..Ev::default()
+        });
     }
 }
 
@@ -144,8 +156,8 @@ fn job_rows_and_text_sections_carry_the_card() {
         ],
         "{out}"
     );
-    let c0 = out.find("\ncard 0\n").expect("card 0 section");
-    let c1 = out.find("\ncard 1\n").expect("card 1 section");
+    let c0 = out.find("\ncard0\n").expect("card0 section");
+    let c1 = out.find("\ncard1\n").expect("card1 section");
     assert!(c0 < c1, "{out}");
 
     let csv = tmp("rows.csv");
@@ -213,18 +225,82 @@ fn a_fence_of_another_card_is_not_owned_here() {
     c0.ring(T0, 0, 1 << 20, b"gfx");
     job(&mut c0, 1, [1_000, 2_000, 3_000, 9_000]);
     let key = (1, 0, 2);
-    c0.ev(0, 7, T0 + 100_000, Event::COMMIT, 1, 1, 0, 2, 0, 0, 0);
-    c0.ev(0, 7, T0 + 101_000, Event::SUBMIT, 1, 1, 0, 2, 0, 0, 1);
+    c0.add(Ev {
+        pid: 7,
+        t: T0 + 100_000,
+        code: Event::COMMIT,
+        flags: 1,
+        ctx: 1,
+        seqno: 2,
+        ..Ev::default()
+    });
+    c0.add(Ev {
+        pid: 7,
+        t: T0 + 101_000,
+        code: Event::SUBMIT,
+        flags: 1,
+        ctx: 1,
+        seqno: 2,
+        arg3: 1,
+        ..Ev::default()
+    });
     c0.sync(T0 + 102_000, Event::SYNC_ENTER, key, (50, 1));
     c0.sync(T0 + 400_000, Event::SYNC_EXIT, key, (50, 1));
-    c0.ev(0, 0, T0 + 401_000, Event::START, 1, 1, 0, 2, 0, 0, 0);
-    c0.ev(0, 0, T0 + 402_000, Event::END, 1, 1, 0, 2, 0, 0, 0);
+    c0.add(Ev {
+        t: T0 + 401_000,
+        code: Event::START,
+        flags: 1,
+        ctx: 1,
+        seqno: 2,
+        ..Ev::default()
+    });
+    c0.add(Ev {
+        t: T0 + 402_000,
+        code: Event::END,
+        flags: 1,
+        ctx: 1,
+        seqno: 2,
+        ..Ev::default()
+    });
     let mut c1 = Rec::default();
     c1.ring(T0, 0, 1 << 20, b"gfx");
-    c1.ev(0, 7, T0 + 1_500, Event::COMMIT, 1, 1, 0, 1, 0, 0, 0);
-    c1.ev(0, 7, T0 + 2_500, Event::SUBMIT, 1, 1, 0, 1, 0, 0, 1);
-    c1.ev(0, 0, T0 + 20_000, Event::START, 1, 1, 0, 1, 50, 0, 0);
-    c1.ev(0, 0, T0 + 300_000, Event::END, 1, 1, 0, 1, 50, 0, 0);
+    c1.add(Ev {
+        pid: 7,
+        t: T0 + 1_500,
+        code: Event::COMMIT,
+        flags: 1,
+        ctx: 1,
+        seqno: 1,
+        ..Ev::default()
+    });
+    c1.add(Ev {
+        pid: 7,
+        t: T0 + 2_500,
+        code: Event::SUBMIT,
+        flags: 1,
+        ctx: 1,
+        seqno: 1,
+        arg3: 1,
+        ..Ev::default()
+    });
+    c1.add(Ev {
+        t: T0 + 20_000,
+        code: Event::START,
+        flags: 1,
+        ctx: 1,
+        seqno: 1,
+        arg0: 50,
+        ..Ev::default()
+    });
+    c1.add(Ev {
+        t: T0 + 300_000,
+        code: Event::END,
+        flags: 1,
+        ctx: 1,
+        seqno: 1,
+        arg0: 50,
+        ..Ev::default()
+    });
     let inputs = vec![card_file("fence", 0, &c0), card_file("fence", 1, &c1)];
     let (out, _) = run(&["--jobs", "-q"], &inputs);
     let waiter = out
@@ -266,11 +342,7 @@ fn sim_cards(base: &str) -> Vec<PathBuf> {
             })
             .collect();
         let p = tmp(&format!("{base}.card{card}.grtrace"));
-        std::fs::write(
-            &p,
-            grtrace_format::builder::merged_stream(&recs, card, sim_driver(card)),
-        )
-        .unwrap();
+        std::fs::write(&p, common::ended_stream(&recs, card, sim_driver(card))).unwrap();
         p
     })
     .collect()
@@ -708,7 +780,7 @@ fn cards_concatenated_on_stdin_are_labelled_as_separate_inputs() {
     };
     let (files, _) = run(&[], &inputs);
     let (piped, _) = run_stdin(&[], &cat);
-    assert!(piped.contains("\ncard 1\n"), "{piped}");
+    assert!(piped.contains("\ncard1\n"), "{piped}");
     for c in 0..2 {
         let src = format!("grtreport: source: driver {}, card{c}", driver_of(c));
         assert_eq!(piped.lines().filter(|l| *l == src).count(), 1, "{piped}");

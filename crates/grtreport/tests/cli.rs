@@ -471,3 +471,45 @@ fn file_names_that_are_not_utf8_work_and_errors_stay_on_one_line() {
     assert!(e.contains("r\\xff\\nx.grtrace"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The plan checks every argument before anything is opened: a usage error comes from it
+/// whatever the inputs, and a plan of good arguments is made without looking at them (an
+/// input that does not exist is found only when the run opens it, exit status 1).
+#[test]
+fn the_plan_checks_the_arguments_without_opening_anything() {
+    use clap::Parser;
+    use grtreport::cli::{Args, Plan, Step};
+    let plan = |argv: &[&str]| {
+        let args = Args::try_parse_from(std::iter::once("grtreport").chain(argv.iter().copied()))
+            .expect("arguments clap takes");
+        Plan::build(args, None)
+    };
+    let missing = "/nonexistent/grtreport-plan/run";
+    for bad in [
+        &["--grace=-1"][..],
+        &["--interval", "0"],
+        &["--html", "-", "--jobs"],
+        &["--html", "p.html", "--html-jobs", "0"],
+        &["--csv", "-"],
+        &["--rule", "no-such-rule=1"],
+        &["--horizon=0"],
+    ] {
+        let argv: Vec<&str> = std::iter::once(missing)
+            .chain(bad.iter().copied())
+            .collect();
+        match plan(&argv) {
+            Err(f) => assert_eq!(f.code(), 2, "{argv:?}: {:?}", f.message()),
+            Ok(_) => panic!("{argv:?} planned"),
+        }
+    }
+    assert!(matches!(
+        plan(&[missing, "--top", "3", "--csv", "out.csv"]),
+        Ok(Step::Report(_))
+    ));
+    assert!(matches!(
+        plan(&[missing, "--list-rules"]),
+        Ok(Step::ListRules(t)) if t.contains("queue-min-us")
+    ));
+    let out = bin().arg(missing).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -20,16 +20,78 @@ fn hostile(n: u64) -> Vec<u8> {
     for i in 0..n {
         let t = T0 + 1_000 + i * 4 * US;
         // Pending forever: seqnos far above the doorbell's.
-        r.ev(0, 7, t, Event::COMMIT, 1, 1, 0, 1_000 + i, 0, 0, 0);
-        r.ev(0, 7, t + 1, Event::SUBMIT, 1, 1, 0, 1, 0, 0, 0);
+        r.add(Ev {
+            pid: 7,
+            t,
+            code: Event::COMMIT,
+            flags: 1,
+            ctx: 1,
+            seqno: 1_000 + i,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            pid: 7,
+            t: t + 1,
+            code: Event::SUBMIT,
+            flags: 1,
+            ctx: 1,
+            seqno: 1,
+            ..Ev::default()
+        });
         // Running forever on ring 1.
-        r.ev(0, 0, t + 2, Event::START, 1, 2, 1, i + 1, 0, 0, 0);
-        r.ev(0, 0, t + 3, Event::CTX_SWITCH, 2, 3, 1, 0, 2, 0, 0);
-        r.ev(1, 0, t + 4, Event::VM_FAULT, 0, 0, 1, 0, 0x1000, 0, 0);
-        r.ev(1, 0, t + 5, Event::VM_RETRY, 0, 0, 1, 0, 0x1000, 0, 0);
+        r.add(Ev {
+            t: t + 2,
+            code: Event::START,
+            flags: 1,
+            ctx: 2,
+            ring: 1,
+            seqno: i + 1,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            t: t + 3,
+            code: Event::CTX_SWITCH,
+            flags: 2,
+            ctx: 3,
+            ring: 1,
+            arg0: 2,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            cpu: 1,
+            t: t + 4,
+            code: Event::VM_FAULT,
+            ring: 1,
+            arg0: 0x1000,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            cpu: 1,
+            t: t + 5,
+            code: Event::VM_RETRY,
+            ring: 1,
+            arg0: 0x1000,
+            ..Ev::default()
+        });
         // Ended on ring 2 and never interrupted; an IRQ names a seqno nobody has.
-        r.ev(1, 0, t + 6, Event::END, 1, 4, 2, i + 1, 0, 0, 0);
-        r.ev(1, 0, t + 7, Event::IRQ, 0, 0, 2, 0, u32::MAX as u64, 0, 0);
+        r.add(Ev {
+            cpu: 1,
+            t: t + 6,
+            code: Event::END,
+            flags: 1,
+            ctx: 4,
+            ring: 2,
+            seqno: i + 1,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            cpu: 1,
+            t: t + 7,
+            code: Event::IRQ,
+            ring: 2,
+            arg0: u32::MAX as u64,
+            ..Ev::default()
+        });
         if i % 10 == 9 {
             r.push(
                 1,
@@ -71,12 +133,52 @@ fn a_seqno_that_wraps_through_zero_names_job_zero() {
         let seqs = [0xffff_fffe_u64, 0xffff_ffff, 0, 1];
         for (i, s) in seqs.iter().enumerate() {
             let t = T0 + i as u64 * 100 * US;
-            r.ev(0, 5, t, Event::COMMIT, 1, 2, 0, *s, 0, 0, 0);
-            r.ev(0, 5, t + US, Event::SUBMIT, 1, 2, 0, *s, 0, 0, 1);
-            r.ev(0, 0, t + 2 * US, Event::START, 1, 2, 0, *s, 0, 0, 0);
-            r.ev(1, 0, t + 40 * US, Event::END, 1, 2, 0, *s, 0, 0, 0);
+            r.add(Ev {
+                pid: 5,
+                t,
+                code: Event::COMMIT,
+                flags: 1,
+                ctx: 2,
+                seqno: *s,
+                ..Ev::default()
+            });
+            r.add(Ev {
+                pid: 5,
+                t: t + US,
+                code: Event::SUBMIT,
+                flags: 1,
+                ctx: 2,
+                seqno: *s,
+                arg3: 1,
+                ..Ev::default()
+            });
+            r.add(Ev {
+                t: t + 2 * US,
+                code: Event::START,
+                flags: 1,
+                ctx: 2,
+                seqno: *s,
+                ..Ev::default()
+            });
+            r.add(Ev {
+                cpu: 1,
+                t: t + 40 * US,
+                code: Event::END,
+                flags: 1,
+                ctx: 2,
+                seqno: *s,
+                ..Ev::default()
+            });
             // The IRQ names the job by the hardware seqno it read: 0 for job 0.
-            r.ev(1, 0, t + 45 * US, Event::IRQ, 0, irq_ctx, 0, *s, *s, 0, 0);
+            r.add(Ev {
+                cpu: 1,
+                t: t + 45 * US,
+                code: Event::IRQ,
+                ctx: irq_ctx,
+                seqno: *s,
+                arg0: *s,
+                ..Ev::default()
+            });
         }
         let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
         assert_eq!(jobs.len(), 4);
@@ -95,11 +197,51 @@ fn events_at_the_last_nanosecond_are_not_taken_as_missing() {
     let mut r = Rec::default();
     let last = u64::MAX;
     r.ring(last - 1_000, 0, 1 << 20, b"gfx");
-    r.ev(0, 5, last - 300, Event::COMMIT, 1, 2, 0, 7, 0, 0, 0);
-    r.ev(0, 5, last - 200, Event::SUBMIT, 1, 2, 0, 7, 0, 0, 1);
-    r.ev(0, 0, last - 100, Event::START, 1, 2, 0, 7, 0, 0, 0);
-    r.ev(1, 0, last, Event::END, 1, 2, 0, 7, 0, 0, 0);
-    r.ev(1, 0, last, Event::IRQ, 0, 2, 0, 7, 7, 0, 0);
+    r.add(Ev {
+        pid: 5,
+        t: last - 300,
+        code: Event::COMMIT,
+        flags: 1,
+        ctx: 2,
+        seqno: 7,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        pid: 5,
+        t: last - 200,
+        code: Event::SUBMIT,
+        flags: 1,
+        ctx: 2,
+        seqno: 7,
+        arg3: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        t: last - 100,
+        code: Event::START,
+        flags: 1,
+        ctx: 2,
+        seqno: 7,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: last,
+        code: Event::END,
+        flags: 1,
+        ctx: 2,
+        seqno: 7,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: last,
+        code: Event::IRQ,
+        ctx: 2,
+        seqno: 7,
+        arg0: 7,
+        ..Ev::default()
+    });
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 1, "{jobs:?}");
     let j = &jobs[0];

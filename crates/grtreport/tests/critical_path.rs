@@ -9,7 +9,7 @@ mod common;
 use std::collections::HashSet;
 
 use common::*;
-use grtrace_format::{InputSource, Trace};
+use grtrace_format::{Event, InputSource, Trace};
 use grtrace_sim::scenarios;
 use grtreport::critical::{FramePath, Scope, Via};
 use grtreport::engine::{Engine, Filter};
@@ -217,4 +217,74 @@ fn critical_path_text_and_json() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// A drm_sched job handed on by its scheduler after the job it depended on signalled (issue
+/// 28 item 7, as an imported 6.17 capture has it): B is queued at 0, unschedulable on A's
+/// fence until A ends (SYNC), and run 10 us after A's END. The path is A, then B waiting on
+/// A's fence (the 10 us hand-off in B's link), with no host gap between them; B's
+/// `sched` is the hand-off time no dependency explains.
+#[test]
+fn a_scheduler_hand_off_after_a_dependency_links_to_the_dependency() {
+    let mut r = Rec::default();
+    r.ring(T0, 0, 1 << 20, b"gfx");
+    r.ring(T0, 1, 1 << 20, b"comp");
+    let ev = |t: u64, code, ctx, ring, seqno, arg0| Ev {
+        pid: 7,
+        t: T0 + t,
+        code,
+        flags: 1,
+        ctx,
+        ring,
+        seqno,
+        arg0,
+        arg3: u32::from(code == Event::SUBMIT),
+        ..Ev::default()
+    };
+    // A: ctx 200 ring 0 seqno 20, queued and run at once, runs 1 ms..5 ms.
+    for (t, code) in [
+        (0, Event::QUEUE),
+        (1_000 * US, Event::COMMIT),
+        (1_000 * US, Event::SUBMIT),
+        (1_000 * US, Event::START),
+        (5_000 * US, Event::END),
+    ] {
+        r.add(ev(t, code, 200, 0, 20, 200));
+    }
+    // B: ctx 100 ring 1 seqno 20, queued at 0.5 ms, waits on fence 200:20 until A's END.
+    r.add(ev(500 * US, Event::QUEUE, 100, 1, 20, 100));
+    r.sync(T0 + 600 * US, Event::SYNC_ENTER, (100, 1, 20), (200, 20));
+    r.sync(T0 + 5_000 * US, Event::SYNC_EXIT, (100, 1, 20), (200, 20));
+    for (t, code) in [
+        (5_010 * US, Event::COMMIT),
+        (5_010 * US, Event::SUBMIT),
+        (5_010 * US, Event::START),
+        (7_000 * US, Event::END),
+    ] {
+        r.add(ev(t, code, 100, 1, 20, 100));
+    }
+    let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
+    let b = jobs.iter().find(|j| j.key.ctx == 100).expect("job B");
+    assert_eq!(b.queued, T0 + 500 * US);
+    assert_eq!(b.sched, 10 * US, "hand-off after the dependency was met");
+    let a = jobs.iter().find(|j| j.key.ctx == 200).expect("job A");
+    assert_eq!(a.sched, 1_000 * US, "no dependency: QUEUE to hand-off");
+
+    let (_, all) = paths(merged_stream(&r.recs), Scope::Frames(String::new()));
+    let p = all.last().expect("a path");
+    check_cover(p);
+    let links: Vec<_> = p
+        .links
+        .iter()
+        .map(|l| (l.job.map(|k| k.ctx), l.via, l.from - T0))
+        .collect();
+    assert_eq!(
+        links,
+        vec![
+            // queued as the trace began: ready before the frame
+            (Some(200), Via::Start, 0),
+            (Some(100), Via::Dep, 5_000 * US),
+        ],
+        "{p:#?}"
+    );
 }

@@ -85,7 +85,7 @@ fn a_window_shorter_than_the_frames_cuts_their_paths_and_says_so() {
         }
     }
     let mut text = Vec::new();
-    grtreport::critical::write_text(&mut text, &rep, 0).unwrap();
+    grtreport::critical::write_text(&mut text, &rep, grtreport::job::Origin::at(0)).unwrap();
     let text = String::from_utf8(text).unwrap();
     assert!(
         text.contains(&format!("warning: {n_cut} path(s)")) && text.contains("0.0002 s"),

@@ -42,7 +42,7 @@ const EVERY_INPUT: [(&str, &[&str], &[&str]); 8] = [
     (
         "csv",
         &["--csv", "out.csv", "-q"],
-        &["out.csv", "out.rings.csv"],
+        &["out.csv", "out.rings.csv", "out.processes.csv"],
     ),
     ("json", &["--json", "--top", "10"], &[]),
     ("critical", &["--critical-path"], &[]),
@@ -293,7 +293,7 @@ fn make_inputs() {
         for (s, b) in &sc.records {
             r.push(s.cpu, s.pid, s.time_ns + common::T0, *b);
         }
-        let bytes = grtrace_format::builder::merged_stream(&r.recs, card, driver);
+        let bytes = common::ended_stream(&r.recs, card, driver);
         std::fs::write(d.join(format!("cards.card{card}.grtrace.0")), bytes).unwrap();
     }
 }

@@ -4,6 +4,8 @@
 //! cannot be written (standard output closed or read-only, a closed pipe, a full disk).
 //! A panic is exit status 101; every run here must end 0 or 1 with its messages on one line.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -219,7 +221,10 @@ fn run_in_process(args: &[&std::ffi::OsStr]) -> Result<(), TestCaseError> {
     argv.extend_from_slice(args);
     let parsed = grtreport::cli::Args::try_parse_from(argv).expect("arguments");
     PANICKED.store(false, std::sync::atomic::Ordering::SeqCst);
-    let code = std::panic::catch_unwind(|| grtreport::cli::run(parsed));
+    let code = std::panic::catch_unwind(|| match grtreport::cli::run(parsed) {
+        Ok(()) => 0,
+        Err(f) => f.code(),
+    });
     let panicked = PANICKED.swap(false, std::sync::atomic::Ordering::SeqCst);
     prop_assert!(
         matches!(code, Ok(0 | 1)) && !panicked,
@@ -357,11 +362,7 @@ fn mixed_file() -> PathBuf {
         for (s, body) in &sc.records {
             b.on(s.cpu).pid(s.pid).record(*body).at(s.time_ns + T0);
         }
-        std::fs::write(
-            &p,
-            grtrace_format::builder::merged_stream(b.records(), 0, "grtsim"),
-        )
-        .unwrap();
+        std::fs::write(&p, common::ended_stream(b.records(), 0, "grtsim")).unwrap();
         p
     })
     .clone()
@@ -537,7 +538,7 @@ fn an_import_with_idle_cpus_draws_no_missing_cpu_warning() {
             base.as_os_str(),
         ])
         .unwrap();
-        assert_eq!(grtimport::run(&args), std::process::ExitCode::SUCCESS);
+        grtimport::run(&args).unwrap();
         let made = std::fs::read_dir(&d)
             .unwrap()
             .filter(|e| {
@@ -589,7 +590,7 @@ fn no_gpu_events_is_said_plainly_for_every_input() {
     }))
     .at(T0);
     let rec = d.join("rings-only");
-    std::fs::write(&rec, b.merged_stream(0, "virtio_gpu")).unwrap();
+    std::fs::write(&rec, common::ended_stream(b.records(), 0, "virtio_gpu")).unwrap();
     // A capture of a scheduler switch only, as text and as trace.dat.
     let mut c = Capture::new("6.12", 2);
     c.ev(
@@ -619,7 +620,7 @@ fn no_gpu_events_is_said_plainly_for_every_input() {
             base.as_os_str(),
         ])
         .unwrap();
-        assert_eq!(grtimport::run(&args), std::process::ExitCode::SUCCESS);
+        grtimport::run(&args).unwrap();
         assert!(
             PathBuf::from(format!("{}.grtrace.0", base.display())).exists(),
             "{}: no files written",

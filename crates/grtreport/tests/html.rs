@@ -97,7 +97,8 @@ fn the_page_carries_every_job_tables_and_verdicts() {
     let got = page_job_keys(&d);
     want.sort();
     assert_eq!(got, want);
-    let tagged = jobs.iter().filter(|j| j[9] != 0).count();
+    let tags = page_column(&d, "tags");
+    let tagged = jobs.iter().filter(|j| j[tags] != 0).count();
     let groups = d["groups"].as_array().unwrap();
     let all = groups.iter().find(|g| g["label"] == "all").unwrap();
     assert_eq!(all["tagged"].as_u64().unwrap() as usize, tagged);
@@ -137,9 +138,11 @@ fn a_large_trace_carries_a_window_and_says_what_it_left_out() {
     );
     // The window: every carried job began before its end, every job left out at or after.
     let end = d["window_end_ns"].as_u64().unwrap();
+    let times = ["commit_ns", "submit_ns", "start_ns", "end_ns"].map(|c| page_column(&d, c));
     let first = |j: &Value| {
-        (4..8)
-            .map(|k| j[k].as_i64().unwrap())
+        times
+            .iter()
+            .map(|&k| j[k].as_i64().unwrap())
             .find(|&t| t >= 0)
             .unwrap()
     };
@@ -201,7 +204,9 @@ fn jobs_carry_their_blocker_for_arrows_and_the_chain() {
     let sc = grtrace_sim::scenarios::by_name("dep-chain", 3, 1500).unwrap();
     let (_, d) = page(&p, &[]);
     let jobs = d["jobs"].as_array().unwrap();
-    let key = |j: &Value| format!("{}/{}/{}", j[0], j[1], j[2]);
+    let [ctx, ring, seqno, blocker, info] =
+        ["ctx", "ring", "seqno", "blocker_job", "blocker_info"].map(|c| page_column(&d, c));
+    let key = |j: &Value| format!("{}/{}/{}", j[ctx], j[ring], j[seqno]);
     let keys: std::collections::HashSet<String> = jobs.iter().map(key).collect();
     let truth: std::collections::HashMap<String, String> = sc
         .truth
@@ -216,14 +221,14 @@ fn jobs_carry_their_blocker_for_arrows_and_the_chain() {
         .collect();
     let (mut named, mut right) = (0, 0);
     for j in jobs {
-        if let Some(b) = j[21].as_str() {
+        if let Some(b) = j[blocker].as_str() {
             named += 1;
             assert!(
                 keys.contains(b),
                 "blocker {b} of {} not in the page",
                 key(j)
             );
-            let info = j[22].as_array().unwrap();
+            let info = j[info].as_array().unwrap();
             assert!(info[0] == "dep" || info[0] == "queue");
             if truth.get(&key(j)).map(String::as_str) == Some(b) {
                 right += 1;
@@ -233,7 +238,7 @@ fn jobs_carry_their_blocker_for_arrows_and_the_chain() {
     assert!(named > 50);
     assert!(right as f64 >= 0.95 * named as f64, "{right} of {named}");
     // Some chains are longer than one link: the page can walk them.
-    assert!(jobs.iter().any(|j| j[22][3].as_u64().unwrap_or(0) > 1));
+    assert!(jobs.iter().any(|j| j[info][3].as_u64().unwrap_or(0) > 1));
 }
 
 /// A ring whose jobs are all incomplete (they lack the COMMIT the stream records) has no
@@ -248,15 +253,73 @@ fn a_group_without_complete_jobs_is_unjudged_in_text_json_and_page() {
     for seqno in 1..=20u64 {
         let t = T0 + seqno * MS;
         // ring 0: whole jobs of ctx 3.
-        r.ev(1, 77, t, Event::COMMIT, 0, 3, 0, seqno, 0, 0, 0);
-        r.ev(1, 77, t + 10 * US, Event::SUBMIT, 0, 3, 0, seqno, 0, 0, 1);
-        r.ev(0, 0, t + 30 * US, Event::START, 0, 3, 0, seqno, 0, 0, 0);
-        r.ev(0, 0, t + 230 * US, Event::END, 0, 3, 0, seqno, 0, 0, 0);
-        r.ev(0, 0, t + 240 * US, Event::IRQ, 0, 3, 0, seqno, seqno, 0, 0);
+        r.add(Ev {
+            cpu: 1,
+            pid: 77,
+            t,
+            code: Event::COMMIT,
+            ctx: 3,
+            seqno,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            cpu: 1,
+            pid: 77,
+            t: t + 10 * US,
+            code: Event::SUBMIT,
+            ctx: 3,
+            seqno,
+            arg3: 1,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            t: t + 30 * US,
+            code: Event::START,
+            ctx: 3,
+            seqno,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            t: t + 230 * US,
+            code: Event::END,
+            ctx: 3,
+            seqno,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            t: t + 240 * US,
+            code: Event::IRQ,
+            ctx: 3,
+            seqno,
+            arg0: seqno,
+            ..Ev::default()
+        });
         // ring 1: jobs of ctx 4 seen on the GPU only, no COMMIT or SUBMIT.
-        r.ev(0, 0, t + 300 * US, Event::START, 0, 4, 1, seqno, 0, 0, 0);
-        r.ev(0, 0, t + 500 * US, Event::END, 0, 4, 1, seqno, 0, 0, 0);
-        r.ev(0, 0, t + 510 * US, Event::IRQ, 0, 4, 1, seqno, seqno, 0, 0);
+        r.add(Ev {
+            t: t + 300 * US,
+            code: Event::START,
+            ctx: 4,
+            ring: 1,
+            seqno,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            t: t + 500 * US,
+            code: Event::END,
+            ctx: 4,
+            ring: 1,
+            seqno,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            t: t + 510 * US,
+            code: Event::IRQ,
+            ctx: 4,
+            ring: 1,
+            seqno,
+            arg0: seqno,
+            ..Ev::default()
+        });
     }
     let f = tmp("no-complete-ring.grtrace");
     std::fs::write(&f, merged_stream(&r.recs)).unwrap();

@@ -29,19 +29,19 @@ fn ev(r: &mut Rec, us: u64, code: Event, flags: u16, ctx: u32, ring: u32, seqno:
     };
     // An ELSP write names one port's request: 1 job named (arg3).
     let arg3 = u32::from(code == Event::SUBMIT);
-    r.ev(
+    r.add(Ev {
         cpu,
         pid,
-        T0 + us * US,
+        t: T0 + us * US,
         code,
         flags,
         ctx,
         ring,
         seqno,
         arg0,
-        0,
         arg3,
-    );
+        ..Ev::default()
+    });
 }
 
 fn job(jobs: &[Job], ctx: u32, seqno: u64) -> &Job {

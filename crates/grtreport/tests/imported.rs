@@ -54,11 +54,9 @@ fn imports(c: &Capture, name: &str) -> Vec<(String, PathBuf)> {
                 "-o",
                 base.to_str().unwrap(),
             ]);
-            assert_eq!(
-                grtimport::run(&args),
-                std::process::ExitCode::SUCCESS,
-                "{file}"
-            );
+            if let Err(f) = grtimport::run(&args) {
+                panic!("{file}: {f:?}");
+            }
             (file.to_string(), base)
         })
         .collect()
@@ -255,12 +253,17 @@ fn the_exports_of_an_imported_capture_start_at_its_first_event() {
     assert_eq!(d["span_ns"], 39_800_000);
     let jobs = d["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 40);
+    let col = |name| common::page_column(&d, name);
+    let (start, flags, submit_host) = (col("start_ns"), col("flags"), col("submit_host_ns"));
     for j in jobs {
-        assert_eq!(j[4], 0.max(j[4].as_i64().unwrap()), "{j}");
-        assert!(j[10].as_u64().unwrap() & 1 == 1, "flagged inferred: {j}");
-        assert!(j[12].is_null(), "submit_host unmeasured: {j}");
+        assert!(
+            j[start].as_i64().unwrap() >= 0,
+            "started in the capture: {j}"
+        );
+        assert!(j[flags].as_u64().unwrap() & 1 == 1, "flagged inferred: {j}");
+        assert!(j[submit_host].is_null(), "submit_host unmeasured: {j}");
     }
-    assert_eq!(jobs[0][4], 0);
+    assert_eq!(jobs[0][start], 0);
 }
 
 /// Adds a drm_sched 6.17 job's scheduler events on `dev`/`ring`.
@@ -1342,7 +1345,7 @@ fn a_capture_partly_of_an_unknown_layout_says_so_in_the_report_header() {
         "-o",
         base.to_str().unwrap(),
     ]);
-    assert_eq!(grtimport::run(&args), std::process::ExitCode::SUCCESS);
+    grtimport::run(&args).unwrap();
     let r = report(&base, &[]);
     assert!(
         r.contains("grtreport: part of the capture was not used: 4 GPU event(s) of a layout the import does not know (i915_request_add 4: format with fields dev, hw_id, ctx, seqno is not known)"),

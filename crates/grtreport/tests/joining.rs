@@ -39,7 +39,19 @@ fn job(
         };
         let s = if code == Event::IRQ { irq_seqno } else { seq };
         let a0 = if code == Event::IRQ { irq_seqno } else { 0 };
-        r.ev(cpu, pid, at, code, eflag::FENCED, ctx, ring, s, a0, 0, 1);
+        r.add(Ev {
+            cpu,
+            pid,
+            t: at,
+            code,
+            flags: eflag::FENCED,
+            ctx,
+            ring,
+            seqno: s,
+            arg0: a0,
+            arg3: 1,
+            ..Ev::default()
+        });
     }
 }
 
@@ -89,26 +101,60 @@ fn one_submit_makes_several_jobs_visible() {
     let mut r = Rec::default();
     r.ring(T0, 3, 256, b"ctrlq");
     for s in 1..=3u64 {
-        r.ev(
-            0,
-            7,
-            T0 + s * US,
-            Event::COMMIT,
-            1,
-            9,
-            3,
-            s,
-            0,
-            10 * s as u32,
-            0,
-        );
+        r.add(Ev {
+            pid: 7,
+            t: T0 + s * US,
+            code: Event::COMMIT,
+            flags: 1,
+            ctx: 9,
+            ring: 3,
+            seqno: s,
+            arg2: 10 * s as u32,
+            ..Ev::default()
+        });
     }
-    r.ev(0, 7, T0 + 20 * US, Event::SUBMIT, 1, 9, 3, 3, 0, 30, 3);
+    r.add(Ev {
+        pid: 7,
+        t: T0 + 20 * US,
+        code: Event::SUBMIT,
+        flags: 1,
+        ctx: 9,
+        ring: 3,
+        seqno: 3,
+        arg2: 30,
+        arg3: 3,
+        ..Ev::default()
+    });
     for s in 1..=3u64 {
         let st = T0 + 100 * US * s;
-        r.ev(0, 0, st, Event::START, 1, 9, 3, s, 0, 0, 0);
-        r.ev(1, 0, st + 90 * US, Event::END, 1, 9, 3, s, 0, 0, 0);
-        r.ev(1, 0, st + 95 * US, Event::IRQ, 0, 0, 3, s, s, 0, 0);
+        r.add(Ev {
+            t: st,
+            code: Event::START,
+            flags: 1,
+            ctx: 9,
+            ring: 3,
+            seqno: s,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            cpu: 1,
+            t: st + 90 * US,
+            code: Event::END,
+            flags: 1,
+            ctx: 9,
+            ring: 3,
+            seqno: s,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            cpu: 1,
+            t: st + 95 * US,
+            code: Event::IRQ,
+            ring: 3,
+            seqno: s,
+            arg0: s,
+            ..Ev::default()
+        });
     }
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 3);
@@ -130,27 +176,55 @@ fn seqno_wraps_around() {
     r.ring(T0, 0, 1 << 20, b"gfx");
     let seqs = [0xffff_fffe_u64, 0xffff_ffff, 0, 1];
     for (i, s) in seqs.iter().enumerate() {
-        r.ev(
-            0,
-            5,
-            T0 + i as u64 * US,
-            Event::COMMIT,
-            1,
-            2,
-            0,
-            *s,
-            0,
-            0,
-            0,
-        );
+        r.add(Ev {
+            pid: 5,
+            t: T0 + i as u64 * US,
+            code: Event::COMMIT,
+            flags: 1,
+            ctx: 2,
+            seqno: *s,
+            ..Ev::default()
+        });
     }
     // One doorbell for everything up to seqno 1, across the wrap.
-    r.ev(0, 5, T0 + 10 * US, Event::SUBMIT, 1, 2, 0, 1, 0, 0, 4);
+    r.add(Ev {
+        pid: 5,
+        t: T0 + 10 * US,
+        code: Event::SUBMIT,
+        flags: 1,
+        ctx: 2,
+        seqno: 1,
+        arg3: 4,
+        ..Ev::default()
+    });
     for (i, s) in seqs.iter().enumerate() {
         let st = T0 + 20 * US + i as u64 * 50 * US;
-        r.ev(0, 0, st, Event::START, 1, 2, 0, *s, 0, 0, 0);
-        r.ev(1, 0, st + 40 * US, Event::END, 1, 2, 0, *s, 0, 0, 0);
-        r.ev(1, 0, st + 45 * US, Event::IRQ, 0, 2, 0, *s, *s, 0, 0);
+        r.add(Ev {
+            t: st,
+            code: Event::START,
+            flags: 1,
+            ctx: 2,
+            seqno: *s,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            cpu: 1,
+            t: st + 40 * US,
+            code: Event::END,
+            flags: 1,
+            ctx: 2,
+            seqno: *s,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            cpu: 1,
+            t: st + 45 * US,
+            code: Event::IRQ,
+            ctx: 2,
+            seqno: *s,
+            arg0: *s,
+            ..Ev::default()
+        });
     }
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 4);
@@ -221,32 +295,27 @@ fn a_loss_before_the_first_irq_of_a_kernel_recording_finishes_no_job() {
             last_ns: T0 + MS + 135 * US,
         }),
     );
-    r.ev(
-        1,
-        0,
-        T0 + MS + 140 * US,
-        Event::IRQ,
-        eflag::FENCED,
-        1,
-        0,
-        1,
-        1,
-        0,
-        1,
-    );
-    r.ev(
-        1,
-        0,
-        T0 + MS + 141 * US,
-        Event::SIGNAL,
-        eflag::FENCED,
-        1,
-        0,
-        1,
-        0,
-        0,
-        1,
-    );
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + MS + 140 * US,
+        code: Event::IRQ,
+        flags: eflag::FENCED,
+        ctx: 1,
+        seqno: 1,
+        arg0: 1,
+        arg3: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + MS + 141 * US,
+        code: Event::SIGNAL,
+        flags: eflag::FENCED,
+        ctx: 1,
+        seqno: 1,
+        arg3: 1,
+        ..Ev::default()
+    });
     let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 1);
     assert_eq!(e.joiner.stats.irq_orphan, 0);
@@ -261,19 +330,110 @@ fn irq_before_end_from_skewed_cpu_clock_and_unnamed_irq() {
     r.ring(T0, 0, 1 << 20, b"gfx");
     // IRQ stamped 2 us before END (another CPU's clock): the job completes at END, never
     // before it. The IRQ names the job only by the hardware seqno it read (arg0).
-    r.ev(0, 9, T0, Event::COMMIT, 1, 1, 0, 1, 0, 0, 0);
-    r.ev(0, 9, T0 + 10 * US, Event::SUBMIT, 1, 1, 0, 1, 0, 0, 1);
-    r.ev(0, 0, T0 + 20 * US, Event::START, 1, 1, 0, 1, 0, 0, 0);
-    r.ev(1, 0, T0 + 98 * US, Event::IRQ, 0, 1, 0, 0, 1, 0, 0);
-    r.ev(0, 0, T0 + 100 * US, Event::END, 1, 1, 0, 1, 0, 0, 0);
-    r.ev(1, 0, T0 + 103 * US, Event::SIGNAL, 1, 1, 0, 1, 0, 0, 0);
+    r.add(Ev {
+        pid: 9,
+        t: T0,
+        code: Event::COMMIT,
+        flags: 1,
+        ctx: 1,
+        seqno: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        pid: 9,
+        t: T0 + 10 * US,
+        code: Event::SUBMIT,
+        flags: 1,
+        ctx: 1,
+        seqno: 1,
+        arg3: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        t: T0 + 20 * US,
+        code: Event::START,
+        flags: 1,
+        ctx: 1,
+        seqno: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + 98 * US,
+        code: Event::IRQ,
+        ctx: 1,
+        arg0: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        t: T0 + 100 * US,
+        code: Event::END,
+        flags: 1,
+        ctx: 1,
+        seqno: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + 103 * US,
+        code: Event::SIGNAL,
+        flags: 1,
+        ctx: 1,
+        seqno: 1,
+        ..Ev::default()
+    });
     // Unnamed IRQ (seqno 0): the job completes at its SIGNAL.
-    r.ev(0, 9, T0 + MS, Event::COMMIT, 1, 1, 0, 2, 0, 0, 0);
-    r.ev(0, 9, T0 + MS + 10 * US, Event::SUBMIT, 1, 1, 0, 2, 0, 0, 1);
-    r.ev(0, 0, T0 + MS + 20 * US, Event::START, 1, 1, 0, 2, 0, 0, 0);
-    r.ev(1, 0, T0 + MS + 100 * US, Event::END, 1, 1, 0, 2, 0, 0, 0);
-    r.ev(1, 0, T0 + MS + 104 * US, Event::IRQ, 0, 0, 0, 0, 0, 0, 0);
-    r.ev(1, 0, T0 + MS + 106 * US, Event::SIGNAL, 1, 1, 0, 2, 0, 0, 0);
+    r.add(Ev {
+        pid: 9,
+        t: T0 + MS,
+        code: Event::COMMIT,
+        flags: 1,
+        ctx: 1,
+        seqno: 2,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        pid: 9,
+        t: T0 + MS + 10 * US,
+        code: Event::SUBMIT,
+        flags: 1,
+        ctx: 1,
+        seqno: 2,
+        arg3: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        t: T0 + MS + 20 * US,
+        code: Event::START,
+        flags: 1,
+        ctx: 1,
+        seqno: 2,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + MS + 100 * US,
+        code: Event::END,
+        flags: 1,
+        ctx: 1,
+        seqno: 2,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + MS + 104 * US,
+        code: Event::IRQ,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + MS + 106 * US,
+        code: Event::SIGNAL,
+        flags: 1,
+        ctx: 1,
+        seqno: 2,
+        ..Ev::default()
+    });
     let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 2);
     let j1 = find(&jobs, 1);
@@ -304,14 +464,73 @@ fn commits_out_of_seqno_order_are_still_submitted() {
     // Two submitters on different CPUs: seqno 8 is committed a few ns after seqno 9.
     let mut r = Rec::default();
     r.ring(T0, 0, 1 << 20, b"gfx");
-    r.ev(1, 201, T0 + 100, Event::COMMIT, 1, 2, 0, 9, 0, 0, 0);
-    r.ev(0, 101, T0 + 150, Event::COMMIT, 1, 1, 0, 8, 0, 0, 0);
-    r.ev(0, 101, T0 + 10 * US, Event::SUBMIT, 1, 1, 0, 8, 0, 0, 1);
-    r.ev(1, 201, T0 + 12 * US, Event::SUBMIT, 1, 2, 0, 9, 0, 0, 1);
+    r.add(Ev {
+        cpu: 1,
+        pid: 201,
+        t: T0 + 100,
+        code: Event::COMMIT,
+        flags: 1,
+        ctx: 2,
+        seqno: 9,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        pid: 101,
+        t: T0 + 150,
+        code: Event::COMMIT,
+        flags: 1,
+        ctx: 1,
+        seqno: 8,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        pid: 101,
+        t: T0 + 10 * US,
+        code: Event::SUBMIT,
+        flags: 1,
+        ctx: 1,
+        seqno: 8,
+        arg3: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        pid: 201,
+        t: T0 + 12 * US,
+        code: Event::SUBMIT,
+        flags: 1,
+        ctx: 2,
+        seqno: 9,
+        arg3: 1,
+        ..Ev::default()
+    });
     for (ctx, s, st) in [(1, 8u64, 20 * US), (2, 9, 60 * US)] {
-        r.ev(0, 0, T0 + st, Event::START, 1, ctx, 0, s, 0, 0, 0);
-        r.ev(1, 0, T0 + st + 30 * US, Event::END, 1, ctx, 0, s, 0, 0, 0);
-        r.ev(1, 0, T0 + st + 35 * US, Event::IRQ, 0, ctx, 0, s, s, 0, 0);
+        r.add(Ev {
+            t: T0 + st,
+            code: Event::START,
+            flags: 1,
+            ctx,
+            seqno: s,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            cpu: 1,
+            t: T0 + st + 30 * US,
+            code: Event::END,
+            flags: 1,
+            ctx,
+            seqno: s,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            cpu: 1,
+            t: T0 + st + 35 * US,
+            code: Event::IRQ,
+            ctx,
+            seqno: s,
+            arg0: s,
+            ..Ev::default()
+        });
     }
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 2);
@@ -327,12 +546,39 @@ fn an_empty_doorbell_after_a_racing_submit_is_not_a_job() {
     // the ring's write pointer with ctx 0 and "0 jobs made visible"; it must not become a job.
     let mut r = Rec::default();
     r.ring(T0, 0, 64, b"ctrlq");
-    r.ev(0, 82, T0 + 100, Event::COMMIT, 0, 2, 0, 216, 216, 4, 0);
+    r.add(Ev {
+        pid: 82,
+        t: T0 + 100,
+        code: Event::COMMIT,
+        ctx: 2,
+        seqno: 216,
+        arg0: 216,
+        arg2: 4,
+        ..Ev::default()
+    });
     for (cpu, pid, t, made_visible) in [(1, 52, 4_000, 4), (0, 82, 6_500, 0)] {
         let submit = Event::SUBMIT;
-        r.ev(cpu, pid, T0 + t, submit, 0, 0, 0, 216, 216, 4, made_visible);
+        r.add(Ev {
+            cpu,
+            pid,
+            t: T0 + t,
+            code: submit,
+            seqno: 216,
+            arg0: 216,
+            arg2: 4,
+            arg3: made_visible,
+            ..Ev::default()
+        });
     }
-    r.ev(1, 52, T0 + 300 * US, Event::END, 0, 2, 0, 216, 0, 0, 0);
+    r.add(Ev {
+        cpu: 1,
+        pid: 52,
+        t: T0 + 300 * US,
+        code: Event::END,
+        ctx: 2,
+        seqno: 216,
+        ..Ev::default()
+    });
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 1, "{jobs:#?}");
     let j = &jobs[0];
@@ -349,23 +595,78 @@ fn virtio_drain(early_doorbell: bool, starts: bool) -> Vec<Job> {
     let mut r = Rec::default();
     r.ring(T0, 0, 64, b"ctrlq");
     let ms = 1_000 * US;
-    r.ev(0, 85, T0, Event::COMMIT, 0, 0, 0, 120, 120, 2, 0);
+    r.add(Ev {
+        pid: 85,
+        t: T0,
+        code: Event::COMMIT,
+        seqno: 120,
+        arg0: 120,
+        arg2: 2,
+        ..Ev::default()
+    });
     if early_doorbell {
-        r.ev(0, 85, T0 + 10, Event::SUBMIT, 0, 0, 0, 120, 120, 2, 1);
+        r.add(Ev {
+            pid: 85,
+            t: T0 + 10,
+            code: Event::SUBMIT,
+            seqno: 120,
+            arg0: 120,
+            arg2: 2,
+            arg3: 1,
+            ..Ev::default()
+        });
     }
-    r.ev(0, 85, T0 + ms, Event::COMMIT, 0, 0, 0, 121, 121, 3, 0);
-    r.ev(0, 85, T0 + ms + 60, Event::COMMIT, 0, 0, 0, 122, 122, 4, 0);
+    r.add(Ev {
+        pid: 85,
+        t: T0 + ms,
+        code: Event::COMMIT,
+        seqno: 121,
+        arg0: 121,
+        arg2: 3,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        pid: 85,
+        t: T0 + ms + 60,
+        code: Event::COMMIT,
+        seqno: 122,
+        arg0: 122,
+        arg2: 4,
+        ..Ev::default()
+    });
     for (i, seqno) in [120u64, 121, 122].into_iter().enumerate() {
         let mut t = T0 + 9 * ms + 700 * US + i as u64 * 10;
         if starts {
-            r.ev(1, 36, t, Event::START, 0, 0, 0, seqno, 0, 0, 0);
+            r.add(Ev {
+                cpu: 1,
+                pid: 36,
+                t,
+                code: Event::START,
+                seqno,
+                ..Ev::default()
+            });
             t += 5;
         }
-        r.ev(1, 36, t, Event::END, 0, 0, 0, seqno, 0, 0, 0);
+        r.add(Ev {
+            cpu: 1,
+            pid: 36,
+            t,
+            code: Event::END,
+            seqno,
+            ..Ev::default()
+        });
     }
     let visible = if early_doorbell { 2 } else { 3 };
     let t = T0 + 16 * ms + 800 * US;
-    r.ev(0, 85, t, Event::SUBMIT, 0, 0, 0, 122, 122, 0, visible);
+    r.add(Ev {
+        pid: 85,
+        t,
+        code: Event::SUBMIT,
+        seqno: 122,
+        arg0: 122,
+        arg3: visible,
+        ..Ev::default()
+    });
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     jobs
 }
@@ -431,12 +732,45 @@ fn a_start_the_kernel_or_an_importer_inferred_is_flagged_and_not_judged_on() {
     let f = eflag::FENCED;
     let inf = eflag::INFERRED;
     let mut job = |ctx: u32, seq: u64, t: u64, starts: &[(u64, u16)], end: u64| {
-        r.ev(0, 100, t, Event::COMMIT, f, ctx, 0, seq, 0, 0, 0);
-        r.ev(0, 100, t + 10 * US, Event::SUBMIT, f, ctx, 0, seq, 0, 0, 1);
+        r.add(Ev {
+            pid: 100,
+            t,
+            code: Event::COMMIT,
+            flags: f,
+            ctx,
+            seqno: seq,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            pid: 100,
+            t: t + 10 * US,
+            code: Event::SUBMIT,
+            flags: f,
+            ctx,
+            seqno: seq,
+            arg3: 1,
+            ..Ev::default()
+        });
         for (at, fl) in starts {
-            r.ev(0, 100, *at, Event::START, f | fl, ctx, 0, seq, 0, 0, 0);
+            r.add(Ev {
+                pid: 100,
+                t: *at,
+                code: Event::START,
+                flags: f | fl,
+                ctx,
+                seqno: seq,
+                ..Ev::default()
+            });
         }
-        r.ev(1, 0, end, Event::END, f, ctx, 0, seq, 0, 0, 0);
+        r.add(Ev {
+            cpu: 1,
+            t: end,
+            code: Event::END,
+            flags: f,
+            ctx,
+            seqno: seq,
+            ..Ev::default()
+        });
     };
     // A long job ahead keeps the ring busy; the jobs behind it queue ~5 ms.
     job(9, 1, T0, &[(T0 + 20 * US, 0)], T0 + 6 * MS);
@@ -511,36 +845,61 @@ fn an_inferred_start_is_not_replaced_by_the_resumption_after_a_preemption() {
     let mut r = Rec::default();
     r.ring(T0, 0, 1 << 20, b"rcs0");
     let f = eflag::FENCED;
-    r.ev(0, 100, T0, Event::COMMIT, f, 1, 0, 1, 0, 0, 0);
-    r.ev(0, 100, T0 + 10 * US, Event::SUBMIT, f, 1, 0, 1, 0, 0, 1);
-    r.ev(
-        0,
-        100,
-        T0 + 20 * US,
-        Event::START,
-        f | eflag::INFERRED,
-        1,
-        0,
-        1,
-        0,
-        0,
-        0,
-    );
-    r.ev(
-        1,
-        0,
-        T0 + MS,
-        Event::END,
-        f | eflag::PREEMPT,
-        1,
-        0,
-        1,
-        0,
-        0,
-        0,
-    );
-    r.ev(0, 100, T0 + 3 * MS, Event::START, f, 1, 0, 1, 0, 0, 0);
-    r.ev(1, 0, T0 + 4 * MS, Event::END, f, 1, 0, 1, 0, 0, 0);
+    r.add(Ev {
+        pid: 100,
+        t: T0,
+        code: Event::COMMIT,
+        flags: f,
+        ctx: 1,
+        seqno: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        pid: 100,
+        t: T0 + 10 * US,
+        code: Event::SUBMIT,
+        flags: f,
+        ctx: 1,
+        seqno: 1,
+        arg3: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        pid: 100,
+        t: T0 + 20 * US,
+        code: Event::START,
+        flags: f | eflag::INFERRED,
+        ctx: 1,
+        seqno: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + MS,
+        code: Event::END,
+        flags: f | eflag::PREEMPT,
+        ctx: 1,
+        seqno: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        pid: 100,
+        t: T0 + 3 * MS,
+        code: Event::START,
+        flags: f,
+        ctx: 1,
+        seqno: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + 4 * MS,
+        code: Event::END,
+        flags: f,
+        ctx: 1,
+        seqno: 1,
+        ..Ev::default()
+    });
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     let j = &jobs[0];
     assert_eq!(j.start, T0 + 20 * US);

@@ -211,13 +211,69 @@ fn inferred_and_incomplete_jobs_are_marked() {
     let mut r = Rec::default();
     r.ring(T0, 0, 64, b"gfx");
     // Job 1: no START (inferred from SUBMIT); job 2: never ends (incomplete).
-    r.ev(0, 10, T0 + US, Event::COMMIT, 0, 1, 0, 1, 0, 8, 0);
-    r.ev(0, 10, T0 + 2 * US, Event::SUBMIT, 0, 1, 0, 1, 0, 8, 1);
-    r.ev(1, 0, T0 + 50 * US, Event::END, 0, 1, 0, 1, 0, 0, 0);
-    r.ev(1, 0, T0 + 51 * US, Event::IRQ, 0, 1, 0, 1, 1, 0, 0);
-    r.ev(0, 10, T0 + 60 * US, Event::COMMIT, 0, 1, 0, 2, 0, 8, 0);
-    r.ev(0, 10, T0 + 61 * US, Event::SUBMIT, 0, 1, 0, 2, 0, 8, 1);
-    r.ev(1, 0, T0 + 70 * US, Event::START, 0, 1, 0, 2, 0, 0, 0);
+    r.add(Ev {
+        pid: 10,
+        t: T0 + US,
+        code: Event::COMMIT,
+        ctx: 1,
+        seqno: 1,
+        arg2: 8,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        pid: 10,
+        t: T0 + 2 * US,
+        code: Event::SUBMIT,
+        ctx: 1,
+        seqno: 1,
+        arg2: 8,
+        arg3: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + 50 * US,
+        code: Event::END,
+        ctx: 1,
+        seqno: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + 51 * US,
+        code: Event::IRQ,
+        ctx: 1,
+        seqno: 1,
+        arg0: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        pid: 10,
+        t: T0 + 60 * US,
+        code: Event::COMMIT,
+        ctx: 1,
+        seqno: 2,
+        arg2: 8,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        pid: 10,
+        t: T0 + 61 * US,
+        code: Event::SUBMIT,
+        ctx: 1,
+        seqno: 2,
+        arg2: 8,
+        arg3: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + 70 * US,
+        code: Event::START,
+        ctx: 1,
+        seqno: 2,
+        ..Ev::default()
+    });
     let (c, jobs, _) = export_bytes(merged_stream(&r.recs));
     assert_eq!(jobs.len(), 2);
     let inferred = c.named("X", |n| n == "1/1 (inferred)");
@@ -235,37 +291,52 @@ fn overlapping_queued_jobs_of_one_context_go_to_lanes() {
     r.ring(T0, 0, 64, b"gfx");
     // Four jobs queued at once on ctx 5; they run one after the other.
     for s in 1..=4u64 {
-        r.ev(0, 10, T0 + s * US, Event::COMMIT, 0, 5, 0, s, 0, 8, 0);
-        r.ev(0, 10, T0 + s * US + 100, Event::SUBMIT, 0, 5, 0, s, 0, 8, 1);
+        r.add(Ev {
+            pid: 10,
+            t: T0 + s * US,
+            code: Event::COMMIT,
+            ctx: 5,
+            seqno: s,
+            arg2: 8,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            pid: 10,
+            t: T0 + s * US + 100,
+            code: Event::SUBMIT,
+            ctx: 5,
+            seqno: s,
+            arg2: 8,
+            arg3: 1,
+            ..Ev::default()
+        });
     }
     for s in 1..=4u64 {
-        r.ev(1, 0, T0 + (10 * s) * US, Event::START, 0, 5, 0, s, 0, 0, 0);
-        r.ev(
-            1,
-            0,
-            T0 + (10 * s + 9) * US,
-            Event::END,
-            0,
-            5,
-            0,
-            s,
-            0,
-            0,
-            0,
-        );
-        r.ev(
-            1,
-            0,
-            T0 + (10 * s + 9) * US + 10,
-            Event::IRQ,
-            0,
-            5,
-            0,
-            s,
-            s,
-            0,
-            0,
-        );
+        r.add(Ev {
+            cpu: 1,
+            t: T0 + (10 * s) * US,
+            code: Event::START,
+            ctx: 5,
+            seqno: s,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            cpu: 1,
+            t: T0 + (10 * s + 9) * US,
+            code: Event::END,
+            ctx: 5,
+            seqno: s,
+            ..Ev::default()
+        });
+        r.add(Ev {
+            cpu: 1,
+            t: T0 + (10 * s + 9) * US + 10,
+            code: Event::IRQ,
+            ctx: 5,
+            seqno: s,
+            arg0: s,
+            ..Ev::default()
+        });
     }
     let (c, jobs, _) = export_bytes(merged_stream(&r.recs));
     assert_eq!(jobs.len(), 4);

@@ -10,6 +10,13 @@ Checks (a failure prints one line per problem and exits 1):
   such packets carry SEQ_NEEDS_INCREMENTAL_STATE; no id is defined twice;
 * every track event names a track described before it; counter values only on counter
   tracks, slices only on others; parents are described;
+* times are resolved as trace_processor resolves them: a packet's timestamp_clock_id, else
+  the sequence's TracePacketDefaults one, else the trace's clock; a sequence-scoped clock
+  (64-127) must be in a ClockSnapshot on the sequence before it is used, and an
+  incremental one counts from the snapshot, each packet's time the step from the last
+  packet on it; a snapshot maps it onto BOOTTIME, the trace's clock. Packets on the
+  incremental clock carry SEQ_NEEDS_INCREMENTAL_STATE; a track event without track_uuid
+  is on the sequence's TrackEventDefaults track;
 * per track, in time order (file order among equal times, as trace_processor sorts): every
   slice end closes an open slice, nothing is left open, and an end comes at or after its
   begin.
@@ -27,6 +34,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 SEQ_CLEARED = 1
 SEQ_NEEDS = 2
+BOOTTIME = 6
 
 
 def main(path):
@@ -39,6 +47,29 @@ def main(path):
     gpus = []
     events = []  # (ts, file index, track uuid, TrackEvent, names resolved)
     seqs = set()
+    defaults = None
+    clocks = {}  # clock id -> [snapshot value, BOOTTIME at the snapshot, incremental, last]
+
+    def resolve(i, p, flags):
+        """The packet's time on BOOTTIME, as trace_processor computes it."""
+        cid = p.timestamp_clock_id
+        if not cid and defaults is not None:
+            cid = defaults.timestamp_clock_id
+        if not cid or cid == BOOTTIME:
+            return p.timestamp
+        if cid not in clocks:
+            errs.append(f"packet {i}: clock {cid} not in a snapshot before")
+            return p.timestamp
+        c = clocks[cid]
+        if c[2]:
+            if not flags & SEQ_NEEDS:
+                errs.append(f"packet {i}: incremental time without SEQ_NEEDS_INCREMENTAL_STATE")
+            c[3] += p.timestamp
+            t = c[3]
+        else:
+            t = p.timestamp
+        return t - c[0] + c[1]
+
     for i, p in enumerate(trace.packet):
         seqs.add(p.trusted_packet_sequence_id)
         flags = p.sequence_flags
@@ -46,6 +77,18 @@ def main(path):
             errs.append("the first packet does not clear the incremental state")
         if i > 0 and flags & SEQ_CLEARED:
             errs.append(f"packet {i} clears the incremental state again")
+        if p.HasField("trace_packet_defaults"):
+            if not flags & SEQ_CLEARED:
+                errs.append(f"packet {i}: defaults outside a packet clearing the state")
+            defaults = p.trace_packet_defaults
+        if p.HasField("clock_snapshot"):
+            snap = {c.clock_id: c for c in p.clock_snapshot.clocks}
+            if BOOTTIME not in snap:
+                errs.append(f"packet {i}: a clock snapshot without BOOTTIME")
+            else:
+                boot = snap[BOOTTIME].timestamp
+                for cid, c in snap.items():
+                    clocks[cid] = [c.timestamp, boot, c.is_incremental, c.timestamp]
         if p.HasField("interned_data"):
             d = p.interned_data
             for kind, items in (
@@ -104,9 +147,14 @@ def main(path):
                     args[k] = look("str", a.string_value_iid)
                 else:
                     args[k] = getattr(a, v)
-            if e.track_uuid not in tracks:
-                errs.append(f"packet {i}: track {e.track_uuid} not described before")
-            events.append((p.timestamp, i, e.track_uuid, e, name, cats, args))
+            uuid = e.track_uuid
+            if not e.HasField("track_uuid") and defaults is not None:
+                uuid = defaults.track_event_defaults.track_uuid
+            if uuid not in tracks:
+                errs.append(f"packet {i}: track {uuid} not described before")
+            if not p.HasField("timestamp"):
+                errs.append(f"packet {i}: a track event without a time")
+            events.append((resolve(i, p, flags), i, uuid, e, name, cats, args))
     if len(seqs) != 1:
         errs.append(f"packets on {len(seqs)} sequences: {sorted(seqs)}")
 

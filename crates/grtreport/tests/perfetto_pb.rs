@@ -18,6 +18,7 @@ use std::process::Command;
 
 use common::*;
 use grtreport::perfetto::CARD_PID_BASE;
+use grtreport::perfetto_pb::ZERO_LEFT_OUT;
 use serde_json::Value;
 
 fn bin() -> Command {
@@ -254,35 +255,41 @@ fn assert_same_content(pb: &Value, c: &tef::Checked, what: &str) -> usize {
     let keys = |v: &[(Slice, Value)]| v.iter().map(|s| s.0.clone()).collect::<Vec<_>>();
     assert_eq!(keys(&ps), keys(&js), "{what}: slices");
     for ((k, pa), (_, ja)) in ps.iter().zip(&js) {
-        // Every arg of the JSON's slice, but a blocker of null (absent here).
+        // Every arg of the JSON's slice, but a blocker of null (absent here) and those the
+        // protobuf trace leaves out when 0.
+        let mut args = 0;
         for (name, jv) in ja.as_object().unwrap() {
             // Times are ns here (the JSON's are ms with six decimals: the same ns).
-            if let Some(base) = name.strip_suffix("_ms") {
-                let j = (jv.as_f64().unwrap() * 1e6).round() as u64;
-                assert_eq!(
-                    pa[format!("{base}_ns")].as_u64(),
-                    Some(j),
-                    "{what}: {k:?} {name}"
+            let (name, jv) = match name.strip_suffix("_ms") {
+                Some(base) => {
+                    let ns = (jv.as_f64().unwrap() * 1e6).round() as u64;
+                    (format!("{base}_ns"), Value::from(ns))
+                }
+                None => (name.clone(), jv.clone()),
+            };
+            if pa.get(&name).is_none() && jv == 0 {
+                assert!(
+                    ZERO_LEFT_OUT.contains(&name.as_str()),
+                    "{what}: {k:?} {name} = 0 is left out"
                 );
                 continue;
             }
-            let pv = &pa[name];
-            match jv {
+            if !jv.is_null() {
+                args += 1;
+            }
+            let pv = &pa[&name];
+            match &jv {
                 Value::Null => assert!(pv.is_null(), "{what}: {k:?} {name}"),
                 Value::Number(n) => {
                     let (j, p) = (n.as_f64().unwrap(), pv.as_f64().unwrap());
                     assert!((j - p).abs() < 1e-6, "{what}: {k:?} {name}: {j} vs {p}");
                 }
-                _ => assert_eq!(pv, jv, "{what}: {k:?} {name}"),
+                _ => assert_eq!(pv, &jv, "{what}: {k:?} {name}"),
             }
         }
         assert_eq!(
             pa.as_object().unwrap().len(),
-            ja.as_object()
-                .unwrap()
-                .iter()
-                .filter(|a| !a.1.is_null())
-                .count(),
+            args,
             "{what}: {k:?} args {pa} vs {ja}"
         );
     }
@@ -406,11 +413,7 @@ fn two_cards_stay_apart() {
             .collect();
         let p = tmp(&format!("two-cards.card{card}.grtrace"));
         let driver = if card == 0 { "grtsim" } else { "grtsim1" };
-        std::fs::write(
-            &p,
-            grtrace_format::builder::merged_stream(&recs, card, driver),
-        )
-        .unwrap();
+        std::fs::write(&p, common::ended_stream(&recs, card, driver)).unwrap();
         p
     })
     .collect();

@@ -90,7 +90,7 @@ fn a_filtered_recording_reports_what_it_can_measure() {
         .records
         .iter()
         .filter(|(_, b)| match b {
-            Body::Event(e) => e.code == Event::SUBMIT.0 || e.code == Event::END.0,
+            Body::Event(e) => e.code == Event::SUBMIT || e.code == Event::END,
             _ => true,
         })
         .cloned()
@@ -160,7 +160,7 @@ fn without_commit_text_and_json_agree_idle_host_is_unmeasured() {
     let kept: Vec<_> = sc
         .records
         .iter()
-        .filter(|(_, b)| !matches!(b, Body::Event(e) if e.code == Event::COMMIT.0))
+        .filter(|(_, b)| !matches!(b, Body::Event(e) if e.code == Event::COMMIT))
         .cloned()
         .collect();
     let f = tmp("no-commit.grtrace");
@@ -297,7 +297,14 @@ fn gpu_run(r: &mut Rec, seqno: u64, at: [u64; 3]) {
     let codes = [Event::START, Event::END, Event::IRQ];
     for (t, code) in at.into_iter().zip(codes) {
         let arg0 = if code == Event::IRQ { seqno } else { 0 };
-        r.ev(0, 0, t, code, 0, 3, 0, seqno, arg0, 0, 0);
+        r.add(Ev {
+            t,
+            code,
+            ctx: 3,
+            seqno,
+            arg0,
+            ..Ev::default()
+        });
     }
 }
 
@@ -318,8 +325,25 @@ fn a_job_that_ends_before_the_first_commit_is_no_commit() {
     let full = |r: &mut Rec| {
         for (i, seqno) in (9u64..12).enumerate() {
             let t = T0 + 20 * MS + i as u64 * MS;
-            r.ev(1, 77, t, Event::COMMIT, 0, 3, 0, seqno, 0, 0, 0);
-            r.ev(1, 77, t + 10 * US, Event::SUBMIT, 0, 3, 0, seqno, 0, 0, 1);
+            r.add(Ev {
+                cpu: 1,
+                pid: 77,
+                t,
+                code: Event::COMMIT,
+                ctx: 3,
+                seqno,
+                ..Ev::default()
+            });
+            r.add(Ev {
+                cpu: 1,
+                pid: 77,
+                t: t + 10 * US,
+                code: Event::SUBMIT,
+                ctx: 3,
+                seqno,
+                arg3: 1,
+                ..Ev::default()
+            });
             gpu_run(r, seqno, [t + 30 * US, t + 230 * US, t + 240 * US]);
         }
     };
@@ -344,8 +368,8 @@ fn a_job_that_ends_before_the_first_commit_is_no_commit() {
         .recs
         .iter()
         .filter(|(_, b)| {
-            !matches!(b, Body::Event(ev) if ev.code == Event::COMMIT.0
-                || ev.code == Event::SUBMIT.0)
+            !matches!(b, Body::Event(ev) if ev.code == Event::COMMIT
+                || ev.code == Event::SUBMIT)
         })
         .cloned()
         .collect();
@@ -405,4 +429,78 @@ fn jobs_waiting_for_the_commit_decision_are_bounded() {
     // At most HELD (4096) jobs wait for the decision, plus the classifier's tail window
     // (4096): without the bound all 10000 would wait for the end of the stream.
     assert!(max_lag <= 2 * 4096 + 16, "jobs held back: {max_lag}");
+}
+
+/// A recorder killed with SIGKILL writes no STREAM_INFO at the end of its files: the report
+/// says so, as grtparse does (the jobs it has are still reported, exit 0).
+#[test]
+fn a_stream_without_its_stream_info_did_not_end_cleanly() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/parse/multi");
+    let dir = tmp("unended");
+    std::fs::create_dir_all(&dir).unwrap();
+    for cpu in 0..4 {
+        let name = format!("run.grtrace.{cpu}");
+        let mut bytes = std::fs::read(src.join(&name)).unwrap();
+        if cpu == 3 {
+            // its last record, the STREAM_INFO (64 bytes), as if the recorder died before it
+            let info = grtrace_format::abi::rsize::NOTE_STREAM_INFO;
+            assert_eq!(bytes.len() % 8, 0);
+            bytes.truncate(bytes.len() - info);
+        }
+        std::fs::write(dir.join(&name), bytes).unwrap();
+    }
+    let run = |base: &std::path::Path| bin().arg(base).arg("-q").output().unwrap();
+    let whole = run(&src.join("run"));
+    assert!(whole.status.success());
+    let err = String::from_utf8_lossy(&whole.stderr);
+    assert!(!err.contains("did not end cleanly"), "{err}");
+    let cut = run(&dir.join("run"));
+    assert!(cut.status.success());
+    let err = String::from_utf8_lossy(&cut.stderr);
+    assert!(
+        err.contains(
+            "grtreport: warning: 1 stream(s) did not end cleanly: no STREAM_INFO record at the end"
+        ),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A stream that ends with a STREAM_INFO whose recorder says it did not stop cleanly (no
+/// `INFO_STOPPED_CLEANLY`: it was stopped by an error) is said so; the same stream with the
+/// flag set gets no warning.
+#[test]
+fn a_stream_info_that_says_the_stop_was_not_clean_is_warned_about() {
+    let stream = |flags: u32| {
+        let mut r = Rec::default();
+        r.ring(T0, 0, 1 << 20, b"gfx");
+        r.push(
+            0,
+            0,
+            T0 + MS,
+            Body::StreamInfo(grtrace_format::StreamInfo {
+                kernel_dropped: 0,
+                records: 2,
+                bytes: 0,
+                flags,
+            }),
+        );
+        grtrace_format::builder::merged_stream(&r.recs, 0, "virtio_gpu")
+    };
+    let report = |flags: u32, name: &str| {
+        let p = tmp(name);
+        std::fs::write(&p, stream(flags)).unwrap();
+        let o = bin().arg(&p).arg("-q").output().unwrap();
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let unclean = report(0, "unclean.grtrace");
+    assert!(
+        unclean.contains(
+            "1 stream(s) say the recorder did not stop cleanly (STREAM_INFO without clean=yes)"
+        ),
+        "{unclean}"
+    );
+    assert!(!unclean.contains("did not end cleanly"), "{unclean}");
+    let clean = report(grtrace_format::abi::INFO_STOPPED_CLEANLY, "clean.grtrace");
+    assert!(!clean.contains("cleanly"), "{clean}");
 }

@@ -87,11 +87,11 @@ fn tags_survive_missing_start_and_irq_events() {
         .records
         .iter()
         .filter(|(_, b)| match b {
-            Body::Event(e) if e.code == Event::START.0 => {
+            Body::Event(e) if e.code == Event::START => {
                 starts += 1;
                 starts % 50 != 0
             }
-            Body::Event(e) if e.code == Event::IRQ.0 => {
+            Body::Event(e) if e.code == Event::IRQ => {
                 irqs += 1;
                 irqs % 33 != 0
             }

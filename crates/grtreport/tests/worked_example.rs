@@ -16,60 +16,69 @@ fn worked_example() -> Vec<u8> {
     r.ring(T0, 0, 256, b"gfx");
     let (ctx, ring, seq, pid) = (7, 0, 41, 4242);
     // Ring fill at COMMIT/SUBMIT: 192 of 256 slots (75 %): the ring is congested.
-    r.ev(0, pid, T0, Event::COMMIT, 1, ctx, ring, seq, 0, 192, 0);
-    r.ev(
-        0,
+    r.add(Ev {
         pid,
-        T0 + 200 * US,
-        Event::SUBMIT,
-        1,
+        t: T0,
+        code: Event::COMMIT,
+        flags: 1,
         ctx,
         ring,
-        seq,
-        0,
-        192,
-        1,
-    );
-    r.ev(
-        0,
+        seqno: seq,
+        arg2: 192,
+        ..Ev::default()
+    });
+    r.add(Ev {
         pid,
-        T0 + 2500 * US,
-        Event::START,
-        1,
+        t: T0 + 200 * US,
+        code: Event::SUBMIT,
+        flags: 1,
         ctx,
         ring,
-        seq,
-        0,
-        0,
-        0,
-    );
-    r.ev(1, 0, T0 + 3000 * US, Event::END, 1, ctx, ring, seq, 0, 0, 0);
-    r.ev(
-        1,
-        0,
-        T0 + 3100 * US,
-        Event::IRQ,
-        0,
+        seqno: seq,
+        arg2: 192,
+        arg3: 1,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        pid,
+        t: T0 + 2500 * US,
+        code: Event::START,
+        flags: 1,
         ctx,
         ring,
-        seq,
-        seq,
-        0,
-        0,
-    );
-    r.ev(
-        1,
-        0,
-        T0 + 3100 * US + 1,
-        Event::SIGNAL,
-        1,
+        seqno: seq,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + 3000 * US,
+        code: Event::END,
+        flags: 1,
         ctx,
         ring,
-        seq,
-        0,
-        0,
-        0,
-    );
+        seqno: seq,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + 3100 * US,
+        code: Event::IRQ,
+        ctx,
+        ring,
+        seqno: seq,
+        arg0: seq,
+        ..Ev::default()
+    });
+    r.add(Ev {
+        cpu: 1,
+        t: T0 + 3100 * US + 1,
+        code: Event::SIGNAL,
+        flags: 1,
+        ctx,
+        ring,
+        seqno: seq,
+        ..Ev::default()
+    });
     merged_stream(&r.recs)
 }
 

@@ -27,9 +27,20 @@
   function drawCard(D) {
     // Element ids of this card's section.
     const S = several ? "-card" + D.card : "";
-    // Job fields (see html.rs): times in ns since the first record, -1 = not seen.
-    const CTX = 0, RING = 1, SEQ = 2, PID = 3, COMMIT = 4, SUBMIT = 5, START = 6, END = 7,
-      DONE = 8, TAGS = 9, FLAGS = 10, FLAGTXT = 11, PH = 12, FILL = 19, OUT = 20, BLOCKER = 21, BINFO = 22;
+    // Job fields, looked up by the names in D.job_columns (grtreport's job column table,
+    // JOBS.md §10): times in ns since the first record, -1 = not seen.
+    function column(name) {
+      const i = D.job_columns.indexOf(name);
+      if (i < 0) throw new Error("the page's data has no job column " + name);
+      return i;
+    }
+    const CTX = column("ctx"), RING = column("ring"), SEQ = column("seqno"), PID = column("pid"),
+      COMMIT = column("commit_ns"), SUBMIT = column("submit_ns"), START = column("start_ns"),
+      END = column("end_ns"), DONE = column("done_ns"), TAGS = column("tags"), FLAGS = column("flags"),
+      FLAGTXT = column("flags_text"), FILL = column("fill"), OUT = column("outstanding"),
+      BLOCKER = column("blocker_job"), BINFO = column("blocker_info");
+    // Phases, in D.phases order.
+    const PH = D.phases.map(p => column(p + "_ns"));
     const INFERRED = 1, INCOMPLETE = 2;
     const TAG_COLORS = ["#d95f02", "#e7298a", "#7570b3", "#1b9e77", "#e41a1c", "#a6761d"];
     const UNTAGGED = "#6baed6";
@@ -72,6 +83,7 @@
     }
     el("h2", {}, body, "Verdicts");
     const ul = el("ul", { id: "verdicts" + S }, body);
+    D.verdicts.forEach(v => el("li", { class: "verdict" }, ul, v));
     (D.hints.length ? D.hints : ["none: no structural bottleneck stands out"])
       .forEach(h => el("li", {}, ul, h));
     D.warnings.forEach(w => el("li", { class: "warn" }, ul, "warning: " + w));
@@ -188,8 +200,8 @@
       const c = color(j);
       if (jobRingRow[i] !== undefined) rect("job", i, j[START], j[END], jobRingRow[i], c);
       const row = jobCtxRow[i];
-      if (j[COMMIT] >= 0 && j[SUBMIT] >= 0 && j[PH] !== null) rect("phase host", i, j[COMMIT], j[SUBMIT], row, c);
-      if (j[SUBMIT] >= 0 && j[START] >= 0 && j[PH + 1] !== null) rect("phase queue", i, j[SUBMIT], j[START], row, c);
+      if (j[COMMIT] >= 0 && j[SUBMIT] >= 0 && j[PH[0]] !== null) rect("phase host", i, j[COMMIT], j[SUBMIT], row, c);
+      if (j[SUBMIT] >= 0 && j[START] >= 0 && j[PH[1]] !== null) rect("phase queue", i, j[SUBMIT], j[START], row, c);
       if (j[START] >= 0 && j[END] >= 0) rect("phase exec", i, j[START], j[END], row, c);
     });
 
@@ -310,7 +322,7 @@
         .forEach(([n, f]) => { el("th", {}, h1, n); el("td", {}, r1, j[f] >= 0 ? secs(j[f]) + " s" : "not seen"); });
       const t2 = el("table", { class: "phases" }, det);
       const h2 = el("tr", {}, t2), r2 = el("tr", {}, t2);
-      D.phases.forEach((p, n) => { el("th", {}, h2, p); el("td", {}, r2, j[PH + n] === null ? "-" : ms(j[PH + n]) + " ms"); });
+      D.phases.forEach((p, n) => { el("th", {}, h2, p); el("td", {}, r2, j[PH[n]] === null ? "-" : ms(j[PH[n]]) + " ms"); });
       const info = el("p", {}, det);
       info.textContent = "tags: " + tagNames(j[TAGS]) + " · flags: " + j[FLAGTXT] +
         " · ring fill at SUBMIT: " + (j[FILL] === null ? "unknown" : (j[FILL] * 100).toFixed(0) + "%") +

@@ -14,6 +14,23 @@ pub const T0: u64 = 1_000_000_000_000;
 pub const US: u64 = 1_000;
 pub const MS: u64 = 1_000_000;
 
+/// An event record for [`Rec::add`], by named field (`arg1` is always 0 here).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ev {
+    pub cpu: u32,
+    pub pid: u32,
+    /// Time (ns).
+    pub t: u64,
+    pub code: Event,
+    pub flags: u16,
+    pub ctx: u32,
+    pub ring: u32,
+    pub seqno: u64,
+    pub arg0: u64,
+    pub arg2: u32,
+    pub arg3: u32,
+}
+
 /// Builds records with per-CPU sequence numbers (numbered by grtrace-format's `Builder`).
 #[derive(Default)]
 pub struct Rec {
@@ -40,29 +57,16 @@ impl Rec {
         self.recs.extend(self.b.drain());
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn ev(
-        &mut self,
-        cpu: u32,
-        pid: u32,
-        t: u64,
-        code: Event,
-        flags: u16,
-        ctx: u32,
-        ring: u32,
-        seqno: u64,
-        arg0: u64,
-        arg2: u32,
-        arg3: u32,
-    ) {
+    /// An event record, by field (those left out are 0, `..Ev::default()`).
+    pub fn add(&mut self, e: Ev) {
         self.b
-            .on(cpu)
-            .pid(pid)
-            .event(code)
-            .at(t)
-            .flags(flags)
-            .job(ctx, ring, seqno)
-            .args(arg0, 0, arg2, arg3);
+            .on(e.cpu)
+            .pid(e.pid)
+            .event(e.code)
+            .at(e.t)
+            .flags(e.flags)
+            .job(e.ctx, e.ring, e.seqno)
+            .args(e.arg0, 0, e.arg2, e.arg3);
         self.recs.extend(self.b.drain());
     }
     pub fn ring(&mut self, t: u64, ring: u32, size: u64, name: &'static [u8]) {
@@ -89,7 +93,29 @@ impl Rec {
 /// Encodes records (sorted by time, stable) as one merged stream, numbering `seq` per CPU
 /// in time order as the kernel would.
 pub fn merged_stream(recs: &[(Stamp, Body<'static>)]) -> Vec<u8> {
-    grtrace_format::builder::merged_stream(recs, 0, "virtio_gpu")
+    ended_stream(recs, 0, "virtio_gpu")
+}
+
+/// [`merged_stream`] of card `card` and driver `driver`. The stream ends as a recorder that
+/// stopped cleanly ends it, with a STREAM_INFO (a stream without one is warned about as cut
+/// short).
+pub fn ended_stream(recs: &[(Stamp, Body<'static>)], card: u32, driver: &str) -> Vec<u8> {
+    let mut all = recs.to_vec();
+    let last = recs.iter().map(|(s, _)| s.time_ns).max().unwrap_or(T0);
+    let info = grtrace_format::StreamInfo {
+        kernel_dropped: 0,
+        records: recs.len() as u64 + 1,
+        bytes: 0,
+        flags: abi::INFO_STOPPED_CLEANLY,
+    };
+    let stamp = Stamp {
+        cpu: recs.first().map_or(0, |r| r.0.cpu),
+        pid: 0,
+        time_ns: last,
+        seq: 0,
+    };
+    all.push((stamp, Body::StreamInfo(info)));
+    grtrace_format::builder::merged_stream(&all, card, driver)
 }
 
 /// Runs a stream through the reader and the engine; returns the engine (finished) and jobs.
@@ -176,15 +202,25 @@ pub fn scenario_file(name: &str, seed: u64, jobs: usize) -> std::path::PathBuf {
         .clone()
 }
 
-/// The (ctx, ring, seqno) of every job an HTML page's data element carries (its `jobs` rows
-/// start with those three numbers), sorted.
+/// Where the page's job arrays hold column `name` (from the data's `job_columns`).
+pub fn page_column(page_data: &serde_json::Value, name: &str) -> usize {
+    page_data["job_columns"]
+        .as_array()
+        .expect("the page's job_columns")
+        .iter()
+        .position(|c| c == name)
+        .unwrap_or_else(|| panic!("no job column {name} in the page's data"))
+}
+
+/// The (ctx, ring, seqno) of every job an HTML page's data element carries, sorted.
 pub fn page_job_keys(page_data: &serde_json::Value) -> Vec<(u64, u64, u64)> {
+    let at = ["ctx", "ring", "seqno"].map(|c| page_column(page_data, c));
     let mut keys: Vec<_> = page_data["jobs"]
         .as_array()
         .expect("the page's jobs")
         .iter()
         .map(|j| {
-            let n = |i: usize| j[i].as_u64().expect("a job key number");
+            let n = |i: usize| j[at[i]].as_u64().expect("a job key number");
             (n(0), n(1), n(2))
         })
         .collect();
