@@ -72,6 +72,14 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 lap "cargo clippy"
 
+step "grtrace-format without its default features (a reader's build)"
+cargo test -p grtrace-format --no-default-features
+lap "grtrace-format --no-default-features"
+
+step "cargo doc (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+lap "cargo doc"
+
 step "python checkers (scripts/pyenv.sh: Perfetto's compiled schema for the tests)"
 GRT_PYTHON=$(bash scripts/pyenv.sh)
 export GRT_PYTHON
@@ -87,6 +95,14 @@ else
     step "browser: grtreport --html in headless chromium (playwright-core)"
     bash scripts/browser/run.sh
     lap "browser"
+fi
+
+if [ "${GRT_SPARK:-1}" = 0 ]; then
+    step "fleet: Spark stage skipped (GRT_SPARK=0)"
+else
+    step "fleet: sql/*.sql on DuckDB and Spark (local mode) over a demo fleet, answers compared"
+    bash scripts/fleet-spark.sh
+    lap "fleet (DuckDB, Spark)"
 fi
 
 if [ "${GRTRACE_SKIP_KERNEL:-0}" = 1 ]; then
