@@ -35,6 +35,7 @@ run() { # mode output -- command...
 for N in $SIZES; do
     G="$WORK/g$N"
     [ -e "$G/run.grtrace.0" ] || { mkdir -p "$G"; "$CARGO_TARGET_DIR/release/examples/grtgen" -n "$N" --cpus 2 -o "$G/run" > /dev/null; }
+    echo "[$(date +%T)] N=$N load: $(uptime)" >&2
     for rep in $(seq "$REPS"); do
         run report - -- "$R" "$G/run" -q
         run json "$WORK/out.json" -- "$R" "$G/run" -q --perfetto "$WORK/out.json"
@@ -55,4 +56,5 @@ for n in sorted({r["events"] for r in rows}, key=int):
           f" protobuf wall / report wall {med(n,'protobuf','wall_s')/med(n,'report','wall_s'):.2f}"
           f" (json {med(n,'json','wall_s')/med(n,'report','wall_s'):.2f})")
 PY
+echo "load: $(uptime)" >> "$OUT/summary.txt"
 cat "$OUT/summary.txt"

@@ -50,23 +50,7 @@ if [[ "${APPEND:-0}" != 1 || ! -s "$RAW" ]]; then
   echo -e "events\ttool\trep\twall_s\tuser_s\tsys_s\tmaxrss_kb\trecords" > "$RAW"
 fi
 
-measure() { # size tool rep records -- command...
-  local n=$1 tool=$2 rep=$3 rec=$4; shift 5
-  local tl="$WORK/time.log"
-  /usr/bin/time -v -o "$tl" "$@" > "$WORK/out_$tool.txt" 2> "$WORK/err_$tool.txt" || { cat "$WORK/err_$tool.txt" >&2; exit 1; }
-  python3 - "$tl" "$n" "$tool" "$rep" "$rec" >> "$RAW" <<'PY'
-import re, sys
-t = open(sys.argv[1]).read()
-g = lambda p: re.search(p, t).group(1)
-w = 0.0
-for part in g(r'Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)').split(':'):
-    w = w * 60 + float(part)
-print("\t".join([sys.argv[2], sys.argv[3], sys.argv[4], "%.3f" % w,
-                 g(r'User time \(seconds\): (\S+)'), g(r'System time \(seconds\): (\S+)'),
-                 g(r'Maximum resident set size \(kbytes\): (\d+)'), sys.argv[5]]))
-PY
-  log "N=$n $tool rep=$rep: $(tail -1 "$RAW" | cut -f4-7)"
-}
+. "$ROOT/bench/measure.sh"
 
 for N in $SIZES; do
   G="$WORK/g$N"; B="$WORK/blk$N"

@@ -41,10 +41,14 @@ test("each card has its section, with its own bars, tables and plots", async () 
 test("a job of card1 shows in card1's details, and its command prints card1's events", async () => {
   const bar = page.locator("#timeline-card1 rect.job").nth(Math.floor(BARS[1] / 2));
   const i = Number(await bar.getAttribute("data-i"));
-  const job = await page.evaluate(i => window.grtreport.cards[1].data.jobs[i], i);
+  // The job's fields by name (the page's data names its job columns).
+  const job = await page.evaluate(i => {
+    const d = window.grtreport.cards[1].data;
+    return Object.fromEntries(d.job_columns.map((c, k) => [c, d.jobs[i][k]]));
+  }, i);
   await bar.click({ force: true });
   const text = await page.locator("#details-card1").innerText();
-  assert.match(text, new RegExp("ctx " + job[0] + " · ring " + job[1] + ".* · seqno " + job[2]));
+  assert.match(text, new RegExp("ctx " + job.ctx + " · ring " + job.ring + ".* · seqno " + job.seqno));
   assert.equal(await page.locator("#card0 rect.sel").count(), 0, "card0 selected nothing");
   const cmd = await page.locator("#grtparse-cmd-card1").innerText();
   const out = execSync(cmd, { shell: "/bin/bash", encoding: "utf8" });
@@ -54,7 +58,7 @@ test("a job of card1 shows in card1's details, and its command prints card1's ev
   for (const l of out.trim().split("\n")) {
     const f = l.split(/\s+/);
     assert.equal(f[0], "card1", l);
-    assert.equal(f[8], String(job[2]), l);
+    assert.equal(f[8], String(job.seqno), l);
   }
 });
 

@@ -33,17 +33,31 @@ test("the timeline has one bar per job of the scenario", async () => {
   // Tables and verdicts are there too.
   assert.ok((await page.locator("#groups tbody tr").count()) >= 2);
   assert.ok((await page.locator("#verdicts li").count()) >= 1);
+  // The per-ring verdicts (GPU-, host-, dependency-bound) head the list, one per ring.
+  const verdicts = await page.locator("#verdicts li.verdict").allInnerTexts();
+  const rings = await page.evaluate(() => window.grtreport.data.verdicts.length);
+  assert.ok(rings >= 1 && verdicts.length === rings, verdicts.join("\n"));
+  assert.ok(verdicts.every(v => /: (GPU|host|dependency)-bound: busy /.test(v)), verdicts.join("\n"));
+  // The tables fit a 1,400 px window (the page's widest part besides the timeline).
+  for (const id of ["#groups"]) {
+    const w = await page.locator(id).evaluate(t => t.getBoundingClientRect().width);
+    assert.ok(w <= 1400, id + " is " + w + " px wide");
+  }
   assert.ok((await page.locator(".plot svg").count()) >= 4);
 });
 
 test("clicking a job shows its phases, tags, blockers and a grtparse command that prints it", async () => {
   const bar = page.locator("rect.job").nth(Math.floor(BARS / 2));
   const i = Number(await bar.getAttribute("data-i"));
-  const job = await page.evaluate(i => window.grtreport.data.jobs[i], i);
+  // The job's fields by name (the page's data names its job columns).
+  const job = await page.evaluate(i => {
+    const d = window.grtreport.data;
+    return Object.fromEntries(d.job_columns.map((c, k) => [c, d.jobs[i][k]]));
+  }, i);
   await bar.click({ force: true });
   const details = page.locator("#details");
   const text = await details.innerText();
-  assert.match(text, new RegExp("ctx " + job[0] + " · ring " + job[1] + ".* · seqno " + job[2]));
+  assert.match(text, new RegExp("ctx " + job.ctx + " · ring " + job.ring + ".* · seqno " + job.seqno));
   for (const p of ["submit_host", "queue", "exec", "complete", "total", "COMMIT", "START"]) {
     assert.ok(text.includes(p), "details lack " + p + ":\n" + text);
   }
@@ -57,7 +71,7 @@ test("clicking a job shows its phases, tags, blockers and a grtparse command tha
   for (const ev of ["COMMIT", "SUBMIT", "START", "END"]) {
     assert.ok(out.split("\n").some(l => l.split(/\s+/)[5] === ev), ev + " missing from:\n" + out);
   }
-  for (const l of out.trim().split("\n")) assert.equal(l.split(/\s+/)[8], String(job[2]), l);
+  for (const l of out.trim().split("\n")) assert.equal(l.split(/\s+/)[8], String(job.seqno), l);
   await page.screenshot({ path: SHOT, fullPage: false });
 });
 
