@@ -85,16 +85,26 @@ capture() {
 
 echo "### $hosts hosts x $per captures of $jobs jobs: grtsim -> grtrace -> grtreport --parquet $out/dataset" >&2
 t0=$(date +%s.%N)
-n=0
+failed=0 pids=()
+# wait_all: waits for the captures in flight, counting those that failed (each said why)
+wait_all() {
+    local p
+    for p in "${pids[@]}"; do wait "$p" || failed=$((failed + 1)); done
+    pids=()
+}
 for h in $(seq "$hosts"); do
     for c in $(seq 0 $((per - 1))); do
         capture "$h" "$c" &
-        n=$((n + 1))
-        if [ $((n % par)) -eq 0 ]; then wait; fi
+        pids+=($!)
+        if [ ${#pids[@]} -ge "$par" ]; then wait_all; fi
     done
 done
-wait
+wait_all
 t1=$(date +%s.%N)
+if [ "$failed" -ne 0 ]; then
+    echo "fleet.sh: $failed of $((hosts * per)) captures failed" >&2
+    exit 1
+fi
 caps=$(find "$out/dataset/captures" -name '*.parquet' | wc -l)
 echo "### $caps captures in $(python3 -c "print(round($t1 - $t0, 1))") s; dataset: $(du -sh "$out/dataset" | cut -f1)" >&2
 if [ "$caps" -ne $((hosts * per)) ]; then

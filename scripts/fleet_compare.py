@@ -5,7 +5,8 @@
 
 Every query must be in both, with the same columns and the same rows in the same order
 (the queries order their rows fully); numbers equal, or within 1e-9 relative for floating
-point (engines may sum doubles in another order). Exits 1 naming every difference.
+point (engines may sum doubles in another order). A query that answered no rows in either
+fails too: agreeing on nothing shows nothing. Exits 1 naming every difference.
 """
 
 import json
@@ -26,12 +27,17 @@ def main(argv):
         sys.exit(__doc__)
     a, b = (json.load(open(p)) for p in argv)
     bad = []
+    if not a and not b:
+        bad.append("no queries in either file")
     if sorted(a) != sorted(b):
         bad.append(f"queries differ: {sorted(a)} / {sorted(b)}")
     for q in sorted(set(a) & set(b)):
         qa, qb = a[q], b[q]
         if qa["columns"] != qb["columns"]:
             bad.append(f"{q}: columns {qa['columns']} / {qb['columns']}")
+            continue
+        if not qa["rows"] or not qb["rows"]:
+            bad.append(f"{q}: no rows ({len(qa['rows'])} / {len(qb['rows'])})")
             continue
         if len(qa["rows"]) != len(qb["rows"]):
             bad.append(f"{q}: {len(qa['rows'])} rows / {len(qb['rows'])}")

@@ -31,7 +31,8 @@ def duckdb_engine(dataset):
             continue
         con.execute(
             f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{files}', "
-            "hive_partitioning = true, union_by_name = true)"
+            # host is a name: without the type, hosts 001 and 1 would both read as 1
+            "hive_partitioning = true, hive_types = {'host': VARCHAR}, union_by_name = true)"
         )
 
     def run(sql):
@@ -59,6 +60,8 @@ def spark_engine(dataset):
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
+        # host is a name, never a number (hosts 001 and 1 must stay apart)
+        .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

@@ -638,6 +638,10 @@ impl Outputs {
                 let id = d.capture_id.clone().unwrap_or_else(|| {
                     crate::dataset::capture_id(&inputs.headers, &inputs.files, d.host.as_deref())
                 });
+                // No file of the dataset may be one of the inputs.
+                for t in crate::dataset::TABLES {
+                    inputs.read.check_output("--parquet", d.file(&id, t))?;
+                }
                 let ds = crate::dataset::Dataset::open(d, id)
                     .map_err(|e| Failure::Runtime(e.to_string()))?;
                 Some(Rc::new(RefCell::new(Some(ds))))
@@ -688,7 +692,7 @@ impl MakeEngine for Factory<'_> {
             &self.outputs.dataset,
         ) {
             (Some(ns), lines, Some(ds)) => {
-                // Rows into the dataset, and on to the text rows or kept for the JSON.
+                // Rows into the dataset, and on to the text rows if they are printed.
                 let also = lines
                     .clone()
                     .map(|l| l as Rc<RefCell<dyn crate::engine::IntervalSink>>);
@@ -700,7 +704,6 @@ impl MakeEngine for Factory<'_> {
                         also,
                     })),
                 );
-                e.keep_intervals = plan.json;
             }
             (Some(ns), Some(lines), None) => e.set_interval_sink(ns, lines.clone()),
             _ => {}
@@ -708,12 +711,9 @@ impl MakeEngine for Factory<'_> {
         if let Some(scope) = &plan.critical {
             e.critical_path(scope.clone());
         }
-        if let Some(ns) = plan
-            .interval_ns
-            .filter(|_| plan.json && plan.dataset.is_none())
-        {
-            // The rows go into the JSON document.
-            e.joiner.set_interval(ns);
+        if let Some(ns) = plan.interval_ns.filter(|_| plan.json) {
+            // The rows go into the JSON document (and to the dataset's sink, if any).
+            e.keep_interval_rows(ns);
         }
         if let Some(ds) = &self.outputs.dataset {
             e.add_sink(Box::new(crate::dataset::DatasetJobs {

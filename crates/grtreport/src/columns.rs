@@ -382,10 +382,7 @@ impl<'a> Cx<'a> {
     }
 }
 
-/// A tag's name as a CSV column: snake_case (`queue-wait` -> `queue_wait`).
-pub fn snake(name: &str) -> String {
-    name.replace('-', "_")
-}
+pub use crate::job::snake;
 
 // ------------------------------------------------------------------------- text
 

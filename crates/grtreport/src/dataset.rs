@@ -90,6 +90,11 @@ impl DatasetPlan {
             return Err("--parquet: the directory name is empty".into());
         }
         if let Some(h) = &host {
+            if h == NULL_PARTITION {
+                return Err(format!(
+                    "--host {h}: that is the partition of captures without a host (leave --host out)"
+                ));
+            }
             if !plain_word(h) {
                 return Err(format!(
                     "--host '{h}': give a host name of letters, digits, '.', '_' and '-'"
@@ -140,6 +145,21 @@ impl DatasetPlan {
             tags: out,
             capture_id,
         })
+    }
+}
+
+impl DatasetPlan {
+    /// `host=HOST`, the partition directory of this capture's files in each table.
+    pub fn partition(&self) -> String {
+        format!("host={}", self.host.as_deref().unwrap_or(NULL_PARTITION))
+    }
+
+    /// Where table `table`'s file of capture `id` goes.
+    pub fn file(&self, id: &str, table: &str) -> PathBuf {
+        self.dir
+            .join(table)
+            .join(self.partition())
+            .join(format!("{id}.parquet"))
     }
 }
 
@@ -240,8 +260,6 @@ pub fn ring_class(name: &str) -> Option<&'static str> {
 pub struct Dataset {
     plan: DatasetPlan,
     capture_id: String,
-    /// `DIR/TABLE/host=HOST/`'s `host=HOST`.
-    partition: String,
     /// Jobs not yet handed to the renderer, with the names they need.
     batch: JobBatch,
     /// To the renderer thread, which owns the jobs and deps tables, and the batches it is
@@ -501,24 +519,7 @@ pub fn ring_fields() -> Vec<Field> {
 /// The processes table's columns.
 pub fn process_fields() -> Vec<Field> {
     let mut f = lead(true);
-    use Ty::*;
-    f.extend([
-        Field::opt("pid", I64),
-        Field::opt("comm", Str),
-        Field::req("ring", I64),
-        Field::opt("ring_name", Str),
-        Field::req("jobs", I64),
-        Field::req("complete", I64),
-        Field::req("incomplete", I64),
-        Field::opt("busy_ns", I64),
-        Field::opt("busy_own_ns", I64),
-        Field::opt("busy_share", F64),
-    ]);
-    for t in Tags::NAMES {
-        let t = crate::columns::snake(t);
-        f.push(Field::opt(format!("{t}_jobs"), I64));
-        f.push(Field::opt(format!("{t}_lost_ns"), I64));
-    }
+    f.extend(crate::processes::fields());
     f
 }
 
@@ -566,14 +567,8 @@ impl Dataset {
     /// Opens the streaming tables of one capture (the others are written by
     /// [`Dataset::finish`]).
     pub fn open(plan: &DatasetPlan, capture_id: String) -> io::Result<Dataset> {
-        let partition = format!("host={}", plan.host.as_deref().unwrap_or(NULL_PARTITION));
         let table = |name: &str, fields: Vec<Field>| {
-            Table::create(
-                name,
-                Self::path_of(plan, &partition, &capture_id, name),
-                fields,
-                Self::meta(name),
-            )
+            Table::create(name, plan.file(&capture_id, name), fields, Self::meta(name))
         };
         let mut r = Renderer {
             jobs: table("jobs", job_fields(plan))?,
@@ -601,7 +596,6 @@ impl Dataset {
         Ok(Dataset {
             plan: plan.clone(),
             capture_id,
-            partition,
             batch: JobBatch::default(),
             tx: Some(tx),
             spare,
@@ -637,13 +631,6 @@ impl Dataset {
         }
     }
 
-    fn path_of(plan: &DatasetPlan, partition: &str, id: &str, table: &str) -> PathBuf {
-        plan.dir
-            .join(table)
-            .join(partition)
-            .join(format!("{id}.parquet"))
-    }
-
     /// The file's key-value metadata: the table and the schema's version.
     fn meta(table: &str) -> Vec<(String, String)> {
         vec![
@@ -659,7 +646,7 @@ impl Dataset {
 
     /// Where table `name`'s file of this capture goes.
     pub fn path(&self, name: &str) -> PathBuf {
-        Self::path_of(&self.plan, &self.partition, &self.capture_id, name)
+        self.plan.file(&self.capture_id, name)
     }
 
     fn lead(&self, t: &mut Table, card: Option<u32>) {
@@ -748,11 +735,16 @@ impl Dataset {
         }
         self.capture_row(&mut caps, engines, facts)?;
         let intervals = self.intervals.take().expect("finished once");
-        for t in [jobs, deps, intervals, rings, procs] {
-            t.finish()?;
-        }
-        // Last: a captures row says every table of the capture is in place.
-        caps.finish()
+        // Every file is written whole before any is moved into place: a table that fails
+        // leaves none of the capture's new files (the closed ones go when dropped).
+        let closed = [jobs, deps, intervals, rings, procs, caps]
+            .into_iter()
+            .map(Table::close)
+            .collect::<io::Result<Vec<_>>>()?;
+        // Captures last: a captures row says every table of the capture is in place.
+        closed
+            .into_iter()
+            .try_for_each(crate::table::Closed::publish)
     }
 
     fn ring_rows(&self, t: &mut Table, card: u32, e: &Engine) -> io::Result<()> {
@@ -820,26 +812,18 @@ impl Dataset {
     }
 
     fn process_rows(&self, t: &mut Table, card: u32, e: &Engine) -> io::Result<()> {
+        use crate::processes::Cell;
         let m = e.measurable();
-        let span = e.origin().span_to(e.joiner.stats.last_ns).max(1);
+        let span = e.origin().span_to(e.joiner.stats.last_ns);
         for p in e.process_rows() {
             self.lead(t, Some(card));
-            let busy = p.p.busy();
             let name = e.ring_info(p.ring).map(|r| r.name).unwrap_or_default();
-            t.i64(p.pid.map(i64::from));
-            t.str(p.comm.as_deref().and_then(s));
-            t.i64(i(p.ring.into()));
-            t.str((!name.is_empty()).then_some(name.as_bytes()));
-            t.i64(i(p.p.jobs));
-            t.i64(i(p.p.complete));
-            t.i64(i(p.p.incomplete));
-            t.i64(busy.map(|b| b as i64));
-            t.i64(busy.map(|_| p.p.own_ns as i64));
-            t.f64(busy.map(|b| b as f64 / span as f64));
-            for tag in 0..Tags::COUNT {
-                let judged = m.judged(tag);
-                t.i64(judged.then_some(p.p.tag_jobs[tag] as i64));
-                t.i64(judged.then_some(p.p.tag_lost[tag] as i64));
+            for v in p.cells(&name, span, &m) {
+                match v {
+                    Cell::Int(v) => t.i64(v.map(|v| v as i64)),
+                    Cell::Share(v) => t.f64(v),
+                    Cell::Text(v) => t.str(v.map(str::as_bytes)),
+                }
             }
             t.end_row()?;
         }

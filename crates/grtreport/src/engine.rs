@@ -205,10 +205,9 @@ pub struct Engine {
     sinks: Vec<Box<dyn JobSink>>,
     /// `--interval` rows go here as each interval closes (shared by the cards' engines).
     interval_out: Option<std::rc::Rc<std::cell::RefCell<dyn IntervalSink>>>,
-    /// Interval rows kept for `--json` (no text stream for them).
+    /// Interval rows kept for `--json` ([`keep_interval_rows`](Self::keep_interval_rows)).
     pub kept_intervals: Vec<IntervalRow>,
-    /// Keep the interval rows for `--json` though they go to a sink too (`--parquet`).
-    pub keep_intervals: bool,
+    keep_intervals: bool,
     /// Driver and SIMULATED flag of the input's stream header, for the report.
     pub source: (String, bool),
     /// What an imported stream's source note says (IMPORT.md §1): the phases it cannot
@@ -425,10 +424,19 @@ impl Engine {
         self.interval_out = Some(sink);
     }
 
+    /// Keeps a row per ring every `ns` of trace time in [`kept_intervals`](Self::kept_intervals)
+    /// (for `--json`), whether or not a sink gets them too.
+    pub fn keep_interval_rows(&mut self, ns: u64) {
+        self.joiner.set_interval(ns);
+        self.keep_intervals = true;
+    }
+
     fn write_intervals(&mut self) -> io::Result<()> {
         let rows = std::mem::take(&mut self.joiner.intervals);
         let Some(out) = &self.interval_out else {
-            self.kept_intervals.extend(rows);
+            if self.keep_intervals {
+                self.kept_intervals.extend(rows);
+            }
             return Ok(());
         };
         let origin = self.joiner.origin();

@@ -432,3 +432,8 @@ impl Job {
             .unwrap_or(NONE)
     }
 }
+
+/// A tag's name as a CSV or table column: snake_case (`queue-wait` -> `queue_wait`).
+pub fn snake(name: &str) -> String {
+    name.replace('-', "_")
+}

@@ -131,7 +131,8 @@ fn process(p: &crate::processes::ProcRow, m: &crate::measurable::Measurable, spa
     }
     let busy = p.p.busy();
     json!({
-        "pid": p.pid,
+        // 0 where no process is known, as in the job rows.
+        "pid": p.pid.unwrap_or(0),
         "comm": p.comm,
         "ring": p.ring,
         "jobs": p.p.jobs,

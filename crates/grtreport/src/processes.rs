@@ -9,8 +9,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::job::{Flags, Job, Tags};
+use crate::job::{snake, Flags, Job, Tags};
 use crate::joiner::FxMap;
+use crate::measurable::Measurable;
+use crate::table::{Field, Ty};
 
 /// The exec phase (PHASE_NAMES order).
 const EXEC: usize = 2;
@@ -105,5 +107,69 @@ impl Processes {
         // Stable: equal busy keeps pid, ring order.
         out.sort_by_key(|p| std::cmp::Reverse(p.p.busy_ns));
         out
+    }
+}
+
+/// One value of a per-process row, as the CSV file and the dataset write it (None: an
+/// empty cell, null).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Cell<'a> {
+    /// A count, id or time in ns.
+    Int(Option<u64>),
+    /// A share of the capture's span.
+    Share(Option<f64>),
+    /// A name.
+    Text(Option<&'a str>),
+}
+
+/// The per-process columns of `FILE.processes.csv` and of the dataset's processes table
+/// (after their card column), in the order of [`ProcRow::cells`]. `pid` is 0 where no
+/// process is known, as in the job rows, so that the two tables join on it.
+pub fn fields() -> Vec<Field> {
+    use Ty::*;
+    let mut f = vec![
+        Field::req("pid", I64),
+        Field::opt("comm", Str),
+        Field::req("ring", I64),
+        Field::opt("ring_name", Str),
+        Field::req("jobs", I64),
+        Field::req("complete", I64),
+        Field::req("incomplete", I64),
+        Field::opt("busy_ns", I64),
+        Field::opt("busy_own_ns", I64),
+        Field::opt("busy_share", F64),
+    ];
+    for t in Tags::NAMES {
+        let t = snake(t);
+        f.push(Field::opt(format!("{t}_jobs"), I64));
+        f.push(Field::opt(format!("{t}_lost_ns"), I64));
+    }
+    f
+}
+
+impl ProcRow {
+    /// The row's values in [`fields`] order: `ring_name` the ring's name (empty: none),
+    /// `span_ns` the capture's span (for busy_share), `m` what the recording can judge (a
+    /// class it cannot is null).
+    pub fn cells<'a>(&'a self, ring_name: &'a str, span_ns: u64, m: &Measurable) -> Vec<Cell<'a>> {
+        let busy = self.p.busy();
+        let mut c = vec![
+            Cell::Int(Some(self.pid.unwrap_or(0).into())),
+            Cell::Text(self.comm.as_deref()),
+            Cell::Int(Some(self.ring.into())),
+            Cell::Text((!ring_name.is_empty()).then_some(ring_name)),
+            Cell::Int(Some(self.p.jobs)),
+            Cell::Int(Some(self.p.complete)),
+            Cell::Int(Some(self.p.incomplete)),
+            Cell::Int(busy),
+            Cell::Int(busy.map(|_| self.p.own_ns)),
+            Cell::Share(busy.map(|b| b as f64 / span_ns.max(1) as f64)),
+        ];
+        for t in 0..Tags::COUNT {
+            let judged = m.judged(t);
+            c.push(Cell::Int(judged.then_some(self.p.tag_jobs[t])));
+            c.push(Cell::Int(judged.then_some(self.p.tag_lost[t])));
+        }
+        c
     }
 }

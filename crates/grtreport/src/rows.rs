@@ -142,59 +142,28 @@ fn ring_csv_rows<W: Write>(
 /// The per-process CSV header (`FILE.processes.csv`); `card_column`: a `card` column
 /// first (runs of several cards).
 pub fn process_csv_header(card_column: bool) -> Vec<String> {
-    let mut h: Vec<String> = card_column
-        .then(|| "card".to_string())
-        .into_iter()
-        .collect();
-    for c in [
-        "pid",
-        "comm",
-        "ring",
-        "ring_name",
-        "jobs",
-        "complete",
-        "incomplete",
-        "busy_ns",
-        "busy_own_ns",
-        "busy_share",
-    ] {
-        h.push(c.into());
-    }
-    for t in Tags::NAMES {
-        h.push(format!("{}_jobs", snake(t)));
-        h.push(format!("{}_lost_ns", snake(t)));
-    }
-    h
+    let card = card_column.then(|| "card".to_string());
+    card.into_iter()
+        .chain(crate::processes::fields().into_iter().map(|f| f.name))
+        .collect()
 }
 
 /// The per-process CSV rows of `e` (busiest first), each starting with its
-/// [`card`](Engine::card) when set. Unknown values are empty cells: the pid and name of
-/// jobs whose COMMIT was not recorded, busy time where no exec was measured, the classes
-/// the recording cannot judge.
+/// [`card`](Engine::card) when set. Unknown values are empty cells: the name of a process
+/// or ring without a NOTE, busy time where no exec was measured, the classes the recording
+/// cannot judge.
 pub fn write_process_csv_rows<W: Write>(c: &mut csv::Writer<W>, e: &Engine) -> io::Result<()> {
+    use crate::processes::Cell;
     let m = e.measurable();
-    let span = e.origin().span_to(e.joiner.stats.last_ns).max(1);
-    let opt = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+    let span = e.origin().span_to(e.joiner.stats.last_ns);
     for p in e.process_rows() {
         let mut r: Vec<String> = e.card.map(|c| c.to_string()).into_iter().collect();
-        let busy = p.p.busy();
-        r.extend([
-            opt(p.pid.map(u64::from)),
-            p.comm.clone().unwrap_or_default(),
-            p.ring.to_string(),
-            e.ring_info(p.ring).map(|i| i.name).unwrap_or_default(),
-            p.p.jobs.to_string(),
-            p.p.complete.to_string(),
-            p.p.incomplete.to_string(),
-            opt(busy),
-            opt(busy.map(|_| p.p.own_ns)),
-            busy.map_or(String::new(), |b| format!("{:.6}", b as f64 / span as f64)),
-        ]);
-        for t in 0..Tags::COUNT {
-            let judged = m.judged(t);
-            r.push(opt(judged.then_some(p.p.tag_jobs[t])));
-            r.push(opt(judged.then_some(p.p.tag_lost[t])));
-        }
+        let name = e.ring_info(p.ring).map(|i| i.name).unwrap_or_default();
+        r.extend(p.cells(&name, span, &m).into_iter().map(|v| match v {
+            Cell::Int(v) => v.map_or(String::new(), |v| v.to_string()),
+            Cell::Share(v) => v.map_or(String::new(), |v| format!("{v:.6}")),
+            Cell::Text(v) => v.unwrap_or_default().to_string(),
+        }));
         c.write_record(&r)?;
     }
     Ok(())

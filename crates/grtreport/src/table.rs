@@ -407,14 +407,23 @@ impl Table {
         }
     }
 
-    /// Writes the last rows and the footer, then moves the file into place.
-    pub fn finish(mut self) -> io::Result<()> {
+    /// Writes the last rows and the footer: the file is whole, still under its temporary
+    /// name until [`Closed::publish`] (so that several tables can all be written before any
+    /// of them appears).
+    pub fn close(mut self) -> io::Result<Closed> {
         self.flush()?;
         self.join()?;
-        std::fs::rename(&self.tmp, &self.dest)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.dest.display())))?;
         self.finished = true;
-        Ok(())
+        Ok(Closed {
+            tmp: std::mem::take(&mut self.tmp),
+            dest: std::mem::take(&mut self.dest),
+            published: false,
+        })
+    }
+
+    /// Writes the last rows and the footer, then moves the file into place.
+    pub fn finish(self) -> io::Result<()> {
+        self.close()?.publish()
     }
 }
 
@@ -423,6 +432,32 @@ impl Drop for Table {
         if !self.finished {
             // Unfinished (an error, or the run failed): no half file is left behind.
             let _ = self.join();
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// A table written whole under its temporary name ([`Table::close`]); dropped without
+/// [`publish`](Closed::publish), its file goes.
+pub struct Closed {
+    tmp: PathBuf,
+    dest: PathBuf,
+    published: bool,
+}
+
+impl Closed {
+    /// Moves the file into place (replacing an earlier one of the same name).
+    pub fn publish(mut self) -> io::Result<()> {
+        std::fs::rename(&self.tmp, &self.dest)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.dest.display())))?;
+        self.published = true;
+        Ok(())
+    }
+}
+
+impl Drop for Closed {
+    fn drop(&mut self) {
+        if !self.published {
             let _ = std::fs::remove_file(&self.tmp);
         }
     }
@@ -495,6 +530,29 @@ mod tests {
         t.end_row().unwrap();
         drop(t);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A table closed but never published (another table of its capture failed) leaves
+    /// no file; published, it is in place.
+    #[test]
+    fn a_closed_table_appears_only_when_published() {
+        let dir = std::env::temp_dir().join(format!("grt-table-closed-{}", std::process::id()));
+        let make = |name: &str| {
+            let mut t =
+                Table::create("t", dir.join(name), vec![Field::req("n", Ty::I64)], vec![]).unwrap();
+            t.i64(Some(1));
+            t.end_row().unwrap();
+            t.close().unwrap()
+        };
+        drop(make("a.parquet"));
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        make("b.parquet").publish().unwrap();
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["b.parquet"]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -466,6 +466,8 @@ fn bad_labels_are_usage_errors_and_a_failed_run_leaves_no_file() {
         &["--tag", "k=1", "--tag", "k=2"],
         &["--host", "a/b"],
         &["--host", ".."],
+        // Hive's name for the null partition: the capture would read as hostless.
+        &["--host", "__HIVE_DEFAULT_PARTITION__"],
         &["--capture-id", "x y"],
         &["--tag", &long_value],
         &many_tags,
@@ -524,6 +526,38 @@ fn bad_labels_are_usage_errors_and_a_failed_run_leaves_no_file() {
             dataset::partition_dir(&blocker, "jobs", None).display()
         )
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A table that cannot be put in place (here its name is taken by a directory): exit 1 naming
+/// it, and the capture is not in the dataset: no captures row, no temporary file left.
+#[test]
+fn a_table_not_put_in_place_leaves_no_captures_row() {
+    let dir = tempdir("publish");
+    let ds = dir.join("ds");
+    let f = fixtures().join("mixed.grtrace");
+    let plan = DatasetPlan::new(ds.clone(), Some("h".into()), &[], Some("c1".into())).unwrap();
+    let taken = plan.file("c1", "rings");
+    std::fs::create_dir_all(taken.join("x")).unwrap();
+    let args = [f.to_str().unwrap(), "-q", "--parquet", ds.to_str().unwrap()];
+    let out = grtreport(&[&args[..], &["--host", "h", "--capture-id", "c1"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&taken.display().to_string()), "{err}");
+    assert!(!plan.file("c1", "captures").exists());
+    let mut left = Vec::new();
+    let mut todo = vec![ds.clone()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.file_name().unwrap().to_string_lossy().starts_with('.') {
+                left.push(p);
+            }
+        }
+    }
+    assert!(left.is_empty(), "temporary files left: {left:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
