@@ -1,36 +1,91 @@
 #!/usr/bin/env bash
-# grtreport's timeline exports on grtgen's synthetic workload: wall and CPU time, peak RSS and
-# output size of the plain report, --perfetto (to /dev/null and to a file) and --html.
+# grtreport's per-job outputs and exports against the plain report (issue 24 part 1, issues
+# 25 and 26), on grtgen's synthetic workload (~8 events a job): wall and CPU time, peak RSS
+# and output size of each mode below, interleaved per rep so that all see the same load.
 #
-#   bash bench/report/export.sh                 # 10M events, 2 reps
-#   N=1000000 REPS=3 bash bench/report/export.sh
-# Writes $OUT/export.tsv (default bench/report/results/) and prints it.
+#   bash bench/report/export.sh                         # 10M events, 3 reps
+#   SIZES="10000000 40000000" REPS=3 bash bench/report/export.sh
+#   GRTREPORT=bin/grtreport GRTGEN=bin/grtgen WORK=/tmp/w OUT=/tmp/out bash bench/report/export.sh
+#   MODES="report parquet" bash bench/report/export.sh  # a subset
+# Writes $OUT/export.tsv (default bench/report/results/) and $OUT/export-summary.txt (medians,
+# and each mode's wall and CPU as a ratio to the plain report of the same size).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 WORK="${WORK:-/tmp/bench-report}"
 OUT="${OUT:-$HERE/results}"
-N="${N:-10000000}"
-REPS="${REPS:-2}"
+SIZES="${SIZES:-${N:-10000000}}"
+REPS="${REPS:-3}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 mkdir -p "$WORK" "$OUT"
-(cd "$ROOT" && cargo build --release -q -p grtreport && cargo build --release -q -p grtrace-format --example grtgen)
-R="$CARGO_TARGET_DIR/release/grtreport"
-G="$WORK/g$N"
-[ -e "$G/run.grtrace.0" ] || { mkdir -p "$G"; "$CARGO_TARGET_DIR/release/examples/grtgen" -n "$N" --cpus 2 -o "$G/run" > /dev/null; }
+if [[ -z ${GRTREPORT:-} ]]; then
+    (cd "$ROOT" && cargo build --release -q -p grtreport && cargo build --release -q -p grtrace-format --example grtgen)
+    GRTREPORT="$CARGO_TARGET_DIR/release/grtreport"
+    GRTGEN="$CARGO_TARGET_DIR/release/examples/grtgen"
+fi
+R=$(realpath "$GRTREPORT")
+GRTGEN=$(realpath "${GRTGEN:?GRTGEN=path to grtgen with GRTREPORT}")
+
+# The modes: name, the output file it writes (- for none), its arguments after the input.
+# Everything that would go to stdout goes to /dev/null.
+MODE_TABLE="
+report          -                   --top 10
+jobs            -                   -q --jobs
+csv             out.csv             -q --csv @
+json            -                   --json --top 10
+perfetto-json   out.json            -q --perfetto @
+perfetto-pb     out.pftrace         -q --perfetto @
+html            out.html            -q --html @
+parquet         ds                  -q --parquet @ --host bench --tag kernel=x
+critical        -                   --critical-path --top 10
+"
+MODES="${MODES:-$(awk 'NF { print $1 }' <<< "$MODE_TABLE" | tr '\n' ' ')}"
+
 tsv="$OUT/export.tsv"
 echo -e "events\tmode\trep\twall_s\tuser_s\tsys_s\tmaxrss_kb\toutput_bytes" > "$tsv"
-run() { # mode output -- command...
-    local mode=$1 o=$2; shift 3
-    /usr/bin/time -f "%e\t%U\t%S\t%M" -o "$WORK/time.txt" "$@" > /dev/null
-    local size=0; [ -f "$o" ] && size=$(stat -c %s "$o")
-    echo -e "$N\t$mode\t$rep\t$(cat "$WORK/time.txt")\t$size" >> "$tsv"
-}
-for rep in $(seq "$REPS"); do
-    run report - -- "$R" "$G/run" -q
-    run perfetto-null - -- "$R" "$G/run" -q --perfetto /dev/null
-    run perfetto-file "$WORK/out.json" -- "$R" "$G/run" -q --perfetto "$WORK/out.json"
-    run html "$WORK/out.html" -- "$R" "$G/run" -q --html "$WORK/out.html"
+for N in $SIZES; do
+    G="$WORK/g$N"
+    [ -e "$G/run.grtrace.1" ] || { mkdir -p "$G"; "$GRTGEN" -n "$N" --cpus 2 -o "$G/run" > /dev/null; }
+    for rep in $(seq "$REPS"); do
+        for mode in $MODES; do
+            read -r _ out args <<< "$(awk -v m="$mode" '$1 == m' <<< "$MODE_TABLE")"
+            [ -n "${args:-}" ] || { echo "export.sh: no mode $mode" >&2; exit 2; }
+            o="$WORK/$out"
+            rm -rf "$WORK"/out.* "$WORK/ds"
+            # shellcheck disable=SC2086 # the arguments are words of the table
+            /usr/bin/time -f "%e\t%U\t%S\t%M" -o "$WORK/time.txt" \
+                "$R" "$G/run" ${args//@/$o} > /dev/null
+            size=0
+            [ "$out" = - ] || size=$(du -sb "$o" | cut -f1)
+            echo -e "$N\t$mode\t$rep\t$(cat "$WORK/time.txt")\t$size" >> "$tsv"
+            rm -rf "$WORK"/out.* "$WORK/ds"
+        done
+    done
 done
-rm -f "$WORK/out.json"
-column -t "$tsv"
+
+# Medians per size and mode, and the ratios to the plain report.
+python3 - "$tsv" > "$OUT/export-summary.txt" <<'EOF'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+by = {}
+for r in rows:
+    by.setdefault((int(r["events"]), r["mode"]), []).append(r)
+print(f"{'events':>9} {'mode':<14} {'reps':>4} {'wall_med':>9} {'cpu_med':>8} {'rss_MB':>7} "
+      f"{'out_MB':>8} {'+wall':>7} {'+cpu':>7}")
+base = {}
+for (n, mode), rs in by.items():
+    wall = statistics.median(float(r["wall_s"]) for r in rs)
+    cpu = statistics.median(float(r["user_s"]) + float(r["sys_s"]) for r in rs)
+    if mode == "report":
+        base[n] = (wall, cpu)
+for (n, mode), rs in sorted(by.items(), key=lambda kv: (kv[0][0], list(by).index(kv[0]))):
+    wall = statistics.median(float(r["wall_s"]) for r in rs)
+    cpu = statistics.median(float(r["user_s"]) + float(r["sys_s"]) for r in rs)
+    rss = max(int(r["maxrss_kb"]) for r in rs) / 1024
+    size = max(int(r["output_bytes"]) for r in rs) / 1e6
+    bw, bc = base.get(n, (0, 0))
+    pw = f"{(wall / bw - 1) * 100:+.0f}%" if bw else "-"
+    pc = f"{(cpu / bc - 1) * 100:+.0f}%" if bc else "-"
+    print(f"{n:>9} {mode:<14} {len(rs):>4} {wall:>9.3f} {cpu:>8.3f} {rss:>7.1f} {size:>8.1f} {pw:>7} {pc:>7}")
+EOF
+cat "$OUT/export-summary.txt"

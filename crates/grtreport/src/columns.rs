@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 use crate::job::{BlockKind, Blocker, Flags, Job, JobKey, Origin, Tags, NONE, N_PHASES};
 use crate::joiner::Joiner;
 use crate::table::{Field, Table, Ty};
-use crate::units::{push_ms, push_secs, push_u64};
+use crate::units::{push_fixed4, push_ms, push_secs, push_u64};
 
 /// How one column appears in `--jobs` lines: its header label and width (right-aligned;
 /// 0: as long as its value, for the last, free-form columns).
@@ -517,7 +517,7 @@ fn csv_cell(out: &mut Vec<u8>, v: Val<'_>, cx: &Cx<'_>) {
         Val::Phase { v: Some(ns), .. } => push_u64(out, ns),
         Val::Fill(f) => {
             if f.is_finite() {
-                let _ = write!(out, "{f:.4}");
+                push_fixed4(out, f);
             }
         }
         Val::Comm(pid) => {

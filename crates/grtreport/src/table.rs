@@ -178,18 +178,27 @@ pub fn schema(name: &str, fields: &[Field]) -> parquet::errors::Result<Type> {
 
 /// How the columns are encoded: strings and booleans by dictionary (ring names, process
 /// names, tags repeat), integers by DELTA_BINARY_PACKED (times rise, ids repeat: both pack
-/// into a few bits a value) without a dictionary, all compressed with zstd.
+/// into a few bits a value) without a dictionary, all compressed with zstd at level 1.
+/// Min/max statistics only for numbers, which readers prune row groups by (times, ids).
+///
+/// Measured on 200K events (callgrind, whole run): zstd 3 -> 1 saves 2.5% of the
+/// instructions for a 0.4% larger jobs file; no min/max of strings and booleans 3.4%
+/// (string comparisons). PLAIN integers (+26% instructions, +18% size) and dictionaries
+/// (+33%, +62%) cost more than DELTA_BINARY_PACKED.
 fn properties(fields: &[Field], meta: Vec<KeyValue>) -> parquet::errors::Result<WriterProperties> {
     let mut b = WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_1_0)
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
         .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_max_row_group_row_count(Some(ROW_GROUP))
         .set_created_by(format!("grtreport {}", env!("CARGO_PKG_VERSION")))
         .set_key_value_metadata(Some(meta));
     for f in fields {
+        let path = ColumnPath::new(vec![f.name.clone()]);
+        if matches!(f.ty, Ty::Str | Ty::Bool) {
+            b = b.set_column_statistics_enabled(path.clone(), EnabledStatistics::None);
+        }
         if matches!(f.ty, Ty::I64 | Ty::F64) {
-            let path = ColumnPath::new(vec![f.name.clone()]);
             b = b.set_column_dictionary_enabled(path.clone(), false);
             if f.ty == Ty::I64 {
                 b = b.set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
