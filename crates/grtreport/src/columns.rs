@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 use crate::job::{BlockKind, Blocker, Flags, Job, JobKey, Origin, Tags, NONE, N_PHASES};
 use crate::joiner::Joiner;
 use crate::table::{Field, Table, Ty};
-use crate::units::{push_fixed4, push_ms, push_secs, push_u64};
+use crate::units::{push_fixed4, push_ms, push_pct0, push_secs, push_u64};
 
 /// How one column appears in `--jobs` lines: its header label and width (right-aligned;
 /// 0: as long as its value, for the last, free-form columns).
@@ -408,7 +408,7 @@ fn text_cell(out: &mut Vec<u8>, v: Val<'_>, cx: &Cx<'_>) {
         Val::Since(t) => push_secs(out, t, cx.origin),
         Val::Phase { v: Some(ns), .. } => push_ms(out, ns),
         Val::Fill(f) if f.is_finite() => {
-            let _ = write!(out, "{:.0}%", f * 100.0);
+            push_pct0(out, f);
         }
         Val::Tags(t) | Val::OptTags(Some(t)) => {
             let _ = write!(out, "{t}");

@@ -81,6 +81,20 @@ pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     out.extend_from_slice(&digits[at..]);
 }
 
+/// Appends a ring fill (share of 1) as a whole percentage, as `format!("{:.0}%", f * 100.0)`
+/// writes it (the f32 product, rounded half to even), without the formatting machinery for
+/// the usual values.
+pub fn push_pct0(out: &mut Vec<u8>, f: f32) {
+    let p = f * 100.0;
+    if !(0.0..1e15).contains(&p) || p.is_sign_negative() {
+        use std::io::Write;
+        let _ = write!(out, "{p:.0}%");
+        return;
+    }
+    push_u64(out, (p as f64).round_ties_even() as u64);
+    out.push(b'%');
+}
+
 /// Appends `f` with four decimals, as `format!("{f:.4}")` writes it (the exact value,
 /// rounded half to even), without the formatting machinery for the usual values (ring fill:
 /// from 0 to a few).
@@ -145,6 +159,28 @@ mod tests {
             out.clear();
             push_u64(&mut out, v);
             assert_eq!(out, v.to_string().as_bytes());
+        }
+    }
+
+    /// The same text as `format!("{:.0}%", f * 100.0)` (the `--jobs` fill).
+    #[test]
+    fn push_pct0_is_format_of_the_percentage() {
+        let mut vals = vec![0.0f32, -0.0, 0.005, 0.015, 0.025, 0.125, 1.0, 2.5, 1e13, 3.4e38, -0.5];
+        let mut x = 0x1234_5679u32;
+        for k in 0..200_000u32 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            vals.push(match k % 2 {
+                0 => (x % 4_000_000) as f32 / 1_000_000.0,
+                _ => f32::from_bits(x & 0x7fff_ffff),
+            });
+        }
+        let mut out = Vec::new();
+        for f in vals.into_iter().filter(|f| f.is_finite()) {
+            out.clear();
+            push_pct0(&mut out, f);
+            assert_eq!(String::from_utf8_lossy(&out), format!("{:.0}%", f * 100.0), "{f:e}");
         }
     }
 
