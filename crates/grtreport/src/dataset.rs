@@ -508,11 +508,7 @@ pub fn ring_fields() -> Vec<Field> {
         Field::req("faults", I64),
         Field::req("resets", I64),
     ]);
-    for t in Tags::NAMES {
-        let t = crate::columns::snake(t);
-        f.push(Field::opt(format!("{t}_jobs"), I64));
-        f.push(Field::opt(format!("{t}_lost_ns"), I64));
-    }
+    f.extend(crate::processes::class_fields());
     f
 }
 

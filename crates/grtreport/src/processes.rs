@@ -139,12 +139,20 @@ pub fn fields() -> Vec<Field> {
         Field::opt("busy_own_ns", I64),
         Field::opt("busy_share", F64),
     ];
-    for t in Tags::NAMES {
-        let t = snake(t);
-        f.push(Field::opt(format!("{t}_jobs"), I64));
-        f.push(Field::opt(format!("{t}_lost_ns"), I64));
-    }
+    f.extend(class_fields());
     f
+}
+
+/// Per blocking class, its jobs and the time they lost: `{tag}_jobs`, `{tag}_lost_ns` (null
+/// where the recording cannot judge the class), as the rings and processes tables end.
+pub fn class_fields() -> impl Iterator<Item = Field> {
+    Tags::NAMES.iter().flat_map(|t| {
+        let t = snake(t);
+        [
+            Field::opt(format!("{t}_jobs"), Ty::I64),
+            Field::opt(format!("{t}_lost_ns"), Ty::I64),
+        ]
+    })
 }
 
 impl ProcRow {

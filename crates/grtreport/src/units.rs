@@ -162,59 +162,63 @@ mod tests {
         }
     }
 
+    /// Finite f32 values: `fixed`, then 200,000 from a xorshift, as shares (0 to 4), as
+    /// 16-bit fractions and as any bit pattern.
+    fn floats(fixed: &[f32]) -> impl Iterator<Item = f32> + '_ {
+        let mut x = 0x9e37_79b9u32;
+        let drawn = (0..200_000u32).map(move |k| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            match k % 3 {
+                0 => (x % 4_000_000) as f32 / 1_000_000.0,
+                1 => (x % 65536) as f32 / 65536.0,
+                _ => f32::from_bits(x & 0x7fff_ffff),
+            }
+        });
+        fixed.iter().copied().chain(drawn).filter(|f| f.is_finite())
+    }
+
+    /// Ties (0.03125 * 10^4 = 312.5, 0.005 * 100 = 0.5), signs, tiny and huge values.
+    const EDGES: [f32; 16] = [
+        0.0,
+        -0.0,
+        0.5,
+        0.005,
+        0.015,
+        0.025,
+        0.03125,
+        0.00005,
+        0.99995,
+        1.0,
+        2.5,
+        1e-9,
+        1e13,
+        3.4e38,
+        -1.25,
+        f32::MIN_POSITIVE,
+    ];
+
     /// The same text as `format!("{:.0}%", f * 100.0)` (the `--jobs` fill).
     #[test]
     fn push_pct0_is_format_of_the_percentage() {
-        let mut vals = vec![0.0f32, -0.0, 0.005, 0.015, 0.025, 0.125, 1.0, 2.5, 1e13, 3.4e38, -0.5];
-        let mut x = 0x1234_5679u32;
-        for k in 0..200_000u32 {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            vals.push(match k % 2 {
-                0 => (x % 4_000_000) as f32 / 1_000_000.0,
-                _ => f32::from_bits(x & 0x7fff_ffff),
-            });
-        }
         let mut out = Vec::new();
-        for f in vals.into_iter().filter(|f| f.is_finite()) {
+        for f in floats(&EDGES) {
             out.clear();
             push_pct0(&mut out, f);
-            assert_eq!(String::from_utf8_lossy(&out), format!("{:.0}%", f * 100.0), "{f:e}");
+            assert_eq!(
+                String::from_utf8_lossy(&out),
+                format!("{:.0}%", f * 100.0),
+                "{f:e}"
+            );
         }
     }
 
-    /// The same text as `format!("{f:.4}")` (the CSV's fill), ties and large values included.
+    /// The same text as `format!("{f:.4}")` (the CSV's fill).
     #[test]
     fn push_fixed4_is_format_with_four_decimals() {
-        let mut vals = vec![
-            0.0f32,
-            -0.0,
-            0.5,
-            0.03125,
-            0.00005,
-            0.00015,
-            1.0,
-            0.99995,
-            1e-9,
-            3.4e38,
-            -1.25,
-            f32::MIN_POSITIVE,
-            123_456.79,
-        ];
-        let mut x = 0x9e37_79b9u32;
-        for k in 0..200_000u32 {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            vals.push(match k % 3 {
-                0 => (x % 2_000_000) as f32 / 1_000_000.0,
-                1 => (x % 65536) as f32 / 65536.0,
-                _ => f32::from_bits(x & 0x7fff_ffff),
-            });
-        }
         let mut out = Vec::new();
-        for f in vals.into_iter().filter(|f| f.is_finite()) {
+        for f in floats(&EDGES) {
             out.clear();
             push_fixed4(&mut out, f);
             assert_eq!(String::from_utf8_lossy(&out), format!("{f:.4}"), "{f:e}");
