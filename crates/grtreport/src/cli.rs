@@ -715,11 +715,10 @@ impl MakeEngine for Factory<'_> {
             // The rows go into the JSON document (and to the dataset's sink, if any).
             e.keep_interval_rows(ns);
         }
-        if let Some(ds) = &self.outputs.dataset {
-            e.add_sink(Box::new(crate::dataset::DatasetJobs {
-                card,
-                ds: ds.clone(),
-            }));
+        if let Some(ds) = self.outputs.dataset.as_ref().map(|d| d.borrow()) {
+            if let Some(d) = ds.as_ref() {
+                e.add_worker_sink(Box::new(d.job_sink(card)));
+            }
         }
         for s in &self.outputs.sinks {
             if self.made > 0 {

@@ -6,23 +6,25 @@
 //!
 //! Jobs, their blocker edges and `--interval` rows are written while the report runs (each
 //! table flushes row groups as they fill, [`crate::table`]); the per-capture, per-ring and
-//! per-process tables at the end. The joining thread only copies finished jobs, with the
-//! ring and process names they need, into batches; a thread of the dataset's own makes them
-//! rows (through the one column table, [`crate::columns`]), and each table's thread encodes. A capture's files appear all at the end (each is renamed
-//! into place when complete), the captures row last, so a reader that joins on captures sees
+//! per-process tables at the end. Each card's job sink ([`DatasetJobs`], on the engine's
+//! classifying thread when it has one) only copies finished jobs, with the ring and process
+//! names they need, into batches; a thread of the dataset's own makes them rows (through the
+//! one column table, [`crate::columns`]), and each table's thread encodes. A capture's files
+//! appear all at the end (each is renamed into place once all are complete), the captures
+//! row last, so a reader that joins on captures sees
 //! only whole captures; reporting a capture again replaces its files.
 
 use std::cell::RefCell;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::thread::JoinHandle;
 
 use grtrace_format::{RunSummary, StreamHeader};
 
 use crate::columns::{Cx, NameSource};
-use crate::engine::{Engine, IntervalSink, JobSink, Names};
+use crate::engine::{Engine, IntervalSink, WorkerSink};
 use crate::job::{BlockKind, Blocker, Job, JobKey, Origin, Tags, NONE, N_PHASES, PHASE_NAMES};
 use crate::joiner::FxMap;
 use crate::report::{class_judged, RingInfo};
@@ -260,16 +262,26 @@ pub fn ring_class(name: &str) -> Option<&'static str> {
 pub struct Dataset {
     plan: DatasetPlan,
     capture_id: String,
-    /// Jobs not yet handed to the renderer, with the names they need.
-    batch: JobBatch,
-    /// To the renderer thread, which owns the jobs and deps tables, and the batches it is
-    /// done with (for reuse).
-    tx: Option<SyncSender<JobBatch>>,
-    spare: Receiver<JobBatch>,
+    /// To the renderer thread, which owns the jobs and deps tables (the cards' job sinks,
+    /// [`DatasetJobs`], send it batches through clones of it).
+    tx: SyncSender<ToRenderer>,
     renderer: Option<JoinHandle<io::Result<Renderer>>>,
+    /// The renderer's error, for the sinks that find it gone.
+    failure: Failure,
     /// None once finished.
     intervals: Option<Table>,
 }
+
+/// What the renderer thread is sent.
+enum ToRenderer {
+    Jobs(JobBatch),
+    /// Every sink is done (or the run failed): end. Sent by the dataset, so that the thread
+    /// ends whatever sinks are still around.
+    Done,
+}
+
+/// The renderer's error message, once it stopped on one.
+type Failure = std::sync::Arc<std::sync::Mutex<Option<String>>>;
 
 impl Drop for Dataset {
     /// Unfinished (the run failed): the renderer ends and its tables remove their files.
@@ -574,52 +586,47 @@ impl Dataset {
             cell: Vec::new(),
         };
         let intervals = table("intervals", interval_fields())?;
-        // Two batches queued at most: the joining thread waits beyond that (bounded memory).
-        let (tx, rx) = sync_channel::<JobBatch>(2);
-        let (back, spare) = sync_channel::<JobBatch>(2);
+        // Two batches queued at most: the sinks wait beyond that (bounded memory).
+        let (tx, rx) = sync_channel::<ToRenderer>(2);
+        let failure = Failure::default();
+        let failed = failure.clone();
         let renderer = std::thread::Builder::new()
             .name("parquet-rows".into())
             .spawn(move || -> io::Result<Renderer> {
-                while let Ok(mut b) = rx.recv() {
-                    r.batch(&b)?;
-                    b.jobs.clear();
-                    b.rings.clear();
-                    b.comms.clear();
-                    let _ = back.try_send(b);
+                while let Ok(ToRenderer::Jobs(b)) = rx.recv() {
+                    if let Err(e) = r.batch(&b) {
+                        if let Ok(mut f) = failed.lock() {
+                            *f = Some(e.to_string());
+                        }
+                        return Err(e);
+                    }
                 }
                 Ok(r)
             })?;
         Ok(Dataset {
             plan: plan.clone(),
             capture_id,
-            batch: JobBatch::default(),
-            tx: Some(tx),
-            spare,
+            tx,
             renderer: Some(renderer),
+            failure,
             intervals: Some(intervals),
         })
     }
 
-    /// Hands the batch of jobs to the renderer.
-    fn send(&mut self) -> io::Result<()> {
-        if self.batch.jobs.is_empty() {
-            return Ok(());
-        }
-        let fresh = self.spare.try_recv().unwrap_or_default();
-        let full = std::mem::replace(&mut self.batch, fresh);
-        if self.tx.as_ref().is_some_and(|tx| tx.send(full).is_ok()) {
-            return Ok(());
-        }
-        // The renderer stopped on an error: its result says which.
-        match self.join() {
-            Err(e) => Err(e),
-            Ok(_) => Err(io::Error::other("the parquet row thread stopped")),
+    /// The job sink of `card`'s engine: it may run on the engine's classifying thread.
+    pub fn job_sink(&self, card: u32) -> DatasetJobs {
+        DatasetJobs {
+            card,
+            tx: self.tx.clone(),
+            batch: JobBatch::default(),
+            failure: self.failure.clone(),
         }
     }
 
     /// Ends the renderer thread (after the batches sent) and takes its tables back.
     fn join(&mut self) -> io::Result<Renderer> {
-        self.tx = None;
+        // Fails only if the thread is gone already (it stopped on an error).
+        let _ = self.tx.send(ToRenderer::Done);
         match self.renderer.take().map(JoinHandle::join) {
             Some(Ok(r)) => r,
             Some(Err(_)) => Err(io::Error::other("the parquet row thread panicked")),
@@ -656,24 +663,6 @@ impl Dataset {
         for (_, v) in &self.plan.tags {
             t.str(s(v));
         }
-    }
-
-    /// A finished job of `card`: its row, and its blocker edges.
-    /// A finished job of `card`: copied, with its ring's and process's names as the joiner
-    /// knows them now, for the renderer (its row, and its blocker edges).
-    fn job(&mut self, card: u32, j: &Job, names: &Names<'_>) -> io::Result<()> {
-        let b = &mut self.batch;
-        b.rings
-            .entry((card, j.key.ring))
-            .or_insert_with(|| names.ring(j.key.ring).to_string());
-        b.comms
-            .entry((card, j.pid))
-            .or_insert_with(|| names.comm(j.pid));
-        b.jobs.push((card, names.origin, j.clone()));
-        if b.jobs.len() >= BATCH {
-            self.send()?;
-        }
-        Ok(())
     }
 
     /// `--interval` rows of `card`.
@@ -722,7 +711,7 @@ impl Dataset {
         let mut rings = table(&self, "rings", ring_fields())?;
         let mut procs = table(&self, "processes", process_fields())?;
         let mut caps = table(&self, "captures", capture_fields(&self.plan))?;
-        self.send()?;
+        // The engines are finished: their sinks sent every job.
         let Renderer { jobs, mut deps, .. } = self.join()?;
         for &(card, e) in engines {
             self.ring_rows(&mut rings, card, e)?;
@@ -998,18 +987,52 @@ fn dep_row(t: &mut Table, waiter: JobKey, b: &Blocker, named: bool) {
 /// The dataset shared by the engines of every card.
 pub type Shared = Rc<RefCell<Option<Dataset>>>;
 
-/// The job sink of one card's engine.
+/// The job sink of one card's engine ([`Dataset::job_sink`]): it copies finished jobs, with
+/// the ring and process names they need, into batches for the renderer thread, which makes
+/// them rows; it may run on the engine's classifying thread.
 pub struct DatasetJobs {
-    pub card: u32,
-    pub ds: Shared,
+    card: u32,
+    tx: SyncSender<ToRenderer>,
+    batch: JobBatch,
+    failure: Failure,
 }
 
-impl JobSink for DatasetJobs {
-    fn job(&mut self, job: &Job, names: &Names<'_>) -> io::Result<()> {
-        match self.ds.borrow_mut().as_mut() {
-            Some(d) => d.job(self.card, job, names).map_err(DatasetError::wrap),
-            None => Ok(()),
+impl DatasetJobs {
+    /// Hands the batch to the renderer.
+    fn send(&mut self) -> io::Result<()> {
+        if self.batch.jobs.is_empty() {
+            return Ok(());
         }
+        let full = std::mem::take(&mut self.batch);
+        if self.tx.send(ToRenderer::Jobs(full)).is_ok() {
+            return Ok(());
+        }
+        // The renderer stopped on an error: say which.
+        let why = self.failure.lock().ok().and_then(|f| f.clone());
+        Err(DatasetError::wrap(io::Error::other(why.unwrap_or_else(
+            || "the parquet row thread stopped".into(),
+        ))))
+    }
+}
+
+impl WorkerSink for DatasetJobs {
+    fn job(&mut self, j: &Job, origin: Origin, names: &dyn NameSource) -> io::Result<()> {
+        let (card, b) = (self.card, &mut self.batch);
+        b.rings
+            .entry((card, j.key.ring))
+            .or_insert_with(|| names.ring(j.key.ring).to_string());
+        b.comms
+            .entry((card, j.pid))
+            .or_insert_with(|| names.comm(j.pid).map(str::to_string));
+        b.jobs.push((card, origin, j.clone()));
+        if b.jobs.len() >= BATCH {
+            self.send()?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.send()
     }
 }
 

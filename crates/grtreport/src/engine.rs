@@ -6,8 +6,9 @@
 //! * merging: grtrace-format's reader, handing runs of native events (slices of the mapped
 //!   files) and copies of everything else over in batches ([`crate::input::run_pipelined`]);
 //! * joining (the calling thread): the [`Joiner`], the per-job sinks, the timelines;
-//! * classifying: the classifier, blocker tags, filter and statistics, when nothing but the
-//!   report needs the jobs ([`Engine::use_worker`]).
+//! * classifying: the classifier, blocker tags, filter, statistics and the per-job sinks
+//!   that can run there ([`WorkerSink`]: the `--parquet` dataset's), when no other output
+//!   needs the jobs in order on the joining thread ([`Engine::use_worker`]).
 //!
 //! A pipe (possibly live) is merged on the joining thread: a batch would hold back what a
 //! watched `--interval` or `--jobs` prints.
@@ -17,11 +18,12 @@ use std::io;
 use grtrace_format::{Lost, NativeEvent, NativeEvents, RecordView};
 
 use crate::classify::Classifier;
+use crate::columns::NameSource;
 use crate::critical::{CriticalPath, Scope};
 use crate::handover::{hand_over, Producer};
 
 use crate::job::{Job, JobKey, Origin, Tags, GPU_WAIT, N_PHASES, SUBMIT_HOST};
-use crate::joiner::{FxMap, JoinConfig, Joiner};
+use crate::joiner::{FxMap, FxSet, JoinConfig, Joiner};
 use crate::report::{RingInfo, UtilRow};
 use crate::rules::Rules;
 use crate::summary::Summary;
@@ -70,6 +72,58 @@ pub trait JobSink {
     fn several_cards(&mut self) {}
     fn finish(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// A per-job sink that may run on the classifying thread ([`Engine::use_worker`]), so that
+/// a report with it keeps its joining thread to joining: it sees what a [`JobSink`] sees,
+/// with the ring and process names the joiner knew when the job was handed on.
+pub trait WorkerSink: Send {
+    /// A finished, tagged job that passed the filter; `origin`: the run's time origin.
+    fn job(&mut self, job: &Job, origin: Origin, names: &dyn NameSource) -> io::Result<()>;
+    /// End of input (every job was handed to it).
+    fn finish(&mut self) -> io::Result<()>;
+}
+
+/// Ring and process names of jobs handed on to [`WorkerSink`]s: learnt from the joiner for
+/// each batch of finished jobs on the joining thread, read where they are classified.
+#[derive(Default)]
+pub struct NameSnapshot {
+    rings: FxMap<u32, String>,
+    comms: FxMap<u32, Option<String>>,
+}
+
+impl NameSnapshot {
+    /// The names of `jobs`' rings and processes as `joiner` knows them now (each looked up
+    /// once; an earlier name of the same ring or process is replaced).
+    fn learn(&mut self, jobs: &[Job], joiner: &Joiner, seen: &mut (FxSet<u32>, FxSet<u32>)) {
+        seen.0.clear();
+        seen.1.clear();
+        for j in jobs {
+            let (ring, pid) = (j.key.ring, j.pid);
+            if seen.0.insert(ring) {
+                let name = joiner.ring(ring).map_or(String::new(), |r| r.name.clone());
+                self.rings.insert(ring, name);
+            }
+            if seen.1.insert(pid) {
+                self.comms.insert(pid, joiner.comms.get(pid));
+            }
+        }
+    }
+
+    /// Takes `other`'s names, which are newer.
+    fn update(&mut self, other: &mut NameSnapshot) {
+        self.rings.extend(other.rings.drain());
+        self.comms.extend(other.comms.drain());
+    }
+}
+
+impl NameSource for NameSnapshot {
+    fn ring(&self, id: u32) -> &str {
+        self.rings.get(&id).map_or("", String::as_str)
+    }
+    fn comm(&self, pid: u32) -> Option<&str> {
+        self.comms.get(&pid).and_then(|c| c.as_deref())
     }
 }
 
@@ -226,6 +280,15 @@ pub struct Engine {
     /// [`Engine::use_worker`]), and that thread once started.
     worker_wanted: bool,
     worker: Option<Worker>,
+    /// Per-job sinks that may run on the worker (there while it runs).
+    worker_sinks: Vec<Box<dyn WorkerSink>>,
+    /// The names they read when they run on this thread, and the lookups' scratch.
+    names: NameSnapshot,
+    seen: (FxSet<u32>, FxSet<u32>),
+    /// Whether the worker has sinks (the joining thread then learns names for it).
+    worker_learns: bool,
+    /// A worker sink's failure, reported at [`finish`](Self::finish).
+    worker_err: Option<io::Error>,
 }
 
 /// Finished jobs handed to the worker thread at once: few enough that the jobs in flight
@@ -240,22 +303,40 @@ struct Stages {
     recent_tags: RecentTags,
     filter: Filter,
     summary: Summary,
+    sinks: Vec<Box<dyn WorkerSink>>,
+    /// The names of the jobs handed over so far, for the sinks.
+    names: NameSnapshot,
+    /// The first failure of a sink (the others are not fed after it).
+    err: Option<io::Error>,
 }
 
 impl Stages {
-    /// Classifies a batch of finished jobs (in the order they finished) and counts the ones
-    /// that left the classifier's window; `last`: the input is over, empty the window.
-    fn run(&mut self, jobs: &[Job], origin: Origin, last: bool) {
+    /// Classifies a batch of finished jobs (in the order they finished), counts the ones
+    /// that left the classifier's window and hands them to the sinks; `names`: those of the
+    /// batch's jobs; `last`: the input is over, empty the window.
+    fn run(&mut self, jobs: &[Job], origin: Origin, names: &mut NameSnapshot, last: bool) {
         let Stages {
             classifier,
             recent_tags,
             filter,
             summary,
+            sinks,
+            names: known,
+            err,
         } = self;
+        known.update(names);
         let mut emit = |job: &mut Job| {
             recent_tags.resolve(job);
             if filter.accepts(job, origin) {
                 summary.add(job);
+                if err.is_none() {
+                    for s in sinks.iter_mut() {
+                        if let Err(e) = s.job(job, origin, &*known) {
+                            *err = Some(e);
+                            break;
+                        }
+                    }
+                }
             }
         };
         for job in jobs {
@@ -270,8 +351,11 @@ impl Stages {
 /// The second thread of a report without per-job outputs: the joiner (on the reading
 /// thread) hands it batches of finished jobs; it classifies them and adds them to the
 /// statistics, as [`Engine::pump`] would, in the same order. Used buffers come back.
+/// A batch for the worker: finished jobs, the run's origin, their names (for its sinks).
+type Batch = (Vec<Job>, Origin, NameSnapshot);
+
 struct Worker {
-    jobs: Option<Producer<(Vec<Job>, Origin)>>,
+    jobs: Option<Producer<Batch>>,
     thread: std::thread::JoinHandle<Stages>,
 }
 
@@ -279,16 +363,16 @@ impl Worker {
     fn start(mut stages: Stages) -> Worker {
         // The worker is the faster: once it found nothing to do, it sleeps until a few
         // batches are in, not until the next one.
-        let (jobs, todo) = hand_over::<(Vec<Job>, Origin)>(WORKER_QUEUE, WORKER_QUEUE - 1, 3);
+        let (jobs, todo) = hand_over::<Batch>(WORKER_QUEUE, WORKER_QUEUE - 1, 3);
         let thread = std::thread::spawn(move || {
             let mut origin = Origin::UNKNOWN;
-            while let Some((mut batch, o)) = todo.recv() {
+            while let Some((mut batch, o, mut names)) = todo.recv() {
                 origin = o;
-                stages.run(&batch, origin, false);
+                stages.run(&batch, origin, &mut names, false);
                 batch.clear();
-                todo.give_back((batch, o));
+                todo.give_back((batch, o, names));
             }
-            stages.run(&[], origin, true);
+            stages.run(&[], origin, &mut NameSnapshot::default(), true);
             stages
         });
         Worker {
@@ -320,13 +404,19 @@ impl Engine {
             card: None,
             worker_wanted: false,
             worker: None,
+            worker_sinks: Vec::new(),
+            names: NameSnapshot::default(),
+            seen: Default::default(),
+            worker_learns: false,
+            worker_err: None,
         }
     }
 
     /// Lets the engine classify and summarise on a second thread when the machine has
-    /// more than one CPU and nothing but the report needs the jobs: no per-job sinks,
-    /// timeline exports, critical path, kept jobs or ring names to learn for a `--ring`
-    /// filter (those see the jobs on this thread, in order). The report is the same.
+    /// more than one CPU and nothing but the report and the [`WorkerSink`]s needs the jobs:
+    /// no other per-job sinks, timeline exports, critical path, kept jobs or ring names to
+    /// learn for a `--ring` filter (those see the jobs on this thread, in order). The report
+    /// and the sinks' rows are the same.
     pub fn use_worker(&mut self) {
         self.worker_wanted = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     }
@@ -354,7 +444,11 @@ impl Engine {
             recent_tags: std::mem::take(&mut self.recent_tags),
             filter: self.filter.clone(),
             summary: std::mem::replace(&mut self.summary, Summary::new(samples)),
+            sinks: std::mem::take(&mut self.worker_sinks),
+            names: NameSnapshot::default(),
+            err: None,
         };
+        self.worker_learns = !stages.sinks.is_empty();
         self.worker = Some(Worker::start(stages));
         true
     }
@@ -365,12 +459,15 @@ impl Engine {
         let Some(w) = &mut self.worker else { return };
         let origin = self.joiner.origin();
         if let Some(tx) = w.jobs.as_ref().filter(|_| self.joiner.finished_len() > 0) {
-            let mut buf = tx.spare().map(|b| b.0).unwrap_or_default();
+            let (mut buf, _, mut names) = tx.spare().unwrap_or_default();
             self.joiner.take_finished(&mut buf);
             let unmeasured = self.import.as_ref().map_or(0, |i| i.unmeasured);
             unmeasure(&mut buf, unmeasured);
+            if self.worker_learns {
+                names.learn(&buf, &self.joiner, &mut self.seen);
+            }
             // Fails only if the worker is gone (it panicked): `join` below says so.
-            let _ = tx.send((buf, origin));
+            let _ = tx.send((buf, origin, names));
         }
         if last {
             let Some(w) = self.worker.take() else { return };
@@ -382,6 +479,8 @@ impl Engine {
             self.classifier = st.classifier;
             self.recent_tags = st.recent_tags;
             self.summary = st.summary;
+            self.worker_sinks = st.sinks;
+            self.worker_err = st.err;
         }
     }
 
@@ -454,6 +553,11 @@ impl Engine {
 
     pub fn add_sink(&mut self, s: Box<dyn JobSink>) {
         self.sinks.push(s);
+    }
+
+    /// Adds a per-job sink that runs on the worker thread when there is one (else here).
+    pub fn add_worker_sink(&mut self, s: Box<dyn WorkerSink>) {
+        self.worker_sinks.push(s);
     }
 
     /// Keeps every accepted job in memory (tests, small fixtures).
@@ -616,6 +720,12 @@ impl Engine {
             out.borrow_mut().flush()?;
         }
         self.summary.finalize();
+        if let Some(e) = self.worker_err.take() {
+            return Err(e);
+        }
+        for s in &mut self.worker_sinks {
+            s.finish()?;
+        }
         for s in &mut self.sinks {
             s.finish()?;
         }
@@ -632,6 +742,9 @@ impl Engine {
             filter,
             summary,
             sinks,
+            worker_sinks,
+            names: known,
+            seen,
             kept,
             timelines,
             critical,
@@ -641,6 +754,9 @@ impl Engine {
         } = self;
         joiner.take_finished(finished);
         unmeasure(finished, import.as_ref().map_or(0, |i| i.unmeasured));
+        if !worker_sinks.is_empty() {
+            known.learn(finished, joiner, seen);
+        }
         let names = Names {
             origin,
             joiner: &*joiner,
@@ -658,6 +774,14 @@ impl Engine {
                 return;
             }
             summary.add(job);
+            if err.is_none() {
+                for s in worker_sinks.iter_mut() {
+                    if let Err(e) = s.job(job, origin, &*known) {
+                        err = Some(e);
+                        break;
+                    }
+                }
+            }
             if err.is_none() {
                 for s in sinks.iter_mut() {
                     if let Err(e) = s.job(job, &names) {

@@ -349,6 +349,24 @@ fn job_rows_hold_what_the_csv_rows_hold() {
                 assert!(ok, "{input}: {key}: csv '{cell}' parquet {v:?}");
             }
         }
+        // Alone, the dataset's job sink runs on the classifying thread (beside --csv, on the
+        // joining one): the same rows, blocker edges and processes either way.
+        let alone = dir.join("alone");
+        run_ok(&[
+            f.to_str().unwrap(),
+            "-q",
+            "--parquet",
+            alone.to_str().unwrap(),
+        ]);
+        for table in ["jobs", "deps", "processes"] {
+            let (a, _) = file_of(&alone, table);
+            let (b, _) = file_of(&ds, table);
+            assert_eq!(
+                rows(&reader(&a)),
+                rows(&reader(&b)),
+                "{input}: {table} alone and beside --csv"
+            );
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
