@@ -90,23 +90,28 @@ pub trait WorkerSink: Send {
 #[derive(Default)]
 pub struct NameSnapshot {
     rings: FxMap<u32, String>,
-    comms: FxMap<u32, Option<String>>,
+    comms: FxMap<u32, String>,
 }
 
 impl NameSnapshot {
     /// The names of `jobs`' rings and processes as `joiner` knows them now (each looked up
-    /// once; an earlier name of the same ring or process is replaced).
+    /// once; an earlier name of the same ring or process is replaced). Only names are kept,
+    /// not their absence: the snapshot is no bigger than the joiner's names (bounded there),
+    /// whatever ids the jobs carry.
     fn learn(&mut self, jobs: &[Job], joiner: &Joiner, seen: &mut (FxSet<u32>, FxSet<u32>)) {
         seen.0.clear();
         seen.1.clear();
         for j in jobs {
             let (ring, pid) = (j.key.ring, j.pid);
             if seen.0.insert(ring) {
-                let name = joiner.ring(ring).map_or(String::new(), |r| r.name.clone());
-                self.rings.insert(ring, name);
+                if let Some(r) = joiner.ring(ring).filter(|r| !r.name.is_empty()) {
+                    self.rings.insert(ring, r.name.clone());
+                }
             }
             if seen.1.insert(pid) {
-                self.comms.insert(pid, joiner.comms.get(pid));
+                if let Some(c) = joiner.comms.get(pid) {
+                    self.comms.insert(pid, c);
+                }
             }
         }
     }
@@ -123,7 +128,7 @@ impl NameSource for NameSnapshot {
         self.rings.get(&id).map_or("", String::as_str)
     }
     fn comm(&self, pid: u32) -> Option<&str> {
-        self.comms.get(&pid).and_then(|c| c.as_deref())
+        self.comms.get(&pid).map(String::as_str)
     }
 }
 
@@ -348,12 +353,13 @@ impl Stages {
     }
 }
 
-/// The second thread of a report without per-job outputs: the joiner (on the reading
-/// thread) hands it batches of finished jobs; it classifies them and adds them to the
-/// statistics, as [`Engine::pump`] would, in the same order. Used buffers come back.
 /// A batch for the worker: finished jobs, the run's origin, their names (for its sinks).
 type Batch = (Vec<Job>, Origin, NameSnapshot);
 
+/// The second thread of a report without per-job outputs other than [`WorkerSink`]s: the
+/// joiner (on the reading thread) hands it batches of finished jobs; it classifies them,
+/// adds them to the statistics and hands them to its sinks, as [`Engine::pump`] would, in
+/// the same order. Used buffers come back.
 struct Worker {
     jobs: Option<Producer<Batch>>,
     thread: std::thread::JoinHandle<Stages>,
