@@ -127,7 +127,18 @@ impl Names {
     }
 
     fn set_comm(&mut self, pid: u32, comm: &[u8]) {
-        self.comms.push(Short::new(&sanitize(comm), b' '));
+        let name = Short::new(&sanitize(comm), b' ');
+        // A process named again keeps its slot: the table grows with processes, not notes.
+        let known = if pid < PID_TABLE {
+            self.by_pid.get(pid as usize).copied().filter(|&i| i != 0)
+        } else {
+            self.big_pids.get(&pid).copied()
+        };
+        if let Some(i) = known {
+            self.comms[i as usize - 1] = name;
+            return;
+        }
+        self.comms.push(name);
         let idx = self.comms.len() as u32;
         if pid < PID_TABLE {
             let i = pid as usize;
@@ -993,6 +1004,20 @@ pub fn event_details(out: &mut Cursor<'_>, e: &EventBody) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A process named again and again (a hostile stream of process notes) keeps one slot
+    /// and its latest name, below and above the pid table.
+    #[test]
+    fn names_grow_with_processes_not_notes() {
+        let mut n = Names::default();
+        for pid in [7, PID_TABLE + 7] {
+            for k in 0..1000 {
+                n.set_comm(pid, format!("p{k}").as_bytes());
+            }
+            assert_eq!(n.comm(pid), Some(&b"p999"[..]));
+        }
+        assert_eq!(n.comms.len(), 2);
+    }
 
     #[test]
     fn format_strings_compile_and_reject_unknown_fields() {
