@@ -148,9 +148,7 @@ impl DatasetPlan {
             capture_id,
         })
     }
-}
 
-impl DatasetPlan {
     /// `host=HOST`, the partition directory of this capture's files in each table.
     pub fn partition(&self) -> String {
         format!("host={}", self.host.as_deref().unwrap_or(NULL_PARTITION))
