@@ -39,6 +39,7 @@ use crate::engine::{Engine, Timeline};
 use crate::job::{Flags, Job, JobKey, NONE, PHASE_NAMES};
 use crate::joiner::{FxMap, Joiner};
 use crate::jsonw;
+use crate::timeline::MAX_OPEN_BUCKETS;
 use crate::timeline::{self, Names, Seen};
 
 /// Perfetto process id of card N: far above any Linux pid (pid_max <= 2^22).
@@ -251,12 +252,6 @@ struct RingCounters {
     /// [`MAX_OPEN_BUCKETS`].
     beyond: Bucket,
 }
-
-/// Counter buckets kept open ahead of the last one written, per ring (4 MiB at most): an
-/// event or a job's execution further ahead than that (262 s at the default 1 ms, a
-/// damaged time such as one with a high bit flipped) is not put into the counters, so
-/// that memory and time stay bounded; such busy time is counted in `late_busy_ns`.
-const MAX_OPEN_BUCKETS: u64 = 1 << 18;
 
 /// Counts of what the export did, kept in the trace's metadata.
 #[derive(Clone, Debug, Default)]
@@ -939,17 +934,9 @@ impl<W: Write> Timeline for Perfetto<W> {
             let (s, e) = (self.rel(job.start), self.rel(job.end));
             self.ring_counters(job.key.ring, job.start);
             let rc = self.counters.get_mut(&job.key.ring).expect("ring");
-            // Execution past the open window is left out (MAX_OPEN_BUCKETS).
-            let lim = rc
-                .base
-                .saturating_add(MAX_OPEN_BUCKETS)
-                .saturating_mul(width);
-            let mut late = e.saturating_sub(lim.max(s));
-            timeline::spread(s.min(lim), e.min(lim), width, |b, ns| {
-                if b < rc.base {
-                    late += ns;
-                    return;
-                }
+            // Execution outside the open window is left out (MAX_OPEN_BUCKETS).
+            let base = rc.base;
+            let late = timeline::spread_open(s, e, width, base, |b, ns| {
                 while rc.base + (rc.open.len() as u64) <= b {
                     let c = Bucket {
                         busy: 0,

@@ -539,7 +539,7 @@ struct Held {
     blocker_flow: u64,
 }
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, Default, PartialEq)]
 struct Bucket {
     busy: u64,
     outstanding: u32,
@@ -554,6 +554,9 @@ struct RingCounters {
     last_written: Option<Bucket>,
     /// Tracks of busy %, outstanding and fill % (described when first written).
     uuids: Option<[u64; 3]>,
+    /// Where an event too far ahead of `base` goes (and is forgotten): see
+    /// [`timeline::MAX_OPEN_BUCKETS`].
+    beyond: Bucket,
 }
 
 /// The protobuf exporter of one card; register it with [`Engine::add_timeline`].
@@ -1117,8 +1120,13 @@ impl<W: Write> PerfettoPb<W> {
             },
             last_written: None,
             uuids: None,
+            beyond: Bucket::default(),
         });
         let idx = idx.max(rc.base);
+        if idx - rc.base >= timeline::MAX_OPEN_BUCKETS {
+            // A damaged time far ahead: not counted (memory and time stay bounded).
+            return &mut rc.beyond;
+        }
         while rc.base + (rc.open.len() as u64) <= idx {
             let c = Bucket {
                 busy: 0,
@@ -1329,12 +1337,9 @@ impl<W: Write> Timeline for PerfettoPb<W> {
             let (s, e) = (self.rel(job.start), self.rel(job.end));
             self.ring_counters(job.key.ring, job.start);
             let rc = self.counters.get_mut(&job.key.ring).expect("ring");
-            let mut late = 0;
-            timeline::spread(s, e, width, |b, ns| {
-                if b < rc.base {
-                    late += ns;
-                    return;
-                }
+            // Execution outside the open window is left out (MAX_OPEN_BUCKETS).
+            let base = rc.base;
+            let late = timeline::spread_open(s, e, width, base, |b, ns| {
                 while rc.base + (rc.open.len() as u64) <= b {
                     let c = Bucket {
                         busy: 0,

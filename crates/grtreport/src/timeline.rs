@@ -157,6 +157,26 @@ pub fn max_fill(a: u32, b: u32) -> u32 {
     }
 }
 
+/// Counter buckets the timeline exports keep open ahead of the last one written, per ring
+/// (4 MiB at most): an event or a job's execution further ahead than that (262 s at the
+/// default 1 ms, a damaged time such as one with a high bit flipped) is not put into the
+/// counters, so that memory and time stay bounded; such busy time is counted as late.
+pub const MAX_OPEN_BUCKETS: u64 = 1 << 18;
+
+/// [`spread`] over the buckets still open, `base` to `base + MAX_OPEN_BUCKETS`: the parts
+/// of `[start, end)` before `base` (buckets already written) or past the window (a damaged
+/// time) are not spread; their length in ns is returned. The calls are bounded by the
+/// window whatever the times.
+pub fn spread_open(start: u64, end: u64, width: u64, base: u64, f: impl FnMut(u64, u64)) -> u64 {
+    if start == NONE || end == NONE || end <= start || width == 0 {
+        return 0;
+    }
+    let floor = base.saturating_mul(width);
+    let lim = base.saturating_add(MAX_OPEN_BUCKETS).saturating_mul(width);
+    spread(start.max(floor).min(lim), end.min(lim), width, f);
+    end.min(floor).saturating_sub(start) + end.saturating_sub(lim.max(start))
+}
+
 /// Calls `f(bucket, ns)` for every bucket of width `width` that `[start, end)` overlaps,
 /// with the overlap in ns (times relative to the same origin as the buckets).
 pub fn spread(start: u64, end: u64, width: u64, mut f: impl FnMut(u64, u64)) {
@@ -185,6 +205,26 @@ mod tests {
         assert_eq!(max_fill(FILL_UNKNOWN, 3), 3);
         assert_eq!(max_fill(4, FILL_UNKNOWN), 4);
         assert_eq!(max_fill(4, 7), 7);
+    }
+
+    /// Before the open window, inside it, past it: only the inside is spread, the rest is
+    /// returned; a window far from the times costs no call per bucket between them.
+    #[test]
+    fn spread_open_spreads_only_the_open_window() {
+        let mut v = Vec::new();
+        let late = spread_open(150, 420, 100, 2, |b, ns| v.push((b, ns)));
+        assert_eq!(v, [(2, 100), (3, 100), (4, 20)]);
+        assert_eq!(late, 50);
+        v.clear();
+        let far = u64::MAX / 4;
+        let late = spread_open(0, far, 1, far - 10, |b, ns| v.push((b, ns)));
+        assert_eq!(v.len(), 10);
+        assert_eq!(late, far - 10);
+        v.clear();
+        let end = 100 * (2 + MAX_OPEN_BUCKETS) + 7;
+        let late = spread_open(100 * MAX_OPEN_BUCKETS, end, 100, 2, |b, ns| v.push((b, ns)));
+        assert_eq!(v.len(), 2);
+        assert_eq!(late, 7);
     }
 
     #[test]

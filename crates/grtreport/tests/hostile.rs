@@ -250,7 +250,8 @@ fn run_binary(args: &[&std::ffi::OsStr]) -> Result<Output, TestCaseError> {
 
 /// Every stage of the report on `base`, its outputs in `dir`: text with --top, utilisation
 /// and verdicts, the critical path of the slowest frame, the CSV tables and both timeline
-/// exports; JSON with its intervals and the critical path of a window.
+/// exports; JSON with its intervals and the critical path of a window, and the protobuf
+/// Perfetto export.
 fn every_stage(base: &Path, dir: &Path, horizon: &str) -> Result<(), TestCaseError> {
     let f = |n: &str| dir.join(n).into_os_string();
     let base = base.as_os_str();
@@ -286,6 +287,8 @@ fn every_stage(base: &Path, dir: &Path, horizon: &str) -> Result<(), TestCaseErr
         horizon.as_ref(),
         "-o".as_ref(),
         &f("report.json"),
+        "--perfetto".as_ref(),
+        &f("trace.pftrace"),
     ])
 }
 
