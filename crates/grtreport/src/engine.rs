@@ -95,9 +95,10 @@ pub struct NameSnapshot {
 
 impl NameSnapshot {
     /// The names of `jobs`' rings and processes as `joiner` knows them now (each looked up
-    /// once; an earlier name of the same ring or process is replaced). Only names are kept,
-    /// not their absence: the snapshot is no bigger than the joiner's names (bounded there),
-    /// whatever ids the jobs carry.
+    /// once; an earlier name of the same ring or process is replaced, and copied only then:
+    /// without a worker this runs for every few jobs). Only names are kept, not their
+    /// absence: the snapshot is no bigger than the joiner's names (bounded there), whatever
+    /// ids the jobs carry.
     fn learn(&mut self, jobs: &[Job], joiner: &Joiner, seen: &mut (FxSet<u32>, FxSet<u32>)) {
         seen.0.clear();
         seen.1.clear();
@@ -105,12 +106,16 @@ impl NameSnapshot {
             let (ring, pid) = (j.key.ring, j.pid);
             if seen.0.insert(ring) {
                 if let Some(r) = joiner.ring(ring).filter(|r| !r.name.is_empty()) {
-                    self.rings.insert(ring, r.name.clone());
+                    if self.rings.get(&ring) != Some(&r.name) {
+                        self.rings.insert(ring, r.name.clone());
+                    }
                 }
             }
             if seen.1.insert(pid) {
-                if let Some(c) = joiner.comms.get(pid) {
-                    self.comms.insert(pid, c);
+                if let Some(c) = joiner.comms.get_str(pid) {
+                    if self.comms.get(&pid).map(String::as_str) != Some(&*c) {
+                        self.comms.insert(pid, c.into_owned());
+                    }
                 }
             }
         }

@@ -988,9 +988,14 @@ impl Comms {
 
     /// The process name of `pid`, if a NOTE_PROCESS named it.
     pub fn get(&self, pid: u32) -> Option<String> {
+        self.get_str(pid).map(std::borrow::Cow::into_owned)
+    }
+
+    /// [`get`](Self::get) without a copy when the name is UTF-8.
+    pub fn get_str(&self, pid: u32) -> Option<std::borrow::Cow<'_, str>> {
         let c = self.0.get(&pid)?;
         let n = c.iter().position(|&b| b == 0).unwrap_or(16);
-        Some(String::from_utf8_lossy(&c[..n]).into_owned())
+        Some(String::from_utf8_lossy(&c[..n]))
     }
 }
 
