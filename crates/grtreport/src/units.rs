@@ -47,38 +47,9 @@ pub fn pct_or_dash(x: f64) -> String {
     }
 }
 
-/// "00" to "99": two digits at a time.
-const DIGITS2: [u8; 200] = {
-    let mut t = [0u8; 200];
-    let mut i = 0;
-    while i < 100 {
-        t[2 * i] = b'0' + (i / 10) as u8;
-        t[2 * i + 1] = b'0' + (i % 10) as u8;
-        i += 1;
-    }
-    t
-};
-
-/// Appends `v` in decimal (no formatting machinery: job rows write millions of these),
-/// two digits a division.
-pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    while v >= 100 {
-        let d = (v % 100) as usize * 2;
-        v /= 100;
-        at -= 2;
-        digits[at..at + 2].copy_from_slice(&DIGITS2[d..d + 2]);
-    }
-    if v >= 10 {
-        let d = v as usize * 2;
-        at -= 2;
-        digits[at..at + 2].copy_from_slice(&DIGITS2[d..d + 2]);
-    } else {
-        at -= 1;
-        digits[at] = b'0' + v as u8;
-    }
-    out.extend_from_slice(&digits[at..]);
+/// Appends `v` in decimal (no formatting machinery: job rows write millions of these).
+pub fn push_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// Appends a ring fill (share of 1) as a whole percentage, as `format!("{:.0}%", f * 100.0)`
