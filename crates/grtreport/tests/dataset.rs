@@ -547,6 +547,39 @@ fn bad_labels_are_usage_errors_and_a_failed_run_leaves_no_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A dataset file that is one of the inputs (a capture stored under the name the dataset
+/// would give its jobs file) is refused before anything is written: the input stays.
+#[test]
+fn a_dataset_file_that_is_an_input_is_refused() {
+    let dir = tempdir("is-input");
+    let ds = dir.join("ds");
+    let plan = DatasetPlan::new(ds.clone(), Some("h".into()), &[], Some("c1".into())).unwrap();
+    let input = plan.file("c1", "jobs");
+    std::fs::create_dir_all(input.parent().unwrap()).unwrap();
+    let data = std::fs::read(fixtures().join("mixed.grtrace")).unwrap();
+    std::fs::write(&input, &data).unwrap();
+    let out = grtreport(&[
+        input.to_str().unwrap(),
+        "-q",
+        "--parquet",
+        ds.to_str().unwrap(),
+        "--host",
+        "h",
+        "--capture-id",
+        "c1",
+    ]);
+    // Exit 1, as for -o or --csv naming an input.
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("grtreport: --parquet ") && err.contains("input"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&input).unwrap(), data);
+    assert!(!plan.file("c1", "captures").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A table that cannot be put in place (here its name is taken by a directory): exit 1 naming
 /// it, and the capture is not in the dataset: no captures row, no temporary file left.
 #[test]

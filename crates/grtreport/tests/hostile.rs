@@ -249,8 +249,8 @@ fn run_binary(args: &[&std::ffi::OsStr]) -> Result<Output, TestCaseError> {
 }
 
 /// Every stage of the report on `base`, its outputs in `dir`: text with --top, utilisation
-/// and verdicts, the critical path of the slowest frame, the CSV tables and both timeline
-/// exports; JSON with its intervals and the critical path of a window, and the protobuf
+/// and verdicts, the critical path of the slowest frame, the CSV tables, both timeline
+/// exports and the Parquet dataset; JSON with its intervals and the critical path of a window, and the protobuf
 /// Perfetto export.
 fn every_stage(base: &Path, dir: &Path, horizon: &str) -> Result<(), TestCaseError> {
     let f = |n: &str| dir.join(n).into_os_string();
@@ -272,6 +272,8 @@ fn every_stage(base: &Path, dir: &Path, horizon: &str) -> Result<(), TestCaseErr
         &f("trace.json"),
         "--html".as_ref(),
         &f("report.html"),
+        "--parquet".as_ref(),
+        &f("ds"),
     ])?;
     run_in_process(&[
         base,
