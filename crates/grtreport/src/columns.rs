@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use crate::job::{BlockKind, Blocker, Flags, Job, JobKey, Origin, Tags, NONE, N_PHASES};
 use crate::joiner::Joiner;
-use crate::table::{Field, Table, Ty};
+use crate::table::{Field, Rows, Ty};
 use crate::units::{push_fixed4, push_ms, push_pct0, push_secs, push_u64};
 
 /// How one column appears in `--jobs` lines: its header label and width (right-aligned;
@@ -796,7 +796,7 @@ pub fn parquet_fields() -> Vec<Field> {
 
 /// Writes one job's values of [`parquet_fields`] into the row being added to `t`; `cell`:
 /// a scratch buffer for the string values.
-pub fn parquet_row(t: &mut Table, cell: &mut Vec<u8>, j: &Job, cx: &Cx<'_>) {
+pub fn parquet_row(t: &mut Rows, cell: &mut Vec<u8>, j: &Job, cx: &Cx<'_>) {
     let i64_of = |n: u64| Some(n as i64);
     for c in COLUMNS {
         if c.csv == Csv::No {

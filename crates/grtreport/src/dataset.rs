@@ -28,7 +28,7 @@ use crate::engine::{Engine, IntervalSink, WorkerSink};
 use crate::job::{BlockKind, Blocker, Job, JobKey, Origin, Tags, NONE, N_PHASES, PHASE_NAMES};
 use crate::joiner::FxMap;
 use crate::report::{class_judged, RingInfo};
-use crate::table::{Field, Table, Ty};
+use crate::table::{ChunkTable, Field, Rows, Table, Ty, ROW_GROUP};
 use crate::utilisation::IntervalRow;
 
 /// The schema's version (SCHEMA.md): raised when a column is added (always at the end of its
@@ -324,43 +324,64 @@ impl NameSource for CardNames<'_> {
     }
 }
 
-/// The thread that turns jobs into rows of the jobs and deps tables (whose own threads
-/// encode them).
-struct Renderer {
-    jobs: Table,
-    deps: Table,
+/// Batches of jobs that make one row group of the jobs table (at most [`ROW_GROUP`] jobs).
+#[derive(Default)]
+struct Chunk {
+    batches: Vec<JobBatch>,
+    jobs: usize,
+}
+
+/// What the jobs table's encoders need to make a chunk's rows.
+#[derive(Clone)]
+struct JobRows {
     capture_id: String,
     tags: Vec<String>,
     cell: Vec<u8>,
 }
 
-impl Renderer {
-    fn batch(&mut self, b: &JobBatch) -> io::Result<()> {
-        let Renderer {
-            jobs,
-            deps,
-            capture_id,
-            tags,
-            cell,
-        } = self;
-        for (card, origin, j) in &b.jobs {
-            let names = CardNames {
-                card: *card,
-                batch: b,
-            };
-            let cx = Cx {
-                origin: *origin,
-                joiner: None,
-                measurable: &crate::columns::ALL_PHASES,
-                names: Some(&names),
-            };
-            jobs.str(s(capture_id));
-            jobs.i64(i((*card).into()));
-            crate::columns::parquet_row(jobs, cell, j, &cx);
-            for v in tags.iter() {
-                jobs.str(s(v));
+impl JobRows {
+    /// The rows of `chunk`'s jobs, on one of the jobs table's encoder threads (several
+    /// chunks at once: making a job's row costs as much as joining it).
+    fn fill(&mut self, chunk: Chunk, t: &mut Rows) {
+        for b in &chunk.batches {
+            for (card, origin, j) in &b.jobs {
+                let names = CardNames {
+                    card: *card,
+                    batch: b,
+                };
+                let cx = Cx {
+                    origin: *origin,
+                    joiner: None,
+                    measurable: &crate::columns::ALL_PHASES,
+                    names: Some(&names),
+                };
+                t.str(s(&self.capture_id));
+                t.i64(i((*card).into()));
+                crate::columns::parquet_row(t, &mut self.cell, j, &cx);
+                for v in &self.tags {
+                    t.str(s(v));
+                }
+                t.end_row();
             }
-            jobs.end_row()?;
+        }
+    }
+}
+
+/// The thread that gathers the jobs into chunks for the jobs table (whose encoders make
+/// them rows) and makes the deps table's rows (one or two for a blocked job, none for most).
+struct Renderer {
+    jobs: ChunkTable<Chunk>,
+    chunk: Chunk,
+    deps: Table,
+    capture_id: String,
+}
+
+impl Renderer {
+    fn batch(&mut self, b: JobBatch) -> io::Result<()> {
+        let Renderer {
+            deps, capture_id, ..
+        } = self;
+        for (card, _, j) in &b.jobs {
             let named = j.blocker();
             for bl in [&j.dep, &j.queued_behind] {
                 if !bl.is_some() {
@@ -372,7 +393,20 @@ impl Renderer {
                 deps.end_row()?;
             }
         }
+        if self.chunk.jobs + b.jobs.len() > ROW_GROUP {
+            self.end_chunk()?;
+        }
+        self.chunk.jobs += b.jobs.len();
+        self.chunk.batches.push(b);
         Ok(())
+    }
+
+    /// Hands the chunk gathered so far to the jobs table.
+    fn end_chunk(&mut self) -> io::Result<()> {
+        if self.chunk.jobs == 0 {
+            return Ok(());
+        }
+        self.jobs.push(std::mem::take(&mut self.chunk))
     }
 }
 
@@ -576,12 +610,22 @@ impl Dataset {
         let table = |name: &str, fields: Vec<Field>| {
             Table::create(name, plan.file(&capture_id, name), fields, Self::meta(name))
         };
-        let mut r = Renderer {
-            jobs: table("jobs", job_fields(plan))?,
-            deps: table("deps", dep_fields())?,
+        let mut rows = JobRows {
             capture_id: capture_id.clone(),
             tags: plan.tags.iter().map(|(_, v)| v.clone()).collect(),
             cell: Vec::new(),
+        };
+        let mut r = Renderer {
+            jobs: ChunkTable::create(
+                "jobs",
+                plan.file(&capture_id, "jobs"),
+                job_fields(plan),
+                Self::meta("jobs"),
+                move |chunk, t: &mut Rows| rows.fill(chunk, t),
+            )?,
+            chunk: Chunk::default(),
+            deps: table("deps", dep_fields())?,
+            capture_id: capture_id.clone(),
         };
         let intervals = table("intervals", interval_fields())?;
         // Two batches queued at most: the sinks wait beyond that (bounded memory).
@@ -591,13 +635,17 @@ impl Dataset {
         let renderer = std::thread::Builder::new()
             .name("parquet-rows".into())
             .spawn(move || -> io::Result<Renderer> {
-                while let Ok(ToRenderer::Jobs(b)) = rx.recv() {
-                    if let Err(e) = r.batch(&b) {
-                        if let Ok(mut f) = failed.lock() {
-                            *f = Some(e.to_string());
-                        }
-                        return Err(e);
+                let mut run = || {
+                    while let Ok(ToRenderer::Jobs(b)) = rx.recv() {
+                        r.batch(b)?;
                     }
+                    r.end_chunk()
+                };
+                if let Err(e) = run() {
+                    if let Ok(mut f) = failed.lock() {
+                        *f = Some(e.to_string());
+                    }
+                    return Err(e);
                 }
                 Ok(r)
             })?;
@@ -720,9 +768,8 @@ impl Dataset {
         let intervals = self.intervals.take().expect("finished once");
         // Every file is written whole before any is moved into place: a table that fails
         // leaves none of the capture's new files (the closed ones go when dropped).
-        let closed = [jobs, deps, intervals, rings, procs, caps]
-            .into_iter()
-            .map(Table::close)
+        let closed = std::iter::once(jobs.close())
+            .chain([deps, intervals, rings, procs, caps].map(Table::close))
             .collect::<io::Result<Vec<_>>>()?;
         // Captures last: a captures row says every table of the capture is in place.
         closed
