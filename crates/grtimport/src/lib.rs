@@ -152,7 +152,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         },
         &dat.clock,
         &dat.uname,
-        mapper.sees_dependencies(false),
+        mapper.measures(false),
     );
     let mut sink = Streams::new(
         output_target(&args.out, input)?,
@@ -227,7 +227,7 @@ fn run_text(args: &Args, name: &str, data: &[u8], map: Option<&MappedFile>) -> R
         "",
         "unknown",
         "",
-        ti.mapper.sees_dependencies(true),
+        ti.mapper.measures(true),
     );
     let target = output_target(&args.out, args.input.as_deref().unwrap_or("-"))?;
     // Text does not name its clock: the header says so with clock id 0.

@@ -55,7 +55,7 @@ pub(crate) fn run(
         "",
         clock,
         "",
-        pi.mapper.sees_dependencies(true),
+        pi.mapper.measures(true),
     );
     let mut sink = Streams::new(target()?, &pi.mapper.drivers(), clock_no, note).map_err(output)?;
     for &cpu in &pi.info.cpus {

@@ -474,16 +474,69 @@ pub const FORMATS: &[(&str, &str, &str)] = &[
         "i915",
         include_str!("../../../fixtures/import/4.19/i915/i915_request_wait_end.format"),
     ),
+    (
+        "7.3",
+        "gpu_scheduler",
+        include_str!("../../../fixtures/import/7.3/gpu_scheduler/drm_sched_job_add_dep.format"),
+    ),
+    (
+        "7.3",
+        "gpu_scheduler",
+        include_str!("../../../fixtures/import/7.3/gpu_scheduler/drm_sched_job_done.format"),
+    ),
+    (
+        "7.3",
+        "gpu_scheduler",
+        include_str!("../../../fixtures/import/7.3/gpu_scheduler/drm_sched_job_hw_fence.format"),
+    ),
+    (
+        "7.3",
+        "gpu_scheduler",
+        include_str!("../../../fixtures/import/7.3/gpu_scheduler/drm_sched_job_queue.format"),
+    ),
+    (
+        "7.3",
+        "gpu_scheduler",
+        include_str!("../../../fixtures/import/7.3/gpu_scheduler/drm_sched_job_run.format"),
+    ),
+    (
+        "7.3",
+        "gpu_scheduler",
+        include_str!("../../../fixtures/import/7.3/gpu_scheduler/drm_sched_job_timeout.format"),
+    ),
+    (
+        "7.3",
+        "gpu_scheduler",
+        include_str!(
+            "../../../fixtures/import/7.3/gpu_scheduler/drm_sched_job_unschedulable.format"
+        ),
+    ),
+    (
+        "7.3",
+        "virtio_gpu",
+        include_str!("../../../fixtures/import/7.3/virtio_gpu/virtio_gpu_cmd_alloc.format"),
+    ),
+    (
+        "7.3",
+        "virtio_gpu",
+        include_str!("../../../fixtures/import/7.3/virtio_gpu/virtio_gpu_ctrl_ack.format"),
+    ),
+    (
+        "7.3",
+        "virtio_gpu",
+        include_str!("../../../fixtures/import/7.3/virtio_gpu/virtio_gpu_notify.format"),
+    ),
 ];
 
 /// Systems whose 6.17 files are the whole system (the scheduler's events were renamed):
 /// none of their 6.12 events is left on 6.17.
 const WHOLE_IN_617: [&str; 1] = ["gpu_scheduler"];
 
-/// The formats a `kernel` has: its own files, plus for 6.17 the 6.12 files of the events
-/// whose formats did not change (dma_fence, virtio_gpu, sched, amdgpu's fault and VM flush
-/// events, i915, xe, msm, v3d), and for 4.14 and 4.19 the dma_fence class (unchanged since
-/// the 4.10 rename). 4.9 has its own `fence` class only.
+/// The formats a `kernel` has: its own files, plus for 6.17 and 7.3 (with the upstream
+/// series) the 6.12 files of the events whose formats did not change (dma_fence,
+/// virtio_gpu, sched, amdgpu's fault and VM flush events, i915, xe, msm, v3d), and for 4.14
+/// and 4.19 the dma_fence class (unchanged since the 4.10 rename). 4.9 has its own `fence`
+/// class only.
 pub fn formats(kernel: &str) -> Vec<EventFormat> {
     let parse =
         |(s, text): (&str, &str)| EventFormat::parse(s, text).expect("fixture formats parse");

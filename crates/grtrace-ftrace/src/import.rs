@@ -135,21 +135,35 @@ pub fn run<S: Sink>(
 }
 
 /// The `NOTE_MSG` text that names an import's source (FORMAT.md §2.1, IMPORT.md §1);
-/// `dependencies`: whether the source shows the jobs' dependency waits (see
-/// [`Mapper::sees_dependencies`](crate::map::Mapper::sees_dependencies)), else `gpu_wait` is
-/// unmeasured too. No tracepoint tells a preemption: `preemption` is always unmeasured.
+/// `m`: what the source measures ([`Mapper::measures`](crate::map::Mapper::measures)):
+/// `unmeasured` lists `submit_host` and `complete` unless it measures them (a kernel with
+/// the upstream series), `gpu_wait` unless it shows the jobs' dependency waits.
+/// `vm_fault` (no end event) and `preemption` (no tracepoint tells one) are always
+/// unmeasured.
 pub fn source_note(
     source: &str,
     tool: &str,
     recorder: &str,
     clock: &str,
     kernel: &str,
-    dependencies: bool,
+    m: crate::map::Measures,
 ) -> String {
-    let gpu_wait = if dependencies { "" } else { ",gpu_wait" };
+    let mut unmeasured = Vec::new();
+    if !m.submit_host {
+        unmeasured.push("submit_host");
+    }
+    if !m.complete {
+        unmeasured.push("complete");
+    }
+    unmeasured.push("vm_fault");
+    if !m.gpu_wait {
+        unmeasured.push("gpu_wait");
+    }
+    unmeasured.push("preemption");
     let mut s = format!(
         "grtrace-import: source={source}; tool={tool}; clock={clock}; start=inferred; \
-         unmeasured=submit_host,complete,vm_fault{gpu_wait},preemption"
+         unmeasured={}",
+        unmeasured.join(",")
     );
     if !recorder.is_empty() {
         s.push_str(&format!("; recorder={recorder}"));

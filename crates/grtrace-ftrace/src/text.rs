@@ -62,6 +62,34 @@ const TEXT: &[(&str, &str, Keys)] = &[
         "6.17",
         &[("fence", V::Pair("fence_context", "fence_seqno"))],
     ),
+    (
+        "drm_sched_job_done",
+        "7.3",
+        &[
+            ("fence", V::Pair("fence_context", "fence_seqno")),
+            ("error", V::Int("error")),
+        ],
+    ),
+    (
+        "drm_sched_job_hw_fence",
+        "7.3",
+        &[
+            ("dev", V::Str("dev")),
+            ("fence", V::Pair("fence_context", "fence_seqno")),
+            ("ring", V::Str("name")),
+            ("hw_fence", V::Pair("hw_fence_context", "hw_fence_seqno")),
+            ("error", V::Int("error")),
+        ],
+    ),
+    (
+        "drm_sched_job_timeout",
+        "7.3",
+        &[
+            ("dev", V::Str("dev")),
+            ("fence", V::Pair("fence_context", "fence_seqno")),
+            ("ring", V::Str("name")),
+        ],
+    ),
     ("drm_sched_job_add_dep", "6.17", DEP617),
     ("drm_sched_job_unschedulable", "6.17", DEP617),
     ("dma_fence_signaled", "6.12", FENCE),
@@ -73,6 +101,9 @@ const TEXT: &[(&str, &str, Keys)] = &[
     ("dma_fence_destroy", "6.12", FENCE),
     ("virtio_gpu_cmd_queue", "6.12", VIRTIO),
     ("virtio_gpu_cmd_response", "6.12", VIRTIO),
+    ("virtio_gpu_notify", "7.3", VIRTIO),
+    ("virtio_gpu_ctrl_ack", "7.3", VIRTIO),
+    ("virtio_gpu_cmd_alloc", "7.3", VIRTIO),
     ("amdgpu_cs_ioctl", "6.12", AMDGPU_JOB),
     ("amdgpu_cs_ioctl", "6.17", AMDGPU_JOB),
     ("amdgpu_cs_ioctl", "4.19", AMDGPU_JOB_419),
@@ -318,10 +349,14 @@ const VIRTIO: &[(&str, V)] = &[
     ("ctx_id", V::Int("ctx_id")),
     ("num_free", V::Int("num_free")),
     ("seqno", V::Int("seqno")),
+    ("notify", V::Int("notify")),
+    ("elemcnt", V::Int("elemcnt")),
+    ("stall", V::Int("stall")),
 ];
 
-/// The kernels whose formats text lines are rebuilt into, newest first.
-const TEXT_KERNELS: [&str; 5] = ["6.12", "6.17", "4.19", "4.14", "4.9"];
+/// The kernels whose formats text lines are rebuilt into, newest first ("7.3": with the
+/// upstream series of kernel/upstream/).
+const TEXT_KERNELS: [&str; 6] = ["6.12", "6.17", "7.3", "4.19", "4.14", "4.9"];
 
 /// The formats text input is rebuilt into, each with the kernel of its `TEXT` rows: 6.12
 /// and 6.17 scheduler names side by side, both variants of the events whose fields changed

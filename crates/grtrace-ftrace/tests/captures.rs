@@ -116,3 +116,37 @@ fn every_capture_gives_its_golden_job_table() {
     }
     assert!(seen >= 9, "{seen} captures");
 }
+
+/// The captures of Linux 7.3 with the upstream series (kernel/upstream/) measure COMMIT to
+/// SUBMIT and IRQ to END, from the series' kick, hardware-fence and interrupt events; a
+/// capture without them does not (IMPORT.md §1, `unmeasured`). A kick without a doorbell
+/// (`notify=0`: the device took the command itself) hands off flagged INFERRED, one with a
+/// doorbell not.
+#[test]
+fn the_upstream_series_measures_submits_and_interrupts() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/import/captures");
+    for (name, measured) in [
+        ("upstream-7.3-sched.txt", true),
+        ("upstream-7.3-virtio.txt", true),
+        ("virtio-latency.txt", false),
+    ] {
+        let data = std::fs::read(dir.join(name)).unwrap();
+        let ti = TextImport::for_text(&data);
+        let m = ti.mapper.measures(true);
+        assert_eq!((m.submit_host, m.complete), (measured, measured), "{name}");
+    }
+    let data = std::fs::read(dir.join("upstream-7.3-virtio.txt")).unwrap();
+    let mut ti = TextImport::for_text(&data);
+    let mut c = Collect::default();
+    ti.run(&data[..], &mut c).expect("imports");
+    let submit = |seqno: u64| {
+        c.events()
+            .into_iter()
+            .find(|(code, _, k, _, _)| code == "SUBMIT" && k.2 == seqno)
+            .map(|(_, t, _, flags, _)| (t, flags & eflag::INFERRED != 0))
+    };
+    // 105: `virtio_gpu_notify ... seqno=106 ... notify=1` at 10.731494, with a doorbell
+    assert_eq!(submit(105), Some((10_731_494_000, false)));
+    // 107: `seqno=107 ... notify=0` at 10.731723, no doorbell
+    assert_eq!(submit(107), Some((10_731_723_000, true)));
+}

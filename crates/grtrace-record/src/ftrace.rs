@@ -408,7 +408,7 @@ pub fn record(
         fs::read_to_string("/proc/sys/kernel/osrelease")
             .unwrap_or_default()
             .trim(),
-        mapper.sees_dependencies(false),
+        mapper.measures(false),
     );
     let target = if o.output == "-" {
         Target::Merged(Box::new(io::BufWriter::with_capacity(

@@ -13,6 +13,14 @@ impl Mapper {
         match kind {
             Kind::FenceSignaled | Kind::FenceWaitStart | Kind::FenceWaitEnd => {
                 let f = (u(0), u(1));
+                if kind == Kind::FenceSignaled && !self.hw_fences.is_empty() {
+                    if let Some(k) = self.hw_fences.remove(&f) {
+                        self.hw_fence_of.remove(&k);
+                        // A job's hardware fence (drm_sched_job_hw_fence): the hardware
+                        // completed it, the interrupt the scheduler's done event follows.
+                        self.emit(sink, cpu, pid, t, Event::IRQ, 0, k, (f.0, f.1, 0, 0))?;
+                    }
+                }
                 let key = self.fence_job(f).unwrap_or(NO_JOB);
                 let code = match kind {
                     Kind::FenceSignaled => Event::SIGNAL,

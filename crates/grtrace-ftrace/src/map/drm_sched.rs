@@ -147,16 +147,63 @@ impl Mapper {
                     self.fences.insert((fc, fs), key);
                     self.sync_exit(sink, cpu, t, None, Some(key), true)?;
                     self.note_run(cpu, key);
-                    self.run(sink, cpu, pid, t, key, fc, client, 0)
+                    self.commit(sink, cpu, pid, t, key, (fc, client), 0)
+                }
+            }
+            Kind::SchedHwFence => {
+                // run_job() returned: the job is on the hardware ring (SUBMIT), and its
+                // hardware fence's signal is the completion interrupt (IRQ).
+                let (fc, fs, hw) = (u(2), u(3), (u(4), u(5)));
+                let name = s(0);
+                if self.sched_duplicate(name) {
+                    return Ok(());
+                }
+                let ring = self.ring(sink, cpu, t, s(1), name, RING_UNIT_BYTES)?;
+                let Some(key) = self.fences.get(&(fc, fs)).copied() else {
+                    // Run before the trace began: its run event, and so its job, is not in it.
+                    return Ok(());
+                };
+                if !self.rings[ring as usize].own_submits {
+                    // The first on this ring: its run event already handed the job off.
+                    self.rings[ring as usize].own_submits = true;
+                }
+                if hw != (0, 0) {
+                    self.hw_fences.insert(hw, key);
+                    self.hw_fence_of.insert(key, hw);
+                }
+                self.submit(sink, cpu, pid, t, key, false)
+            }
+            Kind::SchedTimeout => {
+                let f = (u(2), u(3));
+                match self.fences.get(&f).copied() {
+                    Some(k) => self.emit(
+                        sink,
+                        cpu,
+                        pid,
+                        t,
+                        Event::TIMEOUT,
+                        eflag::ERROR,
+                        k,
+                        (0, 0, ETIME, 0),
+                    ),
+                    None => Ok(()),
                 }
             }
             Kind::SchedDone => {
                 let f = (u(0), u(1));
+                // `error` (the upstream series): 0 or a negative errno; 0 without it.
+                let err = (u(2) as i32).unsigned_abs();
                 match self.fences.get(&f).copied() {
                     Some(k) => {
+                        // Done without its hardware-fence event (lost, or run_job() was
+                        // skipped for a cancelled job): handed off now, flagged.
+                        self.submit(sink, cpu, pid, t, k, true)?;
+                        if let Some(hw) = self.hw_fence_of.remove(&k) {
+                            self.hw_fences.remove(&hw);
+                        }
                         self.done_fence(f, k);
                         self.sync_exit(sink, cpu, t, None, Some(k), false)?;
-                        self.done(sink, cpu, pid, t, k, f, 0, 0)
+                        self.done(sink, cpu, pid, t, k, f, 0, err)
                     }
                     None => Ok(()),
                 }

@@ -94,6 +94,11 @@ pub enum Kind {
     SchedAddDep,
     /// 6.17+ `drm_sched_job_unschedulable`: SYNC_ENTER (host) on the awaited fence.
     SchedUnschedulable,
+    /// `drm_sched_job_hw_fence` (the upstream series, kernel/upstream/): SUBMIT, measured;
+    /// names the hardware fence, whose signal is the job's IRQ.
+    SchedHwFence,
+    /// `drm_sched_job_timeout` (the upstream series): TIMEOUT.
+    SchedTimeout,
     /// `dma_fence:dma_fence_signaled`: SIGNAL, and SYNC_EXIT of jobs waiting for it.
     FenceSignaled,
     /// `dma_fence_wait_start`: WAIT.
@@ -106,6 +111,14 @@ pub enum Kind {
     VirtioQueue,
     /// `virtio_gpu_cmd_response`: END of the command with that seqno.
     VirtioResponse,
+    /// `virtio_gpu_notify` (the upstream series): SUBMIT, measured, of the commands queued
+    /// up to its seqno.
+    VirtioNotify,
+    /// `virtio_gpu_ctrl_ack` (the upstream series): IRQ of the control queue.
+    VirtioAck,
+    /// `virtio_gpu_cmd_alloc` (the upstream series): no record yet (counted): a command
+    /// has no seqno until it is queued.
+    VirtioAlloc,
     /// `amdgpu:amdgpu_cs_ioctl`: names the job (fence context:seqno) for 6.12 kernels.
     AmdgpuCs,
     /// `amdgpu_sched_run_job`: nothing new after `drm_run_job` (counted).
@@ -263,6 +276,10 @@ struct Ring {
     /// Jobs handed to the driver and not done, in hand-off order.
     order: VecDeque<Pending>,
     last_done: u64,
+    /// Its SUBMITs come from events of their own (`virtio_gpu_notify`,
+    /// `drm_sched_job_hw_fence`), seen on this ring: a job is committed at its run or
+    /// queue event and handed off at those.
+    own_submits: bool,
 }
 
 /// Totals for the summary and NOTE_STREAM_INFO.
@@ -363,6 +380,18 @@ fn hash_bytes(b: &[u8]) -> u64 {
     h.finish()
 }
 
+/// What a capture measures beyond what every source does ([`Mapper::measures`]): the
+/// phases `unmeasured` leaves out of its list (IMPORT.md §1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Measures {
+    /// The jobs' dependency waits ([`Mapper::sees_dependencies`]).
+    pub gpu_wait: bool,
+    /// COMMIT to SUBMIT: every job has a SUBMIT event of its own.
+    pub submit_host: bool,
+    /// IRQ to END: every job's completion interrupt has an event.
+    pub complete: bool,
+}
+
 /// Drivers whose own job tracepoints are in the trace: the DRM scheduler's events of their
 /// queues would name the same jobs a second time (IMPORT.md 5.8-5.10).
 #[derive(Clone, Copy, Debug, Default)]
@@ -403,6 +432,14 @@ pub struct Mapper {
     virtio: FxMap<(u32, u64), (u32, u16)>,
     /// virtio device index -> ring id of its control queue.
     vq_rings: Vec<(u64, u32)>,
+    /// Jobs committed on a ring with [`Ring::own_submits`], not handed off yet: their
+    /// COMMIT's flags and START arguments.
+    committed: FxMap<Key, (u16, (u64, u64))>,
+    /// Hardware fence (context, seqno) -> job, from `drm_sched_job_hw_fence` to its signal
+    /// or the job's done event (without dma_fence events there is no signal).
+    hw_fences: FxMap<(u64, u64), Key>,
+    /// The other way round, to forget a job's hardware fence when it is done.
+    hw_fence_of: FxMap<Key, (u64, u64)>,
     /// Last time written per CPU: inferred records never go back in a stream.
     cpu_last: Vec<u64>,
     drivers: DriverRows,
@@ -449,6 +486,9 @@ impl Mapper {
             waits: FxMap::default(),
             virtio: FxMap::default(),
             vq_rings: Vec::new(),
+            committed: FxMap::default(),
+            hw_fences: FxMap::default(),
+            hw_fence_of: FxMap::default(),
             cpu_last: Vec::new(),
             drivers: DriverRows::default(),
             drv_rings: FxMap::default(),
@@ -578,6 +618,40 @@ impl Mapper {
         dep_events && !only_own_rows
     }
 
+    /// What the capture measures of its jobs beyond what every source does (IMPORT.md §1,
+    /// `unmeasured`); `any`: as for [`Mapper::sees_dependencies`], the events that happened
+    /// (text) rather than the formats. `submit_host` (COMMIT to SUBMIT) and `complete` (IRQ
+    /// to END) are measured only on a kernel with the upstream series (kernel/upstream/),
+    /// whose events give every job of the capture its own SUBMIT and IRQ: virtio-gpu
+    /// commands (`virtio_gpu_notify`, `virtio_gpu_ctrl_ack`) and scheduler jobs
+    /// (`drm_sched_job_hw_fence`, whose hardware fence's `dma_fence_signaled` is the IRQ),
+    /// and no jobs of drivers whose own events hand them off (i915, xe, msm, v3d; the 6.12
+    /// scheduler names).
+    pub fn measures(&self, any: bool) -> Measures {
+        let has = |k: Kind| {
+            if any {
+                self.seen.iter().any(|s| s.kind == Some(k))
+            } else {
+                self.handlers.iter().any(|h| h.kind == k)
+            }
+        };
+        let own_jobs = self.seen.iter().any(|s| {
+            s.kind.is_some()
+                && (matches!(s.system.as_str(), "i915" | "xe" | "drm_msm_gpu" | "v3d")
+                    || s.kind == Some(Kind::SchedRun612))
+        });
+        let (virtio, sched) = (has(Kind::VirtioQueue), has(Kind::SchedRun));
+        let jobs = (virtio || sched) && !own_jobs;
+        let submits = (!virtio || has(Kind::VirtioNotify)) && (!sched || has(Kind::SchedHwFence));
+        let irqs = (!virtio || has(Kind::VirtioAck))
+            && (!sched || (has(Kind::SchedHwFence) && has(Kind::FenceSignaled)));
+        Measures {
+            gpu_wait: self.sees_dependencies(any),
+            submit_host: jobs && submits,
+            complete: jobs && irqs,
+        }
+    }
+
     fn driver_names(&self, seen_only: bool) -> String {
         let mut names: Vec<&str> = Vec::new();
         let present = |s: &&Seen| s.kind.is_some() && (!seen_only || s.count > 0);
@@ -699,6 +773,7 @@ impl Mapper {
             ends_at_signal: false,
             order: VecDeque::new(),
             last_done: 0,
+            own_submits: false,
         });
         let mut label = Vec::with_capacity(dev.len() + name.len() + 1);
         if !dev.is_empty() {
@@ -777,6 +852,48 @@ impl Mapper {
     ) -> io::Result<()> {
         self.emit(sink, cpu, pid, t, Event::COMMIT, flags, k, (0, 0, 0, 0))?;
         self.hand_off(sink, cpu, pid, t, k, a0, a1, flags)
+    }
+
+    /// A job was handed to the driver at `t` on a ring whose SUBMITs have events of their
+    /// own ([`Ring::own_submits`]): COMMIT now, SUBMIT at that event ([`Mapper::submit`]);
+    /// elsewhere COMMIT and SUBMIT now ([`Mapper::run`]).
+    #[allow(clippy::too_many_arguments)]
+    fn commit<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        k: Key,
+        a: (u64, u64),
+        flags: u16,
+    ) -> io::Result<()> {
+        if !self.rings[k.ring as usize].own_submits {
+            return self.run(sink, cpu, pid, t, k, a.0, a.1, flags);
+        }
+        self.emit(sink, cpu, pid, t, Event::COMMIT, flags, k, (0, 0, 0, 0))?;
+        self.committed.insert(k, (flags, a));
+        Ok(())
+    }
+
+    /// The SUBMIT event of job `k` ([`Mapper::commit`]): its SUBMIT and START per §3, if it
+    /// was committed and not handed off yet; `inferred` flags the SUBMIT (its time is the
+    /// latest the job was visible to the device, not when the device was told).
+    #[allow(clippy::too_many_arguments)]
+    fn submit<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        k: Key,
+        inferred: bool,
+    ) -> io::Result<()> {
+        let Some((flags, a)) = self.committed.remove(&k) else {
+            return Ok(());
+        };
+        let f = flags | if inferred { eflag::INFERRED } else { 0 };
+        self.hand_off(sink, cpu, pid, t, k, a.0, a.1, f)
     }
 
     /// SUBMIT of a committed job, and its START per §3.
@@ -1234,6 +1351,8 @@ impl Mapper {
             | Kind::SchedDone
             | Kind::SchedAddDep
             | Kind::SchedUnschedulable
+            | Kind::SchedHwFence
+            | Kind::SchedTimeout
             | Kind::LimaSubmit => self.map_drm_sched(sink, &f),
             Kind::AmdgpuCs | Kind::AmdgpuRunJob if !self.drivers.sched => self.map_amdgpu(sink, &f),
             Kind::AmdgpuCs => self.map_drm_sched(sink, &f),
@@ -1250,7 +1369,8 @@ impl Mapper {
             | Kind::I915NoRecord
             | Kind::XeNoRecord
             | Kind::MsmNoRecord
-            | Kind::V3dNoRecord => Ok(()),
+            | Kind::V3dNoRecord
+            | Kind::VirtioAlloc => Ok(()),
             Kind::I915Queue
             | Kind::I915Add
             | Kind::I915Submit
@@ -1272,7 +1392,9 @@ impl Mapper {
             Kind::V3dSubmitCl | Kind::V3dSubmit(_) | Kind::V3dIrq(_) | Kind::V3dReset => {
                 self.map_v3d(sink, &f)
             }
-            Kind::VirtioQueue | Kind::VirtioResponse => self.map_virtio_gpu(sink, &f),
+            Kind::VirtioQueue | Kind::VirtioResponse | Kind::VirtioNotify | Kind::VirtioAck => {
+                self.map_virtio_gpu(sink, &f)
+            }
         }
     }
 }

@@ -141,6 +141,8 @@ const K_SCHED612: &str =
 const K_SCHED617: &str = "<fence_context, dev/name, fence_seqno>";
 const K_FENCE: &str = "the job whose finished fence context:seqno it is, else no ring";
 const K_VIRTIO: &str = "<ctx_id, virtio<dev>/vq name, seqno>";
+const K_VIRTIO_KICK: &str = "the commands queued on virtio<dev>'s control queue up to seqno";
+const K_VIRTIO_RING: &str = "the ring virtio<dev>/control, no job";
 const K_AMD_NAME: &str = "names a scheduler job: (ring, sched_job_id) -> context:seqno";
 const K_AMD_OWN: &str =
     "<context, ring, seqno> (the finished fence) when no scheduler event names jobs";
@@ -219,8 +221,31 @@ impl Variant {
             "gpu_scheduler",
             "drm_sched_job_done",
             Kind::SchedDone,
-            &["fence_context", "fence_seqno"],
-            "6.17+",
+            &["fence_context", "fence_seqno", "error?"],
+            "6.17+ (`error`: the upstream series)",
+            K_SCHED617,
+        ),
+        row(
+            "gpu_scheduler",
+            "drm_sched_job_hw_fence",
+            Kind::SchedHwFence,
+            &[
+                "name",
+                "dev",
+                "fence_context",
+                "fence_seqno",
+                "hw_fence_context",
+                "hw_fence_seqno",
+            ],
+            "7.3 with the upstream series (kernel/upstream/)",
+            K_SCHED617,
+        ),
+        row(
+            "gpu_scheduler",
+            "drm_sched_job_timeout",
+            Kind::SchedTimeout,
+            &["name", "dev", "fence_context", "fence_seqno"],
+            "7.3 with the upstream series",
             K_SCHED617,
         ),
         row(
@@ -368,6 +393,30 @@ impl Variant {
             &["dev", "vq", "name", "type", "ctx_id", "seqno"],
             "6.3+ (read: 6.12, 6.17)",
             K_VIRTIO,
+        ),
+        row(
+            "virtio_gpu",
+            "virtio_gpu_notify",
+            Kind::VirtioNotify,
+            &["dev", "vq", "seqno", "notify"],
+            "7.3 with the upstream series",
+            K_VIRTIO_KICK,
+        ),
+        row(
+            "virtio_gpu",
+            "virtio_gpu_ctrl_ack",
+            Kind::VirtioAck,
+            &["dev", "vq"],
+            "7.3 with the upstream series; 6.12 with the grtrace series",
+            K_VIRTIO_RING,
+        ),
+        row(
+            "virtio_gpu",
+            "virtio_gpu_cmd_alloc",
+            Kind::VirtioAlloc,
+            &["dev", "vq", "ctx_id", "elemcnt", "num_free", "stall"],
+            "7.3 with the upstream series",
+            K_NONE,
         ),
         // amdgpu: `ring` is a string since 5.x; before it, `ring_name` was a pointer
         // and the ring's name is the `timeline` string (the scheduler fence's timeline)

@@ -6,6 +6,27 @@ const VIRTIO_GPU_FLAG_FENCE: u64 = 1;
 const VIRTIO_GPU_RESP_ERR_UNSPEC: u64 = 0x1200;
 
 impl Mapper {
+    /// The ring of virtio device `dev`'s control queue (vq 0), named `virtio<dev>/<name>`
+    /// the first time; cached: naming it costs a format per event. `name` is the queue's
+    /// name from the event, or for events without one `control`, the name virtio-gpu
+    /// gives vq 0 (`virtgpu_kms.c`, the same since the driver came).
+    fn vq_ring<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        t: u64,
+        dev: u64,
+        name: &[u8],
+    ) -> io::Result<u32> {
+        if let Some(r) = self.vq_rings.iter().find(|r| r.0 == dev) {
+            return Ok(r.1);
+        }
+        let devname = format!("virtio{dev}");
+        let r = self.ring(sink, cpu, t, devname.as_bytes(), name, RING_UNIT_SLOTS)?;
+        self.vq_rings.push((dev, r));
+        Ok(r)
+    }
+
     /// Maps one event of the rows of this file.
     #[inline]
     pub(super) fn map_virtio_gpu<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
@@ -13,24 +34,14 @@ impl Mapper {
             kind, cpu, pid, t, ..
         } = *f;
         let (u, s) = (|i: usize| f.u(i), |i: usize| f.s(i));
+        let (dev, vq) = (u(0), u(1));
+        if vq != 0 {
+            // Only the control queue has responses; cursor updates are not jobs.
+            return Ok(());
+        }
         match kind {
             Kind::VirtioQueue | Kind::VirtioResponse => {
-                let (dev, vq) = (u(0), u(1));
-                if vq != 0 {
-                    // Only the control queue has responses; cursor updates are not jobs.
-                    return Ok(());
-                }
-                // Ring of (device, queue), cached: naming it costs a format per event.
-                let ring = match self.vq_rings.iter().find(|r| r.0 == dev) {
-                    Some(r) => r.1,
-                    None => {
-                        let devname = format!("virtio{dev}");
-                        let r =
-                            self.ring(sink, cpu, t, devname.as_bytes(), s(2), RING_UNIT_SLOTS)?;
-                        self.vq_rings.push((dev, r));
-                        r
-                    }
-                };
+                let ring = self.vq_ring(sink, cpu, t, dev, s(2))?;
                 if kind == Kind::VirtioQueue {
                     let (flags, ctx, seqno) = (u(3), u(4) as u32, u(5));
                     let ef = if flags & VIRTIO_GPU_FLAG_FENCE != 0 {
@@ -39,7 +50,7 @@ impl Mapper {
                         0
                     };
                     self.virtio.insert((ring, seqno), (ctx, ef));
-                    self.run(sink, cpu, pid, t, Key { ctx, ring, seqno }, 0, 0, ef)
+                    self.commit(sink, cpu, pid, t, Key { ctx, ring, seqno }, (0, 0), ef)
                 } else {
                     let (rtype, rctx, seqno) = (u(3), u(4) as u32, u(5));
                     let (ctx, ef) = self.virtio.remove(&(ring, seqno)).unwrap_or((rctx, 0));
@@ -48,8 +59,42 @@ impl Mapper {
                     } else {
                         0
                     };
-                    self.done(sink, cpu, pid, t, Key { ctx, ring, seqno }, (0, 0), ef, err)
+                    let k = Key { ctx, ring, seqno };
+                    // Answered before a kick covered it: the device took it from the ring
+                    // while processing the queue (no doorbell), at the latest now.
+                    self.submit(sink, cpu, pid, t, k, true)?;
+                    self.done(sink, cpu, pid, t, k, (0, 0), ef, err)
                 }
+            }
+            Kind::VirtioNotify => {
+                // The kick, before its doorbell (notify=0: none was due, the device was
+                // processing the queue and takes the commands itself): SUBMIT of every
+                // command queued up to its seqno.
+                let (seqno, doorbell) = (u(2), u(3) != 0);
+                let ring = self.vq_ring(sink, cpu, t, dev, b"control")?;
+                // The first kick on this ring: the commands before it were handed off at
+                // their queue event.
+                self.rings[ring as usize].own_submits = true;
+                let mut covered: Vec<Key> = (self.committed.keys())
+                    .filter(|k| k.ring == ring && k.seqno <= seqno)
+                    .copied()
+                    .collect();
+                covered.sort_unstable_by_key(|k| k.seqno);
+                for k in covered {
+                    self.submit(sink, cpu, pid, t, k, !doorbell)?;
+                }
+                Ok(())
+            }
+            Kind::VirtioAck => {
+                // The control queue's interrupt: for the ring, not one command (the
+                // responses it brings are named when they are taken).
+                let ring = self.vq_ring(sink, cpu, t, dev, b"control")?;
+                let k = Key {
+                    ctx: 0,
+                    ring,
+                    seqno: 0,
+                };
+                self.emit(sink, cpu, pid, t, Event::IRQ, 0, k, (0, 0, 0, 0))
             }
             _ => Ok(()),
         }
