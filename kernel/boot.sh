@@ -19,6 +19,9 @@ KHZ=$(awk -F: '/^cpu MHz/ {printf "%d", $2 * 1000; exit}' /proc/cpuinfo 2>/dev/n
 CLOCK=${KHZ:+tsc_early_khz=$KHZ tsc=reliable}
 # the grtrace KUnit suite runs at boot in e2e mode
 KUNIT=; [ "$MODE" = e2e ] && KUNIT="kunit.enable=1 kunit.filter_glob=drm_grtrace"
+# the drm_sched suites of the upstream series' kernel, a module loaded in stock mode (the
+# slow ones left out: they take minutes under TCG)
+[ "$MODE" = stock ] && KUNIT="kunit.enable=1 kunit.filter_glob=drm_sched* kunit.filter=speed>slow"
 case ${ACCEL:-tcg} in
     kvm) ACC=(-enable-kvm -cpu host) ;;
     *) ACC=(-accel tcg,thread=multi -cpu max) ;;

@@ -21,6 +21,11 @@
 #   8b. Debian's own prebuilt 7.x kernel (kernel/debian-kernel.sh, unpatched, from trixie-
 #      backports), the same stock boot and verdict: formats of a real newer kernel (GRT_DEBIAN=0
 #      skips it)
+#   8c. the upstream series (kernel/upstream/: the tracepoints alone, on Debian's
+#      linux-source-7.3; kernel/upstream/build.sh, cached the same way): checkpatch --strict
+#      of every patch, each patch's objects built after it alone (W=1), and the same stock
+#      boot and verdict, with the drm_sched KUnit suites loaded as a module and recorded
+#      (GRT_UPSTREAM=0 skips it)
 #   9. lockdep + KASAN kernel (build.sh debug, cached like the main one): e2e, stress and sched again
 #      (GRT_DEBUG=0 skips it; it is last so that every other failure shows first); its drm is
 #      modular (loaded from a second cpio appended to the initramfs), so its stress boot also
@@ -156,6 +161,10 @@ case ${1:-} in
             echo "== prebuild $v ($(date -u +%T))"
             bash "$HERE/build.sh" "$v" || echo "== prebuild $v FAILED (ci.sh's own build.sh call will show why)"
         done
+        if [ "${GRT_STOCK:-1}" = 1 ] && [ "${GRT_UPSTREAM:-1}" = 1 ]; then
+            echo "== prebuild upstream ($(date -u +%T))"
+            bash "$HERE/upstream/build.sh" || echo "== prebuild upstream FAILED (ci.sh's own call will show why)"
+        fi
         if [ "${GRT_PERPATCH:-1}" = 1 ]; then
             echo "== prebuild per-patch ($(date -u +%T))"
             bash "$HERE/per-patch.sh" "$HERE/patches" || echo "== prebuild per-patch FAILED (ci.sh's stage runs it again and shows why)"
@@ -321,6 +330,25 @@ if [ "${GRT_STOCK:-1}" = 1 ]; then
             else
                 tail -5 "$RUN/debian-kernel.log"; fail "Debian 7.x kernel (download or initramfs)"
             fi
+        fi
+        # The upstream series on 7.3 (kernel/upstream/): its events through the same
+        # stock-kernel path, and the drm_sched KUnit suites (a module) recorded
+        if [ "${GRT_UPSTREAM:-1}" = 1 ]; then
+            t1=$(date +%s.%N)
+            if bash "$HERE/upstream/build.sh" > "$RUN/upstream-build.log" 2>&1 &&
+                UKIMG=$(sed -n 's/^KERNEL //p' "$RUN/upstream-build.log") &&
+                UMODS=$(sed -n 's/^MODULES //p' "$RUN/upstream-build.log") &&
+                bash "$HERE/mkinitramfs.sh" --modules "$UMODS" "$RUN/initramfs-stock.cpio" "$RUN/initramfs-upstream.cpio"; then
+                grep -E '^(== cache|TIMING|ccache)' "$RUN/upstream-build.log"
+                lap "upstream series kernel (cache hit or build)" "$t1"
+                STOCK_KERNEL=$UKIMG SINITRD=$RUN/initramfs-upstream.cpio TIMEOUT=600 \
+                    stock upstream "upstream series (7.3)"
+            else
+                tail -5 "$RUN/upstream-build.log"; fail "upstream series kernel (build or initramfs)"
+            fi
+            bash "$HERE/upstream/check.sh" > "$RUN/upstream-check.log" 2>&1 ||
+                { tail -20 "$RUN/upstream-check.log"; fail "upstream series: checkpatch or a patch on its own"; }
+            grep -E '^(==|VERDICT)' "$RUN/upstream-check.log"
         fi
     fi
     lap "stock kernel stage" "$t"

@@ -105,11 +105,15 @@ fi
 # The mapping of IMPORT.md 5.3-5.4, applied to the counting instance's tracepoints: each
 # control-queue command is a COMMIT, SUBMIT and START, its response an END; the dma_fence
 # signal and waits are SIGNAL, WAIT, WAIT_END; init/emit/enable_signal/destroy and the cursor
-# queue give no record.
+# queue give no record. With the upstream series (kernel/upstream/) each control-queue
+# interrupt is an IRQ of the ring; a kick hands commands off (still one SUBMIT a command),
+# a descriptor allocation gives no record.
 awk '/ virtio_gpu_cmd_queue: .* name=control / {q++} / virtio_gpu_cmd_response: .* name=control / {r++}
      / dma_fence_signaled: / {s++} / dma_fence_wait_start: / {w++} / dma_fence_wait_end: / {x++}
+     / virtio_gpu_ctrl_ack: .* vq=0$/ {a++}
      END { if (q) print "COMMIT", q "\nSTART", q "\nSUBMIT", q; if (r) print "END", r
-           if (s) print "SIGNAL", s; if (w) print "WAIT", w; if (x) print "WAIT_END", x }' "$CNT" |
+           if (s) print "SIGNAL", s; if (w) print "WAIT", w; if (x) print "WAIT_END", x
+           if (a) print "IRQ", a }' "$CNT" |
     sort > "$OUT/count.types"
 while read -r e n; do echo "FIGURE expected $e $n"; done < "$OUT/count.types"
 # types SRC: per grtrace event type, the records of $OUT/SRC.txt (grtparse; notes excluded:
@@ -188,6 +192,49 @@ if [ "$I" != - ] && [ -x "$I" ]; then
     fi
 else
     not_covered "grtimport: not built (the trace.dat files were checked with trace-cmd report only)"
+fi
+
+# ---- the upstream series' scheduler events: the drm_sched KUnit suites (guest/init) ----
+if [ -f "$OUT/sched-kunit.txt" ]; then
+    SK=$OUT/sched-kunit.txt
+    check "drm_sched KUnit: the trace-event suite passed ($(glog '\[kunit\] \(ok [0-9]* drm_sched_trace_events\)'))" \
+        "$(t grep -q '^GRT: \[kunit\] ok [0-9]* drm_sched_trace_events' "$LOG")"
+    nok=$(tr -d '\r' < "$LOG" | grep -c '^GRT: \[kunit\] not ok')
+    check "drm_sched KUnit: no test failed ($nok not ok, $(tr -d '\r' < "$LOG" | grep -c '^GRT: \[kunit\] ok') ok)" "$([ "$nok" = 0 ]; echo $?)"
+    check "drm_sched events recorded, none overrun ($(glog 'sched instance: \(.*\)'))" \
+        "$(t grep -q '^GRT: sched instance: [1-9][0-9]* events, overrun 0' "$LOG")"
+    # IMPORT.md 5.2-5.3 with the series: a run is a COMMIT, a hw_fence event the SUBMIT (the
+    # first job of a ring: at its run), every job a START and an END, a timeout a TIMEOUT;
+    # each dma_fence signal a SIGNAL, and the first signal of a fence a hw_fence event named
+    # also the job's IRQ
+    awk '/ drm_sched_job_queue: / {q++} / drm_sched_job_run: / {r++} / drm_sched_job_done: / {d++}
+         / drm_sched_job_timeout: / {to++}
+         / drm_sched_job_hw_fence: / { match($0, /hw_fence=[0-9]+:[0-9]+/); hw[substr($0, RSTART + 9, RLENGTH - 9)] = 1 }
+         / dma_fence_signaled: / { s++; match($0, /context=[0-9]+/); c = substr($0, RSTART + 8, RLENGTH - 8)
+             match($0, /seqno=[0-9]+/); f = c ":" substr($0, RSTART + 6, RLENGTH - 6); if (f in hw) { irq++; delete hw[f] } }
+         END { print "QUEUE", q; print "COMMIT", r; print "SUBMIT", r; print "START", r; print "END", d
+               print "SIGNAL", s; if (irq) print "IRQ", irq; if (to) print "TIMEOUT", to }' "$SK" |
+        sort > "$OUT/sched.expect"
+    if [ "$I" != - ] && [ -x "$I" ]; then
+        "$I" "$SK" -o "$OUT/imp-sched" > "$OUT/imp-sched.log" 2>&1
+        check "grtimport of the scheduler events' text ($(grep -m1 'events in' "$OUT/imp-sched.log" | sed 's/^ *//'))" $?
+        "$P" "$OUT/imp-sched" > "$OUT/sched.txt" 2> "$OUT/sched.parse.err"
+        types sched
+        check "scheduler events, per grtrace event type = IMPORT.md 5.2-5.3 with the series ($(awk '{s += $2} END {print s + 0}' "$OUT/sched.types") records, $(awk '$1 == "IRQ" {print $2}' "$OUT/sched.types") IRQ)" \
+            "$(t cmp "$OUT/sched.types" "$OUT/sched.expect")"
+        um=$(sed -n 's/.*unmeasured=\([^; ]*\).*/\1/p' "$OUT/sched.txt" | head -1)
+        check "scheduler jobs: submit_host and complete measured (unmeasured=$um)" \
+            "$(echo ",$um," | grep -qE ',(submit_host|complete),'; [ $? = 1 ]; echo $?)"
+        echo "FIGURE sched SUBMIT flagged inferred: $(grep -c ' SUBMIT .*inferred' "$OUT/sched.txt") of $(awk '$1 == "SUBMIT" {print $2}' "$OUT/sched.types")"
+    else
+        not_covered "grtimport of the scheduler events: not built"
+    fi
+fi
+if grep -q ' virtio_gpu_notify: ' "$CNT" && [ $live = 1 ]; then
+    um=$(sed -n 's/.*unmeasured=\([^; ]*\).*/\1/p' "$OUT/live.txt" | head -1)
+    check "virtio-gpu commands with the series' kicks and interrupts: submit_host and complete measured (unmeasured=$um)" \
+        "$(echo ",$um," | grep -qE ',(submit_host|complete),'; [ $? = 1 ]; echo $?)"
+    echo "FIGURE virtio SUBMIT flagged inferred (no doorbell, or answered before the kick): $(grep -c ' SUBMIT .*inferred' "$OUT/live.txt") of $(grep -c ' SUBMIT ' "$OUT/live.txt")"
 fi
 
 # ---- lockdown, raised at run time ----
