@@ -315,37 +315,29 @@ if [ "${GRT_STOCK:-1}" = 1 ]; then
         }
         stock stock "stock kernel"
         [ "${GRT_VIRGL:-1}" = 1 ] && VIRGL=1 stock stock-virgl "stock kernel virgl"
-        # Debian's own prebuilt 7.x kernel, unpatched (kernel/debian-kernel.sh): a real newer
-        # kernel's formats, the same workload and checks; its drm and 9p are modules, in a
-        # second cpio (GRT_DEBIAN=0 skips it)
-        if [ "${GRT_DEBIAN:-1}" = 1 ]; then
+        # modular DIR LABEL SCRIPT...: SCRIPT prints a kernel and its modules (KERNEL, MODULES
+        # lines); booted in the stock mode with the modules in a second cpio, into $RUN/DIR
+        modular() {
+            local dir=$1 label=$2 log=$RUN/$1-kernel.log img mods t1; shift 2
             t1=$(date +%s.%N)
-            if bash "$HERE/debian-kernel.sh" > "$RUN/debian-kernel.log" 2>&1 &&
-                DKIMG=$(sed -n 's/^KERNEL //p' "$RUN/debian-kernel.log") &&
-                DMODS=$(sed -n 's/^MODULES //p' "$RUN/debian-kernel.log") &&
-                bash "$HERE/mkinitramfs.sh" --modules "$DMODS" "$RUN/initramfs-stock.cpio" "$RUN/initramfs-debian.cpio"; then
-                lap "Debian kernel (cache hit or download)" "$t1"
-                STOCK_KERNEL=$DKIMG SINITRD=$RUN/initramfs-debian.cpio TIMEOUT=600 \
-                    stock debian "Debian $(cat "${DKIMG%/*}/VERSION") kernel"
+            if "$@" > "$log" 2>&1 &&
+                img=$(sed -n 's/^KERNEL //p' "$log") && mods=$(sed -n 's/^MODULES //p' "$log") &&
+                bash "$HERE/mkinitramfs.sh" --modules "$mods" "$RUN/initramfs-stock.cpio" "$RUN/initramfs-$dir.cpio"; then
+                grep -E '^(== cache|TIMING|ccache)' "$log"
+                lap "$label (cache hit, build or download)" "$t1"
+                STOCK_KERNEL=$img SINITRD=$RUN/initramfs-$dir.cpio TIMEOUT=600 stock "$dir" "$label"
             else
-                tail -5 "$RUN/debian-kernel.log"; fail "Debian 7.x kernel (download or initramfs)"
+                tail -5 "$log"; fail "$label (build, download or initramfs)"
             fi
-        fi
+        }
+        # Debian's own prebuilt 7.x kernel, unpatched (kernel/debian-kernel.sh): a real newer
+        # kernel's formats, the same workload and checks; its drm and 9p are modules
+        # (GRT_DEBIAN=0 skips it)
+        [ "${GRT_DEBIAN:-1}" = 1 ] && modular debian "Debian 7.x kernel" bash "$HERE/debian-kernel.sh"
         # The upstream series on 7.3 (kernel/upstream/): its events through the same
         # stock-kernel path, and the drm_sched KUnit suites (a module) recorded
         if [ "${GRT_UPSTREAM:-1}" = 1 ]; then
-            t1=$(date +%s.%N)
-            if bash "$HERE/upstream/build.sh" > "$RUN/upstream-build.log" 2>&1 &&
-                UKIMG=$(sed -n 's/^KERNEL //p' "$RUN/upstream-build.log") &&
-                UMODS=$(sed -n 's/^MODULES //p' "$RUN/upstream-build.log") &&
-                bash "$HERE/mkinitramfs.sh" --modules "$UMODS" "$RUN/initramfs-stock.cpio" "$RUN/initramfs-upstream.cpio"; then
-                grep -E '^(== cache|TIMING|ccache)' "$RUN/upstream-build.log"
-                lap "upstream series kernel (cache hit or build)" "$t1"
-                STOCK_KERNEL=$UKIMG SINITRD=$RUN/initramfs-upstream.cpio TIMEOUT=600 \
-                    stock upstream "upstream series (7.3)"
-            else
-                tail -5 "$RUN/upstream-build.log"; fail "upstream series kernel (build or initramfs)"
-            fi
+            modular upstream "upstream series (7.3)" bash "$HERE/upstream/build.sh"
             bash "$HERE/upstream/check.sh" > "$RUN/upstream-check.log" 2>&1 ||
                 { tail -20 "$RUN/upstream-check.log"; fail "upstream series: checkpatch or a patch on its own"; }
             grep -E '^(==|VERDICT)' "$RUN/upstream-check.log"
