@@ -206,14 +206,16 @@ if [ -f "$OUT/sched-kunit.txt" ]; then
     # IMPORT.md 5.2-5.3 with the series: a run is a COMMIT, a hw_fence event the SUBMIT (the
     # first job of a ring: at its run), every job a START and an END, a timeout a TIMEOUT;
     # each dma_fence signal a SIGNAL, and the first signal of a fence a hw_fence event named
-    # also the job's IRQ
+    # also the job's IRQ; each wait start and end a WAIT and a WAIT_END
     awk '/ drm_sched_job_queue: / {q++} / drm_sched_job_run: / {r++} / drm_sched_job_done: / {d++}
          / drm_sched_job_timeout: / {to++}
          / drm_sched_job_hw_fence: / { match($0, /hw_fence=[0-9]+:[0-9]+/); hw[substr($0, RSTART + 9, RLENGTH - 9)] = 1 }
          / dma_fence_signaled: / { s++; match($0, /context=[0-9]+/); c = substr($0, RSTART + 8, RLENGTH - 8)
              match($0, /seqno=[0-9]+/); f = c ":" substr($0, RSTART + 6, RLENGTH - 6); if (f in hw) { irq++; delete hw[f] } }
+         / dma_fence_wait_start: / {w++} / dma_fence_wait_end: / {x++}
          END { print "QUEUE", q; print "COMMIT", r; print "SUBMIT", r; print "START", r; print "END", d
-               print "SIGNAL", s; if (irq) print "IRQ", irq; if (to) print "TIMEOUT", to }' "$SK" |
+               print "SIGNAL", s; if (irq) print "IRQ", irq; if (to) print "TIMEOUT", to
+               if (w) print "WAIT", w; if (x) print "WAIT_END", x }' "$SK" |
         sort > "$OUT/sched.expect"
     if [ "$I" != - ] && [ -x "$I" ]; then
         "$I" "$SK" -o "$OUT/imp-sched" > "$OUT/imp-sched.log" 2>&1
@@ -226,6 +228,17 @@ if [ -f "$OUT/sched-kunit.txt" ]; then
         check "scheduler jobs: submit_host and complete measured (unmeasured=$um)" \
             "$(echo ",$um," | grep -qE ',(submit_host|complete),'; [ $? = 1 ]; echo $?)"
         echo "FIGURE sched SUBMIT flagged inferred: $(grep -c ' SUBMIT .*inferred' "$OUT/sched.txt") of $(awk '$1 == "SUBMIT" {print $2}' "$OUT/sched.types")"
+        # the same events recorded live by grtrace --ftrace (trace_pipe_raw, its own instance)
+        if ls "$OUT"/sched-live.grtrace.* > /dev/null 2>&1; then
+            check "grtrace --ftrace recorded the scheduler events ($(glog 'grtrace --ftrace (scheduler) \(rc=[0-9]*\)'))" \
+                "$(t grep -q '^GRT: grtrace --ftrace (scheduler) rc=0' "$LOG")"
+            "$P" "$OUT/sched-live" > "$OUT/sched-live.txt" 2> "$OUT/sched-live.parse.err"
+            types sched-live
+            check "live scheduler events, per grtrace event type = IMPORT.md 5.2-5.3 with the series ($(awk '{s += $2} END {print s + 0}' "$OUT/sched-live.types") records)" \
+                "$(t cmp "$OUT/sched-live.types" "$OUT/sched.expect")"
+        elif [ $live = 1 ]; then
+            check "grtrace --ftrace recorded the scheduler events (no sched-live.grtrace.*)" 1
+        fi
     else
         not_covered "grtimport of the scheduler events: not built"
     fi
