@@ -1,5 +1,8 @@
 //! The capture corpus (fixtures/import/captures): one small capture per old layout and per
-//! text container, written from the kernels' format definitions, each with a golden job
+//! text container, written from the kernels' format definitions (the `upstream-7.3-*` ones
+//! are excerpts of real recordings: tracefs `trace` text of Linux 7.3 with the upstream
+//! series under QEMU, the virtio workload and the drm_sched KUnit suites of two boots, lines
+//! kept in time order), each with a golden job
 //! table (`<capture>.golden`, checked by hand once): every job's ring, key, hand-off, START
 //! (inferred or not), END and exec time, the records per code, and what was not mapped.
 //! `GRT_BLESS=1` rewrites the goldens (then read them again by hand).
