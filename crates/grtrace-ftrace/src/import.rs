@@ -62,21 +62,7 @@ pub fn run<S: Sink>(
     }
     loop {
         // The stream with the earliest head, and the time up to which it may run alone.
-        let mut best = usize::MAX;
-        let mut best_t = u64::MAX;
-        let mut second = u64::MAX;
-        for (i, h) in heads.iter().enumerate() {
-            if let Some(t) = key(h) {
-                if best == usize::MAX || t < best_t {
-                    second = second.min(best_t);
-                    best = i;
-                    best_t = t;
-                } else {
-                    second = second.min(t);
-                }
-            }
-        }
-        if best == usize::MAX {
+        let Some((best, second)) = earliest(&heads, key) else {
             damage.sort_by_key(|e| e.offset);
             let n = damage.len();
             return match damage.into_iter().next() {
@@ -89,7 +75,7 @@ pub fn run<S: Sink>(
                     Err(ImportError::Input(e))
                 }
             };
-        }
+        };
         let s = &mut streams[best];
         loop {
             match heads[best] {
@@ -210,4 +196,25 @@ pub fn dat_source(t: &TraceDat<'_>) -> String {
             "uncompressed"
         }
     )
+}
+
+/// The head with the earliest time among `heads` (`key`: a head's time, None for a stream
+/// that ended), and the earliest time of the others (`u64::MAX` if none): how far that
+/// stream may run alone in a merge of time-ordered streams. None when every stream ended.
+pub(crate) fn earliest<T>(heads: &[T], key: impl Fn(&T) -> Option<u64>) -> Option<(usize, u64)> {
+    let mut best: Option<(usize, u64)> = None;
+    let mut second = u64::MAX;
+    for (i, h) in heads.iter().enumerate() {
+        let Some(t) = key(h) else { continue };
+        match best {
+            Some((_, bt)) if t >= bt => second = second.min(t),
+            _ => {
+                if let Some((_, bt)) = best {
+                    second = second.min(bt);
+                }
+                best = Some((i, t));
+            }
+        }
+    }
+    best.map(|(i, _)| (i, second))
 }

@@ -1215,23 +1215,9 @@ impl<'a> PerfettoImport<'a> {
                     .unwrap_or(self.data.len());
                 released = release_upto(self.release, released, low);
             }
-            let mut best = usize::MAX;
-            let mut best_t = u64::MAX;
-            let mut second = u64::MAX;
-            for (i, h) in heads.iter().enumerate() {
-                if let Some(t) = key(h) {
-                    if best == usize::MAX || t < best_t {
-                        second = second.min(best_t);
-                        best = i;
-                        best_t = t;
-                    } else {
-                        second = second.min(t);
-                    }
-                }
-            }
-            if best == usize::MAX {
+            let Some((best, second)) = crate::import::earliest(&heads, key) else {
                 break;
-            }
+            };
             let mut c = std::mem::replace(
                 &mut cursors[best],
                 Cursor {
