@@ -12,7 +12,7 @@
 //! reach a record. Jobs are named `<ctx, ring, seqno>`; rings are numbered per (device, ring
 //! name) so two GPUs never share a ring.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 
@@ -435,6 +435,9 @@ pub struct Mapper {
     /// Jobs committed on a ring with [`Ring::own_submits`], not handed off yet: their
     /// COMMIT's flags and START arguments.
     committed: FxMap<Key, (u16, (u64, u64))>,
+    /// The virtio commands among them, by (ring, seqno): a kick hands off those up to its
+    /// seqno without a scan of every committed job.
+    unkicked: BTreeMap<(u32, u64), Key>,
     /// Hardware fence (context, seqno) -> job, from `drm_sched_job_hw_fence` to its signal
     /// or the job's done event (without dma_fence events there is no signal).
     hw_fences: FxMap<(u64, u64), Key>,
@@ -487,6 +490,7 @@ impl Mapper {
             virtio: FxMap::default(),
             vq_rings: Vec::new(),
             committed: FxMap::default(),
+            unkicked: BTreeMap::new(),
             hw_fences: FxMap::default(),
             hw_fence_of: FxMap::default(),
             cpu_last: Vec::new(),

@@ -50,7 +50,11 @@ impl Mapper {
                         0
                     };
                     self.virtio.insert((ring, seqno), (ctx, ef));
-                    self.commit(sink, cpu, pid, t, Key { ctx, ring, seqno }, (0, 0), ef)
+                    let k = Key { ctx, ring, seqno };
+                    if self.rings[ring as usize].own_submits {
+                        self.unkicked.insert((ring, seqno), k);
+                    }
+                    self.commit(sink, cpu, pid, t, k, (0, 0), ef)
                 } else {
                     let (rtype, rctx, seqno) = (u(3), u(4) as u32, u(5));
                     let (ctx, ef) = self.virtio.remove(&(ring, seqno)).unwrap_or((rctx, 0));
@@ -62,6 +66,7 @@ impl Mapper {
                     let k = Key { ctx, ring, seqno };
                     // Answered before a kick covered it: the device took it from the ring
                     // while processing the queue (no doorbell), at the latest now.
+                    self.unkicked.remove(&(ring, seqno));
                     self.submit(sink, cpu, pid, t, k, true)?;
                     self.done(sink, cpu, pid, t, k, (0, 0), ef, err)
                 }
@@ -75,12 +80,9 @@ impl Mapper {
                 // The first kick on this ring: the commands before it were handed off at
                 // their queue event.
                 self.rings[ring as usize].own_submits = true;
-                let mut covered: Vec<Key> = (self.committed.keys())
-                    .filter(|k| k.ring == ring && k.seqno <= seqno)
-                    .copied()
-                    .collect();
-                covered.sort_unstable_by_key(|k| k.seqno);
-                for k in covered {
+                // In seqno order; only the commands it covers are looked at.
+                while let Some((&at, &k)) = self.unkicked.range((ring, 0)..=(ring, seqno)).next() {
+                    self.unkicked.remove(&at);
                     self.submit(sink, cpu, pid, t, k, !doorbell)?;
                 }
                 Ok(())
