@@ -698,7 +698,22 @@ impl<U: Send + 'static> ChunkTable<U> {
     where
         F: FnMut(U, &mut Rows) + Clone + Send + 'static,
     {
-        let pipeline = Pipeline::start(name, dest, Arc::new(fields), meta, encoders(), fill)?;
+        ChunkTable::with_encoders(name, dest, fields, meta, fill, encoders())
+    }
+
+    /// [`ChunkTable::create`] with `n` encoder threads (at least one).
+    fn with_encoders<F>(
+        name: &str,
+        dest: PathBuf,
+        fields: Vec<Field>,
+        meta: Vec<(String, String)>,
+        fill: F,
+        n: usize,
+    ) -> io::Result<ChunkTable<U>>
+    where
+        F: FnMut(U, &mut Rows) + Clone + Send + 'static,
+    {
+        let pipeline = Pipeline::start(name, dest, Arc::new(fields), meta, n, fill)?;
         Ok(ChunkTable { pipeline })
     }
 
@@ -810,6 +825,51 @@ mod tests {
         write_rows(&dir.join("three.parquet"), rows, 3);
         let one = std::fs::read(dir.join("one.parquet")).unwrap();
         assert!(one == std::fs::read(dir.join("three.parquet")).unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A chunk table makes each unit one row group on several encoders at once, and the
+    /// file has the units in the order they were pushed: 7 chunks of different sizes (1 row
+    /// to a full row group) on 3 encoders, read back row for row.
+    #[test]
+    fn chunks_become_row_groups_in_the_order_pushed() {
+        let dir = std::env::temp_dir().join(format!("grt-table-chunk-{}", std::process::id()));
+        let dest = dir.join("c.parquet");
+        let fields = vec![Field::req("n", Ty::I64), Field::opt("s", Ty::Str)];
+        // a chunk: the first value and how many rows
+        let fill = |(first, len): (i64, i64), t: &mut Rows| {
+            for n in first..first + len {
+                t.i64(Some(n));
+                let s = format!("v{}", n % 5);
+                t.str((n % 4 != 0).then_some(s.as_bytes()));
+                t.end_row();
+            }
+        };
+        let mut t = ChunkTable::with_encoders("c", dest.clone(), fields, vec![], fill, 3).unwrap();
+        let sizes = [5000_i64, 1, 32768, 700, 12000, 3, 250];
+        let mut first = 0;
+        for len in sizes {
+            t.push((first, len)).unwrap();
+            first += len;
+        }
+        t.close().unwrap().publish().unwrap();
+        let r = SerializedFileReader::new(std::fs::File::open(&dest).unwrap()).unwrap();
+        let groups: Vec<i64> = (0..r.metadata().num_row_groups())
+            .map(|i| r.metadata().row_group(i).num_rows())
+            .collect();
+        assert_eq!(groups, sizes);
+        let mut count = 0;
+        for (n, row) in r.get_row_iter(None).unwrap().enumerate() {
+            let row = row.unwrap();
+            let n = n as i64;
+            assert_eq!(row.get_long(0).unwrap(), n);
+            assert_eq!(
+                row.get_string(1).ok().cloned(),
+                (n % 4 != 0).then(|| format!("v{}", n % 5))
+            );
+            count += 1;
+        }
+        assert_eq!(count, first);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
