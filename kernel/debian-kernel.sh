@@ -13,39 +13,31 @@
 # lines, as build.sh does; exit 1 with the reason on any failure.
 set -euo pipefail
 DEB_KERNEL=${DEB_KERNEL:-7.3.4+deb13}        # linux-binary-$DEB_KERNEL-amd64
-SUITE="http://deb.debian.org/debian trixie-backports main"
 CACHE=${GRT_CACHE:-/var/tmp/grtrace-kernel/cache}
 # What the guest loads (guest/init): these and whatever modules.dep says they need.
 WANT=(virtio-gpu 9p 9pnet_virtio)
 
 die() { echo "debian-kernel.sh: FAIL: $*" >&2; exit 1; }
-APT=$CACHE/debian-apt
-mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial"
+. "$(dirname "$0")/debian-apt.sh"   # APT, APT_OPTS, deb_download
 # one at a time (ci.sh --prebuild fetches it in the background; the stage then waits here)
 exec 9> "$APT/.lock"
 flock 9
-echo "deb $SUITE" > "$APT/sources.list"
-A=(-o Dir::Etc::SourceList="$APT/sources.list" -o Dir::Etc::SourceParts=/dev/null
-   -o Dir::State::Lists="$APT/lists" -o Dir::Cache="$APT/cache" -o APT::Sandbox::User=root)
 
 if [ "$DEB_KERNEL" = newest ]; then
-    apt-get "${A[@]}" update -qq || die "apt-get update ($SUITE)"
-    DEB_KERNEL=$(apt-cache "${A[@]}" search '^linux-binary-7\.[0-9.]*+deb[0-9]*-amd64$' |
+    apt-get "${APT_OPTS[@]}" update -qq || die "apt-get update ($DEB_SUITE)"
+    DEB_KERNEL=$(apt-cache "${APT_OPTS[@]}" search '^linux-binary-7\.[0-9.]*+deb[0-9]*-amd64$' |
         sed -n 's/^linux-binary-\(7[^ ]*\)-amd64 .*/\1/p' | sort -V | tail -1)
-    [ -n "$DEB_KERNEL" ] || die "no linux-binary-7.x-amd64 in $SUITE"
+    [ -n "$DEB_KERNEL" ] || die "no linux-binary-7.x-amd64 in $DEB_SUITE"
 fi
 OUT=$CACHE/debian-$DEB_KERNEL
 if [ -f "$OUT/vmlinuz" ] && [ -f "$OUT/mods/lib/modules/$DEB_KERNEL-amd64/modules.dep" ]; then
     echo "== Debian kernel $DEB_KERNEL-amd64: cache hit ($OUT)"
 else
-    echo "== Debian kernel $DEB_KERNEL-amd64: downloading from $SUITE"
+    echo "== Debian kernel $DEB_KERNEL-amd64: downloading from $DEB_SUITE"
     dl=$APT/dl; rm -rf "$dl" "$OUT"; mkdir -p "$dl" "$OUT"
     pkgs=(linux-binary-"$DEB_KERNEL"-amd64 linux-modules-"$DEB_KERNEL"-amd64)
-    (cd "$dl" && apt-get "${A[@]}" download -qq "${pkgs[@]}" 2>/dev/null) || {
-        apt-get "${A[@]}" update -qq || die "apt-get update ($SUITE)"
-        (cd "$dl" && apt-get "${A[@]}" download -qq "${pkgs[@]}") ||
-            die "apt-get download ${pkgs[*]} (DEB_KERNEL=newest takes what the suite has)"
-    }
+    deb_download "$dl" "${pkgs[@]}" ||
+        die "apt-get download ${pkgs[*]} from $DEB_SUITE (DEB_KERNEL=newest takes what the suite has)"
     for d in "$dl"/*.deb; do dpkg-deb -x "$d" "$dl/x"; done
     rel=$DEB_KERNEL-amd64
     src=$dl/x/usr/lib/modules/$rel

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Build the upstream series' test kernel: Debian's linux-source-7.3 (trixie-backports, through
-# the private apt lists of kernel/debian-kernel.sh) + kernel/upstream/*.patch, configured as
+# the private apt lists of kernel/debian-apt.sh) + kernel/upstream/*.patch, configured as
 # the stock kernel (config/grtrace-min.config without the grtrace symbols, config/stock.config)
 # plus upstream/upstream.config (modules: the drm_sched KUnit suites as drm-sched-tests.ko).
 # Cached by the hash of (source version, patches, fragments, gcc, this script) like build.sh.
@@ -15,7 +15,6 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 K=$(cd "$HERE/.." && pwd)
 UP_SOURCE=${UP_SOURCE:-7.3.4-1~bpo13+1}      # linux-source-7.3, the version tested
-SUITE="http://deb.debian.org/debian trixie-backports main"
 WORK=${GRT_WORK:-/var/tmp/grtrace-kernel/ci}
 CACHE=${GRT_CACHE:-/var/tmp/grtrace-kernel/cache}
 JOBS=${JOBS:-$(nproc)}
@@ -33,26 +32,19 @@ grep -v '^CONFIG_DRM_GRTRACE' "$K/config/grtrace-min.config" > "$WORK/upstream-m
 FRAGS=("$WORK/upstream-min.config" "$K/config/stock.config" "$HERE/upstream.config")
 
 # --- the source package, from the private apt lists (one fetcher at a time) ---
-APT=$CACHE/debian-apt
-mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial"
-A=(-o Dir::Etc::SourceList="$APT/sources.list" -o Dir::Etc::SourceParts=/dev/null
-   -o Dir::State::Lists="$APT/lists" -o Dir::Cache="$APT/cache" -o APT::Sandbox::User=root)
+. "$K/debian-apt.sh"   # APT, deb_download
 SRCDIR=$CACHE/linux-source-$UP_SOURCE
 TARBALL=$SRCDIR/linux-source-7.3.tar.xz
 (
     flock 9
     [ -f "$TARBALL" ] && exit 0
-    echo "deb $SUITE" > "$APT/sources.list"
-    dl=$APT/dl-source; rm -rf "$dl"; mkdir -p "$dl"
-    (cd "$dl" && apt-get "${A[@]}" download -qq "linux-source-7.3=$UP_SOURCE" 2>/dev/null) || {
-        apt-get "${A[@]}" update -qq || exit 1
-        (cd "$dl" && apt-get "${A[@]}" download -qq "linux-source-7.3=$UP_SOURCE") || exit 1
-    }
+    dl=$APT/dl-source; rm -rf "$dl"
+    deb_download "$dl" "linux-source-7.3=$UP_SOURCE" || exit 1
     dpkg-deb -x "$dl"/linux-source-7.3_*.deb "$dl/x" || exit 1
     mkdir -p "$SRCDIR"
     mv "$dl/x/usr/src/linux-source-7.3.tar.xz" "$TARBALL.tmp" && mv "$TARBALL.tmp" "$TARBALL"
     rm -rf "$dl"
-) 9> "$APT/.lock" || die "cannot fetch linux-source-7.3=$UP_SOURCE from $SUITE"
+) 9> "$APT/.lock" || die "cannot fetch linux-source-7.3=$UP_SOURCE from $DEB_SUITE"
 
 exec 8> "$WORK/.lock-upstream"
 flock 8
