@@ -11,6 +11,9 @@
 #   6b. QEMU boot "sched": drm_sched for real on the vsched test GPU (patch 13), recorded by
 #      grtrace and checked one for one against the gpu_scheduler tracepoints
 #      (kernel/verify-sched.sh; GRT_SCHED=0 skips it)
+#   6c. QEMU boot "bench": the relay transport against an ftrace instance for the same
+#      tracepoint and payload (patch 14): ns an event, rates, and every run's loss account
+#      checked (kernel/bench.sh; GRT_BENCH=0 skips it)
 #   7. compile test of the drm_sched, amdgpu and i915 hook sites (kernel/compile-test.sh)
 #   7b. each patch builds on its own, option on and off (kernel/per-patch.sh; verdict cached
 #      per series; GRT_PERPATCH=0 skips it)
@@ -236,6 +239,15 @@ if [ "${GRT_SCHED:-1}" = 1 ]; then
     bash "$HERE/verify-sched.sh" "$RUN/sched" "$GRTPARSE" "$GRTREPORT" | tee "$RUN/sched/verify.txt"
     [ "${PIPESTATUS[0]}" = 0 ] || fail "sched verification"
     lap "sched boot to verdict" "$t"
+fi
+
+if [ "${GRT_BENCH:-1}" = 1 ]; then
+    stage "QEMU bench: the relay transport against an ftrace instance (vsched_bench)"
+    t=$(date +%s.%N) c=$(cpu_seconds)
+    mkdir -p "$RUN/bench"
+    bash "$HERE/bench.sh" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/bench" | tee "$RUN/bench/figures.txt"
+    [ "${PIPESTATUS[0]}" = 0 ] || fail "bench accounts"
+    lap "bench boot to verdict" "$t"
 fi
 
 stage "compile test of the hook sites (drm_sched, amdgpu, i915)"

@@ -38,6 +38,8 @@ gcc "${CFLAGS[@]}" -o "$STAGE/bin/grtrace-drain" "$HERE/guest/grtrace-drain.c"
 gcc "${CFLAGS[@]}" -o "$STAGE/bin/sched-workload" "$HERE/guest/sched-workload.c"
 # the control ioctls against the ctl file (errnos, session id, render node, non-root)
 gcc "${CFLAGS[@]}" -o "$STAGE/bin/grtrace-ioctl" "$HERE/guest/grtrace-ioctl.c"
+# the ftrace side of the transport benchmark (bench mode)
+gcc "${CFLAGS[@]}" -o "$STAGE/bin/ftrace-drain" "$HERE/guest/ftrace-drain.c"
 if [ -n "$REC" ]; then
     file -L "$REC" | grep -qE 'statically linked|static-pie linked' ||
         { echo "mkinitramfs.sh: $REC is not static" >&2; exit 1; }
