@@ -158,8 +158,8 @@ pub struct Args {
     #[command(flatten)]
     pub completions: grtrace_cli::CompletionArgs,
 
-    /// Write the jobs as a Perfetto timeline: Perfetto's protobuf trace, or JSON Trace Event
-    /// Format when FILE ends in .json or is - (stdout)
+    /// Write the jobs as a Perfetto timeline: Perfetto's protobuf trace (compressed), or JSON
+    /// Trace Event Format when FILE ends in .json or is - (stdout)
     #[arg(long, value_name = "FILE")]
     pub perfetto: Option<PathBuf>,
 

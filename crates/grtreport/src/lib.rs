@@ -51,6 +51,7 @@ pub mod output;
 pub mod perfetto;
 pub mod perfetto_pb;
 mod perfetto_proto;
+mod perfetto_zip;
 pub mod processes;
 pub mod report;
 pub mod rows;

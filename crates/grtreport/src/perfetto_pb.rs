@@ -31,9 +31,13 @@
 //! Track events are encoded by hand into one reused buffer ([`crate::perfetto_proto`]'s
 //! `wire`): no allocation per event; prost encodes the few descriptor packets.
 //!
-//! Streaming: every packet is written as field 1 of `Trace` (tag, length, packet) the
-//! moment it is final; what is held back is what the JSON export holds (slices until the
-//! watermark passes them) plus the ends of slices still open, so memory is bounded by the
+//! Streaming: every packet is encoded as field 1 of `Trace` (tag, length, packet) the
+//! moment it is final and goes into a block of about 1 MiB, which is zlib-compressed (on
+//! worker threads where there are CPUs to spare) and written as one packet's
+//! `compressed_packets`, as Perfetto's service writes with compression on
+//! ([`crate::perfetto_zip`]): the file is about a tenth of the JSON's size. What is held
+//! back is what the JSON export holds (slices until the watermark passes them), the ends
+//! of slices still open and a block per compression thread, so memory is bounded by the
 //! jobs in flight, not by the capture.
 //!
 //! Errors: a failed write is kept and the export stops writing; [`Timeline::finish`]
@@ -56,6 +60,7 @@ use crate::job::{Flags, Job, JobKey, NONE};
 use crate::joiner::{FxMap, Joiner};
 use crate::perfetto::{host_slice, PerfettoConfig, PerfettoStats, CARD_PID_BASE, SLACK_NS};
 use crate::perfetto_proto::{self as pb, field, wire};
+use crate::perfetto_zip::Compressor;
 use crate::timeline::{self, Names, Seen};
 
 /// The packet sequence every packet of the file is on.
@@ -220,7 +225,8 @@ impl Interner {
 /// The file the exporters of all cards share: the output, the sequence's interned state
 /// and clock, ids handed out, host processes described so far and the first write error.
 pub struct PbJoint<W: Write> {
-    out: RefCell<W>,
+    /// The packets go out in compressed blocks (`perfetto_zip`).
+    out: RefCell<Compressor<W>>,
     /// The file's name, for errors (None: not a file, e.g. a test's buffer).
     path: Option<PathBuf>,
     /// The first packets (clearing the incremental state, the clock) were written.
@@ -250,7 +256,7 @@ impl<W: Write> PbJoint<W> {
     /// than one card.
     pub fn new(out: W, path: Option<PathBuf>, several: bool) -> Rc<Self> {
         Rc::new(PbJoint {
-            out: RefCell::new(out),
+            out: RefCell::new(Compressor::new(out)),
             path,
             started: Cell::new(false),
             open: Cell::new(0),
@@ -366,17 +372,17 @@ impl<W: Write> PbJoint<W> {
     }
 
     fn write(&self, b: &[u8]) {
-        match self.out.borrow_mut().write_all(b) {
+        match self.out.borrow_mut().packet(b) {
             Ok(()) => self.written.set(self.written.get() + b.len() as u64),
             Err(e) => *self.error.borrow_mut() = Some(e),
         }
     }
 
-    /// Flushes the output; the first error of the export, naming the file. A file left
-    /// empty by the failure is removed.
+    /// Writes the last compressed blocks and flushes the output; the first error of the
+    /// export, naming the file. A file left empty by the failure is removed.
     fn close(&self) -> io::Result<()> {
         if self.error.borrow().is_none() {
-            if let Err(e) = self.out.borrow_mut().flush() {
+            if let Err(e) = self.out.borrow_mut().finish() {
                 *self.error.borrow_mut() = Some(e);
             }
         }

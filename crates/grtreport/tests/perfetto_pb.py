@@ -2,6 +2,9 @@
 from the PyPI package `perfetto`), checks what trace_processor relies on and prints what a
 user would see as JSON: GPUs, tracks, slices, instants, counters and flows.
 
+Packets in compressed blocks (TracePacket.compressed_packets: a zlib-deflated Trace) are
+read in their place, as trace_processor reads them; such a packet carries nothing else.
+
 Checks (a failure prints one line per problem and exits 1):
 * every packet is on one trusted_packet_sequence_id; the first clears the incremental
   state (SEQ_INCREMENTAL_STATE_CLEARED) and no later one does;
@@ -29,6 +32,7 @@ Usage: perfetto_pb.py TRACE
 
 import json
 import sys
+import zlib
 
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
@@ -38,10 +42,22 @@ BOOTTIME = 6
 
 
 def main(path):
-    trace = pb.Trace()
+    raw = pb.Trace()
     with open(path, "rb") as f:
-        trace.ParseFromString(f.read())
+        raw.ParseFromString(f.read())
     errs = []
+    trace = pb.Trace()
+    blocks = 0
+    for i, p in enumerate(raw.packet):
+        if not p.HasField("compressed_packets"):
+            trace.packet.append(p)
+            continue
+        blocks += 1
+        if len(p.ListFields()) != 1:
+            errs.append(f"file packet {i}: compressed_packets with other fields")
+        inner = pb.Trace()
+        inner.ParseFromString(zlib.decompress(p.compressed_packets))
+        trace.packet.extend(inner.packet)
     interned = {"cat": {}, "name": {}, "arg": {}, "str": {}}
     tracks = {}
     gpus = []
@@ -229,6 +245,7 @@ def main(path):
     json.dump(
         {
             "packets": len(trace.packet),
+            "compressed_blocks": blocks,
             "gpus": gpus,
             "tracks": {str(k): v for k, v in tracks.items()},
             "slices": slices,

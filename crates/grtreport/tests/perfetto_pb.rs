@@ -498,6 +498,25 @@ fn the_file_name_picks_the_format() {
     assert_eq!(o.stdout[0], b'{');
 }
 
+/// The packets go out in zlib blocks (`compressed_packets`), which the decoder reads in
+/// place as trace_processor does: a run of many jobs is at least 5 times smaller than its
+/// JSON, with the same timeline.
+#[test]
+fn a_long_run_is_compressed_in_blocks_five_times_smaller_than_its_json() {
+    let input = scenario_file("report-mixed", 5, 12_000);
+    let (pb, c, pf) = export_both(std::slice::from_ref(&input), "long-run");
+    assert!(assert_same_content(&pb, &c, "long-run") > 0);
+    let blocks = pb["compressed_blocks"].as_u64().unwrap();
+    assert!(blocks >= 2, "{blocks} compressed blocks");
+    let pb_size = std::fs::metadata(&pf).unwrap().len();
+    let json_size = std::fs::metadata(pf.with_extension("json")).unwrap().len();
+    assert!(
+        json_size >= 5 * pb_size,
+        "protobuf {pb_size} B, JSON {json_size} B: {:.1}x",
+        json_size as f64 / pb_size as f64
+    );
+}
+
 /// A failed write names the file, exits 1 and leaves no empty file behind.
 #[test]
 fn a_failed_write_names_the_file_and_leaves_no_empty_file() {
