@@ -22,16 +22,10 @@ OUT="${OUT:-$HERE/results}"
 SIZES="${SIZES:-1000000 10000000}"
 REPS="${REPS:-3}"
 COPIES="${COPIES:-8}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 
 mkdir -p "$WORK" "$OUT"
 log() { echo "[$(date +%T)] $*" >&2; }
-if [[ -z ${GRTREPORT:-} ]]; then
-  (cd "$ROOT" && cargo build --release -q -p grtreport && cargo build --release -q -p grtrace-format --example grtgen)
-  GRTREPORT="$CARGO_TARGET_DIR/release/grtreport"
-  GRTGEN="$CARGO_TARGET_DIR/release/examples/grtgen"
-fi
-GRTREPORT=$(realpath "$GRTREPORT"); GRTGEN=$(realpath "${GRTGEN:?GRTGEN=path to grtgen with GRTREPORT}")
+. "$ROOT/bench/binaries.sh"
 PYTHON="${PYTHON:-$(bash "$ROOT/scripts/pyenv.sh")}"
 
 RAW="$OUT/raw.tsv"
