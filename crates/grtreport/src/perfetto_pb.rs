@@ -42,7 +42,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -52,11 +52,14 @@ use grtrace_format::{Lost, RecordView};
 use prost::Message;
 
 use crate::engine::{Engine, Timeline};
-use crate::job::{Flags, Job, JobKey, NONE};
+use crate::job::{Flags, Job, JobKey};
 use crate::joiner::{FxMap, Joiner};
-use crate::perfetto::{host_slice, PerfettoConfig, PerfettoStats, CARD_PID_BASE, SLACK_NS};
+use crate::perfetto::{PerfettoConfig, PerfettoStats, CARD_PID_BASE, SLACK_NS};
 use crate::perfetto_proto::{self as pb, field, wire};
-use crate::timeline::{self, Names, Seen};
+use crate::timeline::front::{
+    host_slice, Bucket, Front, Held, Nesting, Pending, Slices, TrackKey, What,
+};
+use crate::timeline::{self, job_mark};
 
 /// The packet sequence every packet of the file is on.
 pub const SEQUENCE_ID: u32 = 1;
@@ -401,89 +404,10 @@ impl<W: Write> PbJoint<W> {
     }
 }
 
-/// Which track a slice or instant goes to (as in the JSON export).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum TrackKey {
-    Ring(u32),
-    Ctx(u32),
-    Host(u32),
-    Events,
-}
-
 /// One lane of a track: a track holding properly nested slices in time order.
 struct Lane {
     uuid: u64,
-    last_ts: u64,
-    /// Ends of the open (enclosing) slices, innermost last.
-    open: Vec<u64>,
-}
-
-impl Lane {
-    /// Takes `[ts, ts + dur]` if it nests under the open slices and keeps time order;
-    /// returns its depth (1 = outermost).
-    fn fits(&mut self, ts: u64, dur: u64) -> Option<u32> {
-        if ts < self.last_ts {
-            return None;
-        }
-        while self.open.last().is_some_and(|&e| e <= ts) {
-            self.open.pop();
-        }
-        if self.open.last().is_some_and(|&e| ts + dur > e) {
-            return None;
-        }
-        self.open.push(ts + dur);
-        self.last_ts = ts;
-        Some(self.open.len() as u32)
-    }
-}
-
-#[derive(Debug)]
-enum What {
-    Host(u32),
-    Queue(u32),
-    Exec(u32),
-    RingEvent {
-        code: u16,
-        ring: u32,
-        ctx: u32,
-        seqno: u64,
-        arg0: u64,
-        arg2: u32,
-    },
-    Msg {
-        pid: u32,
-        text: Box<[u8]>,
-    },
-    Lost {
-        cpu: u32,
-        source: u32,
-        count: u64,
-        gap: bool,
-    },
-}
-
-/// Something to write at `ts` once the watermark passes it.
-struct Pending {
-    ts: u64,
-    seq: u64,
-    what: What,
-}
-
-impl PartialEq for Pending {
-    fn eq(&self, o: &Self) -> bool {
-        (self.ts, self.seq) == (o.ts, o.seq)
-    }
-}
-impl Eq for Pending {}
-impl PartialOrd for Pending {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Pending {
-    fn cmp(&self, o: &Self) -> Ordering {
-        (self.ts, self.seq).cmp(&(o.ts, o.seq))
-    }
+    nesting: Nesting,
 }
 
 /// The end of a slice already begun, written once nothing can come before it; of ends at
@@ -529,55 +453,22 @@ struct ExecOpen {
     flows: Vec<u64>,
 }
 
-/// A job waiting for its slices to be written.
-struct Held {
-    job: Job,
-    refs: u8,
-    /// Flow id of its submission arrow (0 = none).
-    flow: u64,
-    /// Flow id of the arrow from its blocker (0 = none).
-    blocker_flow: u64,
-}
-
-#[derive(Clone, Copy, Default, PartialEq)]
-struct Bucket {
-    busy: u64,
-    outstanding: u32,
-    fill: u32,
-}
-
-struct RingCounters {
-    label: String,
-    base: u64,
-    open: VecDeque<Bucket>,
-    carry: Bucket,
-    last_written: Option<Bucket>,
-    /// Tracks of busy %, outstanding and fill % (described when first written).
-    uuids: Option<[u64; 3]>,
-    /// Where an event too far ahead of `base` goes (and is forgotten): see
-    /// [`timeline::MAX_OPEN_BUCKETS`].
-    beyond: Bucket,
-}
-
 /// The protobuf exporter of one card; register it with [`Engine::add_timeline`].
 pub struct PerfettoPb<W: Write> {
     joint: Rc<PbJoint<W>>,
     cfg: PerfettoConfig,
     /// The card's process track.
     card_uuid: u64,
-    genesis: u64,
-    names: Names,
+    /// What is held back until the watermark passes it, and the counters.
+    front: Front,
     tracks: FxMap<TrackKey, Vec<Lane>>,
-    heap: BinaryHeap<Reverse<Pending>>,
     ends: BinaryHeap<Reverse<End>>,
-    held: Vec<Option<Held>>,
-    free: Vec<u32>,
-    seq: u64,
     /// Executions handed over whose end is not written yet, for the arrows to the jobs
     /// they blocked.
     exec_open: FxMap<JobKey, ExecOpen>,
-    counters: FxMap<u32, RingCounters>,
-    ring_order: Vec<u32>,
+    /// Tracks of each ring's busy %, outstanding and fill % (described when first
+    /// written).
+    counter_tracks: FxMap<u32, [u64; 3]>,
     /// Counts of what the export did (the JSON export's, `events` counting packets).
     pub stats: PerfettoStats,
     prefix: String,
@@ -614,17 +505,11 @@ impl<W: Write> PerfettoPb<W> {
         let card_uuid = joint.id();
         let p = PerfettoPb {
             card_uuid,
-            genesis: NONE,
-            names: Names::default(),
+            front: Front::new(cfg.interval_ns, prefix.clone()),
             tracks: FxMap::default(),
-            heap: BinaryHeap::new(),
             ends: BinaryHeap::new(),
-            held: Vec::new(),
-            free: Vec::new(),
-            seq: 0,
             exec_open: FxMap::default(),
-            counters: FxMap::default(),
-            ring_order: Vec::new(),
+            counter_tracks: FxMap::default(),
             stats: PerfettoStats::default(),
             prefix,
             ev: Vec::with_capacity(512),
@@ -664,16 +549,7 @@ impl<W: Write> PerfettoPb<W> {
     }
 
     fn rel(&self, t: u64) -> u64 {
-        t.saturating_sub(self.genesis)
-    }
-
-    fn push(&mut self, ts: u64, what: What) {
-        self.seq += 1;
-        self.heap.push(Reverse(Pending {
-            ts,
-            seq: self.seq,
-            what,
-        }));
+        self.front.rel(t)
     }
 
     /// Describes a track under `parent`.
@@ -694,7 +570,7 @@ impl<W: Write> PerfettoPb<W> {
     fn place(&mut self, key: TrackKey, ts: u64, dur: u64) -> (u64, u32) {
         let lanes = self.tracks.entry(key).or_default();
         for l in lanes.iter_mut() {
-            if let Some(d) = l.fits(ts, dur) {
+            if let Some(d) = l.nesting.fits(ts, dur) {
                 return (l.uuid, d);
             }
         }
@@ -702,10 +578,9 @@ impl<W: Write> PerfettoPb<W> {
         let uuid = self.joint.id();
         let mut lane = Lane {
             uuid,
-            last_ts: 0,
-            open: Vec::new(),
+            nesting: Nesting::default(),
         };
-        let depth = lane.fits(ts, dur).unwrap_or(1);
+        let depth = lane.nesting.fits(ts, dur).unwrap_or(1);
         self.tracks.entry(key).or_default().push(lane);
         self.stats.lanes += 1;
         self.name_lane(key, n, uuid);
@@ -716,7 +591,7 @@ impl<W: Write> PerfettoPb<W> {
     fn name_lane(&mut self, key: TrackKey, lane: usize, uuid: u64) {
         let (base, rank, parent) = match key {
             TrackKey::Ring(r) => (
-                format!("{}{}", self.prefix, self.names.ring_label(r)),
+                format!("{}{}", self.prefix, self.front.names.ring_label(r)),
                 (r.min(999_999) as i64) * 1000,
                 self.card_uuid,
             ),
@@ -727,7 +602,7 @@ impl<W: Write> PerfettoPb<W> {
             ),
             TrackKey::Events => (format!("{}events", self.prefix), -1, self.card_uuid),
             TrackKey::Host(t) => {
-                let comm = self.names.procs.get(&t).cloned();
+                let comm = self.front.names.procs.get(&t).cloned();
                 let comm = comm.unwrap_or_else(|| format!("tid {t}"));
                 let parent = self.host_process(t, &comm);
                 let name = if self.prefix.is_empty() {
@@ -776,8 +651,8 @@ impl<W: Write> PerfettoPb<W> {
             self.place(key, ts, 0);
         }
         let lane = &mut self.tracks.get_mut(&key).expect("placed")[0];
-        let at = ts.max(lane.last_ts);
-        lane.last_ts = at;
+        let at = ts.max(lane.nesting.last_ts);
+        lane.nesting.last_ts = at;
         let uuid = lane.uuid;
         if at != ts {
             self.stats.moved += 1;
@@ -893,7 +768,7 @@ impl<W: Write> PerfettoPb<W> {
         wire::decimal(n, j.key.ctx.into());
         n.push(b'/');
         wire::decimal(n, j.key.seqno);
-        n.extend_from_slice(mark(j).as_bytes());
+        n.extend_from_slice(job_mark(j).as_bytes());
         self.event(
             pb::TYPE_SLICE_BEGIN,
             from,
@@ -903,11 +778,11 @@ impl<W: Write> PerfettoPb<W> {
             flows,
             new,
         );
-        self.seq += 1;
+        let seq = self.front.next_seq();
         self.ends.push(Reverse(End {
             ts: from + dur,
             depth,
-            seq: self.seq,
+            seq,
             uuid,
             exec: matches!(key, TrackKey::Ring(_)).then_some(j.key),
         }));
@@ -962,15 +837,6 @@ impl<W: Write> PerfettoPb<W> {
         }
     }
 
-    fn release(&mut self, slot: u32) {
-        let h = self.held[slot as usize].as_mut().expect("held job");
-        h.refs -= 1;
-        if h.refs == 0 {
-            self.held[slot as usize] = None;
-            self.free.push(slot);
-        }
-    }
-
     /// Writes the host, queued or execution slice of the held job `h`.
     fn write_job(&mut self, what: &What, h: &Held) {
         let (j, flow, blocker_flow) = (&h.job, h.flow, h.blocker_flow);
@@ -1018,12 +884,9 @@ impl<W: Write> PerfettoPb<W> {
         self.flush_ends(p.ts);
         match p.what {
             What::Host(slot) | What::Queue(slot) | What::Exec(slot) => {
-                // The held jobs, lent out while one is written (no copy of the job).
-                let held = std::mem::take(&mut self.held);
-                let h = held[slot as usize].as_ref().expect("held job");
-                self.write_job(&p.what, h);
-                self.held = held;
-                self.release(slot);
+                let h = self.front.lend(slot);
+                self.write_job(&p.what, &h);
+                self.front.written(slot, h);
             }
             What::RingEvent {
                 code,
@@ -1094,88 +957,22 @@ impl<W: Write> PerfettoPb<W> {
     /// Writes every pending item before `w`, the ends of slices before it and the counters
     /// up to `w`.
     fn advance(&mut self, w: u64) {
-        while self.heap.peek().is_some_and(|p| p.0.ts < w) {
-            let Reverse(p) = self.heap.pop().expect("peeked");
+        while let Some(p) = self.front.pop_before(w) {
             self.write_item(p);
         }
         self.flush_ends(w.saturating_sub(1));
-        self.write_counters(w);
-    }
-
-    fn ring_counters(&mut self, ring: u32, t: u64) -> &mut Bucket {
-        let width = self.cfg.interval_ns;
-        let idx = self.rel(t) / width;
-        if !self.counters.contains_key(&ring) {
-            self.ring_order.push(ring);
-        }
-        let (names, prefix) = (&self.names, &self.prefix);
-        let rc = self.counters.entry(ring).or_insert_with(|| RingCounters {
-            label: format!("{prefix}{}", names.ring_label(ring)),
-            base: idx,
-            open: VecDeque::new(),
-            carry: Bucket {
-                busy: 0,
-                outstanding: 0,
-                fill: timeline::FILL_UNKNOWN,
-            },
-            last_written: None,
-            uuids: None,
-            beyond: Bucket::default(),
-        });
-        let idx = idx.max(rc.base);
-        if idx - rc.base >= timeline::MAX_OPEN_BUCKETS {
-            // A damaged time far ahead: not counted (memory and time stay bounded).
-            return &mut rc.beyond;
-        }
-        while rc.base + (rc.open.len() as u64) <= idx {
-            let c = Bucket {
-                busy: 0,
-                ..rc.carry
-            };
-            rc.open.push_back(c);
-        }
-        &mut rc.open[(idx - rc.base) as usize]
-    }
-
-    /// Writes the counter buckets of every ring that end at or before `w`.
-    fn write_counters(&mut self, w: u64) {
-        if self.genesis == NONE {
-            return;
-        }
-        let width = self.cfg.interval_ns;
-        let upto = self.rel(w) / width;
-        for i in 0..self.ring_order.len() {
-            let ring = self.ring_order[i];
-            loop {
-                let rc = self.counters.get_mut(&ring).expect("ring");
-                if rc.base >= upto {
-                    break;
-                }
-                let b = rc.open.pop_front().unwrap_or(Bucket {
-                    busy: 0,
-                    ..rc.carry
-                });
-                let idx = rc.base;
-                rc.base += 1;
-                if rc.last_written == Some(b) {
-                    if rc.open.is_empty() {
-                        rc.base = upto;
-                    }
-                    continue;
-                }
-                rc.last_written = Some(b);
-                self.counter(ring, idx * width, b);
-            }
+        while let Some((ring, rel_ts, b)) = self.front.next_due_bucket(w) {
+            self.counter(ring, rel_ts, b);
         }
     }
 
     /// The three counters of `ring` at `rel_ts` (fill only when known, as in the JSON).
     fn counter(&mut self, ring: u32, rel_ts: u64, b: Bucket) {
-        let uuids = match self.counters[&ring].uuids {
-            Some(u) => u,
+        let uuids = match self.counter_tracks.get(&ring) {
+            Some(&u) => u,
             None => {
                 let u = [self.joint.id(), self.joint.id(), self.joint.id()];
-                let label = self.counters[&ring].label.clone();
+                let label = self.front.counter_label(ring).to_string();
                 for (k, (uuid, what)) in u
                     .iter()
                     .zip(["busy %", "outstanding", "fill %"])
@@ -1195,7 +992,7 @@ impl<W: Write> PerfettoPb<W> {
                     });
                     self.emit(t);
                 }
-                self.counters.get_mut(&ring).expect("ring").uuids = Some(u);
+                self.counter_tracks.insert(ring, u);
                 u
             }
         };
@@ -1226,16 +1023,6 @@ enum Name {
     Own,
 }
 
-fn mark(j: &Job) -> &'static str {
-    if j.flags.incomplete() {
-        " (incomplete)"
-    } else if j.flags.has(Flags::INFERRED) {
-        " (inferred)"
-    } else {
-        ""
-    }
-}
-
 /// The category iid of a job's slices ([`CATEGORIES`]).
 fn cat(j: &Job) -> u64 {
     if j.flags.incomplete() {
@@ -1254,54 +1041,7 @@ impl<W: Write> Timeline for PerfettoPb<W> {
         joiner: &Joiner,
         watermark: Option<u64>,
     ) -> io::Result<()> {
-        let t = rec.time_ns();
-        if self.genesis == NONE {
-            self.genesis = joiner.origin().get().unwrap_or(NONE);
-        }
-        match self.names.see(rec, joiner) {
-            Seen::Mark(ev) => self.push(
-                t,
-                What::RingEvent {
-                    code: ev.code(),
-                    ring: ev.ring(),
-                    ctx: ev.ctx(),
-                    seqno: ev.seqno(),
-                    arg0: ev.arg0(),
-                    arg2: ev.arg2(),
-                },
-            ),
-            Seen::Ring {
-                ring,
-                outstanding,
-                fill,
-            } => {
-                let b = self.ring_counters(ring, t);
-                b.outstanding = b.outstanding.max(outstanding);
-                b.fill = timeline::max_fill(b.fill, fill);
-                let carry = &mut self.counters.get_mut(&ring).expect("ring").carry;
-                carry.outstanding = outstanding;
-                if fill != timeline::FILL_UNKNOWN {
-                    carry.fill = fill;
-                }
-            }
-            Seen::Msg { pid, text } => self.push(
-                t,
-                What::Msg {
-                    pid,
-                    text: text.into(),
-                },
-            ),
-            Seen::Lost(l) => self.push(
-                t,
-                What::Lost {
-                    cpu: l.cpu,
-                    source: l.source,
-                    count: l.count,
-                    gap: false,
-                },
-            ),
-            Seen::Nothing => {}
-        }
+        self.front.record(rec, joiner);
         if let Some(w) = watermark {
             self.advance(w.saturating_sub(SLACK_NS));
         }
@@ -1309,52 +1049,18 @@ impl<W: Write> Timeline for PerfettoPb<W> {
     }
 
     fn lost(&mut self, l: &Lost, joiner: &Joiner) -> io::Result<()> {
-        let t = if l.last_ns != 0 && l.last_ns != NONE {
-            l.last_ns
-        } else {
-            joiner.stats.last_ns
-        };
-        self.push(
-            t,
-            What::Lost {
-                cpu: l.cpu,
-                source: l.source,
-                count: l.count,
-                gap: true,
-            },
-        );
+        self.front.lost(l, joiner);
         Ok(())
     }
 
     fn job(&mut self, job: &Job) -> io::Result<()> {
         self.stats.jobs += 1;
-        let has_host = host_slice(job);
-        let has_queue = job.submit != NONE && job.start != NONE && job.measured(1);
-        let has_exec = job.start != NONE && job.end != NONE;
-        let refs = has_host as u8 + has_queue as u8 + has_exec as u8;
-        if has_exec && self.genesis != NONE {
-            let width = self.cfg.interval_ns;
-            let (s, e) = (self.rel(job.start), self.rel(job.end));
-            self.ring_counters(job.key.ring, job.start);
-            let rc = self.counters.get_mut(&job.key.ring).expect("ring");
-            // Execution outside the open window is left out (MAX_OPEN_BUCKETS).
-            let base = rc.base;
-            let late = timeline::spread_open(s, e, width, base, |b, ns| {
-                while rc.base + (rc.open.len() as u64) <= b {
-                    let c = Bucket {
-                        busy: 0,
-                        ..rc.carry
-                    };
-                    rc.open.push_back(c);
-                }
-                rc.open[(b - rc.base) as usize].busy += ns;
-            });
-            self.stats.late_busy_ns += late;
-        }
-        if refs == 0 {
+        let slices = Slices::of(job);
+        self.stats.late_busy_ns += self.front.count_busy(job);
+        if slices.count() == 0 {
             return Ok(());
         }
-        let flow = if (has_host || has_queue) && has_exec {
+        let flow = if slices.submit_arrow() {
             self.joint.flow_id()
         } else {
             0
@@ -1362,7 +1068,7 @@ impl<W: Write> Timeline for PerfettoPb<W> {
         // The arrow from the blocker leaves its execution's end, not written yet (the
         // blocker ended while this job was in flight, which holds the watermark back).
         let mut blocker_flow = 0;
-        if has_exec {
+        if slices.exec {
             if let Some(b) = timeline::blocker(job) {
                 if let Some(x) = self.exec_open.get_mut(&b) {
                     // Trace processor binds flows in time order: the arrow must leave the
@@ -1382,32 +1088,8 @@ impl<W: Write> Timeline for PerfettoPb<W> {
             };
             self.exec_open.insert(job.key, x);
         }
-        let h = Held {
-            job: job.clone(),
-            refs,
-            flow,
-            blocker_flow,
-        };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.held[s as usize] = Some(h);
-                s
-            }
-            None => {
-                self.held.push(Some(h));
-                (self.held.len() - 1) as u32
-            }
-        };
-        if has_host {
-            self.push(job.commit, What::Host(slot));
-        }
-        if has_queue {
-            self.push(job.submit, What::Queue(slot));
-        }
-        if has_exec {
-            self.push(job.start, What::Exec(slot));
-        }
-        self.stats.max_held = self.stats.max_held.max(self.heap.len() as u64);
+        self.front.hold(job, slices, flow, blocker_flow);
+        self.stats.max_held = self.stats.max_held.max(self.front.waiting() as u64);
         Ok(())
     }
 
