@@ -653,6 +653,47 @@ impl CompletionArgs {
     }
 }
 
+/// The two tests of every binary's `tests/man_page.rs`, so that neither its man page nor its
+/// completion scripts can drift from its options: `man/PAGE` lists exactly the options of
+/// `ARGS` ([`assert_man_page_matches`]), and the completion scripts the binary prints offer
+/// every one ([`assert_completions_offer`]). Called as
+/// `grtrace_cli::man_page_tests!(ARGS, "PAGE", env!("CARGO_BIN_EXE_NAME"));` from a crate
+/// two levels below the repository root (`crates/NAME`), where `man/` is.
+#[macro_export]
+macro_rules! man_page_tests {
+    ($args:ty, $page:literal, $bin:expr) => {
+        #[test]
+        fn man_page_lists_exactly_the_real_options() {
+            let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../man/", $page));
+            $crate::assert_man_page_matches::<$args>($page, text);
+        }
+
+        #[test]
+        fn completions_offer_every_option_in_bash_zsh_and_fish() {
+            $crate::assert_completions_offer::<$args>(::std::path::Path::new($bin));
+        }
+    };
+}
+
+/// Panics, naming every disagreement ([`man_page_drift`]), unless the man page `page` (its
+/// text `man`) lists exactly the options of `C`.
+pub fn assert_man_page_matches<C: clap::CommandFactory>(page: &str, man: &str) {
+    let cmd = C::command();
+    let drift = man_page_drift(&cmd, man);
+    assert!(
+        drift.is_empty(),
+        "man/{page} and {} disagree: {drift:#?}",
+        cmd.get_name()
+    );
+}
+
+/// Panics, naming what is wrong ([`completion_drift`]), unless the completion scripts that
+/// binary `bin` prints offer every option of `C`.
+pub fn assert_completions_offer<C: clap::CommandFactory>(bin: &Path) {
+    let drift = completion_drift(bin, &C::command());
+    assert!(drift.is_empty(), "{}: {drift:#?}", bin.display());
+}
+
 /// Where a man page and the real command line disagree: options clap knows that the page's
 /// OPTIONS section does not list, and options the page lists that clap does not know. Empty
 /// when they agree. Hidden options are not expected on the page.
