@@ -38,8 +38,9 @@ use crate::job::{Flags, Job, JobKey, PHASE_NAMES};
 use crate::joiner::{FxMap, Joiner};
 use crate::jsonw;
 use crate::timeline;
+pub use crate::timeline::front::PerfettoStats;
 use crate::timeline::front::{
-    host_slice, Bucket, Front, Held, Nesting, Pending, Slices, TrackKey, What,
+    host_slice, Bucket, DocumentCards, Front, Held, Nesting, Pending, TrackKey, What,
 };
 
 /// Perfetto process id of card N: far above any Linux pid (pid_max <= 2^22).
@@ -72,16 +73,11 @@ pub struct Joint {
     /// Trace events written so far by all cards (a comma goes before all but the first).
     events: Cell<u64>,
     started: Cell<bool>,
-    /// Exporters not finished yet.
-    open: Cell<u32>,
+    /// The cards whose exporters write into it (host threads get a track per card when
+    /// there are several).
+    members: DocumentCards,
     /// Finished cards' figures, in the order they finished.
     cards: RefCell<Vec<CardMeta>>,
-    /// Several cards: track and counter names carry the card, host threads get a track
-    /// per card.
-    label_cards: bool,
-    /// Exporters made so far: a card that turns up after the first in a document made for
-    /// one (concatenated streams of two cards) is labelled all the same.
-    made: Cell<u32>,
     /// Thread ids of host tracks named after their card handed out so far (from
     /// [`HOST_CARD_TID_BASE`]), shared so cards never collide.
     host_card_tids: Cell<u32>,
@@ -91,7 +87,7 @@ impl Joint {
     /// A document for the exporters of several cards.
     pub fn several_cards() -> Rc<Joint> {
         Rc::new(Joint {
-            label_cards: true,
+            members: DocumentCards::new(true),
             ..Joint::default()
         })
     }
@@ -133,26 +129,11 @@ impl<W: Write> Write for SharedOut<W> {
     }
 }
 
-/// Which track a slice or instant goes to.
 /// One lane of a track: a thread track holding properly nested slices in time order.
 struct Lane {
     pid: u32,
     tid: u32,
     nesting: Nesting,
-}
-
-/// Counts of what the export did, kept in the trace's metadata.
-#[derive(Clone, Debug, Default)]
-pub struct PerfettoStats {
-    pub events: u64,
-    pub jobs: u64,
-    pub lanes: u64,
-    /// Instants written a little later than their time (records out of order).
-    pub moved: u64,
-    /// Job execution that fell into counter buckets already written, or too far ahead of
-    /// them (a damaged time, see [`timeline::MAX_OPEN_BUCKETS`]).
-    pub late_busy_ns: u64,
-    pub max_held: u64,
 }
 
 /// The exporter; register it with [`Engine::add_timeline`].
@@ -168,7 +149,6 @@ pub struct Perfetto<W: Write> {
     named_hosts: FxMap<u32, ()>,
     /// Where recent jobs' executions were written, for blocker arrows: key -> (tid, end).
     recent: FxMap<JobKey, (u32, u64, u64)>,
-    pub stats: PerfettoStats,
     joint: Rc<Joint>,
     /// `card1 ` before track and counter names when the document has several cards.
     prefix: String,
@@ -186,14 +166,7 @@ impl<W: Write> Perfetto<W> {
         if !joint.started.replace(true) {
             out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
         }
-        joint.open.set(joint.open.get() + 1);
-        let label = joint.label_cards || joint.made.get() > 0;
-        joint.made.set(joint.made.get() + 1);
-        let prefix = if label {
-            format!("card{} ", cfg.card)
-        } else {
-            String::new()
-        };
+        let prefix = joint.members.enter(cfg.card);
         let pid = CARD_PID_BASE.wrapping_add(cfg.card);
         let mut p = Perfetto {
             out,
@@ -204,7 +177,6 @@ impl<W: Write> Perfetto<W> {
             next_host_tid: HOST_LANE_TID_BASE,
             named_hosts: FxMap::default(),
             recent: FxMap::default(),
-            stats: PerfettoStats::default(),
             cfg,
             joint,
             prefix,
@@ -222,7 +194,7 @@ impl<W: Write> Perfetto<W> {
             self.out.write_all(b",\n")?;
         }
         self.joint.events.set(n + 1);
-        self.stats.events += 1;
+        self.front.stats.events += 1;
         Ok(())
     }
 
@@ -282,7 +254,7 @@ impl<W: Write> Perfetto<W> {
         let ok = lane.nesting.fits(ts, dur);
         debug_assert!(ok.is_some());
         self.tracks.entry(key).or_default().push(lane);
-        self.stats.lanes += 1;
+        self.front.stats.lanes += 1;
         self.name_lane(key, n, pid, tid)?;
         Ok((pid, tid))
     }
@@ -423,7 +395,7 @@ impl<W: Write> Perfetto<W> {
         let lane = &mut self.tracks.get_mut(&key).expect("placed")[0];
         let at = ts.max(lane.nesting.last_ts);
         if at != ts {
-            self.stats.moved += 1;
+            self.front.stats.moved += 1;
         }
         lane.nesting.last_ts = at;
         Ok((pid, tid, at))
@@ -638,21 +610,14 @@ impl<W: Write> Timeline for Perfetto<W> {
     }
 
     fn job(&mut self, job: &Job) -> io::Result<()> {
-        self.stats.jobs += 1;
-        let slices = Slices::of(job);
-        self.stats.late_busy_ns += self.front.count_busy(job);
-        if slices.count() == 0 {
-            // Nothing to draw (a job named only by a stray event): it is counted in the
-            // metadata's job total and listed by --jobs.
-            return Ok(());
+        if let Some(slices) = self.front.admit(job) {
+            let flow = if slices.submit_arrow() {
+                self.front.next_seq()
+            } else {
+                0
+            };
+            self.front.hold(job, slices, flow, 0);
         }
-        let flow = if slices.submit_arrow() {
-            self.front.next_seq()
-        } else {
-            0
-        };
-        self.front.hold(job, slices, flow, 0);
-        self.stats.max_held = self.stats.max_held.max(self.front.waiting() as u64);
         Ok(())
     }
 
@@ -666,17 +631,15 @@ impl<W: Write> Timeline for Perfetto<W> {
             card: self.cfg.card,
             driver: self.cfg.driver.clone(),
             records: st.records,
-            jobs: self.stats.jobs,
-            events: self.stats.events,
-            lanes: self.stats.lanes,
+            jobs: self.front.stats.jobs,
+            events: self.front.stats.events,
+            lanes: self.front.stats.lanes,
             lost_records: st.lost_records,
-            moved: self.stats.moved,
-            late_busy_ns: self.stats.late_busy_ns,
-            max_held: self.stats.max_held,
+            moved: self.front.stats.moved,
+            late_busy_ns: self.front.stats.late_busy_ns,
+            max_held: self.front.stats.max_held,
         });
-        let open = self.joint.open.get().saturating_sub(1);
-        self.joint.open.set(open);
-        if open > 0 {
+        if self.joint.members.leave() > 0 {
             // Another card's exporter closes the document.
             return self.out.flush();
         }

@@ -54,10 +54,10 @@ use prost::Message;
 use crate::engine::{Engine, Timeline};
 use crate::job::{Flags, Job, JobKey};
 use crate::joiner::{FxMap, Joiner};
-use crate::perfetto::{PerfettoConfig, PerfettoStats, CARD_PID_BASE, SLACK_NS};
+use crate::perfetto::{PerfettoConfig, CARD_PID_BASE, SLACK_NS};
 use crate::perfetto_proto::{self as pb, field, wire};
 use crate::timeline::front::{
-    host_slice, Bucket, Front, Held, Nesting, Pending, Slices, TrackKey, What,
+    host_slice, Bucket, DocumentCards, Front, Held, Nesting, Pending, TrackKey, What,
 };
 use crate::timeline::{self, job_mark};
 
@@ -228,11 +228,9 @@ pub struct PbJoint<W: Write> {
     path: Option<PathBuf>,
     /// The first packets (clearing the incremental state, the clock) were written.
     started: Cell<bool>,
-    /// Exporters not finished yet.
-    open: Cell<u32>,
-    /// Several cards: track and counter names carry the card, host tracks get one per card.
-    label_cards: bool,
-    made: Cell<u32>,
+    /// The cards whose exporters write into it (host tracks get one per card when there
+    /// are several).
+    members: DocumentCards,
     /// Last track uuid handed out (from 1, a byte per reference for the first 127).
     last_id: Cell<u64>,
     /// Last flow id handed out (flow ids are not track uuids: a counter of their own).
@@ -256,9 +254,7 @@ impl<W: Write> PbJoint<W> {
             out: RefCell::new(out),
             path,
             started: Cell::new(false),
-            open: Cell::new(0),
-            label_cards: several,
-            made: Cell::new(0),
+            members: DocumentCards::new(several),
             last_id: Cell::new(0),
             last_flow: Cell::new(0),
             interner: RefCell::default(),
@@ -469,8 +465,6 @@ pub struct PerfettoPb<W: Write> {
     /// Tracks of each ring's busy %, outstanding and fill % (described when first
     /// written).
     counter_tracks: FxMap<u32, [u64; 3]>,
-    /// Counts of what the export did (the JSON export's, `events` counting packets).
-    pub stats: PerfettoStats,
     prefix: String,
     /// The encoded `TrackEvent` being built (its debug annotations as they are added).
     ev: Vec<u8>,
@@ -494,14 +488,7 @@ impl<W: Write> PerfettoPb<W> {
     /// The exporter of card `cfg.card` writing into `joint`'s file; describes the card
     /// (its GPU and process track).
     pub fn in_joint(cfg: PerfettoConfig, joint: Rc<PbJoint<W>>) -> Self {
-        joint.open.set(joint.open.get() + 1);
-        let label = joint.label_cards || joint.made.get() > 0;
-        joint.made.set(joint.made.get() + 1);
-        let prefix = if label {
-            format!("card{} ", cfg.card)
-        } else {
-            String::new()
-        };
+        let prefix = joint.members.enter(cfg.card);
         let card_uuid = joint.id();
         let p = PerfettoPb {
             card_uuid,
@@ -510,7 +497,6 @@ impl<W: Write> PerfettoPb<W> {
             ends: BinaryHeap::new(),
             exec_open: FxMap::default(),
             counter_tracks: FxMap::default(),
-            stats: PerfettoStats::default(),
             prefix,
             ev: Vec::with_capacity(512),
             name: Vec::with_capacity(64),
@@ -582,7 +568,7 @@ impl<W: Write> PerfettoPb<W> {
         };
         let depth = lane.nesting.fits(ts, dur).unwrap_or(1);
         self.tracks.entry(key).or_default().push(lane);
-        self.stats.lanes += 1;
+        self.front.stats.lanes += 1;
         self.name_lane(key, n, uuid);
         (uuid, depth)
     }
@@ -655,7 +641,7 @@ impl<W: Write> PerfettoPb<W> {
         lane.nesting.last_ts = at;
         let uuid = lane.uuid;
         if at != ts {
-            self.stats.moved += 1;
+            self.front.stats.moved += 1;
         }
         (uuid, at)
     }
@@ -723,7 +709,7 @@ impl<W: Write> PerfettoPb<W> {
         let ts = self.rel(ts);
         self.joint.write_event(ts, &self.interned, &self.ev);
         self.ev.clear();
-        self.stats.events += 1;
+        self.front.stats.events += 1;
     }
 
     /// Writes the ends of slices at or before `ts` (all of them with `ts` = u64::MAX).
@@ -835,6 +821,33 @@ impl<W: Write> PerfettoPb<W> {
                 self.arg(Arg::BlockerLost as u64, Val::U(lost));
             }
         }
+    }
+
+    /// Keeps the execution of `job` open for the arrows to the jobs it blocks; returns the
+    /// flow id of the arrow from its own blocker (0: none). That arrow leaves the blocker's
+    /// execution end, not written yet (the blocker ended while this job was in flight,
+    /// which holds the watermark back).
+    fn open_exec(&mut self, job: &Job) -> u64 {
+        let mut blocker_flow = 0;
+        if let Some(b) = timeline::blocker(job) {
+            if let Some(x) = self.exec_open.get_mut(&b) {
+                // Trace processor binds flows in time order: the arrow must leave the
+                // blocker's begin or end before the waiter begins.
+                let at = if x.begun { x.end } else { x.start };
+                if at <= job.start {
+                    blocker_flow = self.joint.flow_id();
+                    x.flows.push(blocker_flow);
+                }
+            }
+        }
+        let x = ExecOpen {
+            start: job.start,
+            end: job.end,
+            begun: false,
+            flows: Vec::new(),
+        };
+        self.exec_open.insert(job.key, x);
+        blocker_flow
     }
 
     /// Writes the host, queued or execution slice of the held job `h`.
@@ -1012,7 +1025,7 @@ impl<W: Write> PerfettoPb<W> {
         }
         self.joint.write_event(rel_ts, &[], &self.ev);
         self.ev.clear();
-        self.stats.events += 1;
+        self.front.stats.events += 1;
     }
 }
 
@@ -1054,42 +1067,16 @@ impl<W: Write> Timeline for PerfettoPb<W> {
     }
 
     fn job(&mut self, job: &Job) -> io::Result<()> {
-        self.stats.jobs += 1;
-        let slices = Slices::of(job);
-        self.stats.late_busy_ns += self.front.count_busy(job);
-        if slices.count() == 0 {
+        let Some(slices) = self.front.admit(job) else {
             return Ok(());
-        }
+        };
         let flow = if slices.submit_arrow() {
             self.joint.flow_id()
         } else {
             0
         };
-        // The arrow from the blocker leaves its execution's end, not written yet (the
-        // blocker ended while this job was in flight, which holds the watermark back).
-        let mut blocker_flow = 0;
-        if slices.exec {
-            if let Some(b) = timeline::blocker(job) {
-                if let Some(x) = self.exec_open.get_mut(&b) {
-                    // Trace processor binds flows in time order: the arrow must leave the
-                    // blocker's begin or end before the waiter begins.
-                    let at = if x.begun { x.end } else { x.start };
-                    if at <= job.start {
-                        blocker_flow = self.joint.flow_id();
-                        x.flows.push(blocker_flow);
-                    }
-                }
-            }
-            let x = ExecOpen {
-                start: job.start,
-                end: job.end,
-                begun: false,
-                flows: Vec::new(),
-            };
-            self.exec_open.insert(job.key, x);
-        }
+        let blocker_flow = if slices.exec { self.open_exec(job) } else { 0 };
         self.front.hold(job, slices, flow, blocker_flow);
-        self.stats.max_held = self.stats.max_held.max(self.front.waiting() as u64);
         Ok(())
     }
 
@@ -1097,9 +1084,7 @@ impl<W: Write> Timeline for PerfettoPb<W> {
         let end = engine.joiner.stats.last_ns.saturating_add(1);
         self.advance(end.saturating_add(2 * self.cfg.interval_ns));
         self.flush_ends(u64::MAX);
-        let open = self.joint.open.get().saturating_sub(1);
-        self.joint.open.set(open);
-        if open > 0 && self.joint.error.borrow().is_none() {
+        if self.joint.members.leave() > 0 && self.joint.error.borrow().is_none() {
             // Another card's exporter flushes the file.
             return Ok(());
         }

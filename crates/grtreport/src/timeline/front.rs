@@ -3,6 +3,7 @@
 //! belong to, the lanes that keep every track properly nested, and the per-ring counter
 //! buckets. The exports differ only in how they encode what comes out of it.
 
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -11,6 +12,74 @@ use grtrace_format::{Lost, RecordView};
 use super::{max_fill, spread_open, Names, Seen, FILL_UNKNOWN, MAX_OPEN_BUCKETS};
 use crate::job::{Job, NONE};
 use crate::joiner::{FxMap, Joiner};
+
+/// The cards of one document, as their exporters come and go (one per card's engine, all
+/// writing into one file).
+#[derive(Debug, Default)]
+pub struct DocumentCards {
+    /// Made for several cards: track and counter names carry the card.
+    several: bool,
+    /// Exporters made so far.
+    made: Cell<u32>,
+    /// Exporters not finished yet.
+    open: Cell<u32>,
+}
+
+impl DocumentCards {
+    /// The cards of a document made for several cards (`several`) or for one.
+    pub fn new(several: bool) -> Self {
+        DocumentCards {
+            several,
+            ..DocumentCards::default()
+        }
+    }
+
+    /// Whether track names carry the card.
+    pub fn several(&self) -> bool {
+        self.several
+    }
+
+    /// The exporter of `card` is made: returns what goes before its track and counter
+    /// names, `card1 ` in a document of several cards, else nothing. A card that turns up
+    /// after the first in a document made for one (concatenated streams of two cards) is
+    /// labelled all the same.
+    pub fn enter(&self, card: u32) -> String {
+        self.open.set(self.open.get() + 1);
+        let label = self.several || self.made.get() > 0;
+        self.made.set(self.made.get() + 1);
+        if label {
+            format!("card{card} ")
+        } else {
+            String::new()
+        }
+    }
+
+    /// An exporter finished: returns how many are still open (the last one closes the
+    /// document).
+    pub fn leave(&self) -> u32 {
+        let open = self.open.get().saturating_sub(1);
+        self.open.set(open);
+        open
+    }
+}
+
+/// Counts of what a Perfetto export did, kept in the trace's metadata.
+#[derive(Clone, Debug, Default)]
+pub struct PerfettoStats {
+    /// Trace events (JSON) or packets (protobuf) written.
+    pub events: u64,
+    /// Jobs handed over.
+    pub jobs: u64,
+    /// Lanes of tracks made.
+    pub lanes: u64,
+    /// Instants written a little later than their time (records out of order).
+    pub moved: u64,
+    /// Job execution that fell into counter buckets already written, or too far ahead of
+    /// them (a damaged time, see [`MAX_OPEN_BUCKETS`]).
+    pub late_busy_ns: u64,
+    /// The most items held back at once.
+    pub max_held: u64,
+}
 
 /// Which track a slice or instant goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -222,6 +291,8 @@ impl RingCounters {
 /// the watermark passes them ([`Front::pop_before`]), counter buckets once they are final
 /// ([`Front::next_due_bucket`]).
 pub struct Front {
+    /// Counts of what the export did.
+    pub stats: PerfettoStats,
     /// The run's time origin (ns), from the joiner at the first record; [`NONE`] before.
     pub genesis: u64,
     /// Ring and process names learnt from notes.
@@ -245,6 +316,7 @@ impl Front {
     /// ring with `prefix` before.
     pub fn new(interval_ns: u64, prefix: String) -> Self {
         Front {
+            stats: PerfettoStats::default(),
             genesis: NONE,
             names: Names::default(),
             interval_ns,
@@ -273,11 +345,6 @@ impl Front {
     pub fn push(&mut self, ts: u64, what: What) {
         let seq = self.next_seq();
         self.heap.push(Reverse(Pending { ts, seq, what }));
-    }
-
-    /// Items waiting.
-    pub fn waiting(&self) -> usize {
-        self.heap.len()
     }
 
     /// The earliest item before `w`, if any.
@@ -361,10 +428,20 @@ impl Front {
         );
     }
 
-    /// Puts a job's execution into its ring's busy counters now (they are written only
-    /// once the watermark passes them); returns the ns that fell before the buckets still
-    /// open or too far past them (left out, see [`MAX_OPEN_BUCKETS`]).
-    pub fn count_busy(&mut self, job: &Job) -> u64 {
+    /// Takes in a finished job: counts it and puts its execution into its ring's busy
+    /// counters now (they are written only once the watermark passes them). Returns the
+    /// slices to draw of it, None when it has none (a job named only by a stray event: it
+    /// is counted in the job total all the same, and listed by --jobs).
+    pub fn admit(&mut self, job: &Job) -> Option<Slices> {
+        self.stats.jobs += 1;
+        self.stats.late_busy_ns += self.count_busy(job);
+        let slices = Slices::of(job);
+        (slices.count() > 0).then_some(slices)
+    }
+
+    /// Puts a job's execution into the busy counters; returns the ns that fell before the
+    /// buckets still open or too far past them (left out, see [`MAX_OPEN_BUCKETS`]).
+    fn count_busy(&mut self, job: &Job) -> u64 {
         if job.start == NONE || job.end == NONE || self.genesis == NONE {
             return 0;
         }
@@ -403,6 +480,7 @@ impl Front {
         if slices.exec {
             self.push(job.start, What::Exec(slot));
         }
+        self.stats.max_held = self.stats.max_held.max(self.heap.len() as u64);
     }
 
     /// Lends out the held job of `slot` while one of its slices is written (no copy of the
