@@ -80,18 +80,7 @@ fn closed_pipe_exits_quietly() {
 #[test]
 fn csv_has_job_and_ring_tables_with_headers() {
     let csv = tmp("jobs.csv");
-    let out = bin()
-        .arg(mixed_file())
-        .arg("--csv")
-        .arg(&csv)
-        .arg("-q")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeed(bin().arg(mixed_file()).arg("--csv").arg(&csv).arg("-q"));
     assert!(out.stdout.is_empty(), "-q prints no report");
     let jobs = std::fs::read_to_string(&csv).unwrap();
     let mut lines = jobs.lines();

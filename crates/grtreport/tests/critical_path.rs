@@ -9,34 +9,19 @@ mod common;
 use std::collections::HashSet;
 
 use common::*;
-use grtrace_format::{Event, InputSource, Trace};
+use grtrace_format::Event;
 use grtrace_sim::scenarios;
 use grtreport::critical::{FramePath, Scope, Via};
-use grtreport::engine::{Engine, Filter};
-use grtreport::joiner::JoinConfig;
+use grtreport::engine::Engine;
 use grtreport::Rules;
 
 type Name = (u32, u32, u64);
 
 fn paths(data: Vec<u8>, scope: Scope) -> (Engine, Vec<FramePath>) {
-    let mut trace = Trace::open(vec![InputSource::Bytes {
-        name: "frames".into(),
-        data,
-    }])
-    .unwrap();
-    let mut e = Engine::new(
-        Rules::default(),
-        JoinConfig::default(),
-        Filter::default(),
-        3,
-    );
+    let mut e = engine(Rules::default());
     e.critical_path(scope);
     e.critical.as_mut().unwrap().keep_all();
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let (sum, out, _) = grtreport::input::run(&mut trace, &mut e, &stop, false);
-    out.unwrap();
-    assert!(sum.errors.is_empty(), "{:?}", sum.errors);
-    e.finish().unwrap();
+    feed_clean(data, &mut e);
     let all = e.critical.as_mut().unwrap().take_all();
     (e, all)
 }

@@ -6,34 +6,17 @@
 mod common;
 
 use common::*;
-use grtrace_format::{InputSource, Trace};
 use grtrace_sim::scenarios;
 use grtreport::critical::{CritReport, CriticalPath, FramePath, Scope, Via, WINDOW_NS};
-use grtreport::engine::{Engine, Filter};
-use grtreport::joiner::JoinConfig;
 use grtreport::Rules;
 
 /// Every frame's path with a window of `window` ns, the report and the peak of jobs kept.
 fn paths(data: &[u8], scope: Scope, window: u64) -> (Vec<FramePath>, CritReport, usize) {
-    let mut trace = Trace::open(vec![InputSource::Bytes {
-        name: "frames".into(),
-        data: data.to_vec(),
-    }])
-    .unwrap();
-    let mut e = Engine::new(
-        Rules::default(),
-        JoinConfig::default(),
-        Filter::default(),
-        3,
-    );
+    let mut e = engine(Rules::default());
     e.critical_path(scope.clone());
     e.critical = Some(CriticalPath::new(scope).with_window(window));
     e.critical.as_mut().unwrap().keep_all();
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let (sum, out, _) = grtreport::input::run(&mut trace, &mut e, &stop, false);
-    out.unwrap();
-    assert!(sum.errors.is_empty(), "{:?}", sum.errors);
-    e.finish().unwrap();
+    feed_clean(data.to_vec(), &mut e);
     let cp = e.critical.as_mut().unwrap();
     let all = cp.take_all();
     (all, cp.report().clone(), cp.peak_kept())

@@ -20,18 +20,7 @@ fn root() -> PathBuf {
 
 /// The page for `input` (with extra arguments), and its data element parsed.
 fn page(input: &Path, extra: &[&str]) -> (String, Value) {
-    let out = bin()
-        .arg(input)
-        .args(["--html", "-"])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let html = String::from_utf8(out.stdout).unwrap();
+    let html = stdout_of(bin().arg(input).args(["--html", "-"]).args(extra));
     let open = "<script id=\"grt-data\" type=\"application/json\">";
     let a = html.find(open).expect("data element") + open.len();
     let b = a + html[a..].find("</script>").unwrap();

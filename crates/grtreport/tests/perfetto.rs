@@ -12,9 +12,7 @@ use std::process::Command;
 
 use common::*;
 use grtrace_format::Event;
-use grtreport::engine::{Engine, Filter};
-use grtreport::joiner::JoinConfig;
-use grtreport::perfetto::{Perfetto, PerfettoConfig, CARD_PID_BASE};
+use grtreport::perfetto::{Perfetto, PerfettoConfig, SharedOut, CARD_PID_BASE};
 use grtreport::{Job, Rules};
 use serde_json::Value;
 use tef::Checked;
@@ -37,13 +35,7 @@ fn checked(text: &str) -> Checked {
 /// Runs the binary with `--perfetto -` on `input`; returns the checked export and the jobs
 /// `--jobs` lists for the same input.
 fn export_file(input: &std::path::Path) -> (Checked, Vec<String>) {
-    let out = bin().arg(input).args(["--perfetto", "-"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let c = checked(&String::from_utf8(out.stdout).unwrap());
+    let c = checked(&stdout_of(bin().arg(input).args(["--perfetto", "-"])));
     let jobs = bin().arg(input).args(["--jobs", "-q"]).output().unwrap();
     let lines = String::from_utf8(jobs.stdout)
         .unwrap()
@@ -56,41 +48,18 @@ fn export_file(input: &std::path::Path) -> (Checked, Vec<String>) {
 
 /// Runs a stream through the engine with the exporter attached (in memory).
 fn export_bytes(data: Vec<u8>) -> (Checked, Vec<Job>, u64) {
-    let mut trace = grtrace_format::Trace::open(vec![grtrace_format::InputSource::Bytes {
-        name: "test".into(),
-        data,
-    }])
-    .unwrap();
-    let mut e = Engine::new(
-        Rules::default(),
-        JoinConfig::default(),
-        Filter::default(),
-        3,
-    );
+    let mut e = engine(Rules::default());
     e.keep_jobs();
     let buf = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-    impl std::io::Write for Shared {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
     let cfg = PerfettoConfig {
         card: 3,
         driver: "grtsim".into(),
         input: "test".into(),
         interval_ns: 1_000_000,
     };
-    let p = Perfetto::new(Shared(buf.clone()), cfg).unwrap();
+    let p = Perfetto::new(SharedOut(buf.clone()), cfg).unwrap();
     e.add_timeline(Box::new(p));
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let (_, out, _) = grtreport::input::run(&mut trace, &mut e, &stop, false);
-    out.unwrap();
-    e.finish().unwrap();
+    feed(data, &mut e);
     e.finish_timelines(&[]).unwrap();
     let jobs = e.take_jobs();
     let text = String::from_utf8(buf.borrow().clone()).unwrap();

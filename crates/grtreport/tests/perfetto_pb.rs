@@ -44,17 +44,7 @@ fn python() -> PathBuf {
 /// What tests/perfetto_pb.py saw in the trace (it fails on an invalid one).
 fn decode(trace: &Path) -> Value {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto_pb.py");
-    let out = Command::new(python())
-        .arg(script)
-        .arg(trace)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}: not a valid Perfetto trace:\n{}",
-        trace.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeed(Command::new(python()).arg(script).arg(trace));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -63,14 +53,7 @@ fn export_both(inputs: &[PathBuf], name: &str) -> (Value, tef::Checked, PathBuf)
     let pf = tmp(&format!("{name}.pftrace"));
     let js = tmp(&format!("{name}.json"));
     for out in [&pf, &js] {
-        let o = bin()
-            .args(inputs)
-            .arg("--perfetto")
-            .arg(out)
-            .arg("-q")
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        succeed(bin().args(inputs).arg("--perfetto").arg(out).arg("-q"));
     }
     let json = std::fs::read_to_string(&js).unwrap();
     assert!(json.starts_with('{'), "{name}.json is JSON");

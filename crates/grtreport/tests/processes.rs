@@ -4,25 +4,17 @@
 //! independently of grtreport's own aggregation, and must match every row of all three
 //! outputs.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/report-golden/in")
 }
 
-fn grtreport(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_grtreport"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+fn report(args: &[&str]) -> String {
+    common::stdout_of(common::grtreport().args(args))
 }
 
 /// (pid, ring) -> what the job rows say.
@@ -99,7 +91,7 @@ fn process_rows_are_the_sums_of_their_jobs() {
         let dir = tempdir(input);
         let csv_path = dir.join("out.csv");
         let f = fixtures().join(input);
-        let text = grtreport(&[f.to_str().unwrap(), "--csv", csv_path.to_str().unwrap()]);
+        let text = report(&[f.to_str().unwrap(), "--csv", csv_path.to_str().unwrap()]);
         let jobs = std::fs::read_to_string(&csv_path).unwrap();
         let want = from_jobs(&jobs);
         assert!(want.len() > 3, "{input}: {} processes", want.len());
@@ -144,7 +136,7 @@ fn process_rows_are_the_sums_of_their_jobs() {
 
         // --json: the same rows.
         let json: serde_json::Value =
-            serde_json::from_str(&grtreport(&[f.to_str().unwrap(), "--json"])).unwrap();
+            serde_json::from_str(&report(&[f.to_str().unwrap(), "--json"])).unwrap();
         let rows = json["processes"].as_array().unwrap();
         assert_eq!(rows.len(), want.len());
         for p in rows {

@@ -36,15 +36,10 @@ fn scenario_file(name: &str, seed: u64, jobs: usize) -> std::path::PathBuf {
 #[test]
 fn json_report_parses_back_with_every_section() {
     let f = scenario_file("dep-chain", 3, 2000);
-    let out = bin()
-        .arg(&f)
-        .args(["--json", "--top", "30", "--interval", "0.2"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeed(
+        bin()
+            .arg(&f)
+            .args(["--json", "--top", "30", "--interval", "0.2"]),
     );
     let v: Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
     assert_eq!(v["schema"], "grtreport/1");

@@ -5,7 +5,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use common::*;
 use grtrace_format::Event;
@@ -118,17 +117,7 @@ fn worked_example_fixture_and_golden_report() {
         data,
         "fixture differs from the generator"
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_grtreport"))
-        .arg(&input)
-        .args(["--top", "3", "--jobs"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of(grtreport().arg(&input).args(["--top", "3", "--jobs"]));
     if std::env::var_os("UPDATE_FIXTURES").is_some() {
         std::fs::write(&golden, &text).unwrap();
     }

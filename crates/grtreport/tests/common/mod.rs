@@ -11,6 +11,25 @@ use grtreport::joiner::JoinConfig;
 use grtreport::{Job, Rules};
 
 pub const T0: u64 = 1_000_000_000_000;
+
+/// The grtreport binary under test.
+pub fn grtreport() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_grtreport"))
+}
+
+/// Runs `cmd`, asserting that it succeeds (the command and its stderr in the message);
+/// returns what it wrote.
+pub fn succeed(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{cmd:?}: {err}");
+    out
+}
+
+/// What `cmd` writes on stdout, as text, asserting that it succeeds.
+pub fn stdout_of(cmd: &mut std::process::Command) -> String {
+    String::from_utf8(succeed(cmd).stdout).unwrap()
+}
 pub const US: u64 = 1_000;
 pub const MS: u64 = 1_000_000;
 
@@ -118,20 +137,36 @@ pub fn ended_stream(recs: &[(Stamp, Body<'static>)], card: u32, driver: &str) ->
     grtrace_format::builder::merged_stream(&all, card, driver)
 }
 
-/// Runs a stream through the reader and the engine; returns the engine (finished) and jobs.
-pub fn run_bytes(data: Vec<u8>, rules: Rules) -> (Engine, Vec<Job>) {
+/// An engine with `rules` and the default joiner and filter, as the binary makes it.
+pub fn engine(rules: Rules) -> Engine {
+    Engine::new(rules, JoinConfig::default(), Filter::default(), 3)
+}
+
+/// Runs stream `data` through the reader into engine `e` and finishes the engine; returns
+/// how many read errors the run met.
+pub fn feed(data: Vec<u8>, e: &mut Engine) -> usize {
     let mut trace = Trace::open(vec![InputSource::Bytes {
         name: "test".into(),
         data,
     }])
     .unwrap();
-    let mut e = Engine::new(rules, JoinConfig::default(), Filter::default(), 3);
-    e.keep_jobs();
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let (sum, out, _) = grtreport::input::run(&mut trace, &mut e, &stop, false);
+    let (sum, out, _) = grtreport::input::run(&mut trace, e, &stop, false);
     out.unwrap();
-    assert!(sum.errors.is_empty(), "{:?}", sum.errors);
     e.finish().unwrap();
+    sum.errors.len()
+}
+
+/// [`feed`] into `e`, asserting that the stream read without errors.
+pub fn feed_clean(data: Vec<u8>, e: &mut Engine) {
+    assert_eq!(feed(data, e), 0, "read errors");
+}
+
+/// Runs a stream through the reader and the engine; returns the engine (finished) and jobs.
+pub fn run_bytes(data: Vec<u8>, rules: Rules) -> (Engine, Vec<Job>) {
+    let mut e = engine(rules);
+    e.keep_jobs();
+    feed_clean(data, &mut e);
     let jobs = e.take_jobs();
     (e, jobs)
 }
