@@ -20,13 +20,6 @@ fn streams(cfg: &SynthConfig, card: u32) -> Vec<Vec<u8>> {
     streams_of(cfg, card, SESSION).unwrap()
 }
 
-fn other(e: Endian) -> Endian {
-    match e {
-        Endian::Little => Endian::Big,
-        Endian::Big => Endian::Little,
-    }
-}
-
 /// Notes of every type, a sequence gap and a kernel NOTE_LOST (card 0, two CPUs, mapped);
 /// a second card in the other byte order (mapped); a third card read as a pipe.
 fn mixed_sources() -> Vec<InputSource> {
@@ -47,7 +40,7 @@ fn mixed_sources() -> Vec<InputSource> {
         v.push(bytes(&format!("card0.{i}"), s));
     }
     let swapped = SynthConfig {
-        endian: other(Endian::NATIVE),
+        endian: Endian::NATIVE.opposite(),
         seed: 8,
         ..base.clone()
     };
@@ -478,6 +471,8 @@ fn native_events_end_at_anything_but_a_whole_event() {
     }
     let mut swapped = run.to_vec();
     let t = Endian::NATIVE.u16(&swapped, second + rec_off::TYPE);
-    other(Endian::NATIVE).put_u16(&mut swapped, second + rec_off::TYPE, t);
+    Endian::NATIVE
+        .opposite()
+        .put_u16(&mut swapped, second + rec_off::TYPE, t);
     assert_eq!(NativeEvents::new(&swapped).count(), 1);
 }
