@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -358,19 +358,8 @@ fn usage_errors_exit_2() {
 fn head_closing_the_pipe_is_quiet() {
     let d = temp_dir("pipe");
     synth_run(&d, 50_000);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_grtparse"))
-        .current_dir(&d)
-        .arg("run")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    // The reader is dropped here, like `head -1` exiting.
-    let o = child.wait_with_output().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_grtparse"));
+    let (first, o) = grtrace_cli::first_line_then_close(cmd.current_dir(&d).arg("run"));
     assert!(first.starts_with("card0  0        1 "), "{first}");
     assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
     assert_eq!(

@@ -675,6 +675,25 @@ macro_rules! man_page_tests {
     };
 }
 
+/// Runs `cmd` as `cmd | head -1` would: reads the first line it writes on standard output,
+/// then closes the pipe and waits for it to end. Returns the line and what the command did
+/// (its standard error captured). For the tests that a closed pipe ends a binary quietly.
+pub fn first_line_then_close(cmd: &mut std::process::Command) -> (String, std::process::Output) {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    let mut first = String::new();
+    io::BufReader::new(child.stdout.take().expect("piped stdout"))
+        .read_line(&mut first)
+        .expect("a line of output");
+    // The reader is dropped here, like `head -1` exiting.
+    (first, child.wait_with_output().expect("the command ends"))
+}
+
 /// Panics, naming every disagreement ([`man_page_drift`]), unless the man page `page` (its
 /// text `man`) lists exactly the options of `C`.
 pub fn assert_man_page_matches<C: clap::CommandFactory>(page: &str, man: &str) {
