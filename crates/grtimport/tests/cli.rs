@@ -1,6 +1,9 @@
 //! grtimport end to end: files written by the trace.dat writer, imported by the binary,
 //! read back with grtrace-format's reader.
 
+mod common;
+
+use common::*;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -27,17 +30,6 @@ fn write_dat(path: &Path, w: Workload, version: u32, codec: Option<Codec>) {
     let mut dw = DatWriter::new(BufWriter::new(File::create(path).unwrap()), spec).unwrap();
     w.write(&mut dw, &fs).unwrap();
     dw.finish().unwrap();
-}
-
-fn grtimport(args: &[&str]) -> (i32, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_grtimport"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 /// (header, records as (type, code, body text)) of one output stream.
@@ -74,8 +66,7 @@ fn a_v7_zstd_trace_becomes_imported_per_cpu_streams() {
     assert!(err.contains("drm_sched_job_run"), "{err}");
     let mut ends = 0;
     for cpu in 0..2 {
-        let (h, recs, note) =
-            read_stream(&PathBuf::from(format!("{}.grtrace.{cpu}", base.display())));
+        let (h, recs, note) = read_stream(&stream_path(&base, cpu));
         assert_eq!(h.cpu, cpu);
         assert!(h.flags & STREAM_IMPORTED != 0);
         assert!(
@@ -120,7 +111,7 @@ fn an_idle_cpu_left_out_of_the_v7_buffer_option_still_gets_its_stream() {
         "CPU 2 recorded nothing"
     );
     for cpu in 0..2 {
-        let (_, recs, _) = read_stream(&PathBuf::from(format!("{}.grtrace.{cpu}", base.display())));
+        let (_, recs, _) = read_stream(&stream_path(&base, cpu));
         assert!(
             recs.iter().any(|r| r.0 == RecordType::EVENT),
             "CPU {cpu} has events"
@@ -454,7 +445,7 @@ fn streams_carry_the_captures_span_and_the_drivers_it_had() {
         let (code, err) = grtimport(&[input.to_str().unwrap(), "-o", base.to_str().unwrap()]);
         assert_eq!(code, 0, "{err}");
         for cpu in 0..2 {
-            let (h, recs) = times(&PathBuf::from(format!("{}.grtrace.{cpu}", base.display())));
+            let (h, recs) = times(&stream_path(&base, cpu));
             assert_eq!(h.driver, "i915", "{}", input.display());
             assert_eq!(
                 recs[0],

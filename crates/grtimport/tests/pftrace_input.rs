@@ -3,6 +3,9 @@
 //! as a trace.dat by grtrace-ftrace's capture: the two imports must give the same records,
 //! and the jobs a user sees (rings, keys, exec times) must be the events' own.
 
+mod common;
+
+use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -52,17 +55,6 @@ fn make(spec: &str, out: &Path) {
         "make_pftrace.py: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-fn grtimport(args: &[&str]) -> (i32, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_grtimport"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 /// One kernel event of a test capture.
@@ -169,12 +161,7 @@ fn threads() -> String {
 fn records(base: &Path) -> (Vec<StreamHeader>, Vec<String>) {
     let mut lines = Vec::new();
     let mut headers = Vec::new();
-    for cpu in 0..8 {
-        let p = PathBuf::from(format!("{}.grtrace.{cpu}", base.display()));
-        let Ok(bytes) = std::fs::read(&p) else {
-            continue;
-        };
-        let h = StreamHeader::parse(&bytes).unwrap();
+    for (cpu, h, bytes) in streams(base) {
         for r in Records::new(&bytes, &h) {
             let r = r.unwrap();
             match r.body() {
@@ -205,12 +192,7 @@ fn jobs(base: &Path) -> (Vec<Job>, Vec<String>) {
     let mut starts: Vec<((u32, u32, u64), u64)> = Vec::new();
     let mut out = Vec::new();
     let mut all = Vec::new();
-    for cpu in 0..8 {
-        let p = PathBuf::from(format!("{}.grtrace.{cpu}", base.display()));
-        let Ok(bytes) = std::fs::read(&p) else {
-            continue;
-        };
-        let h = StreamHeader::parse(&bytes).unwrap();
+    for (_, h, bytes) in streams(base) {
         for r in Records::new(&bytes, &h) {
             let r = r.unwrap();
             all.push((r.time_ns(), r.bytes().to_vec(), h.endian));
