@@ -15,17 +15,9 @@
 # default the venv of scripts/pyenv.sh), each timed; the machine's load average is recorded
 # before and after.
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-WORK="${WORK:-/tmp/bench-fleet}"
-OUT="${OUT:-$HERE/results}"
-SIZES="${SIZES:-1000000 10000000}"
-REPS="${REPS:-3}"
-COPIES="${COPIES:-8}"
-
-mkdir -p "$WORK" "$OUT"
+. "$(dirname "$0")/../setup.sh"
+bench_setup WORK=/tmp/bench-fleet SIZES="1000000 10000000" REPS=3 COPIES=8
 log() { echo "[$(date +%T)] $*" >&2; }
-. "$ROOT/bench/binaries.sh"
 PYTHON="${PYTHON:-$(bash "$ROOT/scripts/pyenv.sh")}"
 
 RAW="$OUT/raw.tsv"

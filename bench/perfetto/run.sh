@@ -13,14 +13,8 @@
 # Writes $OUT/perfetto.tsv (default bench/perfetto/results/) and a summary of medians:
 # size ratio json/protobuf, protobuf wall / report wall, RSS of each.
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-WORK="${WORK:-/tmp/bench-perfetto}"
-OUT="${OUT:-$HERE/results}"
-SIZES="${SIZES:-1000000 10000000}"
-REPS="${REPS:-3}"
-mkdir -p "$WORK" "$OUT"
-. "$ROOT/bench/binaries.sh"
+. "$(dirname "$0")/../setup.sh"
+bench_setup WORK=/tmp/bench-perfetto SIZES="1000000 10000000" REPS=3
 R=$GRTREPORT
 tsv="$OUT/perfetto.tsv"
 echo -e "events\tmode\trep\twall_s\tuser_s\tsys_s\tmaxrss_kb\toutput_bytes" > "$tsv"

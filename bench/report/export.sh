@@ -10,14 +10,8 @@
 # Writes $OUT/export.tsv (default bench/report/results/) and $OUT/export-summary.txt (medians,
 # and each mode's wall and CPU as a ratio to the plain report of the same size).
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-WORK="${WORK:-/tmp/bench-report}"
-OUT="${OUT:-$HERE/results}"
-SIZES="${SIZES:-${N:-10000000}}"
-REPS="${REPS:-3}"
-mkdir -p "$WORK" "$OUT"
-. "$ROOT/bench/binaries.sh"
+. "$(dirname "$0")/../setup.sh"
+bench_setup WORK=/tmp/bench-report SIZES="${N:-10000000}" REPS=3
 R=$GRTREPORT
 
 # The modes: name, the output file it writes (- for none), its arguments after the input.

@@ -23,18 +23,11 @@
 # BTT=0 leaves btt out (no anchor: for sizes whose btt input is too slow to generate).
 # Events/s = records in the input / wall seconds (and / user+sys CPU seconds).
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-WORK="${WORK:-/tmp/bench-report}"
-OUT="${OUT:-$HERE/results}"
-SIZES="${SIZES:-1000000 10000000 100000000}"
-REPS="${REPS:-3}"
-GEN_BLK="${GEN_BLK:-$ROOT/../shared/bench/gen_blktrace.py}"
+. "$(dirname "$0")/../setup.sh"
+bench_setup WORK=/tmp/bench-report SIZES="1000000 10000000 100000000" REPS=3 \
+  GEN_BLK="$ROOT/../shared/bench/gen_blktrace.py"
 [[ -f $GEN_BLK ]] || GEN_BLK="$ROOT/../../shared/bench/gen_blktrace.py"
-
-mkdir -p "$WORK" "$OUT"
 log() { echo "[$(date +%T)] $*" >&2; }
-. "$ROOT/bench/binaries.sh"
 BEFORE="${BEFORE:-}"; [[ -z $BEFORE ]] || BEFORE=$(realpath "$BEFORE")
 READ="${READ:-1}"; BTT="${BTT:-1}"; CRITICAL="${CRITICAL:-1}"
 
