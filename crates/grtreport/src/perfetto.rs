@@ -328,16 +328,23 @@ impl<W: Write> Perfetto<W> {
         o.write_all(timeline::job_mark(j).as_bytes())?;
         o.write_all(b"\",\"cat\":\"")?;
         o.write_all(Self::cat(j).as_bytes())?;
-        o.write_all(b"\",\"pid\":")?;
+        o.write_all(b"\",")?;
+        self.where_when(pid, tid, ts)?;
+        self.out.write_all(b",\"dur\":")?;
+        jsonw::us(&mut self.out, dur)?;
+        self.out.write_all(b",\"args\":{")
+    }
+
+    /// An event's `"pid":P,"tid":T,"ts":US` (the time relative to the origin).
+    fn where_when(&mut self, pid: u32, tid: u32, ts: u64) -> io::Result<()> {
+        let rel = self.rel(ts);
+        let o = &mut self.out;
+        o.write_all(b"\"pid\":")?;
         jsonw::uint(o, pid as u64)?;
         o.write_all(b",\"tid\":")?;
         jsonw::uint(o, tid as u64)?;
         o.write_all(b",\"ts\":")?;
-        let rel = self.rel(ts);
-        jsonw::us(&mut self.out, rel)?;
-        self.out.write_all(b",\"dur\":")?;
-        jsonw::us(&mut self.out, dur)?;
-        self.out.write_all(b",\"args\":{")
+        jsonw::us(o, rel)
     }
 
     fn flow(&mut self, ph: u8, cat: &str, id: u64, pid: u32, tid: u32, ts: u64) -> io::Result<()> {
@@ -351,13 +358,8 @@ impl<W: Write> Perfetto<W> {
         o.write_all(cat.as_bytes())?;
         o.write_all(b"\",\"id\":")?;
         jsonw::uint(o, id)?;
-        o.write_all(b",\"pid\":")?;
-        jsonw::uint(o, pid as u64)?;
-        o.write_all(b",\"tid\":")?;
-        jsonw::uint(o, tid as u64)?;
-        o.write_all(b",\"ts\":")?;
-        let rel = self.rel(ts);
-        jsonw::us(&mut self.out, rel)?;
+        o.write_all(b",")?;
+        self.where_when(pid, tid, ts)?;
         if ph == b'f' {
             self.out.write_all(b",\"bp\":\"e\"")?;
         }

@@ -139,19 +139,29 @@ enum Arg {
 /// Slice args left out when 0 (the JSON export lists them): the phases (one not measured
 /// holds 0), a blocker's lost time and the counts, 0 for most jobs. Six bytes each.
 pub const ZERO_LEFT_OUT: [&str; 12] = [
-    "submit_host_ns",
-    "queue_ns",
-    "exec_ns",
-    "complete_ns",
-    "gpu_wait_ns",
-    "vm_fault_ns",
-    "total_ns",
-    "outstanding",
-    "batch",
-    "faults",
-    "preempts",
-    "blocker_lost_ns",
+    phase_arg_name(0),
+    phase_arg_name(1),
+    phase_arg_name(2),
+    phase_arg_name(3),
+    phase_arg_name(4),
+    phase_arg_name(5),
+    phase_arg_name(6),
+    arg_name(Arg::Outstanding),
+    arg_name(Arg::Batch),
+    arg_name(Arg::Faults),
+    arg_name(Arg::Preempts),
+    arg_name(Arg::BlockerLost),
 ];
+
+/// The debug annotation name of `arg`.
+const fn arg_name(arg: Arg) -> &'static str {
+    ARG_NAMES[arg as usize - 1]
+}
+
+/// The debug annotation name of phase `i` (PHASE_NAMES order).
+const fn phase_arg_name(i: usize) -> &'static str {
+    ARG_NAMES[Arg::Phase0 as usize - 1 + i]
+}
 
 /// Event categories, interned by the first packet (iid = index + 1).
 const CATEGORIES: [&str; 4] = ["job", "job,incomplete", "job,inferred", "event"];
@@ -1099,9 +1109,9 @@ mod tests {
 
     #[test]
     fn annotation_ids_name_what_they_hold() {
-        let name = |a: Arg| ARG_NAMES[a as usize - 1];
+        let name = arg_name;
         for (i, p) in PHASE_NAMES.iter().enumerate() {
-            assert_eq!(ARG_NAMES[Arg::Phase0 as usize - 1 + i], format!("{p}_ns"));
+            assert_eq!(phase_arg_name(i), format!("{p}_ns"));
         }
         assert_eq!(name(Arg::Ctx), "ctx");
         assert_eq!(name(Arg::Pid), "pid");
