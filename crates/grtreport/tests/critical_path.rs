@@ -11,29 +11,19 @@ use std::collections::HashSet;
 use common::*;
 use grtrace_format::Event;
 use grtrace_sim::scenarios;
-use grtreport::critical::{FramePath, Scope, Via};
+use grtreport::critical::{CriticalPath, FramePath, Scope, Via};
 use grtreport::engine::Engine;
 use grtreport::Rules;
 
 type Name = (u32, u32, u64);
 
 fn paths(data: Vec<u8>, scope: Scope) -> (Engine, Vec<FramePath>) {
-    let mut e = engine(Rules::default());
-    e.critical_path(scope);
-    e.critical.as_mut().unwrap().keep_all();
-    feed_clean(data, &mut e);
-    let all = e.critical.as_mut().unwrap().take_all();
-    (e, all)
+    frame_paths(data, CriticalPath::new(scope))
 }
 
 /// Links cover [start, end] in order, without gaps or overlaps; shares add up to 1.
 fn check_cover(p: &FramePath) {
-    assert!(!p.links.is_empty());
-    assert_eq!(p.links[0].from, p.start, "{p:#?}");
-    assert_eq!(p.links.last().unwrap().to, p.end, "{p:#?}");
-    for w in p.links.windows(2) {
-        assert_eq!(w[0].to, w[1].from, "{p:#?}");
-    }
+    assert_covers(p);
     let total: f64 = p.links.iter().map(|l| p.share(l)).sum();
     assert!((total - 1.0).abs() < 1e-9, "{total}");
 }

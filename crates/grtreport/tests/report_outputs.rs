@@ -292,14 +292,7 @@ fn gpu_run(r: &mut Rec, seqno: u64, at: [u64; 3]) {
     let codes = [Event::START, Event::END, Event::IRQ];
     for (t, code) in at.into_iter().zip(codes) {
         let arg0 = if code == Event::IRQ { seqno } else { 0 };
-        r.add(Ev {
-            t,
-            code,
-            ctx: 3,
-            seqno,
-            arg0,
-            ..Ev::default()
-        });
+        r.add(Ev::of_job(3, 0, seqno).at(code, t).args(arg0, 0, 0));
     }
 }
 
@@ -320,25 +313,9 @@ fn a_job_that_ends_before_the_first_commit_is_no_commit() {
     let full = |r: &mut Rec| {
         for (i, seqno) in (9u64..12).enumerate() {
             let t = T0 + 20 * MS + i as u64 * MS;
-            r.add(Ev {
-                cpu: 1,
-                pid: 77,
-                t,
-                code: Event::COMMIT,
-                ctx: 3,
-                seqno,
-                ..Ev::default()
-            });
-            r.add(Ev {
-                cpu: 1,
-                pid: 77,
-                t: t + 10 * US,
-                code: Event::SUBMIT,
-                ctx: 3,
-                seqno,
-                arg3: 1,
-                ..Ev::default()
-            });
+            let host = Ev::of_job(3, 0, seqno).on(1, 77);
+            r.add(host.at(Event::COMMIT, t));
+            r.add(host.at(Event::SUBMIT, t + 10 * US).args(0, 0, 1));
             gpu_run(r, seqno, [t + 30 * US, t + 230 * US, t + 240 * US]);
         }
     };

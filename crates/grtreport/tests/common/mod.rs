@@ -50,6 +50,42 @@ pub struct Ev {
     pub arg3: u32,
 }
 
+/// Events of one job made from one template in a line each:
+/// `let job = Ev::of_job(ctx, ring, seqno).flags(1);` then
+/// `r.add(job.at(Event::SUBMIT, t).on(0, 7).args(0, 0, 1));`.
+impl Ev {
+    /// The template of the events of job <ctx, ring, seqno>, every other field 0.
+    pub fn of_job(ctx: u32, ring: u32, seqno: u64) -> Ev {
+        Ev {
+            ctx,
+            ring,
+            seqno,
+            ..Ev::default()
+        }
+    }
+    /// This event as `code` at `t` (ns).
+    pub fn at(self, code: Event, t: u64) -> Ev {
+        Ev { code, t, ..self }
+    }
+    /// Written by CPU `cpu` in the context of thread `pid`.
+    pub fn on(self, cpu: u32, pid: u32) -> Ev {
+        Ev { cpu, pid, ..self }
+    }
+    /// With event flags `flags` (`abi::eflag`).
+    pub fn flags(self, flags: u16) -> Ev {
+        Ev { flags, ..self }
+    }
+    /// With arguments 0, 2 and 3 (their meaning is the event's, FORMAT.md 4.1).
+    pub fn args(self, arg0: u64, arg2: u32, arg3: u32) -> Ev {
+        Ev {
+            arg0,
+            arg2,
+            arg3,
+            ..self
+        }
+    }
+}
+
 /// Builds records with per-CPU sequence numbers (numbered by grtrace-format's `Builder`).
 #[derive(Default)]
 pub struct Rec {
@@ -160,6 +196,31 @@ pub fn feed(data: Vec<u8>, e: &mut Engine) -> usize {
 /// [`feed`] into `e`, asserting that the stream read without errors.
 pub fn feed_clean(data: Vec<u8>, e: &mut Engine) {
     assert_eq!(feed(data, e), 0, "read errors");
+}
+
+/// Every frame's critical path that `path` finds in stream `data` (all kept, none handed
+/// to a report), and the finished engine.
+pub fn frame_paths(
+    data: Vec<u8>,
+    path: grtreport::critical::CriticalPath,
+) -> (Engine, Vec<grtreport::critical::FramePath>) {
+    let mut e = engine(Rules::default());
+    e.critical = Some(path);
+    e.critical.as_mut().unwrap().keep_all();
+    feed_clean(data, &mut e);
+    let all = e.critical.as_mut().unwrap().take_all();
+    (e, all)
+}
+
+/// Asserts that the links of `p` cover its frame, `[start, end]`, in order, without gaps or
+/// overlaps.
+pub fn assert_covers(p: &grtreport::critical::FramePath) {
+    assert!(!p.links.is_empty());
+    assert_eq!(p.links[0].from, p.start, "{p:#?}");
+    assert_eq!(p.links.last().unwrap().to, p.end, "{p:#?}");
+    for w in p.links.windows(2) {
+        assert_eq!(w[0].to, w[1].from, "{p:#?}");
+    }
 }
 
 /// Runs a stream through the reader and the engine; returns the engine (finished) and jobs.
