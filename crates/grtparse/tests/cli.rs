@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -776,20 +777,7 @@ fn ring_notes_print_their_flags_when_set() {
 fn a_closed_stdout_is_an_error_not_exit_0() {
     let run = fixtures().join("every");
     for args in [&[][..], &["-d", "-"][..]] {
-        let o = Command::new("sh")
-            .arg("-c")
-            .arg("exec \"$0\" \"$@\" >&-")
-            .arg(env!("CARGO_BIN_EXE_grtparse"))
-            .args(args)
-            .arg(&run)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
-        assert!(
-            err.starts_with("grtparse: standard output is closed: "),
-            "{err}"
-        );
-        assert_eq!(err.lines().count(), 1, "{err}");
+        let args = args.iter().map(OsStr::new).chain([run.as_os_str()]);
+        grtrace_cli::assert_refuses_closed_stdout(Path::new(env!("CARGO_BIN_EXE_grtparse")), args);
     }
 }

@@ -694,6 +694,27 @@ pub fn first_line_then_close(cmd: &mut std::process::Command) -> (String, std::p
     (first, child.wait_with_output().expect("the command ends"))
 }
 
+/// Runs binary `bin` with `args` and its standard output closed (`bin args >&-`, through
+/// `sh`), and asserts that it refuses to run as every binary must: exit status 1 and one
+/// line of error, `NAME: standard output is closed: ...`, NAME being the binary's.
+pub fn assert_refuses_closed_stdout<S: AsRef<std::ffi::OsStr>>(
+    bin: &Path,
+    args: impl IntoIterator<Item = S>,
+) {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg("exec \"$0\" \"$@\" >&-")
+        .arg(bin)
+        .args(args);
+    let o = cmd.output().expect("sh runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{cmd:?}: {err}");
+    let name = bin.file_name().expect("a binary's path").to_string_lossy();
+    let refusal = format!("{name}: standard output is closed: ");
+    assert!(err.starts_with(&refusal), "{cmd:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{cmd:?}: {err}");
+}
+
 /// Panics, naming every disagreement ([`man_page_drift`]), unless the man page `page` (its
 /// text `man`) lists exactly the options of `C`.
 pub fn assert_man_page_matches<C: clap::CommandFactory>(page: &str, man: &str) {
