@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -61,8 +62,7 @@ fn a_v7_zstd_trace_becomes_imported_per_cpu_streams() {
     };
     write_dat(&dat, w, 7, Some(Codec::Zstd));
     let base = d.join("run");
-    let (code, err) = grtimport(&[dat.to_str().unwrap(), "-o", base.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    let err = import_ok(&dat, &base);
     assert!(err.contains("drm_sched_job_run"), "{err}");
     let mut ends = 0;
     for cpu in 0..2 {
@@ -102,8 +102,7 @@ fn an_idle_cpu_left_out_of_the_v7_buffer_option_still_gets_its_stream() {
     w.write(&mut dw, &fs).unwrap();
     dw.finish().unwrap();
     let base = d.join("run");
-    let (code, err) = grtimport(&[dat.to_str().unwrap(), "-o", base.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    import_ok(&dat, &base);
     let (h, recs, _) = read_stream(&PathBuf::from(format!("{}.grtrace.2", base.display())));
     assert_eq!(h.cpu, 2);
     assert!(
@@ -353,8 +352,7 @@ fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
     assert_eq!(std::fs::read(&input).unwrap(), before);
     // Another base name in the same directory is fine.
     let other = d.join("other");
-    let (code, err) = grtimport(&[input.to_str().unwrap(), "-o", other.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    import_ok(&input, &other);
 }
 
 /// Every record of a stream file as (type, time), with its header.
@@ -442,8 +440,7 @@ fn streams_carry_the_captures_span_and_the_drivers_it_had() {
     std::fs::write(&dat, c.dat(7, Some(Codec::Zstd))).unwrap();
     for input in [&text, &dat] {
         let base = d.join("run");
-        let (code, err) = grtimport(&[input.to_str().unwrap(), "-o", base.to_str().unwrap()]);
-        assert_eq!(code, 0, "{err}");
+        import_ok(input, &base);
         for cpu in 0..2 {
             let (h, recs) = times(&stream_path(&base, cpu));
             assert_eq!(h.driver, "i915", "{}", input.display());
@@ -672,21 +669,8 @@ fn a_closed_stdout_is_an_error_not_exit_0() {
         7,
         None,
     );
-    let o = Command::new("sh")
-        .arg("-c")
-        .arg("exec \"$0\" \"$@\" >&-")
-        .arg(env!("CARGO_BIN_EXE_grtimport"))
-        .arg(&dat)
-        .args(["-o", "-"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(
-        err.starts_with("grtimport: standard output is closed: "),
-        "{err}"
-    );
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let args = [dat.as_os_str(), OsStr::new("-o"), OsStr::new("-")];
+    grtrace_cli::assert_refuses_closed_stdout(Path::new(env!("CARGO_BIN_EXE_grtimport")), args);
 }
 
 #[test]

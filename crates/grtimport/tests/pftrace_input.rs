@@ -382,14 +382,8 @@ fn typed_and_generic_events_import_as_the_same_events_in_a_trace_dat() {
     let spec = format!("{{\"packets\": [{}]}}", packets.join(",\n"));
     let pf = d.join("capture.perfetto-trace");
     make(&spec, &pf);
-    let (code, err) = grtimport(&[
-        d.join("trace.dat").to_str().unwrap(),
-        "-o",
-        d.join("dat").to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let (code, err) = grtimport(&[pf.to_str().unwrap(), "-o", d.join("pf").to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    import_ok(&d.join("trace.dat"), &d.join("dat"));
+    let err = import_ok(&pf, &d.join("pf"));
     // What the user reads: the events mapped, and what was skipped and why.
     assert!(err.contains("Perfetto trace ("), "{err}");
     for want in [
@@ -518,14 +512,8 @@ fn two_gpus_compressed_packets_losses_and_a_clock_snapshot() {
     );
     let pf = d.join("gpus.pftrace");
     make(&spec, &pf);
-    let (code, err) = grtimport(&[
-        d.join("trace.dat").to_str().unwrap(),
-        "-o",
-        d.join("dat").to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let (code, err) = grtimport(&[pf.to_str().unwrap(), "-o", d.join("pf").to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    import_ok(&d.join("trace.dat"), &d.join("dat"));
+    let err = import_ok(&pf, &d.join("pf"));
     for want in [
         "2 zlib compressed",
         "clock mono: ftrace's boot clock, put on CLOCK_MONOTONIC by 1 ClockSnapshot",
@@ -650,8 +638,7 @@ fn a_perfetto_trace_is_told_by_its_content_not_its_name() {
         &format!("{{\"packets\": [{}]}}", bundle(&evs, 0, 0, false, 0, 8)),
         &pf,
     );
-    let (code, err) = grtimport(&[pf.to_str().unwrap(), "-o", d.join("a").to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    let err = import_ok(&pf, &d.join("a"));
     assert!(err.contains("Perfetto trace"), "{err}");
     // From stdin too.
     let o = Command::new(env!("CARGO_BIN_EXE_grtimport"))
@@ -682,8 +669,7 @@ fn a_perfetto_trace_is_told_by_its_content_not_its_name() {
         "\n# tracer: nop\n  glmark2-1000 [000] 1.000010: virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=1 ctx_id=1 num_free=200 seqno=1\n",
     )
     .unwrap();
-    let (code, err) = grtimport(&[t.to_str().unwrap(), "-o", d.join("c").to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    let err = import_ok(&t, &d.join("c"));
     assert!(err.contains("grtimport: text"), "{err}");
 }
 
@@ -778,12 +764,7 @@ fn an_ftrace_clock_other_than_boot_is_put_on_boot_by_the_bundles_sync_pairs() {
     let d = dir("fclock");
     let evs = two_gpus_617();
     std::fs::write(d.join("trace.dat"), dat("6.17", 3, &evs, &[])).unwrap();
-    let (code, err) = grtimport(&[
-        d.join("trace.dat").to_str().unwrap(),
-        "-o",
-        d.join("dat").to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    import_ok(&d.join("trace.dat"), &d.join("dat"));
     let (_, want) = records(&d.join("dat"));
     // local runs 7 us behind boot: events written at t - 7000, the pair says +7000.
     let lag = 7_000u64;
@@ -818,8 +799,7 @@ fn an_ftrace_clock_other_than_boot_is_put_on_boot_by_the_bundles_sync_pairs() {
             &pf,
         );
         let base = d.join(format!("pf-{synced}"));
-        let (code, err) = grtimport(&[pf.to_str().unwrap(), "-o", base.to_str().unwrap()]);
-        assert_eq!(code, 0, "{err}");
+        let err = import_ok(&pf, &base);
         let (hs, got) = records(&base);
         if synced {
             assert!(

@@ -18,6 +18,14 @@ pub fn grtimport(args: &[&str]) -> (i32, String) {
     )
 }
 
+/// Imports `input` to `base` (`-o`), asserting that it succeeds; returns what it said on
+/// standard error.
+pub fn import_ok(input: &Path, base: &Path) -> String {
+    let (code, err) = grtimport(&[input.to_str().unwrap(), "-o", base.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    err
+}
+
 /// The stream of CPU `cpu` that an import to `base` writes: `BASE.grtrace.CPU`.
 pub fn stream_path(base: &Path, cpu: u32) -> PathBuf {
     PathBuf::from(format!("{}.grtrace.{cpu}", base.display()))
