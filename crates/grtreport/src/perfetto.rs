@@ -30,7 +30,6 @@ use std::cell::{Cell, RefCell};
 use std::io::{self, Write};
 use std::rc::Rc;
 
-use grtrace_format::Event;
 use grtrace_format::{Lost, RecordView};
 
 use crate::engine::{Engine, Timeline};
@@ -40,7 +39,8 @@ use crate::jsonw;
 use crate::timeline;
 pub use crate::timeline::front::PerfettoStats;
 use crate::timeline::front::{
-    host_slice, Bucket, DocumentCards, Front, Held, Nesting, Pending, TrackKey, What,
+    host_slice, msg_name, msg_track, Bucket, DocumentCards, Front, Held, LostRecords, Marker,
+    Nesting, Pending, Slice, TrackKey, What,
 };
 
 /// Perfetto process id of card N: far above any Linux pid (pid_max <= 2^22).
@@ -49,8 +49,6 @@ pub const CARD_PID_BASE: u32 = 0x7f00_0000;
 const HOST_LANE_TID_BASE: u32 = 0x4000_0000;
 /// Thread ids of host tracks named after their card (a document of several cards).
 const HOST_CARD_TID_BASE: u32 = 0x5000_0000;
-/// Records may come this much out of time order (across CPUs) and still be placed in order.
-pub(crate) const SLACK_NS: u64 = 5_000_000;
 /// Default width of the counter buckets.
 pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000;
 
@@ -291,19 +289,11 @@ impl<W: Write> Perfetto<W> {
         self.meta_sort("thread_sort_index", pid, tid, sort + lane as i64)
     }
 
-    /// Places the slice `[from, to]` of job `j` on a lane of `key` and writes it up to its
-    /// args object (see [`slice_head`](Self::slice_head)); returns the lane's (pid, tid).
-    fn job_slice(
-        &mut self,
-        key: TrackKey,
-        prefix: &str,
-        j: &Job,
-        from: u64,
-        to: u64,
-    ) -> io::Result<(u32, u32)> {
-        let dur = to.saturating_sub(from);
-        let (pid, tid) = self.place(key, from, dur)?;
-        self.slice_head(prefix, j, pid, tid, from, dur)?;
+    /// Places slice `s` of job `j` on a lane of its track and writes it up to its args
+    /// object (see [`slice_head`](Self::slice_head)); returns the lane's (pid, tid).
+    fn job_slice(&mut self, s: Slice, j: &Job) -> io::Result<(u32, u32)> {
+        let (pid, tid) = self.place(s.key, s.from, s.dur())?;
+        self.slice_head(s.prefix, j, pid, tid, s.from, s.dur())?;
         Ok((pid, tid))
     }
 
@@ -455,18 +445,15 @@ impl<W: Write> Perfetto<W> {
     /// Writes the host, queued or execution slice of the held job `h`.
     fn write_job(&mut self, what: &What, h: &Held) -> io::Result<()> {
         let (j, flow) = (&h.job, h.flow);
+        let (pid, tid) = self.job_slice(Slice::of(what, j), j)?;
         match what {
             What::Host(_) => {
-                let host = TrackKey::Host(j.pid);
-                let (pid, tid) = self.job_slice(host, "submit ", j, j.commit, j.submit)?;
                 self.out.write_all(b"}}")?;
                 if flow != 0 {
                     self.flow(b's', "submit", flow, pid, tid, j.commit)?;
                 }
             }
             What::Queue(_) => {
-                let ctx = TrackKey::Ctx(j.key.ctx);
-                let (pid, tid) = self.job_slice(ctx, "queued ", j, j.submit, j.start)?;
                 self.out.write_all(b"\"queue_ms\":")?;
                 jsonw::ms(&mut self.out, j.phases.queue)?;
                 self.out.write_all(b"}}")?;
@@ -475,8 +462,6 @@ impl<W: Write> Perfetto<W> {
                 }
             }
             _ => {
-                let ring = TrackKey::Ring(j.key.ring);
-                let (pid, tid) = self.job_slice(ring, "", j, j.start, j.end)?;
                 self.job_args(j)?;
                 self.out.write_all(b"}}")?;
                 if flow != 0 {
@@ -508,43 +493,35 @@ impl<W: Write> Perfetto<W> {
                 self.front.written(slot, h);
                 res?;
             }
-            What::RingEvent {
-                code,
-                ring,
-                ctx,
-                seqno,
-                arg0,
-                arg2,
-            } => {
-                let (pid, tid, at) = self.lane_instant(TrackKey::Ring(ring), p.ts)?;
-                let name = Event(code).name().unwrap_or("EVENT");
-                self.instant_head(name, b't', pid, tid, at)?;
+            What::Marker(m) => {
+                let (pid, tid, at) = self.lane_instant(TrackKey::Ring(m.ring), p.ts)?;
+                self.instant_head(m.name(), b't', pid, tid, at)?;
+                let Marker {
+                    ring,
+                    ctx,
+                    seqno,
+                    arg0,
+                    arg2,
+                    ..
+                } = m;
                 write!(
                     self.out,
                     "\"ring\":{ring},\"ctx\":{ctx},\"seqno\":{seqno},\"arg0\":\"{arg0:#x}\",\"status\":{arg2}}}}}"
                 )?;
             }
             What::Msg { pid, text } => {
-                let key = if pid == 0 {
-                    TrackKey::Events
-                } else {
-                    TrackKey::Host(pid)
-                };
-                let (pid, tid, at) = self.lane_instant(key, p.ts)?;
-                let mut name = b"msg: ".to_vec();
-                name.extend_from_slice(&text[..text.len().min(64)]);
-                let name = String::from_utf8_lossy(&name).into_owned();
-                self.instant_head(&name, b't', pid, tid, at)?;
+                let (pid, tid, at) = self.lane_instant(msg_track(pid), p.ts)?;
+                self.instant_head(&msg_name(&text), b't', pid, tid, at)?;
                 self.out.write_all(b"\"text\":")?;
                 jsonw::string(&mut self.out, &text)?;
                 self.out.write_all(b"}}")?;
             }
-            What::Lost {
+            What::Lost(LostRecords {
                 cpu,
                 source,
                 count,
                 gap,
-            } => {
+            }) => {
                 let name = format!("lost {count} records");
                 self.instant_head(&name, b'p', self.pid, 0, p.ts)?;
                 write!(
@@ -599,11 +576,8 @@ impl<W: Write> Timeline for Perfetto<W> {
         joiner: &Joiner,
         watermark: Option<u64>,
     ) -> io::Result<()> {
-        self.front.record(rec, joiner);
-        if let Some(w) = watermark {
-            self.advance(w.saturating_sub(SLACK_NS))?;
-        }
-        Ok(())
+        let ready = self.front.record(rec, joiner, watermark);
+        ready.map_or(Ok(()), |w| self.advance(w))
     }
 
     fn lost(&mut self, l: &Lost, joiner: &Joiner) -> io::Result<()> {

@@ -47,17 +47,17 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use grtrace_format::Event;
 use grtrace_format::{Lost, RecordView};
 use prost::Message;
 
 use crate::engine::{Engine, Timeline};
 use crate::job::{Flags, Job, JobKey};
 use crate::joiner::{FxMap, Joiner};
-use crate::perfetto::{PerfettoConfig, CARD_PID_BASE, SLACK_NS};
+use crate::perfetto::{PerfettoConfig, CARD_PID_BASE};
 use crate::perfetto_proto::{self as pb, field, wire};
 use crate::timeline::front::{
-    host_slice, Bucket, DocumentCards, Front, Held, Nesting, Pending, TrackKey, What,
+    host_slice, msg_name, msg_track, Bucket, DocumentCards, Front, Held, LostRecords, Nesting,
+    Pending, Slice, TrackKey, What,
 };
 use crate::timeline::{self, job_mark};
 
@@ -743,24 +743,20 @@ impl<W: Write> PerfettoPb<W> {
         }
     }
 
-    /// Begins the slice `[from, to]` of job `j` on a lane of `key`, named
-    /// `{prefix}ctx/seqno{mark}`, its end held back until nothing can come before it.
-    #[allow(clippy::too_many_arguments)]
+    /// Begins slice `s` of job `j` on a lane of its track, named `{prefix}ctx/seqno{mark}`,
+    /// its end held back until nothing can come before it.
     fn job_slice(
         &mut self,
-        key: TrackKey,
-        prefix: &str,
+        s: Slice,
         j: &Job,
-        from: u64,
-        to: u64,
         flows: (&[u64], &[u64]),
         new: Option<pb::InternedData>,
     ) {
-        let dur = to.saturating_sub(from);
-        let (uuid, depth) = self.place(key, from, dur);
+        let (from, dur) = (s.from, s.dur());
+        let (uuid, depth) = self.place(s.key, from, dur);
         let n = &mut self.name;
         n.clear();
-        n.extend_from_slice(prefix.as_bytes());
+        n.extend_from_slice(s.prefix.as_bytes());
         wire::decimal(n, j.key.ctx.into());
         n.push(b'/');
         wire::decimal(n, j.key.seqno);
@@ -780,7 +776,7 @@ impl<W: Write> PerfettoPb<W> {
             depth,
             seq,
             uuid,
-            exec: matches!(key, TrackKey::Ring(_)).then_some(j.key),
+            exec: matches!(s.key, TrackKey::Ring(_)).then_some(j.key),
         }));
     }
 
@@ -863,12 +859,12 @@ impl<W: Write> PerfettoPb<W> {
     /// Writes the host, queued or execution slice of the held job `h`.
     fn write_job(&mut self, what: &What, h: &Held) {
         let (j, flow, blocker_flow) = (&h.job, h.flow, h.blocker_flow);
+        let slice = Slice::of(what, j);
         match what {
             What::Host(_) => {
                 let f = [flow];
                 let flows: &[u64] = if flow != 0 { &f } else { &[] };
-                let key = TrackKey::Host(j.pid);
-                self.job_slice(key, "submit ", j, j.commit, j.submit, (flows, &[]), None);
+                self.job_slice(slice, j, (flows, &[]), None);
             }
             What::Queue(_) => {
                 let f = [flow];
@@ -876,8 +872,7 @@ impl<W: Write> PerfettoPb<W> {
                 if j.phases.queue != 0 {
                     self.arg(Arg::Phase0 as u64 + 1, Val::U(j.phases.queue));
                 }
-                let key = TrackKey::Ctx(j.key.ctx);
-                self.job_slice(key, "queued ", j, j.submit, j.start, (flows, &[]), None);
+                self.job_slice(slice, j, (flows, &[]), None);
             }
             _ => {
                 let mut new = None;
@@ -896,8 +891,7 @@ impl<W: Write> PerfettoPb<W> {
                     }
                     None => Vec::new(),
                 };
-                let key = TrackKey::Ring(j.key.ring);
-                self.job_slice(key, "", j, j.start, j.end, (&starts, ends), new);
+                self.job_slice(slice, j, (&starts, ends), new);
             }
         }
     }
@@ -911,45 +905,30 @@ impl<W: Write> PerfettoPb<W> {
                 self.write_job(&p.what, &h);
                 self.front.written(slot, h);
             }
-            What::RingEvent {
-                code,
-                ring,
-                ctx,
-                seqno,
-                arg0,
-                arg2,
-            } => {
-                let (uuid, at) = self.lane_instant(TrackKey::Ring(ring), p.ts);
-                let name = Event(code).name().unwrap_or("EVENT");
-                let iid = MARK_NAMES.iter().position(|&n| n == name).unwrap_or(6) as u64 + 1;
-                self.arg(Arg::Ring as u64, Val::U(ring as u64));
-                self.arg(Arg::Ctx as u64, Val::U(ctx as u64));
-                self.arg(Arg::Seqno as u64, Val::U(seqno));
-                self.arg(Arg::Arg0 as u64, Val::S(&format!("{arg0:#x}")));
-                self.arg(Arg::Status as u64, Val::U(arg2 as u64));
+            What::Marker(m) => {
+                let (uuid, at) = self.lane_instant(TrackKey::Ring(m.ring), p.ts);
+                let iid = MARK_NAMES.iter().position(|&n| n == m.name()).unwrap_or(6) as u64 + 1;
+                self.arg(Arg::Ring as u64, Val::U(m.ring as u64));
+                self.arg(Arg::Ctx as u64, Val::U(m.ctx as u64));
+                self.arg(Arg::Seqno as u64, Val::U(m.seqno));
+                self.arg(Arg::Arg0 as u64, Val::S(&format!("{:#x}", m.arg0)));
+                self.arg(Arg::Status as u64, Val::U(m.arg2 as u64));
                 self.instant(at, uuid, Name::Interned(iid));
             }
             What::Msg { pid, text } => {
-                let key = if pid == 0 {
-                    TrackKey::Events
-                } else {
-                    TrackKey::Host(pid)
-                };
-                let (uuid, at) = self.lane_instant(key, p.ts);
-                let mut name = b"msg: ".to_vec();
-                name.extend_from_slice(&text[..text.len().min(64)]);
+                let (uuid, at) = self.lane_instant(msg_track(pid), p.ts);
                 self.name.clear();
-                self.name
-                    .extend_from_slice(String::from_utf8_lossy(&name).as_bytes());
+                self.name.extend_from_slice(msg_name(&text).as_bytes());
                 self.arg(Arg::Text as u64, Val::S(&String::from_utf8_lossy(&text)));
                 self.instant(at, uuid, Name::Own);
             }
-            What::Lost {
-                cpu,
-                source,
-                count,
-                gap,
-            } => {
+            What::Lost(l) => {
+                let LostRecords {
+                    cpu,
+                    source,
+                    count,
+                    gap,
+                } = l;
                 self.arg(Arg::Cpu as u64, Val::U(cpu as u64));
                 self.arg(Arg::Source as u64, Val::U(source as u64));
                 self.arg(Arg::Count as u64, Val::U(count));
@@ -1064,9 +1043,8 @@ impl<W: Write> Timeline for PerfettoPb<W> {
         joiner: &Joiner,
         watermark: Option<u64>,
     ) -> io::Result<()> {
-        self.front.record(rec, joiner);
-        if let Some(w) = watermark {
-            self.advance(w.saturating_sub(SLACK_NS));
+        if let Some(w) = self.front.record(rec, joiner, watermark) {
+            self.advance(w);
         }
         Ok(())
     }
@@ -1106,6 +1084,7 @@ impl<W: Write> Timeline for PerfettoPb<W> {
 mod tests {
     use super::*;
     use crate::job::PHASE_NAMES;
+    use grtrace_format::Event;
 
     #[test]
     fn annotation_ids_name_what_they_hold() {

@@ -7,11 +7,14 @@ use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use grtrace_format::{Lost, RecordView};
+use grtrace_format::{Event, Lost, RecordView};
 
 use super::{max_fill, spread_open, Names, Seen, FILL_UNKNOWN, MAX_OPEN_BUCKETS};
 use crate::job::{Job, NONE};
 use crate::joiner::{FxMap, Joiner};
+
+/// Records may come this much out of time order (across CPUs) and still be placed in order.
+pub const SLACK_NS: u64 = 5_000_000;
 
 /// The cards of one document, as their exporters come and go (one per card's engine, all
 /// writing into one file).
@@ -132,20 +135,7 @@ pub enum What {
     /// The execution of the held job in this slot (START to END).
     Exec(u32),
     /// A ring event shown as a marker.
-    RingEvent {
-        /// The event's code.
-        code: u16,
-        /// Its ring, context and seqno.
-        ring: u32,
-        /// Its context.
-        ctx: u32,
-        /// Its seqno.
-        seqno: u64,
-        /// Its arg0 (an address for VM faults).
-        arg0: u64,
-        /// Its arg2 (a status).
-        arg2: u32,
-    },
+    Marker(Marker),
     /// A user message (NOTE_MSG) of thread `pid` (0: none).
     Msg {
         /// The thread that wrote it.
@@ -153,17 +143,75 @@ pub enum What {
         /// What it wrote.
         text: Box<[u8]>,
     },
-    /// Records lost: a NOTE_LOST record, or a gap the reader found in a sequence.
-    Lost {
-        /// The CPU whose buffer lost them.
-        cpu: u32,
-        /// The source that lost them.
-        source: u32,
-        /// How many.
-        count: u64,
-        /// Found as a gap in the sequence numbers rather than noted by the recorder.
-        gap: bool,
-    },
+    /// Records lost.
+    Lost(LostRecords),
+}
+
+/// A ring event the exports show as a marker (VM_FAULT, VM_RETRY, RESET, TIMEOUT, HANG,
+/// STALL), with what they show of it.
+#[derive(Clone, Copy, Debug)]
+pub struct Marker {
+    /// The event's code.
+    pub code: u16,
+    /// Its ring.
+    pub ring: u32,
+    /// Its context.
+    pub ctx: u32,
+    /// Its seqno.
+    pub seqno: u64,
+    /// Its arg0 (an address for VM faults).
+    pub arg0: u64,
+    /// Its arg2 (a status).
+    pub arg2: u32,
+}
+
+impl Marker {
+    /// The marker's name: its event's (`EVENT` for a code the vocabulary lacks).
+    pub fn name(&self) -> &'static str {
+        Event(self.code).name().unwrap_or("EVENT")
+    }
+}
+
+/// Records lost: a NOTE_LOST record, or a gap the reader found in a sequence.
+#[derive(Clone, Copy, Debug)]
+pub struct LostRecords {
+    /// The CPU whose buffer lost them.
+    pub cpu: u32,
+    /// The source that lost them.
+    pub source: u32,
+    /// How many.
+    pub count: u64,
+    /// Found as a gap in the sequence numbers rather than noted by the recorder.
+    pub gap: bool,
+}
+
+impl LostRecords {
+    /// The records `l` says were lost; `gap`: found as a gap in a sequence.
+    fn of(l: &Lost, gap: bool) -> Self {
+        LostRecords {
+            cpu: l.cpu,
+            source: l.source,
+            count: l.count,
+            gap,
+        }
+    }
+}
+
+/// The track of a user message of thread `pid`: the thread's, or the card's events track
+/// when no thread wrote it (pid 0).
+pub fn msg_track(pid: u32) -> TrackKey {
+    if pid == 0 {
+        TrackKey::Events
+    } else {
+        TrackKey::Host(pid)
+    }
+}
+
+/// The name of a user message's instant: `msg: ` and the first 64 bytes of its text.
+pub fn msg_name(text: &[u8]) -> String {
+    let mut name = b"msg: ".to_vec();
+    name.extend_from_slice(&text[..text.len().min(64)]);
+    String::from_utf8_lossy(&name).into_owned()
 }
 
 /// Something to write at `ts` once the watermark passes it; of items at one time, the
@@ -223,6 +271,43 @@ impl Slices {
     /// Whether an arrow leads from the submission (host or queued slice) to the execution.
     pub fn submit_arrow(self) -> bool {
         (self.host || self.queue) && self.exec
+    }
+}
+
+/// Where and when one slice of a held job is drawn.
+#[derive(Clone, Copy, Debug)]
+pub struct Slice {
+    /// Its track.
+    pub key: TrackKey,
+    /// What its name starts with: `submit `, `queued `, nothing for the execution.
+    pub prefix: &'static str,
+    /// Its start and end (ns, absolute).
+    pub from: u64,
+    /// Its end.
+    pub to: u64,
+}
+
+impl Slice {
+    /// The slice `what` stands for (a [`What::Host`], [`What::Queue`] or [`What::Exec`]) of
+    /// `job`: the host part on the submitting thread, the queued part on its context, the
+    /// execution on its ring.
+    pub fn of(what: &What, job: &Job) -> Slice {
+        let (key, prefix, from, to) = match what {
+            What::Host(_) => (TrackKey::Host(job.pid), "submit ", job.commit, job.submit),
+            What::Queue(_) => (TrackKey::Ctx(job.key.ctx), "queued ", job.submit, job.start),
+            _ => (TrackKey::Ring(job.key.ring), "", job.start, job.end),
+        };
+        Slice {
+            key,
+            prefix,
+            from,
+            to,
+        }
+    }
+
+    /// Its length (0 for one that ends before it starts).
+    pub fn dur(&self) -> u64 {
+        self.to.saturating_sub(self.from)
     }
 }
 
@@ -357,8 +442,15 @@ impl Front {
     }
 
     /// Takes in one record (`joiner` has already seen it): markers, messages and lost
-    /// records are held back, ring state goes into the counters.
-    pub fn record(&mut self, rec: &RecordView<'_>, joiner: &Joiner) {
+    /// records are held back, ring state goes into the counters. Returns the time before
+    /// which everything may be written now, from the engine's `watermark` less the slack
+    /// records may come late by ([`SLACK_NS`]).
+    pub fn record(
+        &mut self,
+        rec: &RecordView<'_>,
+        joiner: &Joiner,
+        watermark: Option<u64>,
+    ) -> Option<u64> {
         let t = rec.time_ns();
         if self.genesis == NONE {
             self.genesis = joiner.origin().get().unwrap_or(NONE);
@@ -366,14 +458,14 @@ impl Front {
         match self.names.see(rec, joiner) {
             Seen::Mark(ev) => self.push(
                 t,
-                What::RingEvent {
+                What::Marker(Marker {
                     code: ev.code(),
                     ring: ev.ring(),
                     ctx: ev.ctx(),
                     seqno: ev.seqno(),
                     arg0: ev.arg0(),
                     arg2: ev.arg2(),
-                },
+                }),
             ),
             Seen::Ring {
                 ring,
@@ -397,17 +489,10 @@ impl Front {
                     text: text.into(),
                 },
             ),
-            Seen::Lost(l) => self.push(
-                t,
-                What::Lost {
-                    cpu: l.cpu,
-                    source: l.source,
-                    count: l.count,
-                    gap: false,
-                },
-            ),
+            Seen::Lost(l) => self.push(t, What::Lost(LostRecords::of(&l, false))),
             Seen::Nothing => {}
         }
+        watermark.map(|w| w.saturating_sub(SLACK_NS))
     }
 
     /// Takes in records lost in a gap of a sequence, drawn at the last record before it.
@@ -417,15 +502,7 @@ impl Front {
         } else {
             joiner.stats.last_ns
         };
-        self.push(
-            t,
-            What::Lost {
-                cpu: l.cpu,
-                source: l.source,
-                count: l.count,
-                gap: true,
-            },
-        );
+        self.push(t, What::Lost(LostRecords::of(l, true)));
     }
 
     /// Takes in a finished job: counts it and puts its execution into its ring's busy
