@@ -56,19 +56,9 @@ fn mixed_sources() -> Vec<InputSource> {
     v
 }
 
+/// [`common::describe`] after the card the item came from.
 fn describe(card: u32, it: &Item<'_>) -> String {
-    match it {
-        Item::Record(r) => format!(
-            "{card} {} {} {} {} {:?}",
-            r.cpu(),
-            r.seq(),
-            r.time_ns(),
-            r.pid(),
-            r.body()
-        ),
-        Item::Gap(g) => format!("{card} gap {g:?}"),
-        Item::Stream(s) => format!("{card} stream {} at {}", s.header.card, s.offset),
-    }
+    format!("{card} {}", common::describe(it))
 }
 
 /// What `for_each_run` delivered, runs kept as slices until after the call.
