@@ -13,6 +13,7 @@ use std::process::Command;
 use grtrace_format::abi::STREAM_IMPORTED;
 use grtrace_format::RecordType;
 use grtrace_format::{Body, Records, StreamHeader};
+use grtrace_ftrace::capture::i915_request;
 use grtrace_ftrace::datwriter::{fixture_formats, DatSpec, DatWriter};
 use grtrace_ftrace::synth::{Flavor, Workload};
 use grtrace_ftrace::tracedat::Codec;
@@ -384,31 +385,11 @@ fn i915_capture() -> grtrace_ftrace::capture::Capture {
     );
     c.lost(1, s, Some(3));
     for i in 0..20u64 {
-        let req = [
-            ("dev", 0),
-            ("ctx", 12 + 2 * (i % 2)),
-            ("class", 0),
-            ("instance", 0),
-            ("seqno", 2 + 2 * (i / 2)),
-        ];
-        c.ev(
-            0,
-            s + i * 1_000_000,
-            "gfx",
-            1234,
-            "i915_request_add",
-            &req,
-            &[],
-        );
-        c.ev(
-            1,
-            s + i * 1_000_000 + 800_000,
-            "",
-            0,
-            "i915_request_retire",
-            &req,
-            &[],
-        );
+        let req = i915_request(12 + 2 * (i % 2), 2 + 2 * (i / 2));
+        // Added by the app on CPU 0, retired 0.8 ms later on CPU 1 (no task).
+        let t = s + i * 1_000_000;
+        c.ev(0, t, "gfx", 1234, "i915_request_add", &req, &[]);
+        c.ev(1, t + 800_000, "", 0, "i915_request_retire", &req, &[]);
     }
     c.ev(
         0,
@@ -504,13 +485,7 @@ fn a_loss_marker_before_any_event_is_placed_at_the_captures_start() {
     let mut c = grtrace_ftrace::capture::Capture::new("6.12", 2);
     let t0 = 1_000_000_000_000u64;
     c.lost(1, t0, None);
-    let req = [
-        ("dev", 0),
-        ("ctx", 12),
-        ("class", 0),
-        ("instance", 0),
-        ("seqno", 2),
-    ];
+    let req = i915_request(12, 2);
     c.ev(1, t0, "gfx", 1234, "i915_request_add", &req, &[]);
     c.ev(0, t0 + 800_000, "", 0, "i915_request_retire", &req, &[]);
     for (style, name) in [

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use grtrace_format::{Body, Event, EventView, Records, StreamHeader};
-use grtrace_ftrace::capture::Capture;
+use grtrace_ftrace::capture::{i915_request, Capture};
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("grtimport-pf-{}-{name}", std::process::id()));
@@ -324,15 +324,7 @@ fn mixed_612() -> Vec<Ev> {
             &[],
         ));
         // i915 (generic): add, in, out on the render engine.
-        let i9 = |n: u64| {
-            vec![
-                ("dev", 0),
-                ("class", 0),
-                ("instance", 0),
-                ("ctx", 9),
-                ("seqno", n),
-            ]
-        };
+        let i9 = |n: u64| i915_request(9, n).to_vec();
         let t3 = t + 60_000;
         v.push(ev(c, t3, 1000, "i915_request_add", &i9(i + 1), &[]));
         v.push(ev(
