@@ -60,6 +60,7 @@ use crate::timeline::front::{
     Pending, Slice, TrackKey, What,
 };
 use crate::timeline::{self, job_mark};
+use crate::units::push_u64;
 
 /// The packet sequence every packet of the file is on.
 pub const SEQUENCE_ID: u32 = 1;
@@ -757,9 +758,9 @@ impl<W: Write> PerfettoPb<W> {
         let n = &mut self.name;
         n.clear();
         n.extend_from_slice(s.prefix.as_bytes());
-        wire::decimal(n, j.key.ctx.into());
+        push_u64(n, j.key.ctx.into());
         n.push(b'/');
-        wire::decimal(n, j.key.seqno);
+        push_u64(n, j.key.seqno);
         n.extend_from_slice(job_mark(j).as_bytes());
         self.event(
             pb::TYPE_SLICE_BEGIN,
@@ -935,7 +936,7 @@ impl<W: Write> PerfettoPb<W> {
                 self.arg(Arg::SequenceGap as u64, Val::B(gap));
                 self.name.clear();
                 self.name.extend_from_slice(b"lost ");
-                wire::decimal(&mut self.name, count);
+                push_u64(&mut self.name, count);
                 self.name.extend_from_slice(b" records");
                 self.instant(p.ts, self.card_uuid, Name::Own);
             }
