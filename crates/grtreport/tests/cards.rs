@@ -262,27 +262,10 @@ fn sim_driver(card: u32) -> &'static str {
 }
 
 fn sim_cards(base: &str) -> Vec<PathBuf> {
-    [
-        (0u32, "report-mixed", 3u64, 300usize),
-        (1, "report-clean", 7, 120),
-    ]
-    .iter()
-    .map(|&(card, name, seed, jobs)| {
-        let sc = grtrace_sim::scenarios::by_name(name, seed, jobs).expect("scenario");
-        let recs: Vec<_> = sc
-            .records
-            .iter()
-            .map(|(s, b)| {
-                let mut s = *s;
-                s.time_ns += T0;
-                (s, *b)
-            })
-            .collect();
-        let p = tmp(&format!("{base}.card{card}.grtrace"));
-        std::fs::write(&p, common::ended_stream(&recs, card, sim_driver(card))).unwrap();
-        p
-    })
-    .collect()
+    [(0, ("report-mixed", 3, 300)), (1, ("report-clean", 7, 120))]
+        .into_iter()
+        .map(|(card, sc)| scenario_card_file(base, card, sc, sim_driver(card)))
+        .collect()
 }
 
 /// `--jobs` rows of a multi-card run as (card, ctx, ring, seqno, exec in µs), the rows of

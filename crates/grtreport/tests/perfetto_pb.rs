@@ -379,26 +379,11 @@ fn instants_and_job_args_read_back_by_name() {
 #[test]
 fn two_cards_stay_apart() {
     let inputs: Vec<PathBuf> = [
-        (0u32, "report-mixed", 3u64, 300usize),
-        (1, "dep-chain", 7, 200),
+        (0, ("report-mixed", 3, 300), "grtsim"),
+        (1, ("dep-chain", 7, 200), "grtsim1"),
     ]
-    .iter()
-    .map(|&(card, name, seed, jobs)| {
-        let sc = grtrace_sim::scenarios::by_name(name, seed, jobs).expect("scenario");
-        let recs: Vec<_> = sc
-            .records
-            .iter()
-            .map(|(s, b)| {
-                let mut s = *s;
-                s.time_ns += T0;
-                (s, *b)
-            })
-            .collect();
-        let p = tmp(&format!("two-cards.card{card}.grtrace"));
-        let driver = if card == 0 { "grtsim" } else { "grtsim1" };
-        std::fs::write(&p, common::ended_stream(&recs, card, driver)).unwrap();
-        p
-    })
+    .into_iter()
+    .map(|(card, sc, driver)| scenario_card_file("two-cards", card, sc, driver))
     .collect();
     let (pb, c, _) = export_both(&inputs, "two-cards");
     assert_same_content(&pb, &c, "two cards");

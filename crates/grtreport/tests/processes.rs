@@ -17,6 +17,15 @@ fn report(args: &[&str]) -> String {
     common::stdout_of(common::grtreport().args(args))
 }
 
+/// The blocking classes as the CSV columns name them, in [`Sums`]' tag order.
+const CLASSES: [&str; 5] = [
+    "host_submit",
+    "queue_wait",
+    "exec_tail",
+    "dep_wait",
+    "vm_fault",
+];
+
 /// (pid, ring) -> what the job rows say.
 #[derive(Debug, Default, PartialEq)]
 struct Sums {
@@ -66,16 +75,7 @@ fn from_jobs(csv_text: &str) -> BTreeMap<(String, u64), Sums> {
             num(&r, &h, "gpu_wait_ns"),
             num(&r, &h, "vm_fault_ns"),
         ];
-        for (t, col) in [
-            "host_submit",
-            "queue_wait",
-            "exec_tail",
-            "dep_wait",
-            "vm_fault",
-        ]
-        .iter()
-        .enumerate()
-        {
+        for (t, col) in CLASSES.iter().enumerate() {
             if num(&r, &h, col) == 1 {
                 s.tag_jobs[t] += 1;
                 s.tag_lost[t] += lost[t];
@@ -110,16 +110,7 @@ fn process_rows_are_the_sums_of_their_jobs() {
                 busy_ns: num(&r, &h, "busy_ns"),
                 ..Sums::default()
             };
-            for (t, n) in [
-                "host_submit",
-                "queue_wait",
-                "exec_tail",
-                "dep_wait",
-                "vm_fault",
-            ]
-            .iter()
-            .enumerate()
-            {
+            for (t, n) in CLASSES.iter().enumerate() {
                 s.tag_jobs[t] = num(&r, &h, &format!("{n}_jobs"));
                 s.tag_lost[t] = num(&r, &h, &format!("{n}_lost_ns"));
             }

@@ -242,6 +242,29 @@ pub fn scenario_stream(recs: &[(Stamp, Body<'static>)]) -> Vec<u8> {
     merged_stream(&r.recs)
 }
 
+/// Simulator scenario `name` (seed, jobs) as the stream file of card `card` of driver
+/// `driver`, `{base}.card{card}.grtrace` in this process's temporary directory, its times
+/// after [`T0`].
+pub fn scenario_card_file(
+    base: &str,
+    card: u32,
+    (name, seed, jobs): (&str, u64, usize),
+    driver: &str,
+) -> std::path::PathBuf {
+    let sc = grtrace_sim::scenarios::by_name(name, seed, jobs).expect("scenario");
+    let recs: Vec<_> = sc
+        .records
+        .iter()
+        .map(|&(mut s, b)| {
+            s.time_ns += T0;
+            (s, b)
+        })
+        .collect();
+    let p = tmp(&format!("{base}.card{card}.grtrace"));
+    std::fs::write(&p, ended_stream(&recs, card, driver)).unwrap();
+    p
+}
+
 /// Per-tag (true positives, false positives, false negatives) of `jobs` against `truth`.
 pub fn score(
     jobs: &[Job],
