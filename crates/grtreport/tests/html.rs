@@ -258,9 +258,7 @@ fn a_group_without_complete_jobs_is_unjudged_in_text_json_and_page() {
     let f = tmp("no-complete-ring.grtrace");
     std::fs::write(&f, merged_stream(&r.recs)).unwrap();
 
-    let out = bin().arg(&f).output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of(bin().arg(&f));
     let classes = text
         .split("Blocking Classes")
         .nth(1)

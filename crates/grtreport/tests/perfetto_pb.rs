@@ -107,21 +107,22 @@ fn json_slices(c: &tef::Checked) -> Vec<(Slice, Value)> {
     v
 }
 
-fn pb_slices(pb: &Value) -> Vec<(Slice, Value)> {
+/// The decoded trace's `list` (slices, instants), each item with the name of its track.
+fn pb_on_tracks<'a>(pb: &'a Value, list: &str) -> Vec<(String, &'a Value)> {
     let tracks = pb_tracks(pb);
-    let mut v: Vec<_> = pb["slices"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            let track = tracks[&s["track"].as_u64().unwrap()].0.clone();
-            let k = (
-                track,
-                s["name"].as_str().unwrap().to_string(),
-                s["ts"].as_i64().unwrap(),
-                s["dur"].as_i64().unwrap(),
-            );
-            (k, s["args"].clone())
+    let items = pb[list].as_array().unwrap().iter();
+    items
+        .map(|s| (tracks[&s["track"].as_u64().unwrap()].0.clone(), s))
+        .collect()
+}
+
+fn pb_slices(pb: &Value) -> Vec<(Slice, Value)> {
+    let mut v: Vec<_> = pb_on_tracks(pb, "slices")
+        .into_iter()
+        .map(|(track, s)| {
+            let name = s["name"].as_str().unwrap().to_string();
+            let (ts, dur) = (s["ts"].as_i64().unwrap(), s["dur"].as_i64().unwrap());
+            ((track, name, ts, dur), s["args"].clone())
         })
         .collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));
@@ -150,13 +151,9 @@ fn json_instants(c: &tef::Checked) -> Vec<(String, String, i64, Value)> {
 }
 
 fn pb_instants(pb: &Value) -> Vec<(String, String, i64, Value)> {
-    let tracks = pb_tracks(pb);
-    let mut v: Vec<_> = pb["instants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            let track = tracks[&s["track"].as_u64().unwrap()].0.clone();
+    let mut v: Vec<_> = pb_on_tracks(pb, "instants")
+        .into_iter()
+        .map(|(track, s)| {
             let name = s["name"].as_str().unwrap().to_string();
             (track, name, s["ts"].as_i64().unwrap(), s["args"].clone())
         })

@@ -8,9 +8,12 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
-use grtrace_format::{Body, Event};
+use grtrace_format::{Body, Event, Stamp};
 use grtreport::{Flags, Rules};
 use serde_json::Value;
+
+/// A record as the tests build them.
+type Record = (Stamp, Body<'static>);
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_grtreport"))
@@ -77,19 +80,17 @@ fn json_report_parses_back_with_every_section() {
     assert!(iv[0]["busy_ns"].as_u64().unwrap() <= 200_000_000);
 }
 
+/// `recs` as a recording of only the events `keep` takes (`grtrace -a ...`), notes and all.
+fn recorded_only(recs: &[Record], keep: impl Fn(Event) -> bool) -> Vec<Record> {
+    let taken = |b: &Body<'_>| !matches!(b, Body::Event(e) if !keep(e.code));
+    recs.iter().filter(|(_, b)| taken(b)).cloned().collect()
+}
+
 /// `grtrace -a submit -a end`: only SUBMIT and END (and notes) are recorded.
 #[test]
 fn a_filtered_recording_reports_what_it_can_measure() {
     let sc = grtrace_sim::scenarios::by_name("report-mixed", 5, 2000).unwrap();
-    let kept: Vec<_> = sc
-        .records
-        .iter()
-        .filter(|(_, b)| match b {
-            Body::Event(e) => e.code == Event::SUBMIT || e.code == Event::END,
-            _ => true,
-        })
-        .cloned()
-        .collect();
+    let kept = recorded_only(&sc.records, |c| c == Event::SUBMIT || c == Event::END);
     let data = scenario_stream(&kept);
     let (e, jobs) = run_bytes(data.clone(), Rules::default());
     // Before: every job lacked COMMIT and was incomplete (0 complete jobs). Now only the
@@ -109,9 +110,7 @@ fn a_filtered_recording_reports_what_it_can_measure() {
 
     let f = tmp("filtered.grtrace");
     std::fs::write(&f, &data).unwrap();
-    let out = bin().arg(&f).arg("--jobs").output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of(bin().arg(&f).arg("--jobs"));
     assert!(
         text.contains("the recording has no COMMIT/START/IRQ/SIGNAL events: submit_host, complete, total cannot be measured"),
         "{text}"
@@ -152,18 +151,11 @@ fn a_filtered_recording_reports_what_it_can_measure() {
 #[test]
 fn without_commit_text_and_json_agree_idle_host_is_unmeasured() {
     let sc = grtrace_sim::scenarios::by_name("report-mixed", 7, 1500).unwrap();
-    let kept: Vec<_> = sc
-        .records
-        .iter()
-        .filter(|(_, b)| !matches!(b, Body::Event(e) if e.code == Event::COMMIT))
-        .cloned()
-        .collect();
+    let kept = recorded_only(&sc.records, |c| c != Event::COMMIT);
     let f = tmp("no-commit.grtrace");
     std::fs::write(&f, scenario_stream(&kept)).unwrap();
 
-    let out = bin().arg(&f).args(["--interval", "0.1"]).output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of(bin().arg(&f).args(["--interval", "0.1"]));
     // Utilisation table: the idle_host column (7th after the label) is `-` for every ring,
     // idle_dep a share.
     let util = text
@@ -336,15 +328,7 @@ fn a_job_that_ends_before_the_first_commit_is_no_commit() {
 
     // The same early jobs in a recording of START/END/IRQ only (grtrace -a start,end,irq):
     // nothing is missing, the host phases are unmeasured.
-    let filtered: Vec<_> = r
-        .recs
-        .iter()
-        .filter(|(_, b)| {
-            !matches!(b, Body::Event(ev) if ev.code == Event::COMMIT
-                || ev.code == Event::SUBMIT)
-        })
-        .cloned()
-        .collect();
+    let filtered = recorded_only(&r.recs, |c| c != Event::COMMIT && c != Event::SUBMIT);
     let (e, jobs) = run_bytes(merged_stream(&filtered), Rules::default());
     assert_eq!(jobs.len(), 5);
     assert!(jobs.iter().all(|j| !j.flags.incomplete()), "{jobs:?}");
