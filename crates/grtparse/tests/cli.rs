@@ -8,7 +8,7 @@ use common::*;
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/parse")
@@ -114,15 +114,9 @@ fn file_lists_and_stdin_read_like_a_base_name() {
     for f in &files {
         cat.extend(std::fs::read(f).unwrap());
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_grtparse"))
-        .args(["-i", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&cat).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let mut reader = Command::new(env!("CARGO_BIN_EXE_grtparse"));
+    let (o, fed) = grtrace_cli::run_fed(reader.args(["-i", "-"]), &cat);
+    fed.unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), golden("multi.txt"));
     let _ = std::fs::remove_dir_all(&d);
@@ -137,15 +131,9 @@ fn dump_to_stdout_pipes_into_a_reader() {
     assert!(dump.status.success(), "{}", text(&dump.stderr));
     assert!(dump.stdout.starts_with(b"GRTRACE\0"), "stdout is a stream");
     assert!(text(&dump.stderr).contains("Summary"), "summary on stderr");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_grtparse"))
-        .args(["-i", "-", "-q"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&dump.stdout).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let mut reader = Command::new(env!("CARGO_BIN_EXE_grtparse"));
+    let (o, fed) = grtrace_cli::run_fed(reader.args(["-i", "-", "-q"]), &dump.stdout);
+    fed.unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), lines_only(&golden("multi.txt")));
 }

@@ -694,6 +694,28 @@ pub fn first_line_then_close(cmd: &mut std::process::Command) -> (String, std::p
     (first, child.wait_with_output().expect("the command ends"))
 }
 
+/// Runs `cmd` fed `input` on its standard input, as `... | cmd` would, its output captured;
+/// returns what it did and how writing the pipe went (a command that stops reading early
+/// breaks it). A thread of its own writes the input, so a command that writes while it
+/// reads cannot stall on a full pipe.
+pub fn run_fed(
+    cmd: &mut std::process::Command,
+    input: &[u8],
+) -> (std::process::Output, io::Result<()>) {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().expect("the command ends");
+    (out, feeder.join().expect("the feeding thread"))
+}
+
 /// Runs binary `bin` with `args` and its standard output closed (`bin args >&-`, through
 /// `sh`), and asserts that it refuses to run as every binary must: exit status 1 and one
 /// line of error, `NAME: standard output is closed: ...`, NAME being the binary's.

@@ -652,21 +652,7 @@ fn a_second_recording_of_a_card_on_stdin_is_not_merged_silently() {
 
 /// `grtreport - ARGS` fed `bytes` through a pipe: its output, and how writing the pipe went.
 fn through_pipe(args: &[&str], bytes: &[u8]) -> (std::process::Output, std::io::Result<()>) {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = bin()
-        .arg("-")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let bytes = bytes.to_vec();
-    let feeder = std::thread::spawn(move || stdin.write_all(&bytes));
-    let out = child.wait_with_output().unwrap();
-    (out, feeder.join().unwrap())
+    grtrace_cli::run_fed(bin().arg("-").args(args), bytes)
 }
 
 /// `grtreport -` fed `bytes` on stdin, with `args`.

@@ -2,8 +2,7 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::*;
 
@@ -39,14 +38,8 @@ fn mixed_file() -> std::path::PathBuf {
 #[test]
 fn stdin_gives_the_same_report_as_a_file() {
     let data = std::fs::read(fixture()).unwrap();
-    let mut child = bin()
-        .args(["--top", "3"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&data).unwrap();
-    let piped = child.wait_with_output().unwrap();
+    let (piped, fed) = grtrace_cli::run_fed(bin().args(["--top", "3"]), &data);
+    fed.unwrap();
     assert!(piped.status.success());
     let file = bin().arg(fixture()).args(["--top", "3"]).output().unwrap();
     assert_eq!(piped.stdout, file.stdout);
