@@ -26,6 +26,19 @@ pub fn import_ok(input: &Path, base: &Path) -> String {
     err
 }
 
+/// Imports the damaged `input` to `base`, asserting that it fails (exit 1) with a last line
+/// naming where in `input` the damage is; returns what it said on standard error.
+pub fn import_damaged(input: &Path, base: &Path) -> String {
+    let (code, err) = grtimport(&[input.to_str().unwrap(), "-o", base.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    let at = format!("grtimport: {}: offset ", input.display());
+    assert!(
+        err.lines().last().is_some_and(|l| l.starts_with(&at)),
+        "{err}"
+    );
+    err
+}
+
 /// The stream of CPU `cpu` that an import to `base` writes: `BASE.grtrace.CPU`.
 pub fn stream_path(base: &Path, cpu: u32) -> PathBuf {
     PathBuf::from(format!("{}.grtrace.{cpu}", base.display()))
