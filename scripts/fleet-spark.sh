@@ -7,7 +7,8 @@
 #
 # Installs what it needs: a Java 17 runtime (apt, openjdk-17-jre-headless) when `java` is
 # missing, and a venv with scripts/spark-requirements.txt at $GRT_SPARKENV (default
-# /var/tmp/grtrace-sparkenv), rebuilt when that file changes. Prints the time of each part.
+# /var/tmp/grtrace-sparkenv), rebuilt when that file changes (scripts/pyenv.sh makes it).
+# Prints the time of each part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${GRT_SPARK:-1}" = 0 ]; then
@@ -22,20 +23,7 @@ if ! command -v java >/dev/null; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi
-env_dir=${GRT_SPARKENV:-/var/tmp/grtrace-sparkenv}
-req=scripts/spark-requirements.txt
-want=$(sha256sum "$req" | cut -d' ' -f1)
-if [ "$(cat "$env_dir/.grt-stamp" 2>/dev/null)" != "$want" ]; then
-    if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
-    fi
-    rm -rf "$env_dir"
-    python3 -m venv "$env_dir"
-    "$env_dir/bin/pip" install -q --disable-pip-version-check -r "$req"
-    echo "$want" > "$env_dir/.grt-stamp"
-fi
-py=$env_dir/bin/python3
+py=$(scripts/pyenv.sh "${GRT_SPARKENV:-/var/tmp/grtrace-sparkenv}" scripts/spark-requirements.txt)
 lap "java and the venv"
 
 GRT_PYTHON=$py GRT_FLEET_HOSTS=${GRT_FLEET_HOSTS:-4} GRT_FLEET_CAPTURES=${GRT_FLEET_CAPTURES:-3} \

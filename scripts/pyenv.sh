@@ -3,10 +3,12 @@
 # trace schema, ...): a venv at $GRT_PYENV (default /var/tmp/grtrace-pyenv) with exactly
 # scripts/py-requirements.txt, rebuilt when that file changes. Prints the venv's python.
 # Tests find it through $GRT_PYTHON, else at the default path, and fail saying to run this.
+#
+#   scripts/pyenv.sh [ENV_DIR REQUIREMENTS]   # another venv the same way (fleet-spark.sh's)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-env_dir=${GRT_PYENV:-/var/tmp/grtrace-pyenv}
-req=scripts/py-requirements.txt
+env_dir=${1:-${GRT_PYENV:-/var/tmp/grtrace-pyenv}}
+req=${2:-scripts/py-requirements.txt}
 want=$(sha256sum "$req" | cut -d' ' -f1)
 if [ "$(cat "$env_dir/.grt-stamp" 2>/dev/null)" != "$want" ]; then
     if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then

@@ -15,23 +15,9 @@
 # default the venv of scripts/pyenv.sh), each timed; the machine's load average is recorded
 # before and after.
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-WORK="${WORK:-/tmp/bench-fleet}"
-OUT="${OUT:-$HERE/results}"
-SIZES="${SIZES:-1000000 10000000}"
-REPS="${REPS:-3}"
-COPIES="${COPIES:-8}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-
-mkdir -p "$WORK" "$OUT"
+. "$(dirname "$0")/../setup.sh"
+bench_setup WORK=/tmp/bench-fleet SIZES="1000000 10000000" REPS=3 COPIES=8
 log() { echo "[$(date +%T)] $*" >&2; }
-if [[ -z ${GRTREPORT:-} ]]; then
-  (cd "$ROOT" && cargo build --release -q -p grtreport && cargo build --release -q -p grtrace-format --example grtgen)
-  GRTREPORT="$CARGO_TARGET_DIR/release/grtreport"
-  GRTGEN="$CARGO_TARGET_DIR/release/examples/grtgen"
-fi
-GRTREPORT=$(realpath "$GRTREPORT"); GRTGEN=$(realpath "${GRTGEN:?GRTGEN=path to grtgen with GRTREPORT}")
 PYTHON="${PYTHON:-$(bash "$ROOT/scripts/pyenv.sh")}"
 
 RAW="$OUT/raw.tsv"

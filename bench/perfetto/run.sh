@@ -4,6 +4,7 @@
 #
 #   bash bench/perfetto/run.sh                       # 1M and 10M events, 3 reps
 #   SIZES=10000000 REPS=1 bash bench/perfetto/run.sh
+#   GRTREPORT=bin/grtreport GRTGEN=bin/grtgen ... (carried binaries: no cargo build)
 # Inputs: grtgen -n N --cpus 2 -o $WORK/gN/run (kept; ~8 events per job). Commands, timed
 # with /usr/bin/time, interleaved per rep so all see the same machine load:
 #   report    grtreport gN/run -q
@@ -12,16 +13,9 @@
 # Writes $OUT/perfetto.tsv (default bench/perfetto/results/) and a summary of medians:
 # size ratio json/protobuf, protobuf wall / report wall, RSS of each.
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-WORK="${WORK:-/tmp/bench-perfetto}"
-OUT="${OUT:-$HERE/results}"
-SIZES="${SIZES:-1000000 10000000}"
-REPS="${REPS:-3}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-mkdir -p "$WORK" "$OUT"
-(cd "$ROOT" && cargo build --release -q -p grtreport && cargo build --release -q -p grtrace-format --example grtgen)
-R="$CARGO_TARGET_DIR/release/grtreport"
+. "$(dirname "$0")/../setup.sh"
+bench_setup WORK=/tmp/bench-perfetto SIZES="1000000 10000000" REPS=3
+R=$GRTREPORT
 tsv="$OUT/perfetto.tsv"
 echo -e "events\tmode\trep\twall_s\tuser_s\tsys_s\tmaxrss_kb\toutput_bytes" > "$tsv"
 run() { # mode output -- command...
@@ -34,7 +28,7 @@ run() { # mode output -- command...
 }
 for N in $SIZES; do
     G="$WORK/g$N"
-    [ -e "$G/run.grtrace.0" ] || { mkdir -p "$G"; "$CARGO_TARGET_DIR/release/examples/grtgen" -n "$N" --cpus 2 -o "$G/run" > /dev/null; }
+    [ -e "$G/run.grtrace.0" ] || { mkdir -p "$G"; "$GRTGEN" -n "$N" --cpus 2 -o "$G/run" > /dev/null; }
     echo "[$(date +%T)] N=$N load: $(uptime)" >&2
     for rep in $(seq "$REPS"); do
         run report - -- "$R" "$G/run" -q

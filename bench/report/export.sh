@@ -10,21 +10,9 @@
 # Writes $OUT/export.tsv (default bench/report/results/) and $OUT/export-summary.txt (medians,
 # and each mode's wall and CPU as a ratio to the plain report of the same size).
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-WORK="${WORK:-/tmp/bench-report}"
-OUT="${OUT:-$HERE/results}"
-SIZES="${SIZES:-${N:-10000000}}"
-REPS="${REPS:-3}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-mkdir -p "$WORK" "$OUT"
-if [[ -z ${GRTREPORT:-} ]]; then
-    (cd "$ROOT" && cargo build --release -q -p grtreport && cargo build --release -q -p grtrace-format --example grtgen)
-    GRTREPORT="$CARGO_TARGET_DIR/release/grtreport"
-    GRTGEN="$CARGO_TARGET_DIR/release/examples/grtgen"
-fi
-R=$(realpath "$GRTREPORT")
-GRTGEN=$(realpath "${GRTGEN:?GRTGEN=path to grtgen with GRTREPORT}")
+. "$(dirname "$0")/../setup.sh"
+bench_setup WORK=/tmp/bench-report SIZES="${N:-10000000}" REPS=3
+R=$GRTREPORT
 
 # The modes: name, the output file it writes (- for none), its arguments after the input.
 # Everything that would go to stdout goes to /dev/null.

@@ -23,24 +23,11 @@
 # BTT=0 leaves btt out (no anchor: for sizes whose btt input is too slow to generate).
 # Events/s = records in the input / wall seconds (and / user+sys CPU seconds).
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-WORK="${WORK:-/tmp/bench-report}"
-OUT="${OUT:-$HERE/results}"
-SIZES="${SIZES:-1000000 10000000 100000000}"
-REPS="${REPS:-3}"
-GEN_BLK="${GEN_BLK:-$ROOT/../shared/bench/gen_blktrace.py}"
+. "$(dirname "$0")/../setup.sh"
+bench_setup WORK=/tmp/bench-report SIZES="1000000 10000000 100000000" REPS=3 \
+  GEN_BLK="$ROOT/../shared/bench/gen_blktrace.py"
 [[ -f $GEN_BLK ]] || GEN_BLK="$ROOT/../../shared/bench/gen_blktrace.py"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-
-mkdir -p "$WORK" "$OUT"
 log() { echo "[$(date +%T)] $*" >&2; }
-if [[ -z ${GRTREPORT:-} ]]; then
-  (cd "$ROOT" && cargo build --release -q -p grtreport && cargo build --release -q -p grtrace-format --example grtgen)
-  GRTREPORT="$CARGO_TARGET_DIR/release/grtreport"
-  GRTGEN="$CARGO_TARGET_DIR/release/examples/grtgen"
-fi
-GRTREPORT=$(realpath "$GRTREPORT"); GRTGEN=$(realpath "${GRTGEN:?GRTGEN=path to grtgen with GRTREPORT}")
 BEFORE="${BEFORE:-}"; [[ -z $BEFORE ]] || BEFORE=$(realpath "$BEFORE")
 READ="${READ:-1}"; BTT="${BTT:-1}"; CRITICAL="${CRITICAL:-1}"
 

@@ -1,6 +1,10 @@
 //! grtimport end to end: files written by the trace.dat writer, imported by the binary,
 //! read back with grtrace-format's reader.
 
+mod common;
+
+use common::*;
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -9,6 +13,7 @@ use std::process::Command;
 use grtrace_format::abi::STREAM_IMPORTED;
 use grtrace_format::RecordType;
 use grtrace_format::{Body, Records, StreamHeader};
+use grtrace_ftrace::capture::i915_request;
 use grtrace_ftrace::datwriter::{fixture_formats, DatSpec, DatWriter};
 use grtrace_ftrace::synth::{Flavor, Workload};
 use grtrace_ftrace::tracedat::Codec;
@@ -27,17 +32,6 @@ fn write_dat(path: &Path, w: Workload, version: u32, codec: Option<Codec>) {
     let mut dw = DatWriter::new(BufWriter::new(File::create(path).unwrap()), spec).unwrap();
     w.write(&mut dw, &fs).unwrap();
     dw.finish().unwrap();
-}
-
-fn grtimport(args: &[&str]) -> (i32, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_grtimport"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 /// (header, records as (type, code, body text)) of one output stream.
@@ -69,13 +63,11 @@ fn a_v7_zstd_trace_becomes_imported_per_cpu_streams() {
     };
     write_dat(&dat, w, 7, Some(Codec::Zstd));
     let base = d.join("run");
-    let (code, err) = grtimport(&[dat.to_str().unwrap(), "-o", base.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    let err = import_ok(&dat, &base);
     assert!(err.contains("drm_sched_job_run"), "{err}");
     let mut ends = 0;
     for cpu in 0..2 {
-        let (h, recs, note) =
-            read_stream(&PathBuf::from(format!("{}.grtrace.{cpu}", base.display())));
+        let (h, recs, note) = read_stream(&stream_path(&base, cpu));
         assert_eq!(h.cpu, cpu);
         assert!(h.flags & STREAM_IMPORTED != 0);
         assert!(
@@ -111,8 +103,7 @@ fn an_idle_cpu_left_out_of_the_v7_buffer_option_still_gets_its_stream() {
     w.write(&mut dw, &fs).unwrap();
     dw.finish().unwrap();
     let base = d.join("run");
-    let (code, err) = grtimport(&[dat.to_str().unwrap(), "-o", base.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    import_ok(&dat, &base);
     let (h, recs, _) = read_stream(&PathBuf::from(format!("{}.grtrace.2", base.display())));
     assert_eq!(h.cpu, 2);
     assert!(
@@ -120,7 +111,7 @@ fn an_idle_cpu_left_out_of_the_v7_buffer_option_still_gets_its_stream() {
         "CPU 2 recorded nothing"
     );
     for cpu in 0..2 {
-        let (_, recs, _) = read_stream(&PathBuf::from(format!("{}.grtrace.{cpu}", base.display())));
+        let (_, recs, _) = read_stream(&stream_path(&base, cpu));
         assert!(
             recs.iter().any(|r| r.0 == RecordType::EVENT),
             "CPU {cpu} has events"
@@ -145,15 +136,10 @@ fn a_truncated_trace_exits_1_naming_file_and_offset_and_keeps_what_came_before()
     let bytes = std::fs::read(&dat).unwrap();
     std::fs::write(&dat, &bytes[..bytes.len() * 2 / 3]).unwrap();
     let base = d.join("out");
-    let (code, err) = grtimport(&[dat.to_str().unwrap(), "-o", base.to_str().unwrap()]);
-    assert_eq!(code, 1, "{err}");
+    let err = import_damaged(&dat, &base);
     let last = err.lines().last().unwrap();
-    assert!(
-        last.starts_with(&format!("grtimport: {}: offset ", dat.display())),
-        "{last}"
-    );
     assert!(last.contains("cut short"), "{last}");
-    let (_, recs, _) = read_stream(&PathBuf::from(format!("{}.grtrace.0", base.display())));
+    let (_, recs, _) = read_stream(&stream_path(&base, 0));
     let commits = recs
         .iter()
         .filter(|r| r.0 == RecordType::EVENT && r.1 == 2)
@@ -362,8 +348,7 @@ fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
     assert_eq!(std::fs::read(&input).unwrap(), before);
     // Another base name in the same directory is fine.
     let other = d.join("other");
-    let (code, err) = grtimport(&[input.to_str().unwrap(), "-o", other.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    import_ok(&input, &other);
 }
 
 /// Every record of a stream file as (type, time), with its header.
@@ -395,31 +380,11 @@ fn i915_capture() -> grtrace_ftrace::capture::Capture {
     );
     c.lost(1, s, Some(3));
     for i in 0..20u64 {
-        let req = [
-            ("dev", 0),
-            ("ctx", 12 + 2 * (i % 2)),
-            ("class", 0),
-            ("instance", 0),
-            ("seqno", 2 + 2 * (i / 2)),
-        ];
-        c.ev(
-            0,
-            s + i * 1_000_000,
-            "gfx",
-            1234,
-            "i915_request_add",
-            &req,
-            &[],
-        );
-        c.ev(
-            1,
-            s + i * 1_000_000 + 800_000,
-            "",
-            0,
-            "i915_request_retire",
-            &req,
-            &[],
-        );
+        let req = i915_request(12 + 2 * (i % 2), 2 + 2 * (i / 2));
+        // Added by the app on CPU 0, retired 0.8 ms later on CPU 1 (no task).
+        let t = s + i * 1_000_000;
+        c.ev(0, t, "gfx", 1234, "i915_request_add", &req, &[]);
+        c.ev(1, t + 800_000, "", 0, "i915_request_retire", &req, &[]);
     }
     c.ev(
         0,
@@ -451,10 +416,9 @@ fn streams_carry_the_captures_span_and_the_drivers_it_had() {
     std::fs::write(&dat, c.dat(7, Some(Codec::Zstd))).unwrap();
     for input in [&text, &dat] {
         let base = d.join("run");
-        let (code, err) = grtimport(&[input.to_str().unwrap(), "-o", base.to_str().unwrap()]);
-        assert_eq!(code, 0, "{err}");
+        import_ok(input, &base);
         for cpu in 0..2 {
-            let (h, recs) = times(&PathBuf::from(format!("{}.grtrace.{cpu}", base.display())));
+            let (h, recs) = times(&stream_path(&base, cpu));
             assert_eq!(h.driver, "i915", "{}", input.display());
             assert_eq!(
                 recs[0],
@@ -516,13 +480,7 @@ fn a_loss_marker_before_any_event_is_placed_at_the_captures_start() {
     let mut c = grtrace_ftrace::capture::Capture::new("6.12", 2);
     let t0 = 1_000_000_000_000u64;
     c.lost(1, t0, None);
-    let req = [
-        ("dev", 0),
-        ("ctx", 12),
-        ("class", 0),
-        ("instance", 0),
-        ("seqno", 2),
-    ];
+    let req = i915_request(12, 2);
     c.ev(1, t0, "gfx", 1234, "i915_request_add", &req, &[]);
     c.ev(0, t0 + 800_000, "", 0, "i915_request_retire", &req, &[]);
     for (style, name) in [
@@ -681,21 +639,8 @@ fn a_closed_stdout_is_an_error_not_exit_0() {
         7,
         None,
     );
-    let o = Command::new("sh")
-        .arg("-c")
-        .arg("exec \"$0\" \"$@\" >&-")
-        .arg(env!("CARGO_BIN_EXE_grtimport"))
-        .arg(&dat)
-        .args(["-o", "-"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(
-        err.starts_with("grtimport: standard output is closed: "),
-        "{err}"
-    );
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let args = [dat.as_os_str(), OsStr::new("-o"), OsStr::new("-")];
+    grtrace_cli::assert_refuses_closed_stdout(Path::new(env!("CARGO_BIN_EXE_grtimport")), args);
 }
 
 #[test]

@@ -3,11 +3,14 @@
 //! as a trace.dat by grtrace-ftrace's capture: the two imports must give the same records,
 //! and the jobs a user sees (rings, keys, exec times) must be the events' own.
 
+mod common;
+
+use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use grtrace_format::{Body, Event, EventView, Records, StreamHeader};
-use grtrace_ftrace::capture::Capture;
+use grtrace_ftrace::capture::{i915_request, Capture};
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("grtimport-pf-{}-{name}", std::process::id()));
@@ -52,17 +55,6 @@ fn make(spec: &str, out: &Path) {
         "make_pftrace.py: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-fn grtimport(args: &[&str]) -> (i32, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_grtimport"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 /// One kernel event of a test capture.
@@ -169,12 +161,7 @@ fn threads() -> String {
 fn records(base: &Path) -> (Vec<StreamHeader>, Vec<String>) {
     let mut lines = Vec::new();
     let mut headers = Vec::new();
-    for cpu in 0..8 {
-        let p = PathBuf::from(format!("{}.grtrace.{cpu}", base.display()));
-        let Ok(bytes) = std::fs::read(&p) else {
-            continue;
-        };
-        let h = StreamHeader::parse(&bytes).unwrap();
+    for (cpu, h, bytes) in streams(base) {
         for r in Records::new(&bytes, &h) {
             let r = r.unwrap();
             match r.body() {
@@ -205,12 +192,7 @@ fn jobs(base: &Path) -> (Vec<Job>, Vec<String>) {
     let mut starts: Vec<((u32, u32, u64), u64)> = Vec::new();
     let mut out = Vec::new();
     let mut all = Vec::new();
-    for cpu in 0..8 {
-        let p = PathBuf::from(format!("{}.grtrace.{cpu}", base.display()));
-        let Ok(bytes) = std::fs::read(&p) else {
-            continue;
-        };
-        let h = StreamHeader::parse(&bytes).unwrap();
+    for (_, h, bytes) in streams(base) {
         for r in Records::new(&bytes, &h) {
             let r = r.unwrap();
             all.push((r.time_ns(), r.bytes().to_vec(), h.endian));
@@ -342,15 +324,7 @@ fn mixed_612() -> Vec<Ev> {
             &[],
         ));
         // i915 (generic): add, in, out on the render engine.
-        let i9 = |n: u64| {
-            vec![
-                ("dev", 0),
-                ("class", 0),
-                ("instance", 0),
-                ("ctx", 9),
-                ("seqno", n),
-            ]
-        };
+        let i9 = |n: u64| i915_request(9, n).to_vec();
         let t3 = t + 60_000;
         v.push(ev(c, t3, 1000, "i915_request_add", &i9(i + 1), &[]));
         v.push(ev(
@@ -400,14 +374,8 @@ fn typed_and_generic_events_import_as_the_same_events_in_a_trace_dat() {
     let spec = format!("{{\"packets\": [{}]}}", packets.join(",\n"));
     let pf = d.join("capture.perfetto-trace");
     make(&spec, &pf);
-    let (code, err) = grtimport(&[
-        d.join("trace.dat").to_str().unwrap(),
-        "-o",
-        d.join("dat").to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let (code, err) = grtimport(&[pf.to_str().unwrap(), "-o", d.join("pf").to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    import_ok(&d.join("trace.dat"), &d.join("dat"));
+    let err = import_ok(&pf, &d.join("pf"));
     // What the user reads: the events mapped, and what was skipped and why.
     assert!(err.contains("Perfetto trace ("), "{err}");
     for want in [
@@ -536,14 +504,8 @@ fn two_gpus_compressed_packets_losses_and_a_clock_snapshot() {
     );
     let pf = d.join("gpus.pftrace");
     make(&spec, &pf);
-    let (code, err) = grtimport(&[
-        d.join("trace.dat").to_str().unwrap(),
-        "-o",
-        d.join("dat").to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let (code, err) = grtimport(&[pf.to_str().unwrap(), "-o", d.join("pf").to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    import_ok(&d.join("trace.dat"), &d.join("dat"));
+    let err = import_ok(&pf, &d.join("pf"));
     for want in [
         "2 zlib compressed",
         "clock mono: ftrace's boot clock, put on CLOCK_MONOTONIC by 1 ClockSnapshot",
@@ -597,13 +559,8 @@ fn a_truncated_trace_exits_1_naming_file_and_offset_and_keeps_what_came_before()
     let pf = d.join("cut.pftrace");
     make(&spec, &pf);
     let len = std::fs::metadata(&pf).unwrap().len();
-    let (code, err) = grtimport(&[pf.to_str().unwrap(), "-o", d.join("out").to_str().unwrap()]);
-    assert_eq!(code, 1, "{err}");
+    let err = import_damaged(&pf, &d.join("out"));
     let line = err.lines().last().unwrap();
-    assert!(
-        line.starts_with(&format!("grtimport: {}: offset ", pf.display())),
-        "{err}"
-    );
     assert!(line.contains("everything before it was imported"), "{err}");
     let off: u64 = line
         .split("offset ")
@@ -668,8 +625,7 @@ fn a_perfetto_trace_is_told_by_its_content_not_its_name() {
         &format!("{{\"packets\": [{}]}}", bundle(&evs, 0, 0, false, 0, 8)),
         &pf,
     );
-    let (code, err) = grtimport(&[pf.to_str().unwrap(), "-o", d.join("a").to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    let err = import_ok(&pf, &d.join("a"));
     assert!(err.contains("Perfetto trace"), "{err}");
     // From stdin too.
     let o = Command::new(env!("CARGO_BIN_EXE_grtimport"))
@@ -700,8 +656,7 @@ fn a_perfetto_trace_is_told_by_its_content_not_its_name() {
         "\n# tracer: nop\n  glmark2-1000 [000] 1.000010: virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=1 ctx_id=1 num_free=200 seqno=1\n",
     )
     .unwrap();
-    let (code, err) = grtimport(&[t.to_str().unwrap(), "-o", d.join("c").to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    let err = import_ok(&t, &d.join("c"));
     assert!(err.contains("grtimport: text"), "{err}");
 }
 
@@ -796,12 +751,7 @@ fn an_ftrace_clock_other_than_boot_is_put_on_boot_by_the_bundles_sync_pairs() {
     let d = dir("fclock");
     let evs = two_gpus_617();
     std::fs::write(d.join("trace.dat"), dat("6.17", 3, &evs, &[])).unwrap();
-    let (code, err) = grtimport(&[
-        d.join("trace.dat").to_str().unwrap(),
-        "-o",
-        d.join("dat").to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    import_ok(&d.join("trace.dat"), &d.join("dat"));
     let (_, want) = records(&d.join("dat"));
     // local runs 7 us behind boot: events written at t - 7000, the pair says +7000.
     let lag = 7_000u64;
@@ -836,8 +786,7 @@ fn an_ftrace_clock_other_than_boot_is_put_on_boot_by_the_bundles_sync_pairs() {
             &pf,
         );
         let base = d.join(format!("pf-{synced}"));
-        let (code, err) = grtimport(&[pf.to_str().unwrap(), "-o", base.to_str().unwrap()]);
-        assert_eq!(code, 0, "{err}");
+        let err = import_ok(&pf, &base);
         let (hs, got) = records(&base);
         if synced {
             assert!(

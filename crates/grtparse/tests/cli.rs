@@ -5,9 +5,10 @@
 mod common;
 
 use common::*;
-use std::io::{BufRead, BufReader, Write};
+use std::ffi::OsStr;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/parse")
@@ -113,15 +114,9 @@ fn file_lists_and_stdin_read_like_a_base_name() {
     for f in &files {
         cat.extend(std::fs::read(f).unwrap());
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_grtparse"))
-        .args(["-i", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&cat).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let mut reader = Command::new(env!("CARGO_BIN_EXE_grtparse"));
+    let (o, fed) = grtrace_cli::run_fed(reader.args(["-i", "-"]), &cat);
+    fed.unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), golden("multi.txt"));
     let _ = std::fs::remove_dir_all(&d);
@@ -136,15 +131,9 @@ fn dump_to_stdout_pipes_into_a_reader() {
     assert!(dump.status.success(), "{}", text(&dump.stderr));
     assert!(dump.stdout.starts_with(b"GRTRACE\0"), "stdout is a stream");
     assert!(text(&dump.stderr).contains("Summary"), "summary on stderr");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_grtparse"))
-        .args(["-i", "-", "-q"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&dump.stdout).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let mut reader = Command::new(env!("CARGO_BIN_EXE_grtparse"));
+    let (o, fed) = grtrace_cli::run_fed(reader.args(["-i", "-", "-q"]), &dump.stdout);
+    fed.unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), lines_only(&golden("multi.txt")));
 }
@@ -358,19 +347,8 @@ fn usage_errors_exit_2() {
 fn head_closing_the_pipe_is_quiet() {
     let d = temp_dir("pipe");
     synth_run(&d, 50_000);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_grtparse"))
-        .current_dir(&d)
-        .arg("run")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    // The reader is dropped here, like `head -1` exiting.
-    let o = child.wait_with_output().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_grtparse"));
+    let (first, o) = grtrace_cli::first_line_then_close(cmd.current_dir(&d).arg("run"));
     assert!(first.starts_with("card0  0        1 "), "{first}");
     assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
     assert_eq!(
@@ -787,20 +765,7 @@ fn ring_notes_print_their_flags_when_set() {
 fn a_closed_stdout_is_an_error_not_exit_0() {
     let run = fixtures().join("every");
     for args in [&[][..], &["-d", "-"][..]] {
-        let o = Command::new("sh")
-            .arg("-c")
-            .arg("exec \"$0\" \"$@\" >&-")
-            .arg(env!("CARGO_BIN_EXE_grtparse"))
-            .args(args)
-            .arg(&run)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
-        assert!(
-            err.starts_with("grtparse: standard output is closed: "),
-            "{err}"
-        );
-        assert_eq!(err.lines().count(), 1, "{err}");
+        let args = args.iter().map(OsStr::new).chain([run.as_os_str()]);
+        grtrace_cli::assert_refuses_closed_stdout(Path::new(env!("CARGO_BIN_EXE_grtparse")), args);
     }
 }

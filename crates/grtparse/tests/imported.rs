@@ -6,7 +6,7 @@ mod common;
 
 use clap::Parser;
 use common::*;
-use grtrace_ftrace::capture::{Capture, TextStyle};
+use grtrace_ftrace::capture::{i915_request, Capture, TextStyle};
 
 #[test]
 fn an_imported_capture_starts_at_its_first_event_and_shows_inferred_starts() {
@@ -15,25 +15,13 @@ fn an_imported_capture_starts_at_its_first_event_and_shows_inferred_starts() {
     c.without(&["i915_request_in", "i915_request_out", "i915_request_submit"]);
     let t0 = 1_000_000_000_000u64;
     for i in 0..10u64 {
-        let req = [
-            ("dev", 0),
-            ("ctx", 12),
-            ("class", 0),
-            ("instance", 0),
-            ("seqno", i + 1),
-        ];
+        let req = i915_request(12, i + 1);
+        // Added and retired 0.8 ms later, both by the app on CPU 0.
+        let t = t0 + i * 1_000_000;
+        c.ev(0, t, "gfx", 1234, "i915_request_add", &req, &[]);
         c.ev(
             0,
-            t0 + i * 1_000_000,
-            "gfx",
-            1234,
-            "i915_request_add",
-            &req,
-            &[],
-        );
-        c.ev(
-            0,
-            t0 + i * 1_000_000 + 800_000,
+            t + 800_000,
             "gfx",
             1234,
             "i915_request_retire",

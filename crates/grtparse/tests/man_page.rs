@@ -1,20 +1,4 @@
-//! The man page lists exactly the options the program takes, so the two cannot drift.
+//! The man page lists exactly the options the program takes, and the completion scripts
+//! offer every one, so neither can drift from the program.
 
-#[test]
-fn man_page_lists_exactly_the_real_options() {
-    let man = include_str!("../../../man/grtparse.1");
-    let cmd = <grtparse::Cli as clap::CommandFactory>::command();
-    let drift = grtrace_cli::man_page_drift(&cmd, man);
-    assert!(
-        drift.is_empty(),
-        "man/grtparse.1 and grtparse disagree: {drift:#?}"
-    );
-}
-
-#[test]
-fn completions_offer_every_option_in_bash_zsh_and_fish() {
-    let cmd = <grtparse::Cli as clap::CommandFactory>::command();
-    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_grtparse"));
-    let drift = grtrace_cli::completion_drift(bin, &cmd);
-    assert!(drift.is_empty(), "{drift:#?}");
-}
+grtrace_cli::man_page_tests!(grtparse::Cli, "grtparse.1", env!("CARGO_BIN_EXE_grtparse"));

@@ -8,9 +8,8 @@
 mod common;
 
 use common::*;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/parse")
@@ -148,20 +147,13 @@ fn head_closing_the_pipe_stops_the_workers_quietly() {
         ..Default::default()
     };
     grtrace_format::synth::write_files(&cfg, &d.join("run"), 0, 1).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_grtparse"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_grtparse"));
+    let cmd = cmd
         .current_dir(&d)
-        .args(["run", "-j", "4", "--batch-lines", "64"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    // The reader is dropped here, like `head -1` exiting: the run must end without the rest
-    // of the 400,000 lines being formatted (nothing to measure here but that it ends quietly).
-    let o = child.wait_with_output().unwrap();
+        .args(["run", "-j", "4", "--batch-lines", "64"]);
+    // The run must end without the rest of the 400,000 lines being formatted once the
+    // reader is gone (nothing to measure here but that it ends quietly).
+    let (first, o) = grtrace_cli::first_line_then_close(cmd);
     assert!(first.starts_with("card0  0        1 "), "{first}");
     assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
     assert_eq!(o.status.code(), Some(0));

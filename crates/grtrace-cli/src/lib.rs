@@ -653,6 +653,109 @@ impl CompletionArgs {
     }
 }
 
+/// The two tests of every binary's `tests/man_page.rs`, so that neither its man page nor its
+/// completion scripts can drift from its options: `man/PAGE` lists exactly the options of
+/// `ARGS` ([`assert_man_page_matches`]), and the completion scripts the binary prints offer
+/// every one ([`assert_completions_offer`]). Called as
+/// `grtrace_cli::man_page_tests!(ARGS, "PAGE", env!("CARGO_BIN_EXE_NAME"));` from a crate
+/// two levels below the repository root (`crates/NAME`), where `man/` is.
+#[macro_export]
+macro_rules! man_page_tests {
+    ($args:ty, $page:literal, $bin:expr) => {
+        #[test]
+        fn man_page_lists_exactly_the_real_options() {
+            let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../man/", $page));
+            $crate::assert_man_page_matches::<$args>($page, text);
+        }
+
+        #[test]
+        fn completions_offer_every_option_in_bash_zsh_and_fish() {
+            $crate::assert_completions_offer::<$args>(::std::path::Path::new($bin));
+        }
+    };
+}
+
+/// Runs `cmd` as `cmd | head -1` would: reads the first line it writes on standard output,
+/// then closes the pipe and waits for it to end. Returns the line and what the command did
+/// (its standard error captured). For the tests that a closed pipe ends a binary quietly.
+pub fn first_line_then_close(cmd: &mut std::process::Command) -> (String, std::process::Output) {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    let mut first = String::new();
+    io::BufReader::new(child.stdout.take().expect("piped stdout"))
+        .read_line(&mut first)
+        .expect("a line of output");
+    // The reader is dropped here, like `head -1` exiting.
+    (first, child.wait_with_output().expect("the command ends"))
+}
+
+/// Runs `cmd` fed `input` on its standard input, as `... | cmd` would, its output captured;
+/// returns what it did and how writing the pipe went (a command that stops reading early
+/// breaks it). A thread of its own writes the input, so a command that writes while it
+/// reads cannot stall on a full pipe.
+pub fn run_fed(
+    cmd: &mut std::process::Command,
+    input: &[u8],
+) -> (std::process::Output, io::Result<()>) {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().expect("the command ends");
+    (out, feeder.join().expect("the feeding thread"))
+}
+
+/// Runs binary `bin` with `args` and its standard output closed (`bin args >&-`, through
+/// `sh`), and asserts that it refuses to run as every binary must: exit status 1 and one
+/// line of error, `NAME: standard output is closed: ...`, NAME being the binary's.
+pub fn assert_refuses_closed_stdout<S: AsRef<std::ffi::OsStr>>(
+    bin: &Path,
+    args: impl IntoIterator<Item = S>,
+) {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg("exec \"$0\" \"$@\" >&-")
+        .arg(bin)
+        .args(args);
+    let o = cmd.output().expect("sh runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{cmd:?}: {err}");
+    let name = bin.file_name().expect("a binary's path").to_string_lossy();
+    let refusal = format!("{name}: standard output is closed: ");
+    assert!(err.starts_with(&refusal), "{cmd:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{cmd:?}: {err}");
+}
+
+/// Panics, naming every disagreement ([`man_page_drift`]), unless the man page `page` (its
+/// text `man`) lists exactly the options of `C`.
+pub fn assert_man_page_matches<C: clap::CommandFactory>(page: &str, man: &str) {
+    let cmd = C::command();
+    let drift = man_page_drift(&cmd, man);
+    assert!(
+        drift.is_empty(),
+        "man/{page} and {} disagree: {drift:#?}",
+        cmd.get_name()
+    );
+}
+
+/// Panics, naming what is wrong ([`completion_drift`]), unless the completion scripts that
+/// binary `bin` prints offer every option of `C`.
+pub fn assert_completions_offer<C: clap::CommandFactory>(bin: &Path) {
+    let drift = completion_drift(bin, &C::command());
+    assert!(drift.is_empty(), "{}: {drift:#?}", bin.display());
+}
+
 /// Where a man page and the real command line disagree: options clap knows that the page's
 /// OPTIONS section does not list, and options the page lists that clap does not know. Empty
 /// when they agree. Hidden options are not expected on the page.

@@ -21,6 +21,14 @@ impl Endian {
         Endian::Little
     };
 
+    /// The other byte order.
+    pub const fn opposite(self) -> Endian {
+        match self {
+            Endian::Little => Endian::Big,
+            Endian::Big => Endian::Little,
+        }
+    }
+
     /// The byte order named by a stream header's `byte_order` byte, or `None` if it is not 1 or 2.
     pub fn from_header_byte(b: u8) -> Option<Endian> {
         match b {
@@ -153,10 +161,7 @@ impl Order for Native {
 }
 
 impl Order for Swapped {
-    const ENDIAN: Endian = match Endian::NATIVE {
-        Endian::Little => Endian::Big,
-        Endian::Big => Endian::Little,
-    };
+    const ENDIAN: Endian = Endian::NATIVE.opposite();
     #[inline(always)]
     fn u16(b: [u8; 2]) -> u16 {
         u16::from_ne_bytes(b).swap_bytes()

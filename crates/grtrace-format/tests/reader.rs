@@ -8,10 +8,10 @@ mod common;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
-use common::{bytes, pipe};
+use common::{bytes, describe, pipe};
 use grtrace_format::abi::{self, rec_off, stream_off};
 use grtrace_format::synth::{generate, SynthConfig};
-use grtrace_format::trace::{resolve_inputs, ErrorKind, InputSource, Item, RunSummary, Trace};
+use grtrace_format::trace::{resolve_inputs, ErrorKind, InputSource, RunSummary, Trace};
 use grtrace_format::{Endian, FormatError, RecordType, RecordView, Records, StreamHeader};
 
 /// Two per-CPU streams of a small synthetic run.
@@ -60,18 +60,7 @@ fn items(sources: Vec<InputSource>) -> (Vec<String>, RunSummary) {
     };
     let mut out = Vec::new();
     let sum = t.for_each(|it| {
-        out.push(match it {
-            Item::Record(r) => format!(
-                "{} {} {} {} {:?}",
-                r.cpu(),
-                r.seq(),
-                r.time_ns(),
-                r.pid(),
-                r.body()
-            ),
-            Item::Gap(g) => format!("gap {g:?}"),
-            Item::Stream(s) => format!("stream {} at {}", s.header.card, s.offset),
-        });
+        out.push(describe(&it));
         ControlFlow::Continue(())
     });
     (out, sum)

@@ -20,13 +20,6 @@ fn streams(cfg: &SynthConfig, card: u32) -> Vec<Vec<u8>> {
     streams_of(cfg, card, SESSION).unwrap()
 }
 
-fn other(e: Endian) -> Endian {
-    match e {
-        Endian::Little => Endian::Big,
-        Endian::Big => Endian::Little,
-    }
-}
-
 /// Notes of every type, a sequence gap and a kernel NOTE_LOST (card 0, two CPUs, mapped);
 /// a second card in the other byte order (mapped); a third card read as a pipe.
 fn mixed_sources() -> Vec<InputSource> {
@@ -47,7 +40,7 @@ fn mixed_sources() -> Vec<InputSource> {
         v.push(bytes(&format!("card0.{i}"), s));
     }
     let swapped = SynthConfig {
-        endian: other(Endian::NATIVE),
+        endian: Endian::NATIVE.opposite(),
         seed: 8,
         ..base.clone()
     };
@@ -63,19 +56,9 @@ fn mixed_sources() -> Vec<InputSource> {
     v
 }
 
+/// [`common::describe`] after the card the item came from.
 fn describe(card: u32, it: &Item<'_>) -> String {
-    match it {
-        Item::Record(r) => format!(
-            "{card} {} {} {} {} {:?}",
-            r.cpu(),
-            r.seq(),
-            r.time_ns(),
-            r.pid(),
-            r.body()
-        ),
-        Item::Gap(g) => format!("{card} gap {g:?}"),
-        Item::Stream(s) => format!("{card} stream {} at {}", s.header.card, s.offset),
-    }
+    format!("{card} {}", common::describe(it))
 }
 
 /// What `for_each_run` delivered, runs kept as slices until after the call.
@@ -478,6 +461,8 @@ fn native_events_end_at_anything_but_a_whole_event() {
     }
     let mut swapped = run.to_vec();
     let t = Endian::NATIVE.u16(&swapped, second + rec_off::TYPE);
-    other(Endian::NATIVE).put_u16(&mut swapped, second + rec_off::TYPE, t);
+    Endian::NATIVE
+        .opposite()
+        .put_u16(&mut swapped, second + rec_off::TYPE, t);
     assert_eq!(NativeEvents::new(&swapped).count(), 1);
 }

@@ -226,6 +226,18 @@ struct Ev {
     bytes: Vec<u8>,
 }
 
+/// The integer fields of request `seqno` of context `ctx` on the first render engine of
+/// card 0, as i915's request events carry them (for [`Capture::ev`]).
+pub fn i915_request(ctx: u64, seqno: u64) -> [(&'static str, u64); 5] {
+    [
+        ("dev", 0),
+        ("ctx", ctx),
+        ("class", 0),
+        ("instance", 0),
+        ("seqno", seqno),
+    ]
+}
+
 /// A list of kernel events (any formats of the fixtures, GPU or not) and losses, written as
 /// a trace.dat or as text.
 pub struct Capture {

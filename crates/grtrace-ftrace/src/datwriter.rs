@@ -92,18 +92,7 @@ pub struct Record<'f> {
 impl<'f> Record<'f> {
     /// An event of format `fmt` by task `pid`, every field zero.
     pub fn new(fmt: &'f EventFormat, pid: u32) -> Record<'f> {
-        let end = fmt
-            .fields
-            .iter()
-            .map(|f| f.offset + f.size)
-            .max()
-            .unwrap_or(8);
-        let align = if fmt.fields.iter().any(|f| f.size == 8 && !f.data_loc) {
-            8
-        } else {
-            4
-        };
-        let fixed = end.div_ceil(align) * align;
+        let fixed = fmt.fixed_size();
         let mut r = Record {
             fmt,
             buf: vec![0; fixed],

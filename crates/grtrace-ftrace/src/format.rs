@@ -45,6 +45,24 @@ impl std::fmt::Display for FormatTextError {
 }
 
 impl EventFormat {
+    /// The size of a record's fixed part, where its dynamic (`__data_loc`) data starts:
+    /// the fields' highest end (8 for a format without fields), rounded up to 8 when a
+    /// field is a fixed 8-byte one, else to 4.
+    pub fn fixed_size(&self) -> usize {
+        let end = self
+            .fields
+            .iter()
+            .map(|f| f.offset + f.size)
+            .max()
+            .unwrap_or(8);
+        let align = if self.fields.iter().any(|f| f.size == 8 && !f.data_loc) {
+            8
+        } else {
+            4
+        };
+        end.div_ceil(align) * align
+    }
+
     /// Parses a `format` file of `system`.
     pub fn parse(system: &str, text: &str) -> Result<EventFormat, FormatTextError> {
         let mut name = None;

@@ -26,6 +26,22 @@ impl std::fmt::Display for ImportError {
     }
 }
 
+/// How an import that read to the end ends: Ok, or the damage first in the file, naming
+/// how many more `streams` (`damaged CPU streams`) were damaged too.
+pub(crate) fn damage_found(mut damage: Vec<DatError>, streams: &str) -> Result<(), ImportError> {
+    damage.sort_by_key(|e| e.offset);
+    let n = damage.len();
+    match damage.into_iter().next() {
+        None => Ok(()),
+        Some(mut e) => {
+            if n > 1 {
+                e.msg.push_str(&format!(" (and {} more {streams})", n - 1));
+            }
+            Err(ImportError::Input(e))
+        }
+    }
+}
+
 /// What an import did.
 #[derive(Clone, Debug, Default)]
 pub struct ImportReport {
@@ -63,18 +79,7 @@ pub fn run<S: Sink>(
     loop {
         // The stream with the earliest head, and the time up to which it may run alone.
         let Some((best, second)) = earliest(&heads, key) else {
-            damage.sort_by_key(|e| e.offset);
-            let n = damage.len();
-            return match damage.into_iter().next() {
-                None => Ok(()),
-                Some(mut e) => {
-                    if n > 1 {
-                        e.msg
-                            .push_str(&format!(" (and {} more damaged CPU streams)", n - 1));
-                    }
-                    Err(ImportError::Input(e))
-                }
-            };
+            return damage_found(damage, "damaged CPU streams");
         };
         let s = &mut streams[best];
         loop {

@@ -977,18 +977,7 @@ fn a_d_option_naming_a_file_is_one_line_saying_it_is_not_a_directory() {
 /// `grtrace -d card0 -o - >&-` would drain the recording into nowhere: it refuses to start.
 #[test]
 fn a_closed_stdout_is_refused_before_recording() {
-    let o = Command::new("sh")
-        .arg("-c")
-        .arg("exec \"$0\" \"$@\" >&-")
-        .arg(env!("CARGO_BIN_EXE_grtrace"))
-        .args(["-r", "/nonexistent", "-d", "card0", "-o", "-"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(
-        err.starts_with("grtrace: standard output is closed: "),
-        "{err}"
-    );
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let bin = Path::new(env!("CARGO_BIN_EXE_grtrace"));
+    let args = ["-r", "/nonexistent", "-d", "card0", "-o", "-"];
+    grtrace_cli::assert_refuses_closed_stdout(bin, args);
 }

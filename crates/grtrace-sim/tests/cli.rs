@@ -207,18 +207,6 @@ fn exit_removes_only_what_the_simulator_made() {
 
 #[test]
 fn a_closed_stdout_is_an_error_not_exit_0() {
-    let o = Command::new("sh")
-        .arg("-c")
-        .arg("exec \"$0\" \"$@\" >&-")
-        .arg(env!("CARGO_BIN_EXE_grtsim"))
-        .arg("--list-scenarios")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(
-        err.starts_with("grtsim: standard output is closed: "),
-        "{err}"
-    );
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_grtsim"));
+    grtrace_cli::assert_refuses_closed_stdout(bin, ["--list-scenarios"]);
 }

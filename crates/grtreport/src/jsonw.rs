@@ -39,18 +39,8 @@ pub fn string<W: Write + ?Sized>(w: &mut W, s: &[u8]) -> io::Result<()> {
 
 /// An unsigned integer in decimal (without `fmt`'s machinery: the exports write tens of
 /// millions of numbers).
-pub fn uint<W: Write + ?Sized>(w: &mut W, mut v: u64) -> io::Result<()> {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    w.write_all(&buf[i..])
+pub fn uint<W: Write + ?Sized>(w: &mut W, v: u64) -> io::Result<()> {
+    w.write_all(itoa::Buffer::new().format(v).as_bytes())
 }
 
 /// `whole.frac` with `digits` fraction digits (zero-padded).

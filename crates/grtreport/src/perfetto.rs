@@ -27,20 +27,21 @@
 //! it, then is written; memory is bounded by the jobs in flight, as the report's is.
 
 use std::cell::{Cell, RefCell};
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Write};
 use std::rc::Rc;
 
-use grtrace_format::Event;
 use grtrace_format::{Lost, RecordView};
 
 use crate::engine::{Engine, Timeline};
-use crate::job::{Flags, Job, JobKey, NONE, PHASE_NAMES};
+use crate::job::{Flags, Job, JobKey, PHASE_NAMES};
 use crate::joiner::{FxMap, Joiner};
 use crate::jsonw;
-use crate::timeline::MAX_OPEN_BUCKETS;
-use crate::timeline::{self, Names, Seen};
+use crate::timeline;
+pub use crate::timeline::front::PerfettoStats;
+use crate::timeline::front::{
+    host_slice, msg_name, msg_track, Bucket, DocumentCards, Front, Held, LostRecords, Marker,
+    Nesting, Pending, Slice, TrackKey, What,
+};
 
 /// Perfetto process id of card N: far above any Linux pid (pid_max <= 2^22).
 pub const CARD_PID_BASE: u32 = 0x7f00_0000;
@@ -48,8 +49,6 @@ pub const CARD_PID_BASE: u32 = 0x7f00_0000;
 const HOST_LANE_TID_BASE: u32 = 0x4000_0000;
 /// Thread ids of host tracks named after their card (a document of several cards).
 const HOST_CARD_TID_BASE: u32 = 0x5000_0000;
-/// Records may come this much out of time order (across CPUs) and still be placed in order.
-pub(crate) const SLACK_NS: u64 = 5_000_000;
 /// Default width of the counter buckets.
 pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000;
 
@@ -72,16 +71,11 @@ pub struct Joint {
     /// Trace events written so far by all cards (a comma goes before all but the first).
     events: Cell<u64>,
     started: Cell<bool>,
-    /// Exporters not finished yet.
-    open: Cell<u32>,
+    /// The cards whose exporters write into it (host threads get a track per card when
+    /// there are several).
+    members: DocumentCards,
     /// Finished cards' figures, in the order they finished.
     cards: RefCell<Vec<CardMeta>>,
-    /// Several cards: track and counter names carry the card, host threads get a track
-    /// per card.
-    label_cards: bool,
-    /// Exporters made so far: a card that turns up after the first in a document made for
-    /// one (concatenated streams of two cards) is labelled all the same.
-    made: Cell<u32>,
     /// Thread ids of host tracks named after their card handed out so far (from
     /// [`HOST_CARD_TID_BASE`]), shared so cards never collide.
     host_card_tids: Cell<u32>,
@@ -91,7 +85,7 @@ impl Joint {
     /// A document for the exporters of several cards.
     pub fn several_cards() -> Rc<Joint> {
         Rc::new(Joint {
-            label_cards: true,
+            members: DocumentCards::new(true),
             ..Joint::default()
         })
     }
@@ -133,138 +127,11 @@ impl<W: Write> Write for SharedOut<W> {
     }
 }
 
-/// Which track a slice or instant goes to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum TrackKey {
-    Ring(u32),
-    Ctx(u32),
-    /// A host thread (its tid; pid = tid, since the trace names threads only).
-    Host(u32),
-    /// Card-wide instants that name no ring.
-    Events,
-}
-
 /// One lane of a track: a thread track holding properly nested slices in time order.
 struct Lane {
     pid: u32,
     tid: u32,
-    last_ts: u64,
-    /// Ends of the open (enclosing) slices, innermost last.
-    open: Vec<u64>,
-}
-
-impl Lane {
-    /// Takes `[ts, ts + dur]` if it nests under the open slices and keeps time order.
-    fn fits(&mut self, ts: u64, dur: u64) -> bool {
-        if ts < self.last_ts {
-            return false;
-        }
-        while self.open.last().is_some_and(|&e| e <= ts) {
-            self.open.pop();
-        }
-        if self.open.last().is_some_and(|&e| ts + dur > e) {
-            return false;
-        }
-        self.open.push(ts + dur);
-        self.last_ts = ts;
-        true
-    }
-}
-
-#[derive(Debug)]
-enum What {
-    Host(u32),
-    Queue(u32),
-    Exec(u32),
-    /// A ring event: code, ctx, seqno, arg0, arg2.
-    RingEvent {
-        code: u16,
-        ring: u32,
-        ctx: u32,
-        seqno: u64,
-        arg0: u64,
-        arg2: u32,
-    },
-    Msg {
-        pid: u32,
-        text: Box<[u8]>,
-    },
-    Lost {
-        cpu: u32,
-        source: u32,
-        count: u64,
-        gap: bool,
-    },
-}
-
-#[derive(Debug)]
-struct Pending {
-    ts: u64,
-    seq: u64,
-    what: What,
-}
-
-impl PartialEq for Pending {
-    fn eq(&self, o: &Self) -> bool {
-        (self.ts, self.seq) == (o.ts, o.seq)
-    }
-}
-impl Eq for Pending {}
-impl PartialOrd for Pending {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Pending {
-    fn cmp(&self, o: &Self) -> Ordering {
-        (self.ts, self.seq).cmp(&(o.ts, o.seq))
-    }
-}
-
-/// A job waiting for its slices to be written.
-struct Held {
-    job: Job,
-    /// Slices of it still in the heap.
-    refs: u8,
-    /// Flow id of its submission arrow (0 = none).
-    flow: u64,
-}
-
-/// Counter values of one bucket of one ring.
-#[derive(Clone, Copy, Default, PartialEq)]
-struct Bucket {
-    busy: u64,
-    outstanding: u32,
-    /// Highest fill in 1/1000 of the ring (u32::MAX = unknown).
-    fill: u32,
-}
-
-struct RingCounters {
-    /// Counter name: `ring 0 gfx`.
-    label: String,
-    /// Bucket index of `open[0]`.
-    base: u64,
-    open: VecDeque<Bucket>,
-    /// Values carried into a new bucket: outstanding and fill as last seen.
-    carry: Bucket,
-    last_written: Option<Bucket>,
-    /// Where an event too far ahead of `base` goes (and is forgotten): see
-    /// [`MAX_OPEN_BUCKETS`].
-    beyond: Bucket,
-}
-
-/// Counts of what the export did, kept in the trace's metadata.
-#[derive(Clone, Debug, Default)]
-pub struct PerfettoStats {
-    pub events: u64,
-    pub jobs: u64,
-    pub lanes: u64,
-    /// Instants written a little later than their time (records out of order).
-    pub moved: u64,
-    /// Job execution that fell into counter buckets already written, or too far ahead of
-    /// them (a damaged time, see [`MAX_OPEN_BUCKETS`]).
-    pub late_busy_ns: u64,
-    pub max_held: u64,
+    nesting: Nesting,
 }
 
 /// The exporter; register it with [`Engine::add_timeline`].
@@ -272,22 +139,14 @@ pub struct Perfetto<W: Write> {
     out: W,
     cfg: PerfettoConfig,
     pid: u32,
-    genesis: u64,
-    names: Names,
+    /// What is held back until the watermark passes it, and the counters.
+    front: Front,
     tracks: FxMap<TrackKey, Vec<Lane>>,
     next_tid: u32,
     next_host_tid: u32,
     named_hosts: FxMap<u32, ()>,
-    heap: BinaryHeap<Reverse<Pending>>,
-    held: Vec<Option<Held>>,
-    free: Vec<u32>,
-    seq: u64,
     /// Where recent jobs' executions were written, for blocker arrows: key -> (tid, end).
     recent: FxMap<JobKey, (u32, u64, u64)>,
-    counters: FxMap<u32, RingCounters>,
-    /// Rings in first-seen order (counters are written in it).
-    ring_order: Vec<u32>,
-    pub stats: PerfettoStats,
     joint: Rc<Joint>,
     /// `card1 ` before track and counter names when the document has several cards.
     prefix: String,
@@ -305,32 +164,17 @@ impl<W: Write> Perfetto<W> {
         if !joint.started.replace(true) {
             out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
         }
-        joint.open.set(joint.open.get() + 1);
-        let label = joint.label_cards || joint.made.get() > 0;
-        joint.made.set(joint.made.get() + 1);
-        let prefix = if label {
-            format!("card{} ", cfg.card)
-        } else {
-            String::new()
-        };
+        let prefix = joint.members.enter(cfg.card);
         let pid = CARD_PID_BASE.wrapping_add(cfg.card);
         let mut p = Perfetto {
             out,
             pid,
-            genesis: NONE,
-            names: Names::default(),
+            front: Front::new(cfg.interval_ns, prefix.clone()),
             tracks: FxMap::default(),
             next_tid: 1,
             next_host_tid: HOST_LANE_TID_BASE,
             named_hosts: FxMap::default(),
-            heap: BinaryHeap::new(),
-            held: Vec::new(),
-            free: Vec::new(),
-            seq: 0,
             recent: FxMap::default(),
-            counters: FxMap::default(),
-            ring_order: Vec::new(),
-            stats: PerfettoStats::default(),
             cfg,
             joint,
             prefix,
@@ -348,7 +192,7 @@ impl<W: Write> Perfetto<W> {
             self.out.write_all(b",\n")?;
         }
         self.joint.events.set(n + 1);
-        self.stats.events += 1;
+        self.front.stats.events += 1;
         Ok(())
     }
 
@@ -371,23 +215,14 @@ impl<W: Write> Perfetto<W> {
     }
 
     fn rel(&self, t: u64) -> u64 {
-        t.saturating_sub(self.genesis)
-    }
-
-    fn push(&mut self, ts: u64, what: What) {
-        self.seq += 1;
-        self.heap.push(Reverse(Pending {
-            ts,
-            seq: self.seq,
-            what,
-        }));
+        self.front.rel(t)
     }
 
     /// Places a slice on a lane of `key`, naming new lanes; returns (pid, tid).
     fn place(&mut self, key: TrackKey, ts: u64, dur: u64) -> io::Result<(u32, u32)> {
         let lanes = self.tracks.entry(key).or_default();
         for l in lanes.iter_mut() {
-            if l.fits(ts, dur) {
+            if l.nesting.fits(ts, dur).is_some() {
                 return Ok((l.pid, l.tid));
             }
         }
@@ -412,24 +247,23 @@ impl<W: Write> Perfetto<W> {
         let mut lane = Lane {
             pid,
             tid,
-            last_ts: 0,
-            open: Vec::new(),
+            nesting: Nesting::default(),
         };
-        let ok = lane.fits(ts, dur);
-        debug_assert!(ok);
+        let ok = lane.nesting.fits(ts, dur);
+        debug_assert!(ok.is_some());
         self.tracks.entry(key).or_default().push(lane);
-        self.stats.lanes += 1;
+        self.front.stats.lanes += 1;
         self.name_lane(key, n, pid, tid)?;
         Ok((pid, tid))
     }
 
     fn name_lane(&mut self, key: TrackKey, lane: usize, pid: u32, tid: u32) -> io::Result<()> {
         let (base, sort) = match key {
-            TrackKey::Ring(r) => (self.names.ring_label(r), (r as i64) * 1000),
+            TrackKey::Ring(r) => (self.front.names.ring_label(r), (r as i64) * 1000),
             TrackKey::Ctx(c) => (format!("ctx {c} queued"), (1 << 40) + (c as i64) * 1000),
             TrackKey::Events => ("events".to_string(), -1),
             TrackKey::Host(t) => {
-                let comm = self.names.procs.get(&t).cloned();
+                let comm = self.front.names.procs.get(&t).cloned();
                 let comm = comm.unwrap_or_else(|| format!("tid {t}"));
                 if self.named_hosts.insert(t, ()).is_none() {
                     self.meta_name("process_name", pid, 0, &comm)?;
@@ -455,19 +289,11 @@ impl<W: Write> Perfetto<W> {
         self.meta_sort("thread_sort_index", pid, tid, sort + lane as i64)
     }
 
-    /// Places the slice `[from, to]` of job `j` on a lane of `key` and writes it up to its
-    /// args object (see [`slice_head`](Self::slice_head)); returns the lane's (pid, tid).
-    fn job_slice(
-        &mut self,
-        key: TrackKey,
-        prefix: &str,
-        j: &Job,
-        from: u64,
-        to: u64,
-    ) -> io::Result<(u32, u32)> {
-        let dur = to.saturating_sub(from);
-        let (pid, tid) = self.place(key, from, dur)?;
-        self.slice_head(prefix, j, pid, tid, from, dur)?;
+    /// Places slice `s` of job `j` on a lane of its track and writes it up to its args
+    /// object (see [`slice_head`](Self::slice_head)); returns the lane's (pid, tid).
+    fn job_slice(&mut self, s: Slice, j: &Job) -> io::Result<(u32, u32)> {
+        let (pid, tid) = self.place(s.key, s.from, s.dur())?;
+        self.slice_head(s.prefix, j, pid, tid, s.from, s.dur())?;
         Ok((pid, tid))
     }
 
@@ -489,19 +315,26 @@ impl<W: Write> Perfetto<W> {
         jsonw::uint(o, j.key.ctx as u64)?;
         o.write_all(b"/")?;
         jsonw::uint(o, j.key.seqno)?;
-        o.write_all(Self::mark(j).as_bytes())?;
+        o.write_all(timeline::job_mark(j).as_bytes())?;
         o.write_all(b"\",\"cat\":\"")?;
         o.write_all(Self::cat(j).as_bytes())?;
-        o.write_all(b"\",\"pid\":")?;
+        o.write_all(b"\",")?;
+        self.where_when(pid, tid, ts)?;
+        self.out.write_all(b",\"dur\":")?;
+        jsonw::us(&mut self.out, dur)?;
+        self.out.write_all(b",\"args\":{")
+    }
+
+    /// An event's `"pid":P,"tid":T,"ts":US` (the time relative to the origin).
+    fn where_when(&mut self, pid: u32, tid: u32, ts: u64) -> io::Result<()> {
+        let rel = self.rel(ts);
+        let o = &mut self.out;
+        o.write_all(b"\"pid\":")?;
         jsonw::uint(o, pid as u64)?;
         o.write_all(b",\"tid\":")?;
         jsonw::uint(o, tid as u64)?;
         o.write_all(b",\"ts\":")?;
-        let rel = self.rel(ts);
-        jsonw::us(&mut self.out, rel)?;
-        self.out.write_all(b",\"dur\":")?;
-        jsonw::us(&mut self.out, dur)?;
-        self.out.write_all(b",\"args\":{")
+        jsonw::us(o, rel)
     }
 
     fn flow(&mut self, ph: u8, cat: &str, id: u64, pid: u32, tid: u32, ts: u64) -> io::Result<()> {
@@ -515,13 +348,8 @@ impl<W: Write> Perfetto<W> {
         o.write_all(cat.as_bytes())?;
         o.write_all(b"\",\"id\":")?;
         jsonw::uint(o, id)?;
-        o.write_all(b",\"pid\":")?;
-        jsonw::uint(o, pid as u64)?;
-        o.write_all(b",\"tid\":")?;
-        jsonw::uint(o, tid as u64)?;
-        o.write_all(b",\"ts\":")?;
-        let rel = self.rel(ts);
-        jsonw::us(&mut self.out, rel)?;
+        o.write_all(b",")?;
+        self.where_when(pid, tid, ts)?;
         if ph == b'f' {
             self.out.write_all(b",\"bp\":\"e\"")?;
         }
@@ -557,11 +385,11 @@ impl<W: Write> Perfetto<W> {
             None => self.place(key, ts, 0)?,
         };
         let lane = &mut self.tracks.get_mut(&key).expect("placed")[0];
-        let at = ts.max(lane.last_ts);
+        let at = ts.max(lane.nesting.last_ts);
         if at != ts {
-            self.stats.moved += 1;
+            self.front.stats.moved += 1;
         }
-        lane.last_ts = at;
+        lane.nesting.last_ts = at;
         Ok((pid, tid, at))
     }
 
@@ -604,16 +432,6 @@ impl<W: Write> Perfetto<W> {
         Ok(())
     }
 
-    fn mark(j: &Job) -> &'static str {
-        if j.flags.incomplete() {
-            " (incomplete)"
-        } else if j.flags.has(Flags::INFERRED) {
-            " (inferred)"
-        } else {
-            ""
-        }
-    }
-
     fn cat(j: &Job) -> &'static str {
         if j.flags.incomplete() {
             "job,incomplete"
@@ -624,92 +442,86 @@ impl<W: Write> Perfetto<W> {
         }
     }
 
-    /// Writes one pending item.
-    fn write_item(&mut self, p: Pending) -> io::Result<()> {
-        match p.what {
-            What::Host(slot) => {
-                let (j, flow) = self.slot(slot);
-                let host = TrackKey::Host(j.pid);
-                let (pid, tid) = self.job_slice(host, "submit ", &j, j.commit, j.submit)?;
+    /// Writes the host, queued or execution slice of the held job `h`.
+    fn write_job(&mut self, what: &What, h: &Held) -> io::Result<()> {
+        let (j, flow) = (&h.job, h.flow);
+        let (pid, tid) = self.job_slice(Slice::of(what, j), j)?;
+        match what {
+            What::Host(_) => {
                 self.out.write_all(b"}}")?;
                 if flow != 0 {
                     self.flow(b's', "submit", flow, pid, tid, j.commit)?;
                 }
-                self.release(slot);
             }
-            What::Queue(slot) => {
-                let (j, flow) = self.slot(slot);
-                let ctx = TrackKey::Ctx(j.key.ctx);
-                let (pid, tid) = self.job_slice(ctx, "queued ", &j, j.submit, j.start)?;
+            What::Queue(_) => {
                 self.out.write_all(b"\"queue_ms\":")?;
                 jsonw::ms(&mut self.out, j.phases.queue)?;
                 self.out.write_all(b"}}")?;
-                if flow != 0 && !host_slice(&j) {
+                if flow != 0 && !host_slice(j) {
                     self.flow(b's', "submit", flow, pid, tid, j.submit)?;
                 }
-                self.release(slot);
             }
-            What::Exec(slot) => {
-                let (j, flow) = self.slot(slot);
-                let ring = TrackKey::Ring(j.key.ring);
-                let (pid, tid) = self.job_slice(ring, "", &j, j.start, j.end)?;
-                self.job_args(&j)?;
+            _ => {
+                self.job_args(j)?;
                 self.out.write_all(b"}}")?;
                 if flow != 0 {
                     self.flow(b'f', "submit", flow, pid, tid, j.start)?;
                 }
-                if let Some(b) = timeline::blocker(&j) {
+                if let Some(b) = timeline::blocker(j) {
                     if let Some(&(btid, bstart, bend)) = self.recent.get(&b) {
                         // The arrow leaves the blocker's slice at its last nanosecond.
                         let from = bend.saturating_sub(1).max(bstart).min(j.start);
                         if from >= bstart {
-                            self.seq += 1;
-                            let id = self.seq;
+                            let id = self.front.next_seq();
                             self.flow(b's', "blocker", id, self.pid, btid, from)?;
                             self.flow(b'f', "blocker", id, pid, tid, j.start)?;
                         }
                     }
                 }
                 self.recent.insert(j.key, (tid, j.start, j.end));
-                self.release(slot);
             }
-            What::RingEvent {
-                code,
-                ring,
-                ctx,
-                seqno,
-                arg0,
-                arg2,
-            } => {
-                let (pid, tid, at) = self.lane_instant(TrackKey::Ring(ring), p.ts)?;
-                let name = Event(code).name().unwrap_or("EVENT");
-                self.instant_head(name, b't', pid, tid, at)?;
+        }
+        Ok(())
+    }
+
+    /// Writes one pending item.
+    fn write_item(&mut self, p: Pending) -> io::Result<()> {
+        match p.what {
+            What::Host(slot) | What::Queue(slot) | What::Exec(slot) => {
+                let h = self.front.lend(slot);
+                let res = self.write_job(&p.what, &h);
+                self.front.written(slot, h);
+                res?;
+            }
+            What::Marker(m) => {
+                let (pid, tid, at) = self.lane_instant(TrackKey::Ring(m.ring), p.ts)?;
+                self.instant_head(m.name(), b't', pid, tid, at)?;
+                let Marker {
+                    ring,
+                    ctx,
+                    seqno,
+                    arg0,
+                    arg2,
+                    ..
+                } = m;
                 write!(
                     self.out,
                     "\"ring\":{ring},\"ctx\":{ctx},\"seqno\":{seqno},\"arg0\":\"{arg0:#x}\",\"status\":{arg2}}}}}"
                 )?;
             }
             What::Msg { pid, text } => {
-                let key = if pid == 0 {
-                    TrackKey::Events
-                } else {
-                    TrackKey::Host(pid)
-                };
-                let (pid, tid, at) = self.lane_instant(key, p.ts)?;
-                let mut name = b"msg: ".to_vec();
-                name.extend_from_slice(&text[..text.len().min(64)]);
-                let name = String::from_utf8_lossy(&name).into_owned();
-                self.instant_head(&name, b't', pid, tid, at)?;
+                let (pid, tid, at) = self.lane_instant(msg_track(pid), p.ts)?;
+                self.instant_head(&msg_name(&text), b't', pid, tid, at)?;
                 self.out.write_all(b"\"text\":")?;
                 jsonw::string(&mut self.out, &text)?;
                 self.out.write_all(b"}}")?;
             }
-            What::Lost {
+            What::Lost(LostRecords {
                 cpu,
                 source,
                 count,
                 gap,
-            } => {
+            }) => {
                 let name = format!("lost {count} records");
                 self.instant_head(&name, b'p', self.pid, 0, p.ts)?;
                 write!(
@@ -721,29 +533,14 @@ impl<W: Write> Perfetto<W> {
         Ok(())
     }
 
-    /// A copy of a held job (plain data, no allocation) and its flow id.
-    fn slot(&self, slot: u32) -> (Job, u64) {
-        let h = self.held[slot as usize].as_ref().expect("held job");
-        (h.job.clone(), h.flow)
-    }
-
-    /// One of the job's slices was written; the job leaves when all are.
-    fn release(&mut self, slot: u32) {
-        let h = self.held[slot as usize].as_mut().expect("held job");
-        h.refs -= 1;
-        if h.refs == 0 {
-            self.held[slot as usize] = None;
-            self.free.push(slot);
-        }
-    }
-
     /// Writes every pending item before `w`, then the counters up to `w`.
     fn advance(&mut self, w: u64) -> io::Result<()> {
-        while self.heap.peek().is_some_and(|p| p.0.ts < w) {
-            let Reverse(p) = self.heap.pop().expect("peeked");
+        while let Some(p) = self.front.pop_before(w) {
             self.write_item(p)?;
         }
-        self.write_counters(w)?;
+        while let Some((ring, rel_ts, b)) = self.front.next_due_bucket(w) {
+            self.counter(ring, rel_ts, b)?;
+        }
         // Blocker arrows need a blocker written before its waiter: keep the last second.
         let keep = w.saturating_sub(1_000_000_000);
         if self.recent.len() > 4096 {
@@ -752,80 +549,11 @@ impl<W: Write> Perfetto<W> {
         Ok(())
     }
 
-    fn ring_counters(&mut self, ring: u32, t: u64) -> &mut Bucket {
-        let width = self.cfg.interval_ns;
-        let idx = self.rel(t) / width;
-        if !self.counters.contains_key(&ring) {
-            self.ring_order.push(ring);
-        }
-        let (names, prefix) = (&self.names, &self.prefix);
-        let rc = self.counters.entry(ring).or_insert_with(|| RingCounters {
-            label: format!("{prefix}{}", names.ring_label(ring)),
-            base: idx,
-            open: VecDeque::new(),
-            carry: Bucket {
-                busy: 0,
-                outstanding: 0,
-                fill: u32::MAX,
-            },
-            last_written: None,
-            beyond: Bucket::default(),
-        });
-        let idx = idx.max(rc.base);
-        if idx - rc.base >= MAX_OPEN_BUCKETS {
-            return &mut rc.beyond;
-        }
-        while rc.base + (rc.open.len() as u64) <= idx {
-            let c = Bucket {
-                busy: 0,
-                ..rc.carry
-            };
-            rc.open.push_back(c);
-        }
-        &mut rc.open[(idx - rc.base) as usize]
-    }
-
-    /// Writes the counter buckets of every ring that end at or before `w`.
-    fn write_counters(&mut self, w: u64) -> io::Result<()> {
-        if self.genesis == NONE {
-            return Ok(());
-        }
-        let width = self.cfg.interval_ns;
-        let upto = self.rel(w) / width; // buckets < upto are final
-        for i in 0..self.ring_order.len() {
-            let ring = self.ring_order[i];
-            loop {
-                let rc = self.counters.get_mut(&ring).expect("ring");
-                if rc.base >= upto {
-                    break;
-                }
-                let b = rc.open.pop_front().unwrap_or(Bucket {
-                    busy: 0,
-                    ..rc.carry
-                });
-                let idx = rc.base;
-                rc.base += 1;
-                if rc.last_written == Some(b) {
-                    if rc.open.is_empty() {
-                        // Idle: nothing changes until the next event of this ring.
-                        rc.base = upto;
-                    }
-                    continue;
-                }
-                rc.last_written = Some(b);
-                let label = std::mem::take(&mut rc.label);
-                let res = self.counter(&label, idx * width, b);
-                self.counters.get_mut(&ring).expect("ring").label = label;
-                res?;
-            }
-        }
-        Ok(())
-    }
-
-    fn counter(&mut self, name: &str, rel_ts: u64, b: Bucket) -> io::Result<()> {
+    /// The counters of `ring` at `rel_ts` (fill only when known).
+    fn counter(&mut self, ring: u32, rel_ts: u64, b: Bucket) -> io::Result<()> {
         self.sep()?;
         self.out.write_all(b"{\"ph\":\"C\",\"name\":")?;
-        jsonw::string(&mut self.out, name.as_bytes())?;
+        jsonw::string(&mut self.out, self.front.counter_label(ring).as_bytes())?;
         write!(self.out, ",\"pid\":{},\"tid\":0,\"ts\":", self.pid)?;
         jsonw::us(&mut self.out, rel_ts)?;
         let busy = (b.busy as f64 * 100.0 / self.cfg.interval_ns as f64).min(100.0);
@@ -834,7 +562,7 @@ impl<W: Write> Perfetto<W> {
             ",\"args\":{{\"busy %\":{busy:.1},\"outstanding\":{}",
             b.outstanding
         )?;
-        if b.fill != u32::MAX {
+        if b.fill != timeline::FILL_UNKNOWN {
             write!(self.out, ",\"fill %\":{:.1}", b.fill as f64 / 10.0)?;
         }
         self.out.write_all(b"}}")
@@ -848,142 +576,24 @@ impl<W: Write> Timeline for Perfetto<W> {
         joiner: &Joiner,
         watermark: Option<u64>,
     ) -> io::Result<()> {
-        let t = rec.time_ns();
-        if self.genesis == NONE {
-            self.genesis = joiner.origin().get().unwrap_or(NONE);
-        }
-        match self.names.see(rec, joiner) {
-            Seen::Mark(ev) => self.push(
-                t,
-                What::RingEvent {
-                    code: ev.code(),
-                    ring: ev.ring(),
-                    ctx: ev.ctx(),
-                    seqno: ev.seqno(),
-                    arg0: ev.arg0(),
-                    arg2: ev.arg2(),
-                },
-            ),
-            Seen::Ring {
-                ring,
-                outstanding,
-                fill,
-            } => {
-                let b = self.ring_counters(ring, t);
-                b.outstanding = b.outstanding.max(outstanding);
-                b.fill = timeline::max_fill(b.fill, fill);
-                // A new bucket starts from the state as last seen.
-                let carry = &mut self.counters.get_mut(&ring).expect("ring").carry;
-                carry.outstanding = outstanding;
-                if fill != timeline::FILL_UNKNOWN {
-                    carry.fill = fill;
-                }
-            }
-            Seen::Msg { pid, text } => self.push(
-                t,
-                What::Msg {
-                    pid,
-                    text: text.into(),
-                },
-            ),
-            Seen::Lost(l) => self.push(
-                t,
-                What::Lost {
-                    cpu: l.cpu,
-                    source: l.source,
-                    count: l.count,
-                    gap: false,
-                },
-            ),
-            Seen::Nothing => {}
-        }
-        if let Some(w) = watermark {
-            self.advance(w.saturating_sub(SLACK_NS))?;
-        }
-        Ok(())
+        let ready = self.front.record(rec, joiner, watermark);
+        ready.map_or(Ok(()), |w| self.advance(w))
     }
 
     fn lost(&mut self, l: &Lost, joiner: &Joiner) -> io::Result<()> {
-        let t = if l.last_ns != 0 && l.last_ns != NONE {
-            l.last_ns
-        } else {
-            joiner.stats.last_ns
-        };
-        self.push(
-            t,
-            What::Lost {
-                cpu: l.cpu,
-                source: l.source,
-                count: l.count,
-                gap: true,
-            },
-        );
+        self.front.lost(l, joiner);
         Ok(())
     }
 
     fn job(&mut self, job: &Job) -> io::Result<()> {
-        self.stats.jobs += 1;
-        let has_host = host_slice(job);
-        let has_queue = job.submit != NONE && job.start != NONE && job.measured(1);
-        let has_exec = job.start != NONE && job.end != NONE;
-        let refs = has_host as u8 + has_queue as u8 + has_exec as u8;
-        // Busy time goes into the counter buckets now: they are written only once the
-        // watermark passes them.
-        if has_exec && self.genesis != NONE {
-            let width = self.cfg.interval_ns;
-            let (s, e) = (self.rel(job.start), self.rel(job.end));
-            self.ring_counters(job.key.ring, job.start);
-            let rc = self.counters.get_mut(&job.key.ring).expect("ring");
-            // Execution outside the open window is left out (MAX_OPEN_BUCKETS).
-            let base = rc.base;
-            let late = timeline::spread_open(s, e, width, base, |b, ns| {
-                while rc.base + (rc.open.len() as u64) <= b {
-                    let c = Bucket {
-                        busy: 0,
-                        ..rc.carry
-                    };
-                    rc.open.push_back(c);
-                }
-                rc.open[(b - rc.base) as usize].busy += ns;
-            });
-            self.stats.late_busy_ns += late;
+        if let Some(slices) = self.front.admit(job) {
+            let flow = if slices.submit_arrow() {
+                self.front.next_seq()
+            } else {
+                0
+            };
+            self.front.hold(job, slices, flow, 0);
         }
-        if refs == 0 {
-            // Nothing to draw (a job named only by a stray event): it is counted in the
-            // metadata's job total and listed by --jobs.
-            return Ok(());
-        }
-        let flow = if (has_host || has_queue) && has_exec {
-            self.seq += 1;
-            self.seq
-        } else {
-            0
-        };
-        let h = Held {
-            job: job.clone(),
-            refs,
-            flow,
-        };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.held[s as usize] = Some(h);
-                s
-            }
-            None => {
-                self.held.push(Some(h));
-                (self.held.len() - 1) as u32
-            }
-        };
-        if has_host {
-            self.push(job.commit, What::Host(slot));
-        }
-        if has_queue {
-            self.push(job.submit, What::Queue(slot));
-        }
-        if has_exec {
-            self.push(job.start, What::Exec(slot));
-        }
-        self.stats.max_held = self.stats.max_held.max(self.heap.len() as u64);
         Ok(())
     }
 
@@ -997,17 +607,15 @@ impl<W: Write> Timeline for Perfetto<W> {
             card: self.cfg.card,
             driver: self.cfg.driver.clone(),
             records: st.records,
-            jobs: self.stats.jobs,
-            events: self.stats.events,
-            lanes: self.stats.lanes,
+            jobs: self.front.stats.jobs,
+            events: self.front.stats.events,
+            lanes: self.front.stats.lanes,
             lost_records: st.lost_records,
-            moved: self.stats.moved,
-            late_busy_ns: self.stats.late_busy_ns,
-            max_held: self.stats.max_held,
+            moved: self.front.stats.moved,
+            late_busy_ns: self.front.stats.late_busy_ns,
+            max_held: self.front.stats.max_held,
         });
-        let open = self.joint.open.get().saturating_sub(1);
-        self.joint.open.set(open);
-        if open > 0 {
+        if self.joint.members.leave() > 0 {
             // Another card's exporter closes the document.
             return self.out.flush();
         }
@@ -1070,10 +678,4 @@ impl<W: Write> Timeline for Perfetto<W> {
         self.out.write_all(b"]}}\n")?;
         self.out.flush()
     }
-}
-
-/// Whether a job gets a host-side slice (COMMIT to SUBMIT): not when the recording did not
-/// measure submit_host (an imported COMMIT and SUBMIT are one instant).
-pub(crate) fn host_slice(job: &Job) -> bool {
-    job.commit != NONE && job.submit != NONE && job.measured(0)
 }

@@ -46,22 +46,26 @@
 
 use std::cell::{Cell, RefCell};
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use grtrace_format::Event;
 use grtrace_format::{Lost, RecordView};
 use prost::Message;
 
 use crate::engine::{Engine, Timeline};
-use crate::job::{Flags, Job, JobKey, NONE};
+use crate::job::{Flags, Job, JobKey};
 use crate::joiner::{FxMap, Joiner};
-use crate::perfetto::{host_slice, PerfettoConfig, PerfettoStats, CARD_PID_BASE, SLACK_NS};
+use crate::perfetto::{PerfettoConfig, CARD_PID_BASE};
 use crate::perfetto_proto::{self as pb, field, wire};
 use crate::perfetto_zip::Compressor;
-use crate::timeline::{self, Names, Seen};
+use crate::timeline::front::{
+    host_slice, msg_name, msg_track, Bucket, DocumentCards, Front, Held, LostRecords, Nesting,
+    Pending, Slice, TrackKey, What,
+};
+use crate::timeline::{self, job_mark};
+use crate::units::push_u64;
 
 /// The packet sequence every packet of the file is on.
 pub const SEQUENCE_ID: u32 = 1;
@@ -141,19 +145,29 @@ enum Arg {
 /// Slice args left out when 0 (the JSON export lists them): the phases (one not measured
 /// holds 0), a blocker's lost time and the counts, 0 for most jobs. Six bytes each.
 pub const ZERO_LEFT_OUT: [&str; 12] = [
-    "submit_host_ns",
-    "queue_ns",
-    "exec_ns",
-    "complete_ns",
-    "gpu_wait_ns",
-    "vm_fault_ns",
-    "total_ns",
-    "outstanding",
-    "batch",
-    "faults",
-    "preempts",
-    "blocker_lost_ns",
+    phase_arg_name(0),
+    phase_arg_name(1),
+    phase_arg_name(2),
+    phase_arg_name(3),
+    phase_arg_name(4),
+    phase_arg_name(5),
+    phase_arg_name(6),
+    arg_name(Arg::Outstanding),
+    arg_name(Arg::Batch),
+    arg_name(Arg::Faults),
+    arg_name(Arg::Preempts),
+    arg_name(Arg::BlockerLost),
 ];
+
+/// The debug annotation name of `arg`.
+const fn arg_name(arg: Arg) -> &'static str {
+    ARG_NAMES[arg as usize - 1]
+}
+
+/// The debug annotation name of phase `i` (PHASE_NAMES order).
+const fn phase_arg_name(i: usize) -> &'static str {
+    ARG_NAMES[Arg::Phase0 as usize - 1 + i]
+}
 
 /// Event categories, interned by the first packet (iid = index + 1).
 const CATEGORIES: [&str; 4] = ["job", "job,incomplete", "job,inferred", "event"];
@@ -231,11 +245,9 @@ pub struct PbJoint<W: Write> {
     path: Option<PathBuf>,
     /// The first packets (clearing the incremental state, the clock) were written.
     started: Cell<bool>,
-    /// Exporters not finished yet.
-    open: Cell<u32>,
-    /// Several cards: track and counter names carry the card, host tracks get one per card.
-    label_cards: bool,
-    made: Cell<u32>,
+    /// The cards whose exporters write into it (host tracks get one per card when there
+    /// are several).
+    members: DocumentCards,
     /// Last track uuid handed out (from 1, a byte per reference for the first 127).
     last_id: Cell<u64>,
     /// Last flow id handed out (flow ids are not track uuids: a counter of their own).
@@ -259,9 +271,7 @@ impl<W: Write> PbJoint<W> {
             out: RefCell::new(Compressor::new(out)),
             path,
             started: Cell::new(false),
-            open: Cell::new(0),
-            label_cards: several,
-            made: Cell::new(0),
+            members: DocumentCards::new(several),
             last_id: Cell::new(0),
             last_flow: Cell::new(0),
             interner: RefCell::default(),
@@ -407,89 +417,10 @@ impl<W: Write> PbJoint<W> {
     }
 }
 
-/// Which track a slice or instant goes to (as in the JSON export).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum TrackKey {
-    Ring(u32),
-    Ctx(u32),
-    Host(u32),
-    Events,
-}
-
 /// One lane of a track: a track holding properly nested slices in time order.
 struct Lane {
     uuid: u64,
-    last_ts: u64,
-    /// Ends of the open (enclosing) slices, innermost last.
-    open: Vec<u64>,
-}
-
-impl Lane {
-    /// Takes `[ts, ts + dur]` if it nests under the open slices and keeps time order;
-    /// returns its depth (1 = outermost).
-    fn fits(&mut self, ts: u64, dur: u64) -> Option<u32> {
-        if ts < self.last_ts {
-            return None;
-        }
-        while self.open.last().is_some_and(|&e| e <= ts) {
-            self.open.pop();
-        }
-        if self.open.last().is_some_and(|&e| ts + dur > e) {
-            return None;
-        }
-        self.open.push(ts + dur);
-        self.last_ts = ts;
-        Some(self.open.len() as u32)
-    }
-}
-
-#[derive(Debug)]
-enum What {
-    Host(u32),
-    Queue(u32),
-    Exec(u32),
-    RingEvent {
-        code: u16,
-        ring: u32,
-        ctx: u32,
-        seqno: u64,
-        arg0: u64,
-        arg2: u32,
-    },
-    Msg {
-        pid: u32,
-        text: Box<[u8]>,
-    },
-    Lost {
-        cpu: u32,
-        source: u32,
-        count: u64,
-        gap: bool,
-    },
-}
-
-/// Something to write at `ts` once the watermark passes it.
-struct Pending {
-    ts: u64,
-    seq: u64,
-    what: What,
-}
-
-impl PartialEq for Pending {
-    fn eq(&self, o: &Self) -> bool {
-        (self.ts, self.seq) == (o.ts, o.seq)
-    }
-}
-impl Eq for Pending {}
-impl PartialOrd for Pending {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Pending {
-    fn cmp(&self, o: &Self) -> Ordering {
-        (self.ts, self.seq).cmp(&(o.ts, o.seq))
-    }
+    nesting: Nesting,
 }
 
 /// The end of a slice already begun, written once nothing can come before it; of ends at
@@ -535,57 +466,22 @@ struct ExecOpen {
     flows: Vec<u64>,
 }
 
-/// A job waiting for its slices to be written.
-struct Held {
-    job: Job,
-    refs: u8,
-    /// Flow id of its submission arrow (0 = none).
-    flow: u64,
-    /// Flow id of the arrow from its blocker (0 = none).
-    blocker_flow: u64,
-}
-
-#[derive(Clone, Copy, Default, PartialEq)]
-struct Bucket {
-    busy: u64,
-    outstanding: u32,
-    fill: u32,
-}
-
-struct RingCounters {
-    label: String,
-    base: u64,
-    open: VecDeque<Bucket>,
-    carry: Bucket,
-    last_written: Option<Bucket>,
-    /// Tracks of busy %, outstanding and fill % (described when first written).
-    uuids: Option<[u64; 3]>,
-    /// Where an event too far ahead of `base` goes (and is forgotten): see
-    /// [`timeline::MAX_OPEN_BUCKETS`].
-    beyond: Bucket,
-}
-
 /// The protobuf exporter of one card; register it with [`Engine::add_timeline`].
 pub struct PerfettoPb<W: Write> {
     joint: Rc<PbJoint<W>>,
     cfg: PerfettoConfig,
     /// The card's process track.
     card_uuid: u64,
-    genesis: u64,
-    names: Names,
+    /// What is held back until the watermark passes it, and the counters.
+    front: Front,
     tracks: FxMap<TrackKey, Vec<Lane>>,
-    heap: BinaryHeap<Reverse<Pending>>,
     ends: BinaryHeap<Reverse<End>>,
-    held: Vec<Option<Held>>,
-    free: Vec<u32>,
-    seq: u64,
     /// Executions handed over whose end is not written yet, for the arrows to the jobs
     /// they blocked.
     exec_open: FxMap<JobKey, ExecOpen>,
-    counters: FxMap<u32, RingCounters>,
-    ring_order: Vec<u32>,
-    /// Counts of what the export did (the JSON export's, `events` counting packets).
-    pub stats: PerfettoStats,
+    /// Tracks of each ring's busy %, outstanding and fill % (described when first
+    /// written).
+    counter_tracks: FxMap<u32, [u64; 3]>,
     prefix: String,
     /// The encoded `TrackEvent` being built (its debug annotations as they are added).
     ev: Vec<u8>,
@@ -609,29 +505,15 @@ impl<W: Write> PerfettoPb<W> {
     /// The exporter of card `cfg.card` writing into `joint`'s file; describes the card
     /// (its GPU and process track).
     pub fn in_joint(cfg: PerfettoConfig, joint: Rc<PbJoint<W>>) -> Self {
-        joint.open.set(joint.open.get() + 1);
-        let label = joint.label_cards || joint.made.get() > 0;
-        joint.made.set(joint.made.get() + 1);
-        let prefix = if label {
-            format!("card{} ", cfg.card)
-        } else {
-            String::new()
-        };
+        let prefix = joint.members.enter(cfg.card);
         let card_uuid = joint.id();
         let p = PerfettoPb {
             card_uuid,
-            genesis: NONE,
-            names: Names::default(),
+            front: Front::new(cfg.interval_ns, prefix.clone()),
             tracks: FxMap::default(),
-            heap: BinaryHeap::new(),
             ends: BinaryHeap::new(),
-            held: Vec::new(),
-            free: Vec::new(),
-            seq: 0,
             exec_open: FxMap::default(),
-            counters: FxMap::default(),
-            ring_order: Vec::new(),
-            stats: PerfettoStats::default(),
+            counter_tracks: FxMap::default(),
             prefix,
             ev: Vec::with_capacity(512),
             name: Vec::with_capacity(64),
@@ -670,16 +552,7 @@ impl<W: Write> PerfettoPb<W> {
     }
 
     fn rel(&self, t: u64) -> u64 {
-        t.saturating_sub(self.genesis)
-    }
-
-    fn push(&mut self, ts: u64, what: What) {
-        self.seq += 1;
-        self.heap.push(Reverse(Pending {
-            ts,
-            seq: self.seq,
-            what,
-        }));
+        self.front.rel(t)
     }
 
     /// Describes a track under `parent`.
@@ -700,7 +573,7 @@ impl<W: Write> PerfettoPb<W> {
     fn place(&mut self, key: TrackKey, ts: u64, dur: u64) -> (u64, u32) {
         let lanes = self.tracks.entry(key).or_default();
         for l in lanes.iter_mut() {
-            if let Some(d) = l.fits(ts, dur) {
+            if let Some(d) = l.nesting.fits(ts, dur) {
                 return (l.uuid, d);
             }
         }
@@ -708,12 +581,11 @@ impl<W: Write> PerfettoPb<W> {
         let uuid = self.joint.id();
         let mut lane = Lane {
             uuid,
-            last_ts: 0,
-            open: Vec::new(),
+            nesting: Nesting::default(),
         };
-        let depth = lane.fits(ts, dur).unwrap_or(1);
+        let depth = lane.nesting.fits(ts, dur).unwrap_or(1);
         self.tracks.entry(key).or_default().push(lane);
-        self.stats.lanes += 1;
+        self.front.stats.lanes += 1;
         self.name_lane(key, n, uuid);
         (uuid, depth)
     }
@@ -722,7 +594,7 @@ impl<W: Write> PerfettoPb<W> {
     fn name_lane(&mut self, key: TrackKey, lane: usize, uuid: u64) {
         let (base, rank, parent) = match key {
             TrackKey::Ring(r) => (
-                format!("{}{}", self.prefix, self.names.ring_label(r)),
+                format!("{}{}", self.prefix, self.front.names.ring_label(r)),
                 (r.min(999_999) as i64) * 1000,
                 self.card_uuid,
             ),
@@ -733,7 +605,7 @@ impl<W: Write> PerfettoPb<W> {
             ),
             TrackKey::Events => (format!("{}events", self.prefix), -1, self.card_uuid),
             TrackKey::Host(t) => {
-                let comm = self.names.procs.get(&t).cloned();
+                let comm = self.front.names.procs.get(&t).cloned();
                 let comm = comm.unwrap_or_else(|| format!("tid {t}"));
                 let parent = self.host_process(t, &comm);
                 let name = if self.prefix.is_empty() {
@@ -782,11 +654,11 @@ impl<W: Write> PerfettoPb<W> {
             self.place(key, ts, 0);
         }
         let lane = &mut self.tracks.get_mut(&key).expect("placed")[0];
-        let at = ts.max(lane.last_ts);
-        lane.last_ts = at;
+        let at = ts.max(lane.nesting.last_ts);
+        lane.nesting.last_ts = at;
         let uuid = lane.uuid;
         if at != ts {
-            self.stats.moved += 1;
+            self.front.stats.moved += 1;
         }
         (uuid, at)
     }
@@ -854,7 +726,7 @@ impl<W: Write> PerfettoPb<W> {
         let ts = self.rel(ts);
         self.joint.write_event(ts, &self.interned, &self.ev);
         self.ev.clear();
-        self.stats.events += 1;
+        self.front.stats.events += 1;
     }
 
     /// Writes the ends of slices at or before `ts` (all of them with `ts` = u64::MAX).
@@ -878,28 +750,24 @@ impl<W: Write> PerfettoPb<W> {
         }
     }
 
-    /// Begins the slice `[from, to]` of job `j` on a lane of `key`, named
-    /// `{prefix}ctx/seqno{mark}`, its end held back until nothing can come before it.
-    #[allow(clippy::too_many_arguments)]
+    /// Begins slice `s` of job `j` on a lane of its track, named `{prefix}ctx/seqno{mark}`,
+    /// its end held back until nothing can come before it.
     fn job_slice(
         &mut self,
-        key: TrackKey,
-        prefix: &str,
+        s: Slice,
         j: &Job,
-        from: u64,
-        to: u64,
         flows: (&[u64], &[u64]),
         new: Option<pb::InternedData>,
     ) {
-        let dur = to.saturating_sub(from);
-        let (uuid, depth) = self.place(key, from, dur);
+        let (from, dur) = (s.from, s.dur());
+        let (uuid, depth) = self.place(s.key, from, dur);
         let n = &mut self.name;
         n.clear();
-        n.extend_from_slice(prefix.as_bytes());
-        wire::decimal(n, j.key.ctx.into());
+        n.extend_from_slice(s.prefix.as_bytes());
+        push_u64(n, j.key.ctx.into());
         n.push(b'/');
-        wire::decimal(n, j.key.seqno);
-        n.extend_from_slice(mark(j).as_bytes());
+        push_u64(n, j.key.seqno);
+        n.extend_from_slice(job_mark(j).as_bytes());
         self.event(
             pb::TYPE_SLICE_BEGIN,
             from,
@@ -909,13 +777,13 @@ impl<W: Write> PerfettoPb<W> {
             flows,
             new,
         );
-        self.seq += 1;
+        let seq = self.front.next_seq();
         self.ends.push(Reverse(End {
             ts: from + dur,
             depth,
-            seq: self.seq,
+            seq,
             uuid,
-            exec: matches!(key, TrackKey::Ring(_)).then_some(j.key),
+            exec: matches!(s.key, TrackKey::Ring(_)).then_some(j.key),
         }));
     }
 
@@ -968,24 +836,42 @@ impl<W: Write> PerfettoPb<W> {
         }
     }
 
-    fn release(&mut self, slot: u32) {
-        let h = self.held[slot as usize].as_mut().expect("held job");
-        h.refs -= 1;
-        if h.refs == 0 {
-            self.held[slot as usize] = None;
-            self.free.push(slot);
+    /// Keeps the execution of `job` open for the arrows to the jobs it blocks; returns the
+    /// flow id of the arrow from its own blocker (0: none). That arrow leaves the blocker's
+    /// execution end, not written yet (the blocker ended while this job was in flight,
+    /// which holds the watermark back).
+    fn open_exec(&mut self, job: &Job) -> u64 {
+        let mut blocker_flow = 0;
+        if let Some(b) = timeline::blocker(job) {
+            if let Some(x) = self.exec_open.get_mut(&b) {
+                // Trace processor binds flows in time order: the arrow must leave the
+                // blocker's begin or end before the waiter begins.
+                let at = if x.begun { x.end } else { x.start };
+                if at <= job.start {
+                    blocker_flow = self.joint.flow_id();
+                    x.flows.push(blocker_flow);
+                }
+            }
         }
+        let x = ExecOpen {
+            start: job.start,
+            end: job.end,
+            begun: false,
+            flows: Vec::new(),
+        };
+        self.exec_open.insert(job.key, x);
+        blocker_flow
     }
 
     /// Writes the host, queued or execution slice of the held job `h`.
     fn write_job(&mut self, what: &What, h: &Held) {
         let (j, flow, blocker_flow) = (&h.job, h.flow, h.blocker_flow);
+        let slice = Slice::of(what, j);
         match what {
             What::Host(_) => {
                 let f = [flow];
                 let flows: &[u64] = if flow != 0 { &f } else { &[] };
-                let key = TrackKey::Host(j.pid);
-                self.job_slice(key, "submit ", j, j.commit, j.submit, (flows, &[]), None);
+                self.job_slice(slice, j, (flows, &[]), None);
             }
             What::Queue(_) => {
                 let f = [flow];
@@ -993,8 +879,7 @@ impl<W: Write> PerfettoPb<W> {
                 if j.phases.queue != 0 {
                     self.arg(Arg::Phase0 as u64 + 1, Val::U(j.phases.queue));
                 }
-                let key = TrackKey::Ctx(j.key.ctx);
-                self.job_slice(key, "queued ", j, j.submit, j.start, (flows, &[]), None);
+                self.job_slice(slice, j, (flows, &[]), None);
             }
             _ => {
                 let mut new = None;
@@ -1013,8 +898,7 @@ impl<W: Write> PerfettoPb<W> {
                     }
                     None => Vec::new(),
                 };
-                let key = TrackKey::Ring(j.key.ring);
-                self.job_slice(key, "", j, j.start, j.end, (&starts, ends), new);
+                self.job_slice(slice, j, (&starts, ends), new);
             }
         }
     }
@@ -1024,59 +908,41 @@ impl<W: Write> PerfettoPb<W> {
         self.flush_ends(p.ts);
         match p.what {
             What::Host(slot) | What::Queue(slot) | What::Exec(slot) => {
-                // The held jobs, lent out while one is written (no copy of the job).
-                let held = std::mem::take(&mut self.held);
-                let h = held[slot as usize].as_ref().expect("held job");
-                self.write_job(&p.what, h);
-                self.held = held;
-                self.release(slot);
+                let h = self.front.lend(slot);
+                self.write_job(&p.what, &h);
+                self.front.written(slot, h);
             }
-            What::RingEvent {
-                code,
-                ring,
-                ctx,
-                seqno,
-                arg0,
-                arg2,
-            } => {
-                let (uuid, at) = self.lane_instant(TrackKey::Ring(ring), p.ts);
-                let name = Event(code).name().unwrap_or("EVENT");
-                let iid = MARK_NAMES.iter().position(|&n| n == name).unwrap_or(6) as u64 + 1;
-                self.arg(Arg::Ring as u64, Val::U(ring as u64));
-                self.arg(Arg::Ctx as u64, Val::U(ctx as u64));
-                self.arg(Arg::Seqno as u64, Val::U(seqno));
-                self.arg(Arg::Arg0 as u64, Val::S(&format!("{arg0:#x}")));
-                self.arg(Arg::Status as u64, Val::U(arg2 as u64));
+            What::Marker(m) => {
+                let (uuid, at) = self.lane_instant(TrackKey::Ring(m.ring), p.ts);
+                let iid = MARK_NAMES.iter().position(|&n| n == m.name()).unwrap_or(6) as u64 + 1;
+                self.arg(Arg::Ring as u64, Val::U(m.ring as u64));
+                self.arg(Arg::Ctx as u64, Val::U(m.ctx as u64));
+                self.arg(Arg::Seqno as u64, Val::U(m.seqno));
+                self.arg(Arg::Arg0 as u64, Val::S(&format!("{:#x}", m.arg0)));
+                self.arg(Arg::Status as u64, Val::U(m.arg2 as u64));
                 self.instant(at, uuid, Name::Interned(iid));
             }
             What::Msg { pid, text } => {
-                let key = if pid == 0 {
-                    TrackKey::Events
-                } else {
-                    TrackKey::Host(pid)
-                };
-                let (uuid, at) = self.lane_instant(key, p.ts);
-                let mut name = b"msg: ".to_vec();
-                name.extend_from_slice(&text[..text.len().min(64)]);
+                let (uuid, at) = self.lane_instant(msg_track(pid), p.ts);
                 self.name.clear();
-                self.name
-                    .extend_from_slice(String::from_utf8_lossy(&name).as_bytes());
+                self.name.extend_from_slice(msg_name(&text).as_bytes());
                 self.arg(Arg::Text as u64, Val::S(&String::from_utf8_lossy(&text)));
                 self.instant(at, uuid, Name::Own);
             }
-            What::Lost {
-                cpu,
-                source,
-                count,
-                gap,
-            } => {
+            What::Lost(l) => {
+                let LostRecords {
+                    cpu,
+                    source,
+                    count,
+                    gap,
+                } = l;
                 self.arg(Arg::Cpu as u64, Val::U(cpu as u64));
                 self.arg(Arg::Source as u64, Val::U(source as u64));
                 self.arg(Arg::Count as u64, Val::U(count));
                 self.arg(Arg::SequenceGap as u64, Val::B(gap));
                 self.name.clear();
                 self.name.extend_from_slice(b"lost ");
-                wire::decimal(&mut self.name, count);
+                push_u64(&mut self.name, count);
                 self.name.extend_from_slice(b" records");
                 self.instant(p.ts, self.card_uuid, Name::Own);
             }
@@ -1100,88 +966,22 @@ impl<W: Write> PerfettoPb<W> {
     /// Writes every pending item before `w`, the ends of slices before it and the counters
     /// up to `w`.
     fn advance(&mut self, w: u64) {
-        while self.heap.peek().is_some_and(|p| p.0.ts < w) {
-            let Reverse(p) = self.heap.pop().expect("peeked");
+        while let Some(p) = self.front.pop_before(w) {
             self.write_item(p);
         }
         self.flush_ends(w.saturating_sub(1));
-        self.write_counters(w);
-    }
-
-    fn ring_counters(&mut self, ring: u32, t: u64) -> &mut Bucket {
-        let width = self.cfg.interval_ns;
-        let idx = self.rel(t) / width;
-        if !self.counters.contains_key(&ring) {
-            self.ring_order.push(ring);
-        }
-        let (names, prefix) = (&self.names, &self.prefix);
-        let rc = self.counters.entry(ring).or_insert_with(|| RingCounters {
-            label: format!("{prefix}{}", names.ring_label(ring)),
-            base: idx,
-            open: VecDeque::new(),
-            carry: Bucket {
-                busy: 0,
-                outstanding: 0,
-                fill: timeline::FILL_UNKNOWN,
-            },
-            last_written: None,
-            uuids: None,
-            beyond: Bucket::default(),
-        });
-        let idx = idx.max(rc.base);
-        if idx - rc.base >= timeline::MAX_OPEN_BUCKETS {
-            // A damaged time far ahead: not counted (memory and time stay bounded).
-            return &mut rc.beyond;
-        }
-        while rc.base + (rc.open.len() as u64) <= idx {
-            let c = Bucket {
-                busy: 0,
-                ..rc.carry
-            };
-            rc.open.push_back(c);
-        }
-        &mut rc.open[(idx - rc.base) as usize]
-    }
-
-    /// Writes the counter buckets of every ring that end at or before `w`.
-    fn write_counters(&mut self, w: u64) {
-        if self.genesis == NONE {
-            return;
-        }
-        let width = self.cfg.interval_ns;
-        let upto = self.rel(w) / width;
-        for i in 0..self.ring_order.len() {
-            let ring = self.ring_order[i];
-            loop {
-                let rc = self.counters.get_mut(&ring).expect("ring");
-                if rc.base >= upto {
-                    break;
-                }
-                let b = rc.open.pop_front().unwrap_or(Bucket {
-                    busy: 0,
-                    ..rc.carry
-                });
-                let idx = rc.base;
-                rc.base += 1;
-                if rc.last_written == Some(b) {
-                    if rc.open.is_empty() {
-                        rc.base = upto;
-                    }
-                    continue;
-                }
-                rc.last_written = Some(b);
-                self.counter(ring, idx * width, b);
-            }
+        while let Some((ring, rel_ts, b)) = self.front.next_due_bucket(w) {
+            self.counter(ring, rel_ts, b);
         }
     }
 
     /// The three counters of `ring` at `rel_ts` (fill only when known, as in the JSON).
     fn counter(&mut self, ring: u32, rel_ts: u64, b: Bucket) {
-        let uuids = match self.counters[&ring].uuids {
-            Some(u) => u,
+        let uuids = match self.counter_tracks.get(&ring) {
+            Some(&u) => u,
             None => {
                 let u = [self.joint.id(), self.joint.id(), self.joint.id()];
-                let label = self.counters[&ring].label.clone();
+                let label = self.front.counter_label(ring).to_string();
                 for (k, (uuid, what)) in u
                     .iter()
                     .zip(["busy %", "outstanding", "fill %"])
@@ -1201,7 +1001,7 @@ impl<W: Write> PerfettoPb<W> {
                     });
                     self.emit(t);
                 }
-                self.counters.get_mut(&ring).expect("ring").uuids = Some(u);
+                self.counter_tracks.insert(ring, u);
                 u
             }
         };
@@ -1221,7 +1021,7 @@ impl<W: Write> PerfettoPb<W> {
         }
         self.joint.write_event(rel_ts, &[], &self.ev);
         self.ev.clear();
-        self.stats.events += 1;
+        self.front.stats.events += 1;
     }
 }
 
@@ -1230,16 +1030,6 @@ impl<W: Write> PerfettoPb<W> {
 enum Name {
     Interned(u64),
     Own,
-}
-
-fn mark(j: &Job) -> &'static str {
-    if j.flags.incomplete() {
-        " (incomplete)"
-    } else if j.flags.has(Flags::INFERRED) {
-        " (inferred)"
-    } else {
-        ""
-    }
 }
 
 /// The category iid of a job's slices ([`CATEGORIES`]).
@@ -1260,160 +1050,28 @@ impl<W: Write> Timeline for PerfettoPb<W> {
         joiner: &Joiner,
         watermark: Option<u64>,
     ) -> io::Result<()> {
-        let t = rec.time_ns();
-        if self.genesis == NONE {
-            self.genesis = joiner.origin().get().unwrap_or(NONE);
-        }
-        match self.names.see(rec, joiner) {
-            Seen::Mark(ev) => self.push(
-                t,
-                What::RingEvent {
-                    code: ev.code(),
-                    ring: ev.ring(),
-                    ctx: ev.ctx(),
-                    seqno: ev.seqno(),
-                    arg0: ev.arg0(),
-                    arg2: ev.arg2(),
-                },
-            ),
-            Seen::Ring {
-                ring,
-                outstanding,
-                fill,
-            } => {
-                let b = self.ring_counters(ring, t);
-                b.outstanding = b.outstanding.max(outstanding);
-                b.fill = timeline::max_fill(b.fill, fill);
-                let carry = &mut self.counters.get_mut(&ring).expect("ring").carry;
-                carry.outstanding = outstanding;
-                if fill != timeline::FILL_UNKNOWN {
-                    carry.fill = fill;
-                }
-            }
-            Seen::Msg { pid, text } => self.push(
-                t,
-                What::Msg {
-                    pid,
-                    text: text.into(),
-                },
-            ),
-            Seen::Lost(l) => self.push(
-                t,
-                What::Lost {
-                    cpu: l.cpu,
-                    source: l.source,
-                    count: l.count,
-                    gap: false,
-                },
-            ),
-            Seen::Nothing => {}
-        }
-        if let Some(w) = watermark {
-            self.advance(w.saturating_sub(SLACK_NS));
+        if let Some(w) = self.front.record(rec, joiner, watermark) {
+            self.advance(w);
         }
         Ok(())
     }
 
     fn lost(&mut self, l: &Lost, joiner: &Joiner) -> io::Result<()> {
-        let t = if l.last_ns != 0 && l.last_ns != NONE {
-            l.last_ns
-        } else {
-            joiner.stats.last_ns
-        };
-        self.push(
-            t,
-            What::Lost {
-                cpu: l.cpu,
-                source: l.source,
-                count: l.count,
-                gap: true,
-            },
-        );
+        self.front.lost(l, joiner);
         Ok(())
     }
 
     fn job(&mut self, job: &Job) -> io::Result<()> {
-        self.stats.jobs += 1;
-        let has_host = host_slice(job);
-        let has_queue = job.submit != NONE && job.start != NONE && job.measured(1);
-        let has_exec = job.start != NONE && job.end != NONE;
-        let refs = has_host as u8 + has_queue as u8 + has_exec as u8;
-        if has_exec && self.genesis != NONE {
-            let width = self.cfg.interval_ns;
-            let (s, e) = (self.rel(job.start), self.rel(job.end));
-            self.ring_counters(job.key.ring, job.start);
-            let rc = self.counters.get_mut(&job.key.ring).expect("ring");
-            // Execution outside the open window is left out (MAX_OPEN_BUCKETS).
-            let base = rc.base;
-            let late = timeline::spread_open(s, e, width, base, |b, ns| {
-                while rc.base + (rc.open.len() as u64) <= b {
-                    let c = Bucket {
-                        busy: 0,
-                        ..rc.carry
-                    };
-                    rc.open.push_back(c);
-                }
-                rc.open[(b - rc.base) as usize].busy += ns;
-            });
-            self.stats.late_busy_ns += late;
-        }
-        if refs == 0 {
+        let Some(slices) = self.front.admit(job) else {
             return Ok(());
-        }
-        let flow = if (has_host || has_queue) && has_exec {
+        };
+        let flow = if slices.submit_arrow() {
             self.joint.flow_id()
         } else {
             0
         };
-        // The arrow from the blocker leaves its execution's end, not written yet (the
-        // blocker ended while this job was in flight, which holds the watermark back).
-        let mut blocker_flow = 0;
-        if has_exec {
-            if let Some(b) = timeline::blocker(job) {
-                if let Some(x) = self.exec_open.get_mut(&b) {
-                    // Trace processor binds flows in time order: the arrow must leave the
-                    // blocker's begin or end before the waiter begins.
-                    let at = if x.begun { x.end } else { x.start };
-                    if at <= job.start {
-                        blocker_flow = self.joint.flow_id();
-                        x.flows.push(blocker_flow);
-                    }
-                }
-            }
-            let x = ExecOpen {
-                start: job.start,
-                end: job.end,
-                begun: false,
-                flows: Vec::new(),
-            };
-            self.exec_open.insert(job.key, x);
-        }
-        let h = Held {
-            job: job.clone(),
-            refs,
-            flow,
-            blocker_flow,
-        };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.held[s as usize] = Some(h);
-                s
-            }
-            None => {
-                self.held.push(Some(h));
-                (self.held.len() - 1) as u32
-            }
-        };
-        if has_host {
-            self.push(job.commit, What::Host(slot));
-        }
-        if has_queue {
-            self.push(job.submit, What::Queue(slot));
-        }
-        if has_exec {
-            self.push(job.start, What::Exec(slot));
-        }
-        self.stats.max_held = self.stats.max_held.max(self.heap.len() as u64);
+        let blocker_flow = if slices.exec { self.open_exec(job) } else { 0 };
+        self.front.hold(job, slices, flow, blocker_flow);
         Ok(())
     }
 
@@ -1421,9 +1079,7 @@ impl<W: Write> Timeline for PerfettoPb<W> {
         let end = engine.joiner.stats.last_ns.saturating_add(1);
         self.advance(end.saturating_add(2 * self.cfg.interval_ns));
         self.flush_ends(u64::MAX);
-        let open = self.joint.open.get().saturating_sub(1);
-        self.joint.open.set(open);
-        if open > 0 && self.joint.error.borrow().is_none() {
+        if self.joint.members.leave() > 0 && self.joint.error.borrow().is_none() {
             // Another card's exporter flushes the file.
             return Ok(());
         }
@@ -1435,12 +1091,13 @@ impl<W: Write> Timeline for PerfettoPb<W> {
 mod tests {
     use super::*;
     use crate::job::PHASE_NAMES;
+    use grtrace_format::Event;
 
     #[test]
     fn annotation_ids_name_what_they_hold() {
-        let name = |a: Arg| ARG_NAMES[a as usize - 1];
+        let name = arg_name;
         for (i, p) in PHASE_NAMES.iter().enumerate() {
-            assert_eq!(ARG_NAMES[Arg::Phase0 as usize - 1 + i], format!("{p}_ns"));
+            assert_eq!(phase_arg_name(i), format!("{p}_ns"));
         }
         assert_eq!(name(Arg::Ctx), "ctx");
         assert_eq!(name(Arg::Pid), "pid");

@@ -169,23 +169,6 @@ pub mod wire {
         b.copy_within(start..end, start + n - 1);
         b[start - 1..start - 1 + n].copy_from_slice(&d[..n]);
     }
-
-    /// Appends `v` in decimal (a name's numbers, without `format!`).
-    #[inline]
-    pub fn decimal(b: &mut Vec<u8>, v: u64) {
-        let mut d = [0u8; 20];
-        let mut i = d.len();
-        let mut v = v;
-        loop {
-            i -= 1;
-            d[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        b.extend_from_slice(&d[i..]);
-    }
 }
 
 /// `Trace.packet`: the file is a sequence of this one field, each a length-delimited

@@ -2,11 +2,13 @@
 //! processes learnt from notes, the blocker of a job, and spreading a job's execution over
 //! fixed time buckets (busy %).
 
+pub mod front;
+
 use grtrace_format::Event;
 use grtrace_format::RecordType;
 use grtrace_format::{Body, EventView, Lost, RecordView};
 
-use crate::job::{BlockKind, Job, JobKey, NONE};
+use crate::job::{BlockKind, Flags, Job, JobKey, NONE};
 use crate::joiner::{FxMap, Joiner};
 
 /// The recorded job that `job` waited for, as the report names it ([`Job::blocker`]): the
@@ -32,6 +34,17 @@ pub fn blocker_info(job: &Job) -> Option<(&'static str, String, u64)> {
 /// `ctx/seqno`: how a job is named on a ring's track.
 pub fn job_name(k: &JobKey) -> String {
     format!("{}/{}", k.ctx, k.seqno)
+}
+
+/// What follows a job's name on its slices: ` (incomplete)`, ` (inferred)` or nothing.
+pub fn job_mark(j: &Job) -> &'static str {
+    if j.flags.incomplete() {
+        " (incomplete)"
+    } else if j.flags.has(Flags::INFERRED) {
+        " (inferred)"
+    } else {
+        ""
+    }
 }
 
 /// What the exports draw from one record (see [`Names::see`]).

@@ -64,16 +64,11 @@ fn job(r: &mut Rec, seqno: u64, at: [u64; 4]) {
         } else {
             0
         };
-        r.add(Ev {
-            pid,
-            t: T0 + t,
-            code,
-            flags: 1,
-            ctx: 1,
-            seqno,
-            arg3: u32::from(code == Event::SUBMIT),
-            ..Ev::default()
-        });
+        let job = Ev::of_job(1, 0, seqno).on(0, pid).flags(1);
+        r.add(
+            job.at(code, T0 + t)
+                .args(0, 0, u32::from(code == Event::SUBMIT)),
+        );
     }
 }
 
@@ -225,82 +220,24 @@ fn a_fence_of_another_card_is_not_owned_here() {
     c0.ring(T0, 0, 1 << 20, b"gfx");
     job(&mut c0, 1, [1_000, 2_000, 3_000, 9_000]);
     let key = (1, 0, 2);
-    c0.add(Ev {
-        pid: 7,
-        t: T0 + 100_000,
-        code: Event::COMMIT,
-        flags: 1,
-        ctx: 1,
-        seqno: 2,
-        ..Ev::default()
-    });
-    c0.add(Ev {
-        pid: 7,
-        t: T0 + 101_000,
-        code: Event::SUBMIT,
-        flags: 1,
-        ctx: 1,
-        seqno: 2,
-        arg3: 1,
-        ..Ev::default()
-    });
+    // Run with no thread in context, submitted by thread 7.
+    let gpu = Ev::of_job(1, 0, 2).flags(1);
+    let host = gpu.on(0, 7);
+    c0.add(host.at(Event::COMMIT, T0 + 100_000));
+    c0.add(host.at(Event::SUBMIT, T0 + 101_000).args(0, 0, 1));
     c0.sync(T0 + 102_000, Event::SYNC_ENTER, key, (50, 1));
     c0.sync(T0 + 400_000, Event::SYNC_EXIT, key, (50, 1));
-    c0.add(Ev {
-        t: T0 + 401_000,
-        code: Event::START,
-        flags: 1,
-        ctx: 1,
-        seqno: 2,
-        ..Ev::default()
-    });
-    c0.add(Ev {
-        t: T0 + 402_000,
-        code: Event::END,
-        flags: 1,
-        ctx: 1,
-        seqno: 2,
-        ..Ev::default()
-    });
+    c0.add(gpu.at(Event::START, T0 + 401_000));
+    c0.add(gpu.at(Event::END, T0 + 402_000));
     let mut c1 = Rec::default();
     c1.ring(T0, 0, 1 << 20, b"gfx");
-    c1.add(Ev {
-        pid: 7,
-        t: T0 + 1_500,
-        code: Event::COMMIT,
-        flags: 1,
-        ctx: 1,
-        seqno: 1,
-        ..Ev::default()
-    });
-    c1.add(Ev {
-        pid: 7,
-        t: T0 + 2_500,
-        code: Event::SUBMIT,
-        flags: 1,
-        ctx: 1,
-        seqno: 1,
-        arg3: 1,
-        ..Ev::default()
-    });
-    c1.add(Ev {
-        t: T0 + 20_000,
-        code: Event::START,
-        flags: 1,
-        ctx: 1,
-        seqno: 1,
-        arg0: 50,
-        ..Ev::default()
-    });
-    c1.add(Ev {
-        t: T0 + 300_000,
-        code: Event::END,
-        flags: 1,
-        ctx: 1,
-        seqno: 1,
-        arg0: 50,
-        ..Ev::default()
-    });
+    let gpu = Ev::of_job(1, 0, 1).flags(1);
+    let host = gpu.on(0, 7);
+    c1.add(host.at(Event::COMMIT, T0 + 1_500));
+    c1.add(host.at(Event::SUBMIT, T0 + 2_500).args(0, 0, 1));
+    // Its fence is context 50's (arg0 of START and END).
+    c1.add(gpu.at(Event::START, T0 + 20_000).args(50, 0, 0));
+    c1.add(gpu.at(Event::END, T0 + 300_000).args(50, 0, 0));
     let inputs = vec![card_file("fence", 0, &c0), card_file("fence", 1, &c1)];
     let (out, _) = run(&["--jobs", "-q"], &inputs);
     let waiter = out
@@ -325,27 +262,10 @@ fn sim_driver(card: u32) -> &'static str {
 }
 
 fn sim_cards(base: &str) -> Vec<PathBuf> {
-    [
-        (0u32, "report-mixed", 3u64, 300usize),
-        (1, "report-clean", 7, 120),
-    ]
-    .iter()
-    .map(|&(card, name, seed, jobs)| {
-        let sc = grtrace_sim::scenarios::by_name(name, seed, jobs).expect("scenario");
-        let recs: Vec<_> = sc
-            .records
-            .iter()
-            .map(|(s, b)| {
-                let mut s = *s;
-                s.time_ns += T0;
-                (s, *b)
-            })
-            .collect();
-        let p = tmp(&format!("{base}.card{card}.grtrace"));
-        std::fs::write(&p, common::ended_stream(&recs, card, sim_driver(card))).unwrap();
-        p
-    })
-    .collect()
+    [(0, ("report-mixed", 3, 300)), (1, ("report-clean", 7, 120))]
+        .into_iter()
+        .map(|(card, sc)| scenario_card_file(base, card, sc, sim_driver(card)))
+        .collect()
 }
 
 /// `--jobs` rows of a multi-card run as (card, ctx, ring, seqno, exec in µs), the rows of
@@ -732,21 +652,7 @@ fn a_second_recording_of_a_card_on_stdin_is_not_merged_silently() {
 
 /// `grtreport - ARGS` fed `bytes` through a pipe: its output, and how writing the pipe went.
 fn through_pipe(args: &[&str], bytes: &[u8]) -> (std::process::Output, std::io::Result<()>) {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = bin()
-        .arg("-")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let bytes = bytes.to_vec();
-    let feeder = std::thread::spawn(move || stdin.write_all(&bytes));
-    let out = child.wait_with_output().unwrap();
-    (out, feeder.join().unwrap())
+    grtrace_cli::run_fed(bin().arg("-").args(args), bytes)
 }
 
 /// `grtreport -` fed `bytes` on stdin, with `args`.

@@ -2,8 +2,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::*;
 
@@ -39,14 +38,8 @@ fn mixed_file() -> std::path::PathBuf {
 #[test]
 fn stdin_gives_the_same_report_as_a_file() {
     let data = std::fs::read(fixture()).unwrap();
-    let mut child = bin()
-        .args(["--top", "3"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&data).unwrap();
-    let piped = child.wait_with_output().unwrap();
+    let (piped, fed) = grtrace_cli::run_fed(bin().args(["--top", "3"]), &data);
+    fed.unwrap();
     assert!(piped.status.success());
     let file = bin().arg(fixture()).args(["--top", "3"]).output().unwrap();
     assert_eq!(piped.stdout, file.stdout);
@@ -55,20 +48,9 @@ fn stdin_gives_the_same_report_as_a_file() {
 
 #[test]
 fn closed_pipe_exits_quietly() {
-    let mut child = bin()
-        .arg(mixed_file())
-        .arg("--jobs")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    // Like `grtreport --jobs | head -1`.
+    let (first, out) = grtrace_cli::first_line_then_close(bin().arg(mixed_file()).arg("--jobs"));
     assert!(first.starts_with("#"), "{first}");
-    // stdout is dropped here: like `grtreport --jobs | head -1`.
-    let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(
         out.stderr.is_empty(),
@@ -80,18 +62,7 @@ fn closed_pipe_exits_quietly() {
 #[test]
 fn csv_has_job_and_ring_tables_with_headers() {
     let csv = tmp("jobs.csv");
-    let out = bin()
-        .arg(mixed_file())
-        .arg("--csv")
-        .arg(&csv)
-        .arg("-q")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeed(bin().arg(mixed_file()).arg("--csv").arg(&csv).arg("-q"));
     assert!(out.stdout.is_empty(), "-q prints no report");
     let jobs = std::fs::read_to_string(&csv).unwrap();
     let mut lines = jobs.lines();
@@ -257,18 +228,7 @@ fn fixture_copy(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
 #[test]
 fn csv_dash_writes_the_job_rows_to_stdout() {
     let (d, f) = fixture_copy("csvdash");
-    let o = bin()
-        .current_dir(&d)
-        .arg(&f)
-        .args(["--csv", "-", "-q"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = succeed(bin().current_dir(&d).arg(&f).args(["--csv", "-", "-q"]));
     let out = String::from_utf8(o.stdout).unwrap();
     assert!(
         out.starts_with(
@@ -346,24 +306,8 @@ fn an_export_that_is_an_input_is_refused_and_the_input_kept() {
     }
     assert!(!d.join("r.txt").exists(), "no report written");
     // The same exports to another name work: the refusal is about the name only.
-    let o = bin()
-        .current_dir(&d)
-        .args([
-            "run.grtrace",
-            "-q",
-            "--perfetto",
-            "p.json",
-            "--html",
-            "p.html",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let exports = ["-q", "--perfetto", "p.json", "--html", "p.html"];
+    succeed(bin().current_dir(&d).arg("run.grtrace").args(exports));
     assert!(std::fs::metadata(d.join("p.json")).unwrap().len() > 0);
     assert!(std::fs::metadata(d.join("p.html")).unwrap().len() > 0);
     let _ = std::fs::remove_dir_all(&d);
@@ -456,13 +400,7 @@ fn file_names_that_are_not_utf8_work_and_errors_stay_on_one_line() {
     let odd = d.join(std::ffi::OsStr::from_bytes(b"r\xff\nx.grtrace"));
     std::fs::copy(&f, &odd).unwrap();
     let report = d.join(std::ffi::OsStr::from_bytes(b"rep\xfe"));
-    let o = bin().arg(&odd).arg("-o").arg(&report).output().unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeed(bin().arg(&odd).arg("-o").arg(&report));
     assert!(std::fs::metadata(&report).unwrap().len() > 0);
     let o = bin().arg(&odd).arg("-o").arg(&odd).output().unwrap();
     let e = String::from_utf8_lossy(&o.stderr);

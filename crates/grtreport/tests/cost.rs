@@ -20,78 +20,21 @@ fn hostile(n: u64) -> Vec<u8> {
     for i in 0..n {
         let t = T0 + 1_000 + i * 4 * US;
         // Pending forever: seqnos far above the doorbell's.
-        r.add(Ev {
-            pid: 7,
-            t,
-            code: Event::COMMIT,
-            flags: 1,
-            ctx: 1,
-            seqno: 1_000 + i,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            pid: 7,
-            t: t + 1,
-            code: Event::SUBMIT,
-            flags: 1,
-            ctx: 1,
-            seqno: 1,
-            ..Ev::default()
-        });
+        let host = |seqno| Ev::of_job(1, 0, seqno).on(0, 7).flags(1);
+        r.add(host(1_000 + i).at(Event::COMMIT, t));
+        r.add(host(1).at(Event::SUBMIT, t + 1));
         // Running forever on ring 1.
-        r.add(Ev {
-            t: t + 2,
-            code: Event::START,
-            flags: 1,
-            ctx: 2,
-            ring: 1,
-            seqno: i + 1,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            t: t + 3,
-            code: Event::CTX_SWITCH,
-            flags: 2,
-            ctx: 3,
-            ring: 1,
-            arg0: 2,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            cpu: 1,
-            t: t + 4,
-            code: Event::VM_FAULT,
-            ring: 1,
-            arg0: 0x1000,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            cpu: 1,
-            t: t + 5,
-            code: Event::VM_RETRY,
-            ring: 1,
-            arg0: 0x1000,
-            ..Ev::default()
-        });
+        r.add(Ev::of_job(2, 1, i + 1).flags(1).at(Event::START, t + 2));
+        let switch = Ev::of_job(3, 1, 0).flags(2).args(2, 0, 0);
+        r.add(switch.at(Event::CTX_SWITCH, t + 3));
+        let fault = Ev::of_job(0, 1, 0).on(1, 0).args(0x1000, 0, 0);
+        r.add(fault.at(Event::VM_FAULT, t + 4));
+        r.add(fault.at(Event::VM_RETRY, t + 5));
         // Ended on ring 2 and never interrupted; an IRQ names a seqno nobody has.
-        r.add(Ev {
-            cpu: 1,
-            t: t + 6,
-            code: Event::END,
-            flags: 1,
-            ctx: 4,
-            ring: 2,
-            seqno: i + 1,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            cpu: 1,
-            t: t + 7,
-            code: Event::IRQ,
-            ring: 2,
-            arg0: u32::MAX as u64,
-            ..Ev::default()
-        });
+        let ended = Ev::of_job(4, 2, i + 1).on(1, 0).flags(1);
+        r.add(ended.at(Event::END, t + 6));
+        let irq = Ev::of_job(0, 2, 0).on(1, 0).args(u32::MAX as u64, 0, 0);
+        r.add(irq.at(Event::IRQ, t + 7));
         if i % 10 == 9 {
             r.push(
                 1,
@@ -133,52 +76,14 @@ fn a_seqno_that_wraps_through_zero_names_job_zero() {
         let seqs = [0xffff_fffe_u64, 0xffff_ffff, 0, 1];
         for (i, s) in seqs.iter().enumerate() {
             let t = T0 + i as u64 * 100 * US;
-            r.add(Ev {
-                pid: 5,
-                t,
-                code: Event::COMMIT,
-                flags: 1,
-                ctx: 2,
-                seqno: *s,
-                ..Ev::default()
-            });
-            r.add(Ev {
-                pid: 5,
-                t: t + US,
-                code: Event::SUBMIT,
-                flags: 1,
-                ctx: 2,
-                seqno: *s,
-                arg3: 1,
-                ..Ev::default()
-            });
-            r.add(Ev {
-                t: t + 2 * US,
-                code: Event::START,
-                flags: 1,
-                ctx: 2,
-                seqno: *s,
-                ..Ev::default()
-            });
-            r.add(Ev {
-                cpu: 1,
-                t: t + 40 * US,
-                code: Event::END,
-                flags: 1,
-                ctx: 2,
-                seqno: *s,
-                ..Ev::default()
-            });
+            let job = Ev::of_job(2, 0, *s).flags(1);
+            r.add(job.on(0, 5).at(Event::COMMIT, t));
+            r.add(job.on(0, 5).at(Event::SUBMIT, t + US).args(0, 0, 1));
+            r.add(job.at(Event::START, t + 2 * US));
+            r.add(job.on(1, 0).at(Event::END, t + 40 * US));
             // The IRQ names the job by the hardware seqno it read: 0 for job 0.
-            r.add(Ev {
-                cpu: 1,
-                t: t + 45 * US,
-                code: Event::IRQ,
-                ctx: irq_ctx,
-                seqno: *s,
-                arg0: *s,
-                ..Ev::default()
-            });
+            let irq = Ev::of_job(irq_ctx, 0, *s).on(1, 0).args(*s, 0, 0);
+            r.add(irq.at(Event::IRQ, t + 45 * US));
         }
         let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
         assert_eq!(jobs.len(), 4);
@@ -197,51 +102,12 @@ fn events_at_the_last_nanosecond_are_not_taken_as_missing() {
     let mut r = Rec::default();
     let last = u64::MAX;
     r.ring(last - 1_000, 0, 1 << 20, b"gfx");
-    r.add(Ev {
-        pid: 5,
-        t: last - 300,
-        code: Event::COMMIT,
-        flags: 1,
-        ctx: 2,
-        seqno: 7,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid: 5,
-        t: last - 200,
-        code: Event::SUBMIT,
-        flags: 1,
-        ctx: 2,
-        seqno: 7,
-        arg3: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        t: last - 100,
-        code: Event::START,
-        flags: 1,
-        ctx: 2,
-        seqno: 7,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: last,
-        code: Event::END,
-        flags: 1,
-        ctx: 2,
-        seqno: 7,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: last,
-        code: Event::IRQ,
-        ctx: 2,
-        seqno: 7,
-        arg0: 7,
-        ..Ev::default()
-    });
+    let job = Ev::of_job(2, 0, 7).flags(1);
+    r.add(job.on(0, 5).at(Event::COMMIT, last - 300));
+    r.add(job.on(0, 5).at(Event::SUBMIT, last - 200).args(0, 0, 1));
+    r.add(job.at(Event::START, last - 100));
+    r.add(job.on(1, 0).at(Event::END, last));
+    r.add(job.on(1, 0).flags(0).at(Event::IRQ, last).args(7, 0, 0));
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 1, "{jobs:?}");
     let j = &jobs[0];

@@ -9,46 +9,21 @@ mod common;
 use std::collections::HashSet;
 
 use common::*;
-use grtrace_format::{Event, InputSource, Trace};
+use grtrace_format::Event;
 use grtrace_sim::scenarios;
-use grtreport::critical::{FramePath, Scope, Via};
-use grtreport::engine::{Engine, Filter};
-use grtreport::joiner::JoinConfig;
+use grtreport::critical::{CriticalPath, FramePath, Scope, Via};
+use grtreport::engine::Engine;
 use grtreport::Rules;
 
 type Name = (u32, u32, u64);
 
 fn paths(data: Vec<u8>, scope: Scope) -> (Engine, Vec<FramePath>) {
-    let mut trace = Trace::open(vec![InputSource::Bytes {
-        name: "frames".into(),
-        data,
-    }])
-    .unwrap();
-    let mut e = Engine::new(
-        Rules::default(),
-        JoinConfig::default(),
-        Filter::default(),
-        3,
-    );
-    e.critical_path(scope);
-    e.critical.as_mut().unwrap().keep_all();
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let (sum, out, _) = grtreport::input::run(&mut trace, &mut e, &stop, false);
-    out.unwrap();
-    assert!(sum.errors.is_empty(), "{:?}", sum.errors);
-    e.finish().unwrap();
-    let all = e.critical.as_mut().unwrap().take_all();
-    (e, all)
+    frame_paths(data, CriticalPath::new(scope))
 }
 
 /// Links cover [start, end] in order, without gaps or overlaps; shares add up to 1.
 fn check_cover(p: &FramePath) {
-    assert!(!p.links.is_empty());
-    assert_eq!(p.links[0].from, p.start, "{p:#?}");
-    assert_eq!(p.links.last().unwrap().to, p.end, "{p:#?}");
-    for w in p.links.windows(2) {
-        assert_eq!(w[0].to, w[1].from, "{p:#?}");
-    }
+    assert_covers(p);
     let total: f64 = p.links.iter().map(|l| p.share(l)).sum();
     assert!((total - 1.0).abs() < 1e-9, "{total}");
 }

@@ -6,47 +6,15 @@
 mod common;
 
 use common::*;
-use grtrace_format::{InputSource, Trace};
 use grtrace_sim::scenarios;
 use grtreport::critical::{CritReport, CriticalPath, FramePath, Scope, Via, WINDOW_NS};
-use grtreport::engine::{Engine, Filter};
-use grtreport::joiner::JoinConfig;
-use grtreport::Rules;
 
 /// Every frame's path with a window of `window` ns, the report and the peak of jobs kept.
 fn paths(data: &[u8], scope: Scope, window: u64) -> (Vec<FramePath>, CritReport, usize) {
-    let mut trace = Trace::open(vec![InputSource::Bytes {
-        name: "frames".into(),
-        data: data.to_vec(),
-    }])
-    .unwrap();
-    let mut e = Engine::new(
-        Rules::default(),
-        JoinConfig::default(),
-        Filter::default(),
-        3,
-    );
-    e.critical_path(scope.clone());
-    e.critical = Some(CriticalPath::new(scope).with_window(window));
-    e.critical.as_mut().unwrap().keep_all();
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let (sum, out, _) = grtreport::input::run(&mut trace, &mut e, &stop, false);
-    out.unwrap();
-    assert!(sum.errors.is_empty(), "{:?}", sum.errors);
-    e.finish().unwrap();
-    let cp = e.critical.as_mut().unwrap();
-    let all = cp.take_all();
+    let path = CriticalPath::new(scope).with_window(window);
+    let (e, all) = frame_paths(data.to_vec(), path);
+    let cp = e.critical.as_ref().unwrap();
     (all, cp.report().clone(), cp.peak_kept())
-}
-
-/// Links cover [start, end] in order, without gaps or overlaps.
-fn check_cover(p: &FramePath) {
-    assert!(!p.links.is_empty());
-    assert_eq!(p.links[0].from, p.start, "{p:#?}");
-    assert_eq!(p.links.last().unwrap().to, p.end, "{p:#?}");
-    for w in p.links.windows(2) {
-        assert_eq!(w[0].to, w[1].from, "{p:#?}");
-    }
 }
 
 #[test]
@@ -73,7 +41,7 @@ fn a_window_shorter_than_the_frames_cuts_their_paths_and_says_so() {
     assert_eq!(rep.cut_frames, n_cut as u64);
     assert!(peak < full_peak, "kept {peak} of {full_peak}");
     for (c, f) in cut.iter().zip(&full) {
-        check_cover(c);
+        assert_covers(c);
         assert_eq!((c.start, c.end), (f.start, f.end));
         if c.cut {
             // The cut is the first link: the part of the frame before the jobs kept.
@@ -117,7 +85,7 @@ fn a_long_trace_without_markers_keeps_only_the_window() {
     assert!(full_peak > 20_000, "{full_peak} jobs");
     assert!(peak * 5 < full_peak, "kept {peak} of {full_peak} at once");
     assert_eq!(win.len(), 1);
-    check_cover(&win[0]);
+    assert_covers(&win[0]);
     // The synthetic host is late at the end: the last link, a host gap and the first
     // links agree, whether or not the path was cut.
     assert_eq!(win[0].links.last(), full[0].links.last());

@@ -36,11 +36,8 @@ fn grtreport(args: &[&str]) -> std::process::Output {
 
 fn run_ok(args: &[&str]) {
     let out = grtreport(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {err}");
 }
 
 /// The one file of `table` under `dir` (any host), and its host directory's name.

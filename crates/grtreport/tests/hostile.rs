@@ -495,36 +495,16 @@ fn a_directory_input_gets_a_hint_grtreport_can_follow() {
 /// importer marks its set whole), as it still does for a recording with one missing.
 #[test]
 fn an_import_with_idle_cpus_draws_no_missing_cpu_warning() {
-    use grtrace_ftrace::capture::{Capture, TextStyle};
+    use grtrace_ftrace::capture::{i915_request, Capture, TextStyle};
     let d = tmp_dir("cpus");
     let mut c = Capture::new("6.12", 4);
     let s = 1_000_000_000_000u64;
     for i in 0..10u64 {
-        let req = [
-            ("dev", 0),
-            ("ctx", 12),
-            ("class", 0),
-            ("instance", 0),
-            ("seqno", 2 + i),
-        ];
-        c.ev(
-            1,
-            s + i * 1_000_000,
-            "gfx",
-            1234,
-            "i915_request_add",
-            &req,
-            &[],
-        );
-        c.ev(
-            3,
-            s + i * 1_000_000 + 800_000,
-            "",
-            0,
-            "i915_request_retire",
-            &req,
-            &[],
-        );
+        let req = i915_request(12, 2 + i);
+        // Added by the app on CPU 1, retired 0.8 ms later on CPU 3: CPUs 0 and 2 idle.
+        let t = s + i * 1_000_000;
+        c.ev(1, t, "gfx", 1234, "i915_request_add", &req, &[]);
+        c.ev(3, t + 800_000, "", 0, "i915_request_retire", &req, &[]);
     }
     let text = d.join("trace.txt");
     std::fs::write(&text, c.text(TextStyle::Report)).unwrap();

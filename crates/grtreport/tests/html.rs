@@ -20,18 +20,7 @@ fn root() -> PathBuf {
 
 /// The page for `input` (with extra arguments), and its data element parsed.
 fn page(input: &Path, extra: &[&str]) -> (String, Value) {
-    let out = bin()
-        .arg(input)
-        .args(["--html", "-"])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let html = String::from_utf8(out.stdout).unwrap();
+    let html = stdout_of(bin().arg(input).args(["--html", "-"]).args(extra));
     let open = "<script id=\"grt-data\" type=\"application/json\">";
     let a = html.find(open).expect("data element") + open.len();
     let b = a + html[a..].find("</script>").unwrap();
@@ -252,81 +241,24 @@ fn a_group_without_complete_jobs_is_unjudged_in_text_json_and_page() {
     r.ring(T0, 1, 1 << 20, b"comp");
     for seqno in 1..=20u64 {
         let t = T0 + seqno * MS;
-        // ring 0: whole jobs of ctx 3.
-        r.add(Ev {
-            cpu: 1,
-            pid: 77,
-            t,
-            code: Event::COMMIT,
-            ctx: 3,
-            seqno,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            cpu: 1,
-            pid: 77,
-            t: t + 10 * US,
-            code: Event::SUBMIT,
-            ctx: 3,
-            seqno,
-            arg3: 1,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            t: t + 30 * US,
-            code: Event::START,
-            ctx: 3,
-            seqno,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            t: t + 230 * US,
-            code: Event::END,
-            ctx: 3,
-            seqno,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            t: t + 240 * US,
-            code: Event::IRQ,
-            ctx: 3,
-            seqno,
-            arg0: seqno,
-            ..Ev::default()
-        });
-        // ring 1: jobs of ctx 4 seen on the GPU only, no COMMIT or SUBMIT.
-        r.add(Ev {
-            t: t + 300 * US,
-            code: Event::START,
-            ctx: 4,
-            ring: 1,
-            seqno,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            t: t + 500 * US,
-            code: Event::END,
-            ctx: 4,
-            ring: 1,
-            seqno,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            t: t + 510 * US,
-            code: Event::IRQ,
-            ctx: 4,
-            ring: 1,
-            seqno,
-            arg0: seqno,
-            ..Ev::default()
-        });
+        // ring 0: whole jobs of ctx 3, submitted by thread 77; ring 1: jobs of ctx 4 seen
+        // on the GPU only, no COMMIT or SUBMIT. Each runs 200 us.
+        let host = Ev::of_job(3, 0, seqno).on(1, 77);
+        r.add(host.at(Event::COMMIT, t));
+        r.add(host.at(Event::SUBMIT, t + 10 * US).args(0, 0, 1));
+        for (gpu, start) in [
+            (Ev::of_job(3, 0, seqno), 30),
+            (Ev::of_job(4, 1, seqno), 300),
+        ] {
+            r.add(gpu.at(Event::START, t + start * US));
+            r.add(gpu.at(Event::END, t + (start + 200) * US));
+            r.add(gpu.at(Event::IRQ, t + (start + 210) * US).args(seqno, 0, 0));
+        }
     }
     let f = tmp("no-complete-ring.grtrace");
     std::fs::write(&f, merged_stream(&r.recs)).unwrap();
 
-    let out = bin().arg(&f).output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of(bin().arg(&f));
     let classes = text
         .split("Blocking Classes")
         .nth(1)

@@ -29,19 +29,8 @@ fn ev(r: &mut Rec, us: u64, code: Event, flags: u16, ctx: u32, ring: u32, seqno:
     };
     // An ELSP write names one port's request: 1 job named (arg3).
     let arg3 = u32::from(code == Event::SUBMIT);
-    r.add(Ev {
-        cpu,
-        pid,
-        t: T0 + us * US,
-        code,
-        flags,
-        ctx,
-        ring,
-        seqno,
-        arg0,
-        arg3,
-        ..Ev::default()
-    });
+    let request = Ev::of_job(ctx, ring, seqno).on(cpu, pid).flags(flags);
+    r.add(request.at(code, T0 + us * US).args(arg0, 0, arg3));
 }
 
 fn job(jobs: &[Job], ctx: u32, seqno: u64) -> &Job {

@@ -11,7 +11,6 @@ mod tef;
 use common::line_after;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use clap::Parser;
 use grtrace_ftrace::capture::{Capture, TextStyle};
@@ -63,17 +62,7 @@ fn imports(c: &Capture, name: &str) -> Vec<(String, PathBuf)> {
 }
 
 fn report(base: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_grtreport"))
-        .arg(base)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    common::stdout_of(common::grtreport().arg(base).args(args))
 }
 
 fn json(base: &Path) -> Value {

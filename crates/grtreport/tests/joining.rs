@@ -39,19 +39,8 @@ fn job(
         };
         let s = if code == Event::IRQ { irq_seqno } else { seq };
         let a0 = if code == Event::IRQ { irq_seqno } else { 0 };
-        r.add(Ev {
-            cpu,
-            pid,
-            t: at,
-            code,
-            flags: eflag::FENCED,
-            ctx,
-            ring,
-            seqno: s,
-            arg0: a0,
-            arg3: 1,
-            ..Ev::default()
-        });
+        let job = Ev::of_job(ctx, ring, s).on(cpu, pid).flags(eflag::FENCED);
+        r.add(job.at(code, at).args(a0, 0, 1));
     }
 }
 
@@ -100,61 +89,20 @@ fn missing_irq_uses_end_and_missing_start_is_inferred() {
 fn one_submit_makes_several_jobs_visible() {
     let mut r = Rec::default();
     r.ring(T0, 3, 256, b"ctrlq");
+    // Committed by thread 7, the ring 10 units fuller each time.
+    let host = |s| Ev::of_job(9, 3, s).on(0, 7).flags(1);
     for s in 1..=3u64 {
-        r.add(Ev {
-            pid: 7,
-            t: T0 + s * US,
-            code: Event::COMMIT,
-            flags: 1,
-            ctx: 9,
-            ring: 3,
-            seqno: s,
-            arg2: 10 * s as u32,
-            ..Ev::default()
-        });
+        let fill = 10 * s as u32;
+        r.add(host(s).at(Event::COMMIT, T0 + s * US).args(0, fill, 0));
     }
-    r.add(Ev {
-        pid: 7,
-        t: T0 + 20 * US,
-        code: Event::SUBMIT,
-        flags: 1,
-        ctx: 9,
-        ring: 3,
-        seqno: 3,
-        arg2: 30,
-        arg3: 3,
-        ..Ev::default()
-    });
+    r.add(host(3).at(Event::SUBMIT, T0 + 20 * US).args(0, 30, 3));
     for s in 1..=3u64 {
-        let st = T0 + 100 * US * s;
-        r.add(Ev {
-            t: st,
-            code: Event::START,
-            flags: 1,
-            ctx: 9,
-            ring: 3,
-            seqno: s,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            cpu: 1,
-            t: st + 90 * US,
-            code: Event::END,
-            flags: 1,
-            ctx: 9,
-            ring: 3,
-            seqno: s,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            cpu: 1,
-            t: st + 95 * US,
-            code: Event::IRQ,
-            ring: 3,
-            seqno: s,
-            arg0: s,
-            ..Ev::default()
-        });
+        let (st, gpu) = (T0 + 100 * US * s, Ev::of_job(9, 3, s).flags(1));
+        r.add(gpu.at(Event::START, st));
+        r.add(gpu.on(1, 0).at(Event::END, st + 90 * US));
+        // The IRQ names no context.
+        let irq = Ev::of_job(0, 3, s).on(1, 0);
+        r.add(irq.at(Event::IRQ, st + 95 * US).args(s, 0, 0));
     }
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 3);
@@ -175,56 +123,19 @@ fn seqno_wraps_around() {
     let mut r = Rec::default();
     r.ring(T0, 0, 1 << 20, b"gfx");
     let seqs = [0xffff_fffe_u64, 0xffff_ffff, 0, 1];
-    for (i, s) in seqs.iter().enumerate() {
-        r.add(Ev {
-            pid: 5,
-            t: T0 + i as u64 * US,
-            code: Event::COMMIT,
-            flags: 1,
-            ctx: 2,
-            seqno: *s,
-            ..Ev::default()
-        });
+    let job = |s| Ev::of_job(2, 0, s).flags(1);
+    let host = |s| job(s).on(0, 5);
+    for (i, &s) in seqs.iter().enumerate() {
+        r.add(host(s).at(Event::COMMIT, T0 + i as u64 * US));
     }
     // One doorbell for everything up to seqno 1, across the wrap.
-    r.add(Ev {
-        pid: 5,
-        t: T0 + 10 * US,
-        code: Event::SUBMIT,
-        flags: 1,
-        ctx: 2,
-        seqno: 1,
-        arg3: 4,
-        ..Ev::default()
-    });
-    for (i, s) in seqs.iter().enumerate() {
+    r.add(host(1).at(Event::SUBMIT, T0 + 10 * US).args(0, 0, 4));
+    for (i, &s) in seqs.iter().enumerate() {
         let st = T0 + 20 * US + i as u64 * 50 * US;
-        r.add(Ev {
-            t: st,
-            code: Event::START,
-            flags: 1,
-            ctx: 2,
-            seqno: *s,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            cpu: 1,
-            t: st + 40 * US,
-            code: Event::END,
-            flags: 1,
-            ctx: 2,
-            seqno: *s,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            cpu: 1,
-            t: st + 45 * US,
-            code: Event::IRQ,
-            ctx: 2,
-            seqno: *s,
-            arg0: *s,
-            ..Ev::default()
-        });
+        r.add(job(s).at(Event::START, st));
+        r.add(job(s).on(1, 0).at(Event::END, st + 40 * US));
+        let irq = Ev::of_job(2, 0, s).on(1, 0);
+        r.add(irq.at(Event::IRQ, st + 45 * US).args(s, 0, 0));
     }
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 4);
@@ -295,27 +206,9 @@ fn a_loss_before_the_first_irq_of_a_kernel_recording_finishes_no_job() {
             last_ns: T0 + MS + 135 * US,
         }),
     );
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + MS + 140 * US,
-        code: Event::IRQ,
-        flags: eflag::FENCED,
-        ctx: 1,
-        seqno: 1,
-        arg0: 1,
-        arg3: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + MS + 141 * US,
-        code: Event::SIGNAL,
-        flags: eflag::FENCED,
-        ctx: 1,
-        seqno: 1,
-        arg3: 1,
-        ..Ev::default()
-    });
+    let gpu = Ev::of_job(1, 0, 1).on(1, 0).flags(eflag::FENCED);
+    r.add(gpu.at(Event::IRQ, T0 + MS + 140 * US).args(1, 0, 1));
+    r.add(gpu.at(Event::SIGNAL, T0 + MS + 141 * US).args(0, 0, 1));
     let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 1);
     assert_eq!(e.joiner.stats.irq_orphan, 0);
@@ -330,110 +223,22 @@ fn irq_before_end_from_skewed_cpu_clock_and_unnamed_irq() {
     r.ring(T0, 0, 1 << 20, b"gfx");
     // IRQ stamped 2 us before END (another CPU's clock): the job completes at END, never
     // before it. The IRQ names the job only by the hardware seqno it read (arg0).
-    r.add(Ev {
-        pid: 9,
-        t: T0,
-        code: Event::COMMIT,
-        flags: 1,
-        ctx: 1,
-        seqno: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid: 9,
-        t: T0 + 10 * US,
-        code: Event::SUBMIT,
-        flags: 1,
-        ctx: 1,
-        seqno: 1,
-        arg3: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        t: T0 + 20 * US,
-        code: Event::START,
-        flags: 1,
-        ctx: 1,
-        seqno: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + 98 * US,
-        code: Event::IRQ,
-        ctx: 1,
-        arg0: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        t: T0 + 100 * US,
-        code: Event::END,
-        flags: 1,
-        ctx: 1,
-        seqno: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + 103 * US,
-        code: Event::SIGNAL,
-        flags: 1,
-        ctx: 1,
-        seqno: 1,
-        ..Ev::default()
-    });
+    let job = |s| Ev::of_job(1, 0, s).flags(1);
+    let host = |s| job(s).on(0, 9);
+    let irq = |ctx, s| Ev::of_job(ctx, 0, s).on(1, 0);
+    r.add(host(1).at(Event::COMMIT, T0));
+    r.add(host(1).at(Event::SUBMIT, T0 + 10 * US).args(0, 0, 1));
+    r.add(job(1).at(Event::START, T0 + 20 * US));
+    r.add(irq(1, 0).at(Event::IRQ, T0 + 98 * US).args(1, 0, 0));
+    r.add(job(1).at(Event::END, T0 + 100 * US));
+    r.add(job(1).on(1, 0).at(Event::SIGNAL, T0 + 103 * US));
     // Unnamed IRQ (seqno 0): the job completes at its SIGNAL.
-    r.add(Ev {
-        pid: 9,
-        t: T0 + MS,
-        code: Event::COMMIT,
-        flags: 1,
-        ctx: 1,
-        seqno: 2,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid: 9,
-        t: T0 + MS + 10 * US,
-        code: Event::SUBMIT,
-        flags: 1,
-        ctx: 1,
-        seqno: 2,
-        arg3: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        t: T0 + MS + 20 * US,
-        code: Event::START,
-        flags: 1,
-        ctx: 1,
-        seqno: 2,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + MS + 100 * US,
-        code: Event::END,
-        flags: 1,
-        ctx: 1,
-        seqno: 2,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + MS + 104 * US,
-        code: Event::IRQ,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + MS + 106 * US,
-        code: Event::SIGNAL,
-        flags: 1,
-        ctx: 1,
-        seqno: 2,
-        ..Ev::default()
-    });
+    r.add(host(2).at(Event::COMMIT, T0 + MS));
+    r.add(host(2).at(Event::SUBMIT, T0 + MS + 10 * US).args(0, 0, 1));
+    r.add(job(2).at(Event::START, T0 + MS + 20 * US));
+    r.add(job(2).on(1, 0).at(Event::END, T0 + MS + 100 * US));
+    r.add(irq(0, 0).at(Event::IRQ, T0 + MS + 104 * US));
+    r.add(job(2).on(1, 0).at(Event::SIGNAL, T0 + MS + 106 * US));
     let (e, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 2);
     let j1 = find(&jobs, 1);
@@ -464,73 +269,17 @@ fn commits_out_of_seqno_order_are_still_submitted() {
     // Two submitters on different CPUs: seqno 8 is committed a few ns after seqno 9.
     let mut r = Rec::default();
     r.ring(T0, 0, 1 << 20, b"gfx");
-    r.add(Ev {
-        cpu: 1,
-        pid: 201,
-        t: T0 + 100,
-        code: Event::COMMIT,
-        flags: 1,
-        ctx: 2,
-        seqno: 9,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid: 101,
-        t: T0 + 150,
-        code: Event::COMMIT,
-        flags: 1,
-        ctx: 1,
-        seqno: 8,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid: 101,
-        t: T0 + 10 * US,
-        code: Event::SUBMIT,
-        flags: 1,
-        ctx: 1,
-        seqno: 8,
-        arg3: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        pid: 201,
-        t: T0 + 12 * US,
-        code: Event::SUBMIT,
-        flags: 1,
-        ctx: 2,
-        seqno: 9,
-        arg3: 1,
-        ..Ev::default()
-    });
+    let nine = Ev::of_job(2, 0, 9).on(1, 201);
+    let eight = Ev::of_job(1, 0, 8).on(0, 101);
+    r.add(nine.flags(1).at(Event::COMMIT, T0 + 100));
+    r.add(eight.flags(1).at(Event::COMMIT, T0 + 150));
+    r.add(eight.flags(1).at(Event::SUBMIT, T0 + 10 * US).args(0, 0, 1));
+    r.add(nine.flags(1).at(Event::SUBMIT, T0 + 12 * US).args(0, 0, 1));
     for (ctx, s, st) in [(1, 8u64, 20 * US), (2, 9, 60 * US)] {
-        r.add(Ev {
-            t: T0 + st,
-            code: Event::START,
-            flags: 1,
-            ctx,
-            seqno: s,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            cpu: 1,
-            t: T0 + st + 30 * US,
-            code: Event::END,
-            flags: 1,
-            ctx,
-            seqno: s,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            cpu: 1,
-            t: T0 + st + 35 * US,
-            code: Event::IRQ,
-            ctx,
-            seqno: s,
-            arg0: s,
-            ..Ev::default()
-        });
+        let gpu = Ev::of_job(ctx, 0, s);
+        r.add(gpu.flags(1).at(Event::START, T0 + st));
+        r.add(gpu.on(1, 0).flags(1).at(Event::END, T0 + st + 30 * US));
+        r.add(gpu.on(1, 0).at(Event::IRQ, T0 + st + 35 * US).args(s, 0, 0));
     }
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 2);
@@ -546,39 +295,15 @@ fn an_empty_doorbell_after_a_racing_submit_is_not_a_job() {
     // the ring's write pointer with ctx 0 and "0 jobs made visible"; it must not become a job.
     let mut r = Rec::default();
     r.ring(T0, 0, 64, b"ctrlq");
-    r.add(Ev {
-        pid: 82,
-        t: T0 + 100,
-        code: Event::COMMIT,
-        ctx: 2,
-        seqno: 216,
-        arg0: 216,
-        arg2: 4,
-        ..Ev::default()
-    });
+    let job = Ev::of_job(2, 0, 216);
+    r.add(job.on(0, 82).at(Event::COMMIT, T0 + 100).args(216, 4, 0));
     for (cpu, pid, t, made_visible) in [(1, 52, 4_000, 4), (0, 82, 6_500, 0)] {
-        let submit = Event::SUBMIT;
-        r.add(Ev {
-            cpu,
-            pid,
-            t: T0 + t,
-            code: submit,
-            seqno: 216,
-            arg0: 216,
-            arg2: 4,
-            arg3: made_visible,
-            ..Ev::default()
-        });
+        let doorbell = Ev::of_job(0, 0, 216)
+            .on(cpu, pid)
+            .args(216, 4, made_visible);
+        r.add(doorbell.at(Event::SUBMIT, T0 + t));
     }
-    r.add(Ev {
-        cpu: 1,
-        pid: 52,
-        t: T0 + 300 * US,
-        code: Event::END,
-        ctx: 2,
-        seqno: 216,
-        ..Ev::default()
-    });
+    r.add(job.on(1, 52).at(Event::END, T0 + 300 * US));
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     assert_eq!(jobs.len(), 1, "{jobs:#?}");
     let j = &jobs[0];
@@ -595,78 +320,26 @@ fn virtio_drain(early_doorbell: bool, starts: bool) -> Vec<Job> {
     let mut r = Rec::default();
     r.ring(T0, 0, 64, b"ctrlq");
     let ms = 1_000 * US;
-    r.add(Ev {
-        pid: 85,
-        t: T0,
-        code: Event::COMMIT,
-        seqno: 120,
-        arg0: 120,
-        arg2: 2,
-        ..Ev::default()
-    });
+    // The guest's thread 85 on CPU 0; the host's answers on CPU 1 (thread 36).
+    let guest = |s| Ev::of_job(0, 0, s).on(0, 85);
+    let host = |s| Ev::of_job(0, 0, s).on(1, 36);
+    r.add(guest(120).at(Event::COMMIT, T0).args(120, 2, 0));
     if early_doorbell {
-        r.add(Ev {
-            pid: 85,
-            t: T0 + 10,
-            code: Event::SUBMIT,
-            seqno: 120,
-            arg0: 120,
-            arg2: 2,
-            arg3: 1,
-            ..Ev::default()
-        });
+        r.add(guest(120).at(Event::SUBMIT, T0 + 10).args(120, 2, 1));
     }
-    r.add(Ev {
-        pid: 85,
-        t: T0 + ms,
-        code: Event::COMMIT,
-        seqno: 121,
-        arg0: 121,
-        arg2: 3,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid: 85,
-        t: T0 + ms + 60,
-        code: Event::COMMIT,
-        seqno: 122,
-        arg0: 122,
-        arg2: 4,
-        ..Ev::default()
-    });
+    r.add(guest(121).at(Event::COMMIT, T0 + ms).args(121, 3, 0));
+    r.add(guest(122).at(Event::COMMIT, T0 + ms + 60).args(122, 4, 0));
     for (i, seqno) in [120u64, 121, 122].into_iter().enumerate() {
         let mut t = T0 + 9 * ms + 700 * US + i as u64 * 10;
         if starts {
-            r.add(Ev {
-                cpu: 1,
-                pid: 36,
-                t,
-                code: Event::START,
-                seqno,
-                ..Ev::default()
-            });
+            r.add(host(seqno).at(Event::START, t));
             t += 5;
         }
-        r.add(Ev {
-            cpu: 1,
-            pid: 36,
-            t,
-            code: Event::END,
-            seqno,
-            ..Ev::default()
-        });
+        r.add(host(seqno).at(Event::END, t));
     }
     let visible = if early_doorbell { 2 } else { 3 };
     let t = T0 + 16 * ms + 800 * US;
-    r.add(Ev {
-        pid: 85,
-        t,
-        code: Event::SUBMIT,
-        seqno: 122,
-        arg0: 122,
-        arg3: visible,
-        ..Ev::default()
-    });
+    r.add(guest(122).at(Event::SUBMIT, t).args(122, 0, visible));
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     jobs
 }
@@ -732,45 +405,13 @@ fn a_start_the_kernel_or_an_importer_inferred_is_flagged_and_not_judged_on() {
     let f = eflag::FENCED;
     let inf = eflag::INFERRED;
     let mut job = |ctx: u32, seq: u64, t: u64, starts: &[(u64, u16)], end: u64| {
-        r.add(Ev {
-            pid: 100,
-            t,
-            code: Event::COMMIT,
-            flags: f,
-            ctx,
-            seqno: seq,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            pid: 100,
-            t: t + 10 * US,
-            code: Event::SUBMIT,
-            flags: f,
-            ctx,
-            seqno: seq,
-            arg3: 1,
-            ..Ev::default()
-        });
+        let host = Ev::of_job(ctx, 0, seq).on(0, 100).flags(f);
+        r.add(host.at(Event::COMMIT, t));
+        r.add(host.at(Event::SUBMIT, t + 10 * US).args(0, 0, 1));
         for (at, fl) in starts {
-            r.add(Ev {
-                pid: 100,
-                t: *at,
-                code: Event::START,
-                flags: f | fl,
-                ctx,
-                seqno: seq,
-                ..Ev::default()
-            });
+            r.add(host.flags(f | fl).at(Event::START, *at));
         }
-        r.add(Ev {
-            cpu: 1,
-            t: end,
-            code: Event::END,
-            flags: f,
-            ctx,
-            seqno: seq,
-            ..Ev::default()
-        });
+        r.add(host.on(1, 0).at(Event::END, end));
     };
     // A long job ahead keeps the ring busy; the jobs behind it queue ~5 ms.
     job(9, 1, T0, &[(T0 + 20 * US, 0)], T0 + 6 * MS);
@@ -845,61 +486,14 @@ fn an_inferred_start_is_not_replaced_by_the_resumption_after_a_preemption() {
     let mut r = Rec::default();
     r.ring(T0, 0, 1 << 20, b"rcs0");
     let f = eflag::FENCED;
-    r.add(Ev {
-        pid: 100,
-        t: T0,
-        code: Event::COMMIT,
-        flags: f,
-        ctx: 1,
-        seqno: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid: 100,
-        t: T0 + 10 * US,
-        code: Event::SUBMIT,
-        flags: f,
-        ctx: 1,
-        seqno: 1,
-        arg3: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid: 100,
-        t: T0 + 20 * US,
-        code: Event::START,
-        flags: f | eflag::INFERRED,
-        ctx: 1,
-        seqno: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + MS,
-        code: Event::END,
-        flags: f | eflag::PREEMPT,
-        ctx: 1,
-        seqno: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid: 100,
-        t: T0 + 3 * MS,
-        code: Event::START,
-        flags: f,
-        ctx: 1,
-        seqno: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + 4 * MS,
-        code: Event::END,
-        flags: f,
-        ctx: 1,
-        seqno: 1,
-        ..Ev::default()
-    });
+    let (host, gpu) = (Ev::of_job(1, 0, 1).on(0, 100), Ev::of_job(1, 0, 1).on(1, 0));
+    r.add(host.flags(f).at(Event::COMMIT, T0));
+    r.add(host.flags(f).at(Event::SUBMIT, T0 + 10 * US).args(0, 0, 1));
+    let inferred = host.flags(f | eflag::INFERRED);
+    r.add(inferred.at(Event::START, T0 + 20 * US));
+    r.add(gpu.flags(f | eflag::PREEMPT).at(Event::END, T0 + MS));
+    r.add(host.flags(f).at(Event::START, T0 + 3 * MS));
+    r.add(gpu.flags(f).at(Event::END, T0 + 4 * MS));
     let (_, jobs) = run_bytes(merged_stream(&r.recs), Rules::default());
     let j = &jobs[0];
     assert_eq!(j.start, T0 + 20 * US);

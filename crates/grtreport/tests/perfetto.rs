@@ -12,9 +12,7 @@ use std::process::Command;
 
 use common::*;
 use grtrace_format::Event;
-use grtreport::engine::{Engine, Filter};
-use grtreport::joiner::JoinConfig;
-use grtreport::perfetto::{Perfetto, PerfettoConfig, CARD_PID_BASE};
+use grtreport::perfetto::{Perfetto, PerfettoConfig, SharedOut, CARD_PID_BASE};
 use grtreport::{Job, Rules};
 use serde_json::Value;
 use tef::Checked;
@@ -37,13 +35,7 @@ fn checked(text: &str) -> Checked {
 /// Runs the binary with `--perfetto -` on `input`; returns the checked export and the jobs
 /// `--jobs` lists for the same input.
 fn export_file(input: &std::path::Path) -> (Checked, Vec<String>) {
-    let out = bin().arg(input).args(["--perfetto", "-"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let c = checked(&String::from_utf8(out.stdout).unwrap());
+    let c = checked(&stdout_of(bin().arg(input).args(["--perfetto", "-"])));
     let jobs = bin().arg(input).args(["--jobs", "-q"]).output().unwrap();
     let lines = String::from_utf8(jobs.stdout)
         .unwrap()
@@ -56,41 +48,18 @@ fn export_file(input: &std::path::Path) -> (Checked, Vec<String>) {
 
 /// Runs a stream through the engine with the exporter attached (in memory).
 fn export_bytes(data: Vec<u8>) -> (Checked, Vec<Job>, u64) {
-    let mut trace = grtrace_format::Trace::open(vec![grtrace_format::InputSource::Bytes {
-        name: "test".into(),
-        data,
-    }])
-    .unwrap();
-    let mut e = Engine::new(
-        Rules::default(),
-        JoinConfig::default(),
-        Filter::default(),
-        3,
-    );
+    let mut e = engine(Rules::default());
     e.keep_jobs();
     let buf = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-    impl std::io::Write for Shared {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
     let cfg = PerfettoConfig {
         card: 3,
         driver: "grtsim".into(),
         input: "test".into(),
         interval_ns: 1_000_000,
     };
-    let p = Perfetto::new(Shared(buf.clone()), cfg).unwrap();
+    let p = Perfetto::new(SharedOut(buf.clone()), cfg).unwrap();
     e.add_timeline(Box::new(p));
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let (_, out, _) = grtreport::input::run(&mut trace, &mut e, &stop, false);
-    out.unwrap();
-    e.finish().unwrap();
+    feed(data, &mut e);
     e.finish_timelines(&[]).unwrap();
     let jobs = e.take_jobs();
     let text = String::from_utf8(buf.borrow().clone()).unwrap();
@@ -211,69 +180,16 @@ fn inferred_and_incomplete_jobs_are_marked() {
     let mut r = Rec::default();
     r.ring(T0, 0, 64, b"gfx");
     // Job 1: no START (inferred from SUBMIT); job 2: never ends (incomplete).
-    r.add(Ev {
-        pid: 10,
-        t: T0 + US,
-        code: Event::COMMIT,
-        ctx: 1,
-        seqno: 1,
-        arg2: 8,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid: 10,
-        t: T0 + 2 * US,
-        code: Event::SUBMIT,
-        ctx: 1,
-        seqno: 1,
-        arg2: 8,
-        arg3: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + 50 * US,
-        code: Event::END,
-        ctx: 1,
-        seqno: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + 51 * US,
-        code: Event::IRQ,
-        ctx: 1,
-        seqno: 1,
-        arg0: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid: 10,
-        t: T0 + 60 * US,
-        code: Event::COMMIT,
-        ctx: 1,
-        seqno: 2,
-        arg2: 8,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid: 10,
-        t: T0 + 61 * US,
-        code: Event::SUBMIT,
-        ctx: 1,
-        seqno: 2,
-        arg2: 8,
-        arg3: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + 70 * US,
-        code: Event::START,
-        ctx: 1,
-        seqno: 2,
-        ..Ev::default()
-    });
+    // Submitted by thread 10 with the ring 8 units full; the GPU's side on CPU 1.
+    let host = |seqno| Ev::of_job(1, 0, seqno).on(0, 10);
+    let gpu = |seqno| Ev::of_job(1, 0, seqno).on(1, 0);
+    r.add(host(1).at(Event::COMMIT, T0 + US).args(0, 8, 0));
+    r.add(host(1).at(Event::SUBMIT, T0 + 2 * US).args(0, 8, 1));
+    r.add(gpu(1).at(Event::END, T0 + 50 * US));
+    r.add(gpu(1).at(Event::IRQ, T0 + 51 * US).args(1, 0, 0));
+    r.add(host(2).at(Event::COMMIT, T0 + 60 * US).args(0, 8, 0));
+    r.add(host(2).at(Event::SUBMIT, T0 + 61 * US).args(0, 8, 1));
+    r.add(gpu(2).at(Event::START, T0 + 70 * US));
     let (c, jobs, _) = export_bytes(merged_stream(&r.recs));
     assert_eq!(jobs.len(), 2);
     let inferred = c.named("X", |n| n == "1/1 (inferred)");
@@ -291,52 +207,15 @@ fn overlapping_queued_jobs_of_one_context_go_to_lanes() {
     r.ring(T0, 0, 64, b"gfx");
     // Four jobs queued at once on ctx 5; they run one after the other.
     for s in 1..=4u64 {
-        r.add(Ev {
-            pid: 10,
-            t: T0 + s * US,
-            code: Event::COMMIT,
-            ctx: 5,
-            seqno: s,
-            arg2: 8,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            pid: 10,
-            t: T0 + s * US + 100,
-            code: Event::SUBMIT,
-            ctx: 5,
-            seqno: s,
-            arg2: 8,
-            arg3: 1,
-            ..Ev::default()
-        });
+        let host = Ev::of_job(5, 0, s).on(0, 10);
+        r.add(host.at(Event::COMMIT, T0 + s * US).args(0, 8, 0));
+        r.add(host.at(Event::SUBMIT, T0 + s * US + 100).args(0, 8, 1));
     }
     for s in 1..=4u64 {
-        r.add(Ev {
-            cpu: 1,
-            t: T0 + (10 * s) * US,
-            code: Event::START,
-            ctx: 5,
-            seqno: s,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            cpu: 1,
-            t: T0 + (10 * s + 9) * US,
-            code: Event::END,
-            ctx: 5,
-            seqno: s,
-            ..Ev::default()
-        });
-        r.add(Ev {
-            cpu: 1,
-            t: T0 + (10 * s + 9) * US + 10,
-            code: Event::IRQ,
-            ctx: 5,
-            seqno: s,
-            arg0: s,
-            ..Ev::default()
-        });
+        let (gpu, end) = (Ev::of_job(5, 0, s).on(1, 0), T0 + (10 * s + 9) * US);
+        r.add(gpu.at(Event::START, T0 + (10 * s) * US));
+        r.add(gpu.at(Event::END, end));
+        r.add(gpu.at(Event::IRQ, end + 10).args(s, 0, 0));
     }
     let (c, jobs, _) = export_bytes(merged_stream(&r.recs));
     assert_eq!(jobs.len(), 4);

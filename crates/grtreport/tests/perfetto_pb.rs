@@ -44,17 +44,7 @@ fn python() -> PathBuf {
 /// What tests/perfetto_pb.py saw in the trace (it fails on an invalid one).
 fn decode(trace: &Path) -> Value {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto_pb.py");
-    let out = Command::new(python())
-        .arg(script)
-        .arg(trace)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}: not a valid Perfetto trace:\n{}",
-        trace.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeed(Command::new(python()).arg(script).arg(trace));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -63,14 +53,7 @@ fn export_both(inputs: &[PathBuf], name: &str) -> (Value, tef::Checked, PathBuf)
     let pf = tmp(&format!("{name}.pftrace"));
     let js = tmp(&format!("{name}.json"));
     for out in [&pf, &js] {
-        let o = bin()
-            .args(inputs)
-            .arg("--perfetto")
-            .arg(out)
-            .arg("-q")
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        succeed(bin().args(inputs).arg("--perfetto").arg(out).arg("-q"));
     }
     let json = std::fs::read_to_string(&js).unwrap();
     assert!(json.starts_with('{'), "{name}.json is JSON");
@@ -124,21 +107,22 @@ fn json_slices(c: &tef::Checked) -> Vec<(Slice, Value)> {
     v
 }
 
-fn pb_slices(pb: &Value) -> Vec<(Slice, Value)> {
+/// The decoded trace's `list` (slices, instants), each item with the name of its track.
+fn pb_on_tracks<'a>(pb: &'a Value, list: &str) -> Vec<(String, &'a Value)> {
     let tracks = pb_tracks(pb);
-    let mut v: Vec<_> = pb["slices"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            let track = tracks[&s["track"].as_u64().unwrap()].0.clone();
-            let k = (
-                track,
-                s["name"].as_str().unwrap().to_string(),
-                s["ts"].as_i64().unwrap(),
-                s["dur"].as_i64().unwrap(),
-            );
-            (k, s["args"].clone())
+    let items = pb[list].as_array().unwrap().iter();
+    items
+        .map(|s| (tracks[&s["track"].as_u64().unwrap()].0.clone(), s))
+        .collect()
+}
+
+fn pb_slices(pb: &Value) -> Vec<(Slice, Value)> {
+    let mut v: Vec<_> = pb_on_tracks(pb, "slices")
+        .into_iter()
+        .map(|(track, s)| {
+            let name = s["name"].as_str().unwrap().to_string();
+            let (ts, dur) = (s["ts"].as_i64().unwrap(), s["dur"].as_i64().unwrap());
+            ((track, name, ts, dur), s["args"].clone())
         })
         .collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));
@@ -167,13 +151,9 @@ fn json_instants(c: &tef::Checked) -> Vec<(String, String, i64, Value)> {
 }
 
 fn pb_instants(pb: &Value) -> Vec<(String, String, i64, Value)> {
-    let tracks = pb_tracks(pb);
-    let mut v: Vec<_> = pb["instants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            let track = tracks[&s["track"].as_u64().unwrap()].0.clone();
+    let mut v: Vec<_> = pb_on_tracks(pb, "instants")
+        .into_iter()
+        .map(|(track, s)| {
             let name = s["name"].as_str().unwrap().to_string();
             (track, name, s["ts"].as_i64().unwrap(), s["args"].clone())
         })
@@ -396,26 +376,11 @@ fn instants_and_job_args_read_back_by_name() {
 #[test]
 fn two_cards_stay_apart() {
     let inputs: Vec<PathBuf> = [
-        (0u32, "report-mixed", 3u64, 300usize),
-        (1, "dep-chain", 7, 200),
+        (0, ("report-mixed", 3, 300), "grtsim"),
+        (1, ("dep-chain", 7, 200), "grtsim1"),
     ]
-    .iter()
-    .map(|&(card, name, seed, jobs)| {
-        let sc = grtrace_sim::scenarios::by_name(name, seed, jobs).expect("scenario");
-        let recs: Vec<_> = sc
-            .records
-            .iter()
-            .map(|(s, b)| {
-                let mut s = *s;
-                s.time_ns += T0;
-                (s, *b)
-            })
-            .collect();
-        let p = tmp(&format!("two-cards.card{card}.grtrace"));
-        let driver = if card == 0 { "grtsim" } else { "grtsim1" };
-        std::fs::write(&p, common::ended_stream(&recs, card, driver)).unwrap();
-        p
-    })
+    .into_iter()
+    .map(|(card, sc, driver)| scenario_card_file("two-cards", card, sc, driver))
     .collect();
     let (pb, c, _) = export_both(&inputs, "two-cards");
     assert_same_content(&pb, &c, "two cards");

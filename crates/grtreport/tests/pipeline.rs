@@ -22,13 +22,6 @@ fn streams(cfg: &SynthConfig, card: u32) -> Vec<Vec<u8>> {
     streams_of(cfg, card, SESSION).unwrap()
 }
 
-fn other(e: Endian) -> Endian {
-    match e {
-        Endian::Little => Endian::Big,
-        Endian::Big => Endian::Little,
-    }
-}
-
 fn synth(records: u64, cpus: u32, seed: u64) -> SynthConfig {
     SynthConfig {
         records,
@@ -48,7 +41,7 @@ fn mixed() -> Vec<(String, Vec<u8>)> {
         ..synth(60_000, 2, 11)
     };
     let swapped = SynthConfig {
-        endian: other(Endian::NATIVE),
+        endian: Endian::NATIVE.opposite(),
         ..synth(20_000, 2, 12)
     };
     let mut v = Vec::new();

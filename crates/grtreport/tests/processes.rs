@@ -4,26 +4,27 @@
 //! independently of grtreport's own aggregation, and must match every row of all three
 //! outputs.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/report-golden/in")
 }
 
-fn grtreport(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_grtreport"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+fn report(args: &[&str]) -> String {
+    common::stdout_of(common::grtreport().args(args))
 }
+
+/// The blocking classes as the CSV columns name them, in [`Sums`]' tag order.
+const CLASSES: [&str; 5] = [
+    "host_submit",
+    "queue_wait",
+    "exec_tail",
+    "dep_wait",
+    "vm_fault",
+];
 
 /// (pid, ring) -> what the job rows say.
 #[derive(Debug, Default, PartialEq)]
@@ -74,16 +75,7 @@ fn from_jobs(csv_text: &str) -> BTreeMap<(String, u64), Sums> {
             num(&r, &h, "gpu_wait_ns"),
             num(&r, &h, "vm_fault_ns"),
         ];
-        for (t, col) in [
-            "host_submit",
-            "queue_wait",
-            "exec_tail",
-            "dep_wait",
-            "vm_fault",
-        ]
-        .iter()
-        .enumerate()
-        {
+        for (t, col) in CLASSES.iter().enumerate() {
             if num(&r, &h, col) == 1 {
                 s.tag_jobs[t] += 1;
                 s.tag_lost[t] += lost[t];
@@ -99,7 +91,7 @@ fn process_rows_are_the_sums_of_their_jobs() {
         let dir = tempdir(input);
         let csv_path = dir.join("out.csv");
         let f = fixtures().join(input);
-        let text = grtreport(&[f.to_str().unwrap(), "--csv", csv_path.to_str().unwrap()]);
+        let text = report(&[f.to_str().unwrap(), "--csv", csv_path.to_str().unwrap()]);
         let jobs = std::fs::read_to_string(&csv_path).unwrap();
         let want = from_jobs(&jobs);
         assert!(want.len() > 3, "{input}: {} processes", want.len());
@@ -118,16 +110,7 @@ fn process_rows_are_the_sums_of_their_jobs() {
                 busy_ns: num(&r, &h, "busy_ns"),
                 ..Sums::default()
             };
-            for (t, n) in [
-                "host_submit",
-                "queue_wait",
-                "exec_tail",
-                "dep_wait",
-                "vm_fault",
-            ]
-            .iter()
-            .enumerate()
-            {
+            for (t, n) in CLASSES.iter().enumerate() {
                 s.tag_jobs[t] = num(&r, &h, &format!("{n}_jobs"));
                 s.tag_lost[t] = num(&r, &h, &format!("{n}_lost_ns"));
             }
@@ -144,7 +127,7 @@ fn process_rows_are_the_sums_of_their_jobs() {
 
         // --json: the same rows.
         let json: serde_json::Value =
-            serde_json::from_str(&grtreport(&[f.to_str().unwrap(), "--json"])).unwrap();
+            serde_json::from_str(&report(&[f.to_str().unwrap(), "--json"])).unwrap();
         let rows = json["processes"].as_array().unwrap();
         assert_eq!(rows.len(), want.len());
         for p in rows {

@@ -8,9 +8,12 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
-use grtrace_format::{Body, Event};
+use grtrace_format::{Body, Event, Stamp};
 use grtreport::{Flags, Rules};
 use serde_json::Value;
+
+/// A record as the tests build them.
+type Record = (Stamp, Body<'static>);
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_grtreport"))
@@ -36,15 +39,10 @@ fn scenario_file(name: &str, seed: u64, jobs: usize) -> std::path::PathBuf {
 #[test]
 fn json_report_parses_back_with_every_section() {
     let f = scenario_file("dep-chain", 3, 2000);
-    let out = bin()
-        .arg(&f)
-        .args(["--json", "--top", "30", "--interval", "0.2"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeed(
+        bin()
+            .arg(&f)
+            .args(["--json", "--top", "30", "--interval", "0.2"]),
     );
     let v: Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
     assert_eq!(v["schema"], "grtreport/1");
@@ -82,19 +80,17 @@ fn json_report_parses_back_with_every_section() {
     assert!(iv[0]["busy_ns"].as_u64().unwrap() <= 200_000_000);
 }
 
+/// `recs` as a recording of only the events `keep` takes (`grtrace -a ...`), notes and all.
+fn recorded_only(recs: &[Record], keep: impl Fn(Event) -> bool) -> Vec<Record> {
+    let taken = |b: &Body<'_>| !matches!(b, Body::Event(e) if !keep(e.code));
+    recs.iter().filter(|(_, b)| taken(b)).cloned().collect()
+}
+
 /// `grtrace -a submit -a end`: only SUBMIT and END (and notes) are recorded.
 #[test]
 fn a_filtered_recording_reports_what_it_can_measure() {
     let sc = grtrace_sim::scenarios::by_name("report-mixed", 5, 2000).unwrap();
-    let kept: Vec<_> = sc
-        .records
-        .iter()
-        .filter(|(_, b)| match b {
-            Body::Event(e) => e.code == Event::SUBMIT || e.code == Event::END,
-            _ => true,
-        })
-        .cloned()
-        .collect();
+    let kept = recorded_only(&sc.records, |c| c == Event::SUBMIT || c == Event::END);
     let data = scenario_stream(&kept);
     let (e, jobs) = run_bytes(data.clone(), Rules::default());
     // Before: every job lacked COMMIT and was incomplete (0 complete jobs). Now only the
@@ -114,9 +110,7 @@ fn a_filtered_recording_reports_what_it_can_measure() {
 
     let f = tmp("filtered.grtrace");
     std::fs::write(&f, &data).unwrap();
-    let out = bin().arg(&f).arg("--jobs").output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of(bin().arg(&f).arg("--jobs"));
     assert!(
         text.contains("the recording has no COMMIT/START/IRQ/SIGNAL events: submit_host, complete, total cannot be measured"),
         "{text}"
@@ -157,18 +151,11 @@ fn a_filtered_recording_reports_what_it_can_measure() {
 #[test]
 fn without_commit_text_and_json_agree_idle_host_is_unmeasured() {
     let sc = grtrace_sim::scenarios::by_name("report-mixed", 7, 1500).unwrap();
-    let kept: Vec<_> = sc
-        .records
-        .iter()
-        .filter(|(_, b)| !matches!(b, Body::Event(e) if e.code == Event::COMMIT))
-        .cloned()
-        .collect();
+    let kept = recorded_only(&sc.records, |c| c != Event::COMMIT);
     let f = tmp("no-commit.grtrace");
     std::fs::write(&f, scenario_stream(&kept)).unwrap();
 
-    let out = bin().arg(&f).args(["--interval", "0.1"]).output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of(bin().arg(&f).args(["--interval", "0.1"]));
     // Utilisation table: the idle_host column (7th after the label) is `-` for every ring,
     // idle_dep a share.
     let util = text
@@ -297,14 +284,7 @@ fn gpu_run(r: &mut Rec, seqno: u64, at: [u64; 3]) {
     let codes = [Event::START, Event::END, Event::IRQ];
     for (t, code) in at.into_iter().zip(codes) {
         let arg0 = if code == Event::IRQ { seqno } else { 0 };
-        r.add(Ev {
-            t,
-            code,
-            ctx: 3,
-            seqno,
-            arg0,
-            ..Ev::default()
-        });
+        r.add(Ev::of_job(3, 0, seqno).at(code, t).args(arg0, 0, 0));
     }
 }
 
@@ -325,25 +305,9 @@ fn a_job_that_ends_before_the_first_commit_is_no_commit() {
     let full = |r: &mut Rec| {
         for (i, seqno) in (9u64..12).enumerate() {
             let t = T0 + 20 * MS + i as u64 * MS;
-            r.add(Ev {
-                cpu: 1,
-                pid: 77,
-                t,
-                code: Event::COMMIT,
-                ctx: 3,
-                seqno,
-                ..Ev::default()
-            });
-            r.add(Ev {
-                cpu: 1,
-                pid: 77,
-                t: t + 10 * US,
-                code: Event::SUBMIT,
-                ctx: 3,
-                seqno,
-                arg3: 1,
-                ..Ev::default()
-            });
+            let host = Ev::of_job(3, 0, seqno).on(1, 77);
+            r.add(host.at(Event::COMMIT, t));
+            r.add(host.at(Event::SUBMIT, t + 10 * US).args(0, 0, 1));
             gpu_run(r, seqno, [t + 30 * US, t + 230 * US, t + 240 * US]);
         }
     };
@@ -364,15 +328,7 @@ fn a_job_that_ends_before_the_first_commit_is_no_commit() {
 
     // The same early jobs in a recording of START/END/IRQ only (grtrace -a start,end,irq):
     // nothing is missing, the host phases are unmeasured.
-    let filtered: Vec<_> = r
-        .recs
-        .iter()
-        .filter(|(_, b)| {
-            !matches!(b, Body::Event(ev) if ev.code == Event::COMMIT
-                || ev.code == Event::SUBMIT)
-        })
-        .cloned()
-        .collect();
+    let filtered = recorded_only(&r.recs, |c| c != Event::COMMIT && c != Event::SUBMIT);
     let (e, jobs) = run_bytes(merged_stream(&filtered), Rules::default());
     assert_eq!(jobs.len(), 5);
     assert!(jobs.iter().all(|j| !j.flags.incomplete()), "{jobs:?}");

@@ -24,35 +24,13 @@ fn stream(extra: &[Event]) -> Vec<u8> {
         ];
         for (i, (code, cpu, pid, at)) in steps.into_iter().enumerate() {
             let a0 = if code == Event::IRQ { seqno } else { 0 };
-            r.add(Ev {
-                cpu,
-                pid,
-                t: at,
-                code,
-                flags: 1,
-                ctx: 3,
-                seqno,
-                arg0: a0,
-                arg2: 8,
-                arg3: 1,
-                ..Ev::default()
-            });
+            // The extra events are the step's but for their code and time.
+            let step = Ev::of_job(3, 0, seqno).on(cpu, pid).flags(1).args(a0, 8, 1);
+            r.add(step.at(code, at));
             for (k, &e) in extra.iter().enumerate() {
                 // Between this step and the next, in time order.
                 let dt = 1 + (i as u64 * extra.len() as u64 + k as u64) % 5;
-                r.add(Ev {
-                    cpu,
-                    pid,
-                    t: at + dt,
-                    code: e,
-                    flags: 1,
-                    ctx: 3,
-                    seqno,
-                    arg0: a0,
-                    arg2: 8,
-                    arg3: 1,
-                    ..Ev::default()
-                });
+                r.add(step.at(e, at + dt));
             }
         }
     }

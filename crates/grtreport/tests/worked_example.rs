@@ -5,7 +5,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use common::*;
 use grtrace_format::Event;
@@ -15,70 +14,17 @@ fn worked_example() -> Vec<u8> {
     let mut r = Rec::default();
     r.ring(T0, 0, 256, b"gfx");
     let (ctx, ring, seq, pid) = (7, 0, 41, 4242);
+    let job = Ev::of_job(ctx, ring, seq).flags(1);
+    // The submitting thread on CPU 0; the GPU's side (interrupt context) on CPU 1.
+    let (host, gpu) = (job.on(0, pid), job.on(1, 0));
     // Ring fill at COMMIT/SUBMIT: 192 of 256 slots (75 %): the ring is congested.
-    r.add(Ev {
-        pid,
-        t: T0,
-        code: Event::COMMIT,
-        flags: 1,
-        ctx,
-        ring,
-        seqno: seq,
-        arg2: 192,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid,
-        t: T0 + 200 * US,
-        code: Event::SUBMIT,
-        flags: 1,
-        ctx,
-        ring,
-        seqno: seq,
-        arg2: 192,
-        arg3: 1,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        pid,
-        t: T0 + 2500 * US,
-        code: Event::START,
-        flags: 1,
-        ctx,
-        ring,
-        seqno: seq,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + 3000 * US,
-        code: Event::END,
-        flags: 1,
-        ctx,
-        ring,
-        seqno: seq,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + 3100 * US,
-        code: Event::IRQ,
-        ctx,
-        ring,
-        seqno: seq,
-        arg0: seq,
-        ..Ev::default()
-    });
-    r.add(Ev {
-        cpu: 1,
-        t: T0 + 3100 * US + 1,
-        code: Event::SIGNAL,
-        flags: 1,
-        ctx,
-        ring,
-        seqno: seq,
-        ..Ev::default()
-    });
+    r.add(host.at(Event::COMMIT, T0).args(0, 192, 0));
+    r.add(host.at(Event::SUBMIT, T0 + 200 * US).args(0, 192, 1));
+    r.add(host.at(Event::START, T0 + 2500 * US));
+    r.add(gpu.at(Event::END, T0 + 3000 * US));
+    // The IRQ carries the hardware seqno it read, and no flags.
+    r.add(gpu.flags(0).at(Event::IRQ, T0 + 3100 * US).args(seq, 0, 0));
+    r.add(gpu.at(Event::SIGNAL, T0 + 3100 * US + 1));
     merged_stream(&r.recs)
 }
 
@@ -118,17 +64,7 @@ fn worked_example_fixture_and_golden_report() {
         data,
         "fixture differs from the generator"
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_grtreport"))
-        .arg(&input)
-        .args(["--top", "3", "--jobs"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of(grtreport().arg(&input).args(["--top", "3", "--jobs"]));
     if std::env::var_os("UPDATE_FIXTURES").is_some() {
         std::fs::write(&golden, &text).unwrap();
     }

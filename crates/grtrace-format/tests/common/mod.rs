@@ -3,7 +3,7 @@
 
 use std::io::Read;
 
-use grtrace_format::trace::InputSource;
+use grtrace_format::trace::{InputSource, Item};
 
 /// A whole stream in memory, as if mapped from a file.
 pub fn bytes(name: &str, data: Vec<u8>) -> InputSource {
@@ -18,6 +18,22 @@ pub fn pipe(name: &str, data: Vec<u8>, step: usize) -> InputSource {
     InputSource::Stream {
         name: name.into(),
         reader: Box::new(Dribble(data, 0, step)),
+    }
+}
+
+/// One item the reader delivered, as a line of text the tests compare.
+pub fn describe(it: &Item<'_>) -> String {
+    match it {
+        Item::Record(r) => format!(
+            "{} {} {} {} {:?}",
+            r.cpu(),
+            r.seq(),
+            r.time_ns(),
+            r.pid(),
+            r.body()
+        ),
+        Item::Gap(g) => format!("gap {g:?}"),
+        Item::Stream(s) => format!("stream {} at {}", s.header.card, s.offset),
     }
 }
 

@@ -26,7 +26,8 @@ fn i915_engine(class: u64, inst: u64) -> String {
 }
 
 impl Mapper {
-    /// Maps one event of the rows of this file.
+    /// Maps one event of the rows of this file: an i915 request event, the only ones the
+    /// dispatcher hands over here.
     #[inline]
     pub(super) fn map_i915<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
         let Ev {
@@ -34,129 +35,117 @@ impl Mapper {
         } = *f;
         let u = |i: usize| f.u(i);
         let hd = f.hd;
+        let (dev, ctx, class, inst, seqno) = (u(0), u(1), u(2), u(3), u(4));
+        // Before the uabi engine (4.9-5.0) the layout has `ring`, the engine's
+        // `enum intel_engine_id`, in the class slot and nothing in the instance
+        // slot: one ring per id (distinct engines have distinct ids), named by the
+        // id, whose engine names changed between those kernels (IMPORT.md 5.7).
+        let by_id = hd.fields[3].size == 0;
+        // The first event of an engine names its ring (drv_ring keeps the id's ring
+        // from then on): mark it then, not on every event.
+        let mut first_of_engine = false;
+        let engine = if by_id {
+            (1 << 40) | class
+        } else {
+            (class << 16) | inst
+        };
+        let ring = self.drv_ring(sink, cpu, t, (1, dev, engine), || {
+            first_of_engine = true;
+            if by_id {
+                let name = format!("engine{class}").into_bytes();
+                return (card_name(dev), name, ring_flag::CTX_SEQNO);
+            }
+            // Seqnos count per context (its timeline), not per engine; a virtual
+            // engine's requests run on one of its engines (IMPORT.md 5.7).
+            let virt = if inst == I915_VIRTUAL_INSTANCE {
+                ring_flag::VIRTUAL
+            } else {
+                0
+            };
+            (
+                card_name(dev),
+                i915_engine(class, inst).into_bytes(),
+                ring_flag::CTX_SEQNO | virt,
+            )
+        })?;
+        if first_of_engine {
+            self.rings[ring as usize].ends_at_signal = true;
+        }
+        let k = Key {
+            ctx: ctx as u32,
+            ring,
+            seqno,
+        };
+        // dma_fence events carry the context as 32 bits: join on those.
+        let f = (ctx & 0xffff_ffff, seqno);
+        let ll = self.drivers.i915_low_level;
         match kind {
-            Kind::I915Queue
-            | Kind::I915Add
-            | Kind::I915Submit
-            | Kind::I915In
-            | Kind::I915Out
-            | Kind::I915Retire
-            | Kind::I915WaitBegin
-            | Kind::I915WaitEnd => {
-                let (dev, ctx, class, inst, seqno) = (u(0), u(1), u(2), u(3), u(4));
-                // Before the uabi engine (4.9-5.0) the layout has `ring`, the engine's
-                // `enum intel_engine_id`, in the class slot and nothing in the instance
-                // slot: one ring per id (distinct engines have distinct ids), named by the
-                // id, whose engine names changed between those kernels (IMPORT.md 5.7).
-                let by_id = hd.fields[3].size == 0;
-                // The first event of an engine names its ring (drv_ring keeps the id's ring
-                // from then on): mark it then, not on every event.
-                let mut first_of_engine = false;
-                let engine = if by_id {
-                    (1 << 40) | class
-                } else {
-                    (class << 16) | inst
-                };
-                let ring = self.drv_ring(sink, cpu, t, (1, dev, engine), || {
-                    first_of_engine = true;
-                    if by_id {
-                        let name = format!("engine{class}").into_bytes();
-                        return (card_name(dev), name, ring_flag::CTX_SEQNO);
-                    }
-                    // Seqnos count per context (its timeline), not per engine; a virtual
-                    // engine's requests run on one of its engines (IMPORT.md 5.7).
-                    let virt = if inst == I915_VIRTUAL_INSTANCE {
-                        ring_flag::VIRTUAL
-                    } else {
-                        0
-                    };
-                    (
-                        card_name(dev),
-                        i915_engine(class, inst).into_bytes(),
-                        ring_flag::CTX_SEQNO | virt,
-                    )
-                })?;
-                if first_of_engine {
-                    self.rings[ring as usize].ends_at_signal = true;
+            Kind::I915Queue | Kind::I915Add => {
+                self.fences.insert(f, k);
+                self.emit(sink, cpu, pid, t, Event::QUEUE, 0, k, (ctx, 0, 0, 0))?;
+                if kind == Kind::I915Add && !ll {
+                    self.run(sink, cpu, pid, t, k, ctx, 0, 0)?;
                 }
-                let k = Key {
-                    ctx: ctx as u32,
-                    ring,
-                    seqno,
-                };
-                // dma_fence events carry the context as 32 bits: join on those.
-                let f = (ctx & 0xffff_ffff, seqno);
-                let ll = self.drivers.i915_low_level;
-                match kind {
-                    Kind::I915Queue | Kind::I915Add => {
-                        self.fences.insert(f, k);
-                        self.emit(sink, cpu, pid, t, Event::QUEUE, 0, k, (ctx, 0, 0, 0))?;
-                        if kind == Kind::I915Add && !ll {
-                            self.run(sink, cpu, pid, t, k, ctx, 0, 0)?;
-                        }
-                        Ok(())
-                    }
-                    Kind::I915Submit => {
-                        self.fences.insert(f, k);
-                        self.emit(sink, cpu, pid, t, Event::COMMIT, 0, k, (0, 0, 0, 0))
-                    }
-                    // A preempted request comes back with another `in`: it is still open. A
-                    // virtual engine's request keeps the key of its virtual ring in `fences`
-                    // (`add`, `submit`): that is how its `out` knows it.
-                    Kind::I915In if !self.is_open(k) => {
-                        let virt = self
-                            .fences
-                            .get(&f)
-                            .is_some_and(|o| o.ring != k.ring && self.rings[o.ring as usize].virt);
-                        if !virt {
-                            self.fences.insert(f, k);
-                        }
-                        self.hand_off(sink, cpu, pid, t, k, ctx, 0, 0)?;
-                        if let Some(p) = self.rings[ring as usize].order.back_mut() {
-                            p.virt = virt;
-                        }
-                        Ok(())
-                    }
-                    Kind::I915Out | Kind::I915Retire => {
-                        // Without the low-level events a virtual engine's request was handed
-                        // off on its virtual ring (`add`) and ends on the engine that ran it
-                        // (`retire`): it leaves the virtual ring's line, its END names the
-                        // engine.
-                        let held = match self.is_open(k) {
-                            true => Some(k),
-                            false if kind == Kind::I915Retire && !ll => self.open_elsewhere(f, k),
-                            false => None,
-                        };
-                        let ends = kind == Kind::I915Retire || u(5) != 0;
-                        let r = &self.rings[ring as usize];
-                        if !ends && r.order.iter().any(|p| p.key == k && p.virt) {
-                            // A virtual engine's request switched away unfinished goes back to
-                            // the virtual engine (i915 has no lite restore there): taken off
-                            // this engine, which runs the next in line; its next `in`, here
-                            // or on another engine, hands it off again.
-                            let f = eflag::PREEMPT;
-                            self.emit(sink, cpu, pid, t, Event::END, f, k, (ctx, 0, 0, 0))?;
-                            return self.leave(sink, cpu, t, k);
-                        }
-                        // Only an open request ends: its fence's signal may have ended it.
-                        let Some(held) = held.filter(|_| ends) else {
-                            return Ok(());
-                        };
-                        if kind == Kind::I915Retire {
-                            self.stats.retire_ends += 1;
-                        }
-                        self.done_fence(f, k);
-                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
-                        self.done_as(sink, cpu, pid, t, held, k, (ctx, 0), 0, 0)
-                    }
-                    Kind::I915WaitBegin => {
-                        self.emit(sink, cpu, pid, t, Event::WAIT, 0, k, (ctx, seqno, 0, 0))
-                    }
-                    Kind::I915WaitEnd => {
-                        self.emit(sink, cpu, pid, t, Event::WAIT_END, 0, k, (ctx, seqno, 0, 0))
-                    }
-                    _ => Ok(()),
+                Ok(())
+            }
+            Kind::I915Submit => {
+                self.fences.insert(f, k);
+                self.emit(sink, cpu, pid, t, Event::COMMIT, 0, k, (0, 0, 0, 0))
+            }
+            // A preempted request comes back with another `in`: it is still open. A
+            // virtual engine's request keeps the key of its virtual ring in `fences`
+            // (`add`, `submit`): that is how its `out` knows it.
+            Kind::I915In if !self.is_open(k) => {
+                let virt = self
+                    .fences
+                    .get(&f)
+                    .is_some_and(|o| o.ring != k.ring && self.rings[o.ring as usize].virt);
+                if !virt {
+                    self.fences.insert(f, k);
                 }
+                self.hand_off(sink, cpu, pid, t, k, ctx, 0, 0)?;
+                if let Some(p) = self.rings[ring as usize].order.back_mut() {
+                    p.virt = virt;
+                }
+                Ok(())
+            }
+            Kind::I915Out | Kind::I915Retire => {
+                // Without the low-level events a virtual engine's request was handed
+                // off on its virtual ring (`add`) and ends on the engine that ran it
+                // (`retire`): it leaves the virtual ring's line, its END names the
+                // engine.
+                let held = match self.is_open(k) {
+                    true => Some(k),
+                    false if kind == Kind::I915Retire && !ll => self.open_elsewhere(f, k),
+                    false => None,
+                };
+                let ends = kind == Kind::I915Retire || u(5) != 0;
+                let r = &self.rings[ring as usize];
+                if !ends && r.order.iter().any(|p| p.key == k && p.virt) {
+                    // A virtual engine's request switched away unfinished goes back to
+                    // the virtual engine (i915 has no lite restore there): taken off
+                    // this engine, which runs the next in line; its next `in`, here
+                    // or on another engine, hands it off again.
+                    let f = eflag::PREEMPT;
+                    self.emit(sink, cpu, pid, t, Event::END, f, k, (ctx, 0, 0, 0))?;
+                    return self.leave(sink, cpu, t, k);
+                }
+                // Only an open request ends: its fence's signal may have ended it.
+                let Some(held) = held.filter(|_| ends) else {
+                    return Ok(());
+                };
+                if kind == Kind::I915Retire {
+                    self.stats.retire_ends += 1;
+                }
+                self.done_fence(f, k);
+                self.sync_exit(sink, cpu, t, None, Some(k), false)?;
+                self.done_as(sink, cpu, pid, t, held, k, (ctx, 0), 0, 0)
+            }
+            Kind::I915WaitBegin => {
+                self.emit(sink, cpu, pid, t, Event::WAIT, 0, k, (ctx, seqno, 0, 0))
+            }
+            Kind::I915WaitEnd => {
+                self.emit(sink, cpu, pid, t, Event::WAIT_END, 0, k, (ctx, seqno, 0, 0))
             }
             _ => Ok(()),
         }

@@ -652,17 +652,6 @@ impl Indexer<'_> {
 /// The builder rows of `fmt` for `typed` (the proto -> kernel field table, if typed).
 fn builder(formats: &[EventFormat], fmt: usize, typed: Option<&schema::Typed>) -> Builder {
     let f = &formats[fmt];
-    let fixed_end = f
-        .fields
-        .iter()
-        .map(|x| x.offset + x.size)
-        .max()
-        .unwrap_or(8);
-    let align = if f.fields.iter().any(|x| x.size == 8 && !x.data_loc) {
-        8
-    } else {
-        4
-    };
     let loc = |n: &str| f.field(n).map(|x| x.loc()).unwrap_or_default();
     let mut by_number = [Loc::default(); MAX_TYPED_FIELD];
     for (num, name) in typed.map(|t| t.fields).unwrap_or_default() {
@@ -672,7 +661,7 @@ fn builder(formats: &[EventFormat], fmt: usize, typed: Option<&schema::Typed>) -
     }
     Builder {
         fmt,
-        fixed: fixed_end.div_ceil(align) * align,
+        fixed: f.fixed_size(),
         type_loc: loc("common_type"),
         pid_loc: loc("common_pid"),
         by_number,
@@ -746,6 +735,22 @@ struct Cursor {
     lost_done: bool,
     entered: bool,
     last_t: u64,
+}
+
+impl Cursor {
+    /// Before the first bundle of stream `stream`, of CPU `cpu`.
+    fn start(stream: usize, cpu: u32) -> Cursor {
+        Cursor {
+            stream,
+            cpu,
+            bundle: 0,
+            pos: 0,
+            end: 0,
+            lost_done: true,
+            entered: false,
+            last_t: 0,
+        }
+    }
 }
 
 impl<'a> PerfettoImport<'a> {
@@ -1156,16 +1161,7 @@ impl<'a> PerfettoImport<'a> {
         let mut snap = 0usize;
         let mut damage_found: Vec<DatError> = self.damage.take().into_iter().collect();
         let mut cursors: Vec<Cursor> = (0..self.streams.len())
-            .map(|i| Cursor {
-                stream: i,
-                cpu: self.streams[i].cpu,
-                bundle: 0,
-                pos: 0,
-                end: 0,
-                lost_done: true,
-                entered: false,
-                last_t: 0,
-            })
+            .map(|i| Cursor::start(i, self.streams[i].cpu))
             .collect();
         let mut heads: Vec<Head> = Vec::with_capacity(cursors.len());
         for c in cursors.iter_mut() {
@@ -1218,19 +1214,8 @@ impl<'a> PerfettoImport<'a> {
             let Some((best, second)) = crate::import::earliest(&heads, key) else {
                 break;
             };
-            let mut c = std::mem::replace(
-                &mut cursors[best],
-                Cursor {
-                    stream: 0,
-                    cpu: 0,
-                    bundle: 0,
-                    pos: 0,
-                    end: 0,
-                    lost_done: true,
-                    entered: false,
-                    last_t: 0,
-                },
-            );
+            // Taken out while it reads (a placeholder of stream 0 stands in).
+            let mut c = std::mem::replace(&mut cursors[best], Cursor::start(0, 0));
             loop {
                 match heads[best] {
                     Head::Event {
@@ -1302,18 +1287,7 @@ impl<'a> PerfettoImport<'a> {
         let mut skipped: Vec<(String, u64)> = self.skipped.drain().collect();
         skipped.sort();
         self.info.skipped = skipped;
-        damage_found.sort_by_key(|e| e.offset);
-        let n = damage_found.len();
-        match damage_found.into_iter().next() {
-            None => Ok(()),
-            Some(mut e) => {
-                if n > 1 {
-                    e.msg
-                        .push_str(&format!(" (and {} more damaged streams)", n - 1));
-                }
-                Err(ImportError::Input(e))
-            }
-        }
+        crate::import::damage_found(damage_found, "damaged streams")
     }
 }
 

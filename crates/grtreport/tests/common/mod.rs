@@ -11,6 +11,25 @@ use grtreport::joiner::JoinConfig;
 use grtreport::{Job, Rules};
 
 pub const T0: u64 = 1_000_000_000_000;
+
+/// The grtreport binary under test.
+pub fn grtreport() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_grtreport"))
+}
+
+/// Runs `cmd`, asserting that it succeeds (the command and its stderr in the message);
+/// returns what it wrote.
+pub fn succeed(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{cmd:?}: {err}");
+    out
+}
+
+/// What `cmd` writes on stdout, as text, asserting that it succeeds.
+pub fn stdout_of(cmd: &mut std::process::Command) -> String {
+    String::from_utf8(succeed(cmd).stdout).unwrap()
+}
 pub const US: u64 = 1_000;
 pub const MS: u64 = 1_000_000;
 
@@ -29,6 +48,42 @@ pub struct Ev {
     pub arg0: u64,
     pub arg2: u32,
     pub arg3: u32,
+}
+
+/// Events of one job made from one template in a line each:
+/// `let job = Ev::of_job(ctx, ring, seqno).flags(1);` then
+/// `r.add(job.at(Event::SUBMIT, t).on(0, 7).args(0, 0, 1));`.
+impl Ev {
+    /// The template of the events of job <ctx, ring, seqno>, every other field 0.
+    pub fn of_job(ctx: u32, ring: u32, seqno: u64) -> Ev {
+        Ev {
+            ctx,
+            ring,
+            seqno,
+            ..Ev::default()
+        }
+    }
+    /// This event as `code` at `t` (ns).
+    pub fn at(self, code: Event, t: u64) -> Ev {
+        Ev { code, t, ..self }
+    }
+    /// Written by CPU `cpu` in the context of thread `pid`.
+    pub fn on(self, cpu: u32, pid: u32) -> Ev {
+        Ev { cpu, pid, ..self }
+    }
+    /// With event flags `flags` (`abi::eflag`).
+    pub fn flags(self, flags: u16) -> Ev {
+        Ev { flags, ..self }
+    }
+    /// With arguments 0, 2 and 3 (their meaning is the event's, FORMAT.md 4.1).
+    pub fn args(self, arg0: u64, arg2: u32, arg3: u32) -> Ev {
+        Ev {
+            arg0,
+            arg2,
+            arg3,
+            ..self
+        }
+    }
 }
 
 /// Builds records with per-CPU sequence numbers (numbered by grtrace-format's `Builder`).
@@ -118,20 +173,61 @@ pub fn ended_stream(recs: &[(Stamp, Body<'static>)], card: u32, driver: &str) ->
     grtrace_format::builder::merged_stream(&all, card, driver)
 }
 
-/// Runs a stream through the reader and the engine; returns the engine (finished) and jobs.
-pub fn run_bytes(data: Vec<u8>, rules: Rules) -> (Engine, Vec<Job>) {
+/// An engine with `rules` and the default joiner and filter, as the binary makes it.
+pub fn engine(rules: Rules) -> Engine {
+    Engine::new(rules, JoinConfig::default(), Filter::default(), 3)
+}
+
+/// Runs stream `data` through the reader into engine `e` and finishes the engine; returns
+/// how many read errors the run met.
+pub fn feed(data: Vec<u8>, e: &mut Engine) -> usize {
     let mut trace = Trace::open(vec![InputSource::Bytes {
         name: "test".into(),
         data,
     }])
     .unwrap();
-    let mut e = Engine::new(rules, JoinConfig::default(), Filter::default(), 3);
-    e.keep_jobs();
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let (sum, out, _) = grtreport::input::run(&mut trace, &mut e, &stop, false);
+    let (sum, out, _) = grtreport::input::run(&mut trace, e, &stop, false);
     out.unwrap();
-    assert!(sum.errors.is_empty(), "{:?}", sum.errors);
     e.finish().unwrap();
+    sum.errors.len()
+}
+
+/// [`feed`] into `e`, asserting that the stream read without errors.
+pub fn feed_clean(data: Vec<u8>, e: &mut Engine) {
+    assert_eq!(feed(data, e), 0, "read errors");
+}
+
+/// Every frame's critical path that `path` finds in stream `data` (all kept, none handed
+/// to a report), and the finished engine.
+pub fn frame_paths(
+    data: Vec<u8>,
+    path: grtreport::critical::CriticalPath,
+) -> (Engine, Vec<grtreport::critical::FramePath>) {
+    let mut e = engine(Rules::default());
+    e.critical = Some(path);
+    e.critical.as_mut().unwrap().keep_all();
+    feed_clean(data, &mut e);
+    let all = e.critical.as_mut().unwrap().take_all();
+    (e, all)
+}
+
+/// Asserts that the links of `p` cover its frame, `[start, end]`, in order, without gaps or
+/// overlaps.
+pub fn assert_covers(p: &grtreport::critical::FramePath) {
+    assert!(!p.links.is_empty());
+    assert_eq!(p.links[0].from, p.start, "{p:#?}");
+    assert_eq!(p.links.last().unwrap().to, p.end, "{p:#?}");
+    for w in p.links.windows(2) {
+        assert_eq!(w[0].to, w[1].from, "{p:#?}");
+    }
+}
+
+/// Runs a stream through the reader and the engine; returns the engine (finished) and jobs.
+pub fn run_bytes(data: Vec<u8>, rules: Rules) -> (Engine, Vec<Job>) {
+    let mut e = engine(rules);
+    e.keep_jobs();
+    feed_clean(data, &mut e);
     let jobs = e.take_jobs();
     (e, jobs)
 }
@@ -144,6 +240,29 @@ pub fn scenario_stream(recs: &[(Stamp, Body<'static>)]) -> Vec<u8> {
         r.push(s.cpu, s.pid, s.time_ns + T0, *b);
     }
     merged_stream(&r.recs)
+}
+
+/// Simulator scenario `name` (seed, jobs) as the stream file of card `card` of driver
+/// `driver`, `{base}.card{card}.grtrace` in this process's temporary directory, its times
+/// after [`T0`].
+pub fn scenario_card_file(
+    base: &str,
+    card: u32,
+    (name, seed, jobs): (&str, u64, usize),
+    driver: &str,
+) -> std::path::PathBuf {
+    let sc = grtrace_sim::scenarios::by_name(name, seed, jobs).expect("scenario");
+    let recs: Vec<_> = sc
+        .records
+        .iter()
+        .map(|&(mut s, b)| {
+            s.time_ns += T0;
+            (s, b)
+        })
+        .collect();
+    let p = tmp(&format!("{base}.card{card}.grtrace"));
+    std::fs::write(&p, ended_stream(&recs, card, driver)).unwrap();
+    p
 }
 
 /// Per-tag (true positives, false positives, false negatives) of `jobs` against `truth`.
