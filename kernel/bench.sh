@@ -6,7 +6,7 @@
 #      a CPU, comma-separated; guest/init's default), MAX (events a CPU flat out), SMP, ACCEL,
 #      MEM (default 1G), TIMEOUT (900)
 # Prints FIGURE lines (ns an event, delivered and lost at each rate) and
-# "VERDICT bench: PASS" when every run's account balances:
+# "VERDICT bench: PASS" when the kernel warned of nothing and every run's account balances:
 #   relay:  fired = delivered + lost, lost = the kernel's dropped counter, drain exit 0
 #   cost runs (4 MiB a CPU, more than they fire) lose nothing: a dropped event costs less
 #   ftrace: fired = delivered + lost, lost = the seqno gaps the drain found; ftrace's own
@@ -23,6 +23,9 @@ MEM=${MEM:-1G} TIMEOUT=${TIMEOUT:-900} bash "$HERE/boot.sh" "$KERNEL" "$INITRD" 
 LOG=$OUT/serial-bench.log
 grep -q '^GRT: bench file=/' "$LOG" && ! grep -q '^GRT: FAIL' "$LOG" ||
     { grep -E '^GRT: (bench file|FAIL)' "$LOG"; echo "VERDICT bench: FAIL (setup)"; exit 1; }
+# no kernel warning, lockdep or KASAN report while the benchmark ran
+grep -q '^GRT: warnings=0' "$LOG" ||
+    { grep -E '^GRT: (\[dmesg\]|warnings=)' "$LOG"; echo "VERDICT bench: FAIL (kernel warnings)"; exit 1; }
 tr -d '\r' < "$LOG" | awk -v reps="$REPS" -v events="$EVENTS" '
 function median(list,   n, i, j, t, v) {
     n = split(list, v, " ")
