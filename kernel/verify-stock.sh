@@ -21,7 +21,7 @@
 #    recording: per grtrace event type, the counts
 #    the mapping (IMPORT.md 5.3, 5.4) gives for the counting instance's tracepoints (v7 + v6,
 #    and live, each); the same jobs (`grtreport --jobs`: v7 + v6 = live) with the same fill
-#    and flags, the phases within PHASE_TOL ms (default 0.1) and the same outstanding count for
+#    and flags, the phases within PHASE_TOL ms (default 0.1) and the outstanding count within one for
 #    99 % of them (each instance stamps its copy of an event itself);
 #    no record lost; grtreport finds every job complete but those in flight at the edges
 #    (jobs-edge.sh, the rule of verify.sh);
@@ -171,24 +171,29 @@ if [ "$I" != - ] && [ -x "$I" ]; then
         # Each instance stamps its copy of an event itself, one after the other, so the same
         # event's times differ between instances: by microseconds, or by milliseconds when the
         # host deschedules the TCG vCPU between two instances' writes (seen: 1 job in 1178).
-        # So: the job set, ring fill and flags agree exactly; the phases and the outstanding
-        # count agree (phases within PHASE_TOL ms, default 0.1) for all but 1 % of the jobs.
-        # Tags (the largest phase) may flip between two near-equal phases: a FIGURE only.
-        read -r miss extra otherd maxd off tagd < <(awk -v t="${PHASE_TOL:-0.1}" 'NR == FNR { a[$1 " " $2 " " $3] = $0; next }
+        # Two events microseconds apart on two CPUs (a COMMIT and another job's END) may be
+        # stamped in one order by one instance and in the other by the next, which moves a
+        # job's outstanding count by one (seen: 0 to 10 jobs in 1178).
+        # So: the job set, ring fill and flags agree exactly; the phases (within PHASE_TOL ms,
+        # default 0.1) and the outstanding count (within one) agree for all but 1 % of the
+        # jobs. Tags (the largest phase) may flip between two near-equal phases, and counts
+        # one apart: FIGUREs only.
+        read -r miss extra otherd maxd off tagd flips < <(awk -v t="${PHASE_TOL:-0.1}" 'NR == FNR { a[$1 " " $2 " " $3] = $0; next }
             { k = $1 " " $2 " " $3; if (!(k in a)) { extra++; next }
               split(a[k], x); seen[k] = 1; bad = 0
               for (i = 4; i <= 10; i++) { d = x[i] - $i; if (d < 0) d = -d; if (d > m) m = d; if (d > t) bad = 1 }
               if (x[11] != $11 || x[14] != $14) o++
-              if (x[12] != $12) bad = 1
+              n = x[12] - $12; if (n < 0) n = -n
+              if (n > 1) bad = 1; if (n == 1) fl++
               off += bad; if (x[13] != $13) tg++ }
             END { for (k in a) if (!(k in seen)) miss++
-                  printf "%d %d %d %.6f %d %d\n", miss, extra, o, m, off, tg }' "$OUT/live.jobkeys" "$OUT/tc.jobkeys")
+                  printf "%d %d %d %.6f %d %d %d\n", miss, extra, o, m, off, tg, fl }' "$OUT/live.jobkeys" "$OUT/tc.jobkeys")
         njobs=$(wc -l < "$OUT/live.jobkeys")
         check "live = v7 + v6: the same jobs ($njobs = $(wc -l < "$OUT/tc.jobkeys"); $miss only live, $extra only in a trace.dat, $otherd with another fill or flags)" \
             "$([ "$njobs" -gt 0 ] && [ "$miss$extra$otherd" = 000 ]; echo $?)"
-        check "live = v7 + v6: phases within ${PHASE_TOL:-0.1} ms and the same outstanding count for 99 % of the jobs ($off of $njobs off, max phase difference $maxd ms)" \
+        check "live = v7 + v6: phases within ${PHASE_TOL:-0.1} ms and the outstanding count within one for 99 % of the jobs ($off of $njobs off, max phase difference $maxd ms)" \
             "$([ "$njobs" -gt 0 ] && [ $((off * 100)) -le "$njobs" ]; echo $?)"
-        echo "FIGURE live vs trace.dat: max phase difference $maxd ms, $off of $njobs jobs beyond ${PHASE_TOL:-0.1} ms, $tagd tagged differently"
+        echo "FIGURE live vs trace.dat: max phase difference $maxd ms, $off of $njobs jobs off, $tagd tagged differently, $flips with an outstanding count one apart"
     fi
 else
     not_covered "grtimport: not built (the trace.dat files were checked with trace-cmd report only)"
