@@ -65,3 +65,11 @@ pub mod utilisation;
 pub use engine::{Engine, Filter};
 pub use job::{Flags, Job, JobKey, Phases, Tags};
 pub use rules::Rules;
+
+/// Threads an output may take for work beside the report's (Parquet encoders, Perfetto
+/// compression): one per four CPUs, since the report's own threads keep the others busy,
+/// at most `most`; 0 on a small machine.
+pub(crate) fn spare_threads(most: usize) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    (cpus / 4).min(most)
+}

@@ -50,11 +50,10 @@ pub struct Compressor<W: Write> {
 }
 
 impl<W: Write> Compressor<W> {
-    /// Compresses onto `out` with a worker per four CPUs (none on a small machine: the
-    /// blocks are then compressed on the caller's thread).
+    /// Compresses onto `out` with the spare threads ([`crate::spare_threads`]; none on a
+    /// small machine: the blocks are then compressed on the caller's thread).
     pub fn new(out: W) -> Compressor<W> {
-        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
-        Compressor::with_workers(out, (cpus / 4).min(MAX_WORKERS))
+        Compressor::with_workers(out, crate::spare_threads(MAX_WORKERS))
     }
 
     /// Compresses onto `out` with `n` worker threads (0: on the caller's thread). A

@@ -377,11 +377,10 @@ fn append_group<W: io::Write + Send>(
     Ok(())
 }
 
-/// How many encoder threads a table gets: one per four CPUs (the report's own threads
-/// keep the others busy), at least one, at most [`MAX_ENCODERS`].
+/// How many encoder threads a table gets: the spare threads ([`crate::spare_threads`]),
+/// at least one, at most [`MAX_ENCODERS`].
 fn encoders() -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
-    (cpus / 4).clamp(1, MAX_ENCODERS)
+    crate::spare_threads(MAX_ENCODERS).max(1)
 }
 
 /// The threads behind a table and its file: encoders that fill a row group from a unit of
