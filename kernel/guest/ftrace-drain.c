@@ -122,6 +122,10 @@ static void parse_page(struct cpu *c, const uint8_t *page, size_t n)
 		if (type_len == 29) {			/* padding */
 			if (!(h >> 5))
 				break;			/* the rest of the page */
+			if (p + 8 > end) {
+				c->bad++;
+				return;
+			}
 			size = 4 + u32_at(p + 4);
 		} else if (type_len >= 30) {		/* time extend, time stamp */
 			size = 8;
@@ -130,6 +134,10 @@ static void parse_page(struct cpu *c, const uint8_t *page, size_t n)
 				size = 4 + type_len * 4;
 				data = p + 4;
 			} else {
+				if (p + 8 > end) {
+					c->bad++;
+					return;
+				}
 				size = 4 + u32_at(p + 4);
 				data = p + 8;
 			}
