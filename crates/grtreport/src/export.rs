@@ -11,7 +11,7 @@ use std::rc::Rc;
 use crate::engine::Engine;
 use crate::html::{Html, HtmlConfig, HtmlJoint};
 use crate::perfetto::{Joint, Perfetto, PerfettoConfig, SharedOut, DEFAULT_INTERVAL_NS};
-use crate::perfetto_pb::{PbJoint, PerfettoPb};
+use crate::perfetto_feed::PbThread;
 
 /// The export options of the command line.
 #[derive(Clone, Debug, Default)]
@@ -21,7 +21,7 @@ pub struct Exports {
     pub html_max_jobs: usize,
 }
 
-type Out = BufWriter<Box<dyn Write>>;
+type Out = BufWriter<Box<dyn Write + Send>>;
 
 /// Opens an export's output (`-` is stdout; an input is refused, the error names the file).
 fn open(opt: &str, path: &PathBuf, inputs: &grtrace_cli::Inputs) -> Result<Out, String> {
@@ -73,7 +73,9 @@ impl Exports {
             let out = open("--perfetto", p, inputs)?;
             o.perfetto = Some(if crate::perfetto_pb::wants_protobuf(p) {
                 // the checked writer names the file and removes it on a failed write
-                PerfettoOut::Protobuf(PbJoint::new(out, None, several))
+                let thread = PbThread::start(out, several)
+                    .map_err(|e| format!("--perfetto: cannot start the export thread: {e}"))?;
+                PerfettoOut::Protobuf(thread)
             } else {
                 let joint = if several {
                     Joint::several_cards()
@@ -95,7 +97,7 @@ impl Exports {
 /// file name).
 enum PerfettoOut {
     Json(PathBuf, SharedOut<Out>, Rc<Joint>),
-    Protobuf(Rc<PbJoint<Out>>),
+    Protobuf(PbThread),
 }
 
 /// The opened outputs of the exports, shared by the cards' exporters.
@@ -121,8 +123,8 @@ impl Opened {
                     .map_err(|e| grtrace_cli::write_error(p, &e))?;
                 engine.add_timeline(Box::new(exp));
             }
-            Some(PerfettoOut::Protobuf(joint)) => {
-                engine.add_timeline(Box::new(PerfettoPb::in_joint(cfg, joint.clone())));
+            Some(PerfettoOut::Protobuf(thread)) => {
+                engine.add_timeline(Box::new(thread.feeder(cfg)));
             }
             None => {}
         }

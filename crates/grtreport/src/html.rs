@@ -537,10 +537,9 @@ impl<W: Write> Timeline for Html<W> {
             self.origin = joiner.origin();
         }
         match self.names.see(rec, joiner) {
-            Seen::Mark(ev) => {
+            Seen::Mark(m) => {
                 if self.marks.len() < MAX_MARKS && t < self.cutoff {
-                    self.marks
-                        .push((t, ev.ring(), ev.code(), ev.ctx(), ev.seqno()));
+                    self.marks.push((t, m.ring, m.code, m.ctx, m.seqno));
                 } else {
                     self.marks_left_out += 1;
                 }
@@ -557,14 +556,14 @@ impl<W: Write> Timeline for Html<W> {
             }
             Seen::Msg { pid, text } => {
                 if self.msgs.len() < MAX_MARKS && t < self.cutoff {
-                    let text = String::from_utf8_lossy(text).into_owned();
+                    let text = String::from_utf8_lossy(&text).into_owned();
                     self.msgs.push((t, pid, text));
                 } else {
                     self.marks_left_out += 1;
                 }
             }
             Seen::Lost(l) => self.lost(&l, joiner)?,
-            Seen::Nothing => {}
+            Seen::Named(_) | Seen::Nothing => {}
         }
         Ok(())
     }

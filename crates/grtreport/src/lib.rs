@@ -21,7 +21,8 @@
 //! * The printers, each taking the engine by reference: [`output`] (the text report),
 //!   [`json`] (`--json`), [`rows`] (`--jobs` lines, `--csv` rows, `--interval` rows: the
 //!   sinks), [`perfetto`] and [`html`] (the timeline exports, with [`timeline`] and
-//!   [`jsonw`]; [`perfetto_pb`]: `--perfetto` as Perfetto's protobuf trace), opened for the
+//!   [`jsonw`]; [`perfetto_pb`]: `--perfetto` as Perfetto's protobuf trace, written on a
+//!   thread of its own by [`perfetto_feed`]), opened for the
 //!   command line by [`export`]; [`processes`] (the Per Process table) is part of the
 //!   summary, and [`dataset`] writes the `--parquet` tables (SCHEMA.md) through [`table`]
 //!   (one Parquet file, row groups flushed on a thread of its own as they fill).
@@ -49,6 +50,7 @@ pub mod jsonw;
 pub mod measurable;
 pub mod output;
 pub mod perfetto;
+pub mod perfetto_feed;
 pub mod perfetto_pb;
 mod perfetto_proto;
 mod perfetto_zip;

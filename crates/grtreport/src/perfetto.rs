@@ -39,9 +39,10 @@ use crate::jsonw;
 use crate::timeline;
 pub use crate::timeline::front::PerfettoStats;
 use crate::timeline::front::{
-    host_slice, msg_name, msg_track, Bucket, DocumentCards, Front, Held, LostRecords, Marker,
-    Nesting, Pending, Slice, TrackKey, What,
+    host_slice, msg_name, msg_track, Bucket, DocumentCards, Front, Held, LostRecords, Nesting,
+    Pending, Slice, TrackKey, What,
 };
+use crate::timeline::Marker;
 
 /// Perfetto process id of card N: far above any Linux pid (pid_max <= 2^22).
 pub const CARD_PID_BASE: u32 = 0x7f00_0000;

@@ -31,6 +31,10 @@
 //! Track events are encoded by hand into one reused buffer ([`crate::perfetto_proto`]'s
 //! `wire`): no allocation per event; prost encodes the few descriptor packets.
 //!
+//! The exporters of all cards run on the export thread ([`crate::perfetto_feed`]), which
+//! calls them as the engines call a [`Timeline`](crate::engine::Timeline) on the joining
+//! thread.
+//!
 //! Streaming: every packet is encoded as field 1 of `Trace` (tag, length, packet) the
 //! moment it is final and goes into a block of about 1 MiB, which is zlib-compressed (on
 //! worker threads where there are CPUs to spare) and written as one packet's
@@ -40,7 +44,7 @@
 //! of slices still open and a block per compression thread, so memory is bounded by the
 //! jobs in flight, not by the capture.
 //!
-//! Errors: a failed write is kept and the export stops writing; [`Timeline::finish`]
+//! Errors: a failed write is kept and the export stops writing; [`PerfettoPb::finish`]
 //! returns it naming the file (the run goes on; the report names what failed), and a file
 //! left empty by the failure is removed.
 
@@ -51,12 +55,11 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use grtrace_format::{Lost, RecordView};
+use grtrace_format::Lost;
 use prost::Message;
 
-use crate::engine::{Engine, Timeline};
 use crate::job::{Flags, Job, JobKey};
-use crate::joiner::{FxMap, Joiner};
+use crate::joiner::FxMap;
 use crate::perfetto::{PerfettoConfig, CARD_PID_BASE};
 use crate::perfetto_proto::{self as pb, field, wire};
 use crate::perfetto_zip::Compressor;
@@ -64,7 +67,7 @@ use crate::timeline::front::{
     host_slice, msg_name, msg_track, Bucket, DocumentCards, Front, Held, LostRecords, Nesting,
     Pending, Slice, TrackKey, What,
 };
-use crate::timeline::{self, job_mark};
+use crate::timeline::{self, job_mark, Seen};
 use crate::units::push_u64;
 
 /// The packet sequence every packet of the file is on.
@@ -466,7 +469,7 @@ struct ExecOpen {
     flows: Vec<u64>,
 }
 
-/// The protobuf exporter of one card; register it with [`Engine::add_timeline`].
+/// The protobuf exporter of one card, on the export thread ([`crate::perfetto_feed`]).
 pub struct PerfettoPb<W: Write> {
     joint: Rc<PbJoint<W>>,
     cfg: PerfettoConfig,
@@ -1043,27 +1046,31 @@ fn cat(j: &Job) -> u64 {
     }
 }
 
-impl<W: Write> Timeline for PerfettoPb<W> {
-    fn record(
-        &mut self,
-        rec: &RecordView<'_>,
-        joiner: &Joiner,
-        watermark: Option<u64>,
-    ) -> io::Result<()> {
-        if let Some(w) = self.front.record(rec, joiner, watermark) {
+/// What the export thread ([`crate::perfetto_feed`]) asks of a card's exporter: the
+/// calls of [`Timeline`](crate::engine::Timeline), with what needs the joiner found by
+/// the joining thread.
+impl<W: Write> PerfettoPb<W> {
+    /// The run's time origin, once the card's engine knows it.
+    pub(crate) fn set_origin(&mut self, origin: u64) {
+        self.front.set_origin(origin);
+    }
+
+    /// What a record at `t` showed, with the engine's watermark if it computed one.
+    pub(crate) fn seen(&mut self, t: u64, seen: Seen, watermark: Option<u64>) {
+        if let Some(w) = self.front.take(t, seen, watermark) {
             self.advance(w);
         }
-        Ok(())
     }
 
-    fn lost(&mut self, l: &Lost, joiner: &Joiner) -> io::Result<()> {
-        self.front.lost(l, joiner);
-        Ok(())
+    /// Records lost in a gap of a sequence, drawn at `t` ([`lost_time`](crate::timeline::front::lost_time)).
+    pub(crate) fn lost_at(&mut self, l: &Lost, t: u64) {
+        self.front.lost_at(l, t);
     }
 
-    fn job(&mut self, job: &Job) -> io::Result<()> {
+    /// A finished job that passed the filter.
+    pub(crate) fn job(&mut self, job: &Job) {
         let Some(slices) = self.front.admit(job) else {
-            return Ok(());
+            return;
         };
         let flow = if slices.submit_arrow() {
             self.joint.flow_id()
@@ -1072,11 +1079,12 @@ impl<W: Write> Timeline for PerfettoPb<W> {
         };
         let blocker_flow = if slices.exec { self.open_exec(job) } else { 0 };
         self.front.hold(job, slices, flow, blocker_flow);
-        Ok(())
     }
 
-    fn finish(&mut self, engine: &Engine, _warnings: &[String]) -> io::Result<()> {
-        let end = engine.joiner.stats.last_ns.saturating_add(1);
+    /// End of the card's input (`last_ns`: its last record's time): writes what is left;
+    /// the last card to finish closes the file (the export's first error, naming it).
+    pub(crate) fn finish(&mut self, last_ns: u64) -> io::Result<()> {
+        let end = last_ns.saturating_add(1);
         self.advance(end.saturating_add(2 * self.cfg.interval_ns));
         self.flush_ends(u64::MAX);
         if self.joint.members.leave() > 0 && self.joint.error.borrow().is_none() {

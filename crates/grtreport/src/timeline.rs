@@ -6,7 +6,7 @@ pub mod front;
 
 use grtrace_format::Event;
 use grtrace_format::RecordType;
-use grtrace_format::{Body, EventView, Lost, RecordView};
+use grtrace_format::{Body, Lost, RecordView};
 
 use crate::job::{BlockKind, Flags, Job, JobKey, NONE};
 use crate::joiner::{FxMap, Joiner};
@@ -47,10 +47,37 @@ pub fn job_mark(j: &Job) -> &'static str {
     }
 }
 
-/// What the exports draw from one record (see [`Names::see`]).
-pub enum Seen<'a> {
+/// A ring event the exports show as a marker (VM_FAULT, VM_RETRY, RESET, TIMEOUT, HANG,
+/// STALL), with what they show of it.
+#[derive(Clone, Copy, Debug)]
+pub struct Marker {
+    /// The event's code.
+    pub code: u16,
+    /// Its ring.
+    pub ring: u32,
+    /// Its context.
+    pub ctx: u32,
+    /// Its seqno.
+    pub seqno: u64,
+    /// Its arg0 (an address for VM faults).
+    pub arg0: u64,
+    /// Its arg2 (a status).
+    pub arg2: u32,
+}
+
+impl Marker {
+    /// The marker's name: its event's (`EVENT` for a code the vocabulary lacks).
+    pub fn name(&self) -> &'static str {
+        Event(self.code).name().unwrap_or("EVENT")
+    }
+}
+
+/// What the exports draw from one record (see [`Names::see`]). Owned, so that an export
+/// may draw it on a thread of its own (`perfetto_feed`).
+#[derive(Debug)]
+pub enum Seen {
     /// A ring event shown as a marker: VM_FAULT, VM_RETRY, RESET, TIMEOUT, HANG, STALL.
-    Mark(EventView<'a>),
+    Mark(Marker),
     /// A ring's counters after ALLOC, COMMIT, SUBMIT, START or END: jobs outstanding (from
     /// the joiner) and, but for START and END, the fill in 1/1000 ([`FILL_UNKNOWN`] if not).
     Ring {
@@ -59,11 +86,21 @@ pub enum Seen<'a> {
         fill: u32,
     },
     /// A user message (NOTE_MSG) of thread `pid`.
-    Msg { pid: u32, text: &'a [u8] },
+    Msg { pid: u32, text: Box<[u8]> },
     /// A NOTE_LOST record.
     Lost(Lost),
-    /// Nothing to draw (ring and process notes are learnt).
+    /// A ring or process note, already learnt by the [`Names`] that saw it (an export
+    /// drawing elsewhere learns it with [`Names::learn`]).
+    Named(Note),
+    /// Nothing to draw.
     Nothing,
+}
+
+/// A ring's name and size (NOTE_RING) or a process's name (NOTE_PROCESS).
+#[derive(Clone, Debug)]
+pub enum Note {
+    Ring { ring: u32, name: String, size: u64 },
+    Process { pid: u32, comm: String },
 }
 
 /// Ring names and sizes (NOTE_RING) and process names (NOTE_PROCESS) seen so far.
@@ -74,29 +111,41 @@ pub struct Names {
 }
 
 impl Names {
-    /// Learns from a note; returns true if the record was a ring or process note.
-    pub fn observe(&mut self, rec: &RecordView<'_>) -> bool {
+    /// The note a ring or process note record holds, None for any other record.
+    fn note(rec: &RecordView<'_>) -> Option<Note> {
         match rec.rtype() {
             RecordType::NOTE_RING | RecordType::NOTE_PROCESS => {}
-            _ => return false,
+            _ => return None,
         }
         match rec.body() {
-            Body::Ring(r) => {
-                let name = String::from_utf8_lossy(r.name).into_owned();
-                self.rings.insert(r.ring, (name, r.size));
-            }
-            Body::Process { comm } => {
-                self.procs
-                    .insert(rec.pid(), String::from_utf8_lossy(comm).into_owned());
-            }
-            _ => return false,
+            Body::Ring(r) => Some(Note::Ring {
+                ring: r.ring,
+                name: String::from_utf8_lossy(r.name).into_owned(),
+                size: r.size,
+            }),
+            Body::Process { comm } => Some(Note::Process {
+                pid: rec.pid(),
+                comm: String::from_utf8_lossy(comm).into_owned(),
+            }),
+            _ => None,
         }
-        true
+    }
+
+    /// Learns a ring or process name (again: the same note changes nothing).
+    pub fn learn(&mut self, note: &Note) {
+        match note {
+            Note::Ring { ring, name, size } => {
+                self.rings.insert(*ring, (name.clone(), *size));
+            }
+            Note::Process { pid, comm } => {
+                self.procs.insert(*pid, comm.clone());
+            }
+        }
     }
 
     /// Classifies a record for drawing, learning names from notes on the way. `joiner` has
     /// already seen the record.
-    pub fn see<'a>(&mut self, rec: &RecordView<'a>, joiner: &Joiner) -> Seen<'a> {
+    pub fn see(&mut self, rec: &RecordView<'_>, joiner: &Joiner) -> Seen {
         match rec.rtype() {
             RecordType::EVENT => {
                 let Some(ev) = rec.event() else {
@@ -110,7 +159,14 @@ impl Names {
                     | Event::RESET
                     | Event::TIMEOUT
                     | Event::HANG
-                    | Event::STALL => Seen::Mark(ev),
+                    | Event::STALL => Seen::Mark(Marker {
+                        code: ev.code(),
+                        ring,
+                        ctx: ev.ctx(),
+                        seqno: ev.seqno(),
+                        arg0: ev.arg0(),
+                        arg2: ev.arg2(),
+                    }),
                     Event::ALLOC | Event::COMMIT | Event::SUBMIT => Seen::Ring {
                         ring,
                         outstanding: outstanding(),
@@ -127,13 +183,16 @@ impl Names {
             _ => match rec.body() {
                 Body::Msg { text } => Seen::Msg {
                     pid: rec.pid(),
-                    text,
+                    text: text.into(),
                 },
                 Body::Lost(l) => Seen::Lost(l),
-                _ => {
-                    self.observe(rec);
-                    Seen::Nothing
-                }
+                _ => match Self::note(rec) {
+                    Some(n) => {
+                        self.learn(&n);
+                        Seen::Named(n)
+                    }
+                    None => Seen::Nothing,
+                },
             },
         }
     }

@@ -7,9 +7,9 @@ use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use grtrace_format::{Event, Lost, RecordView};
+use grtrace_format::{Lost, RecordView};
 
-use super::{max_fill, spread_open, Names, Seen, FILL_UNKNOWN, MAX_OPEN_BUCKETS};
+use super::{max_fill, spread_open, Marker, Names, Seen, FILL_UNKNOWN, MAX_OPEN_BUCKETS};
 use crate::job::{Job, NONE};
 use crate::joiner::{FxMap, Joiner};
 
@@ -145,31 +145,6 @@ pub enum What {
     },
     /// Records lost.
     Lost(LostRecords),
-}
-
-/// A ring event the exports show as a marker (VM_FAULT, VM_RETRY, RESET, TIMEOUT, HANG,
-/// STALL), with what they show of it.
-#[derive(Clone, Copy, Debug)]
-pub struct Marker {
-    /// The event's code.
-    pub code: u16,
-    /// Its ring.
-    pub ring: u32,
-    /// Its context.
-    pub ctx: u32,
-    /// Its seqno.
-    pub seqno: u64,
-    /// Its arg0 (an address for VM faults).
-    pub arg0: u64,
-    /// Its arg2 (a status).
-    pub arg2: u32,
-}
-
-impl Marker {
-    /// The marker's name: its event's (`EVENT` for a code the vocabulary lacks).
-    pub fn name(&self) -> &'static str {
-        Event(self.code).name().unwrap_or("EVENT")
-    }
 }
 
 /// Records lost: a NOTE_LOST record, or a gap the reader found in a sequence.
@@ -371,6 +346,16 @@ impl RingCounters {
     }
 }
 
+/// Where the exports draw records lost in a gap of a sequence: at the last record before
+/// the gap, or the last record read when the gap does not say.
+pub fn lost_time(l: &Lost, joiner: &Joiner) -> u64 {
+    if l.last_ns != 0 && l.last_ns != NONE {
+        l.last_ns
+    } else {
+        joiner.stats.last_ns
+    }
+}
+
 /// The front of a streaming timeline export: what it has seen and not written yet.
 /// Records and jobs go in as the engine hands them over; items come out in time order once
 /// the watermark passes them ([`Front::pop_before`]), counter buckets once they are final
@@ -451,22 +436,18 @@ impl Front {
         joiner: &Joiner,
         watermark: Option<u64>,
     ) -> Option<u64> {
-        let t = rec.time_ns();
         if self.genesis == NONE {
             self.genesis = joiner.origin().get().unwrap_or(NONE);
         }
-        match self.names.see(rec, joiner) {
-            Seen::Mark(ev) => self.push(
-                t,
-                What::Marker(Marker {
-                    code: ev.code(),
-                    ring: ev.ring(),
-                    ctx: ev.ctx(),
-                    seqno: ev.seqno(),
-                    arg0: ev.arg0(),
-                    arg2: ev.arg2(),
-                }),
-            ),
+        let seen = self.names.see(rec, joiner);
+        self.take(rec.time_ns(), seen, watermark)
+    }
+
+    /// [`record`](Self::record) for what a record at `t` showed, seen elsewhere (the
+    /// time origin given by [`set_origin`](Self::set_origin) first).
+    pub fn take(&mut self, t: u64, seen: Seen, watermark: Option<u64>) -> Option<u64> {
+        match seen {
+            Seen::Mark(m) => self.push(t, What::Marker(m)),
             Seen::Ring {
                 ring,
                 outstanding,
@@ -482,26 +463,27 @@ impl Front {
                     carry.fill = fill;
                 }
             }
-            Seen::Msg { pid, text } => self.push(
-                t,
-                What::Msg {
-                    pid,
-                    text: text.into(),
-                },
-            ),
+            Seen::Msg { pid, text } => self.push(t, What::Msg { pid, text }),
             Seen::Lost(l) => self.push(t, What::Lost(LostRecords::of(&l, false))),
+            // Learnt already when seen here, learnt now when seen elsewhere.
+            Seen::Named(n) => self.names.learn(&n),
             Seen::Nothing => {}
         }
         watermark.map(|w| w.saturating_sub(SLACK_NS))
     }
 
+    /// The run's time origin (the joiner's, known from the first record on).
+    pub fn set_origin(&mut self, origin: u64) {
+        self.genesis = origin;
+    }
+
     /// Takes in records lost in a gap of a sequence, drawn at the last record before it.
     pub fn lost(&mut self, l: &Lost, joiner: &Joiner) {
-        let t = if l.last_ns != 0 && l.last_ns != NONE {
-            l.last_ns
-        } else {
-            joiner.stats.last_ns
-        };
+        self.lost_at(l, lost_time(l, joiner));
+    }
+
+    /// [`lost`](Self::lost) at a time found elsewhere ([`lost_time`]).
+    pub fn lost_at(&mut self, l: &Lost, t: u64) {
         self.push(t, What::Lost(LostRecords::of(l, true)));
     }
 
