@@ -50,10 +50,14 @@ pub struct Compressor<W: Write> {
 }
 
 impl<W: Write> Compressor<W> {
-    /// Compresses onto `out` with the spare threads ([`crate::spare_threads`]; none on a
-    /// small machine: the blocks are then compressed on the caller's thread).
+    /// Compresses onto `out` with the spare threads ([`crate::spare_threads`]), and with
+    /// one at least on a machine of two or three CPUs: the export runs on a thread of its
+    /// own that the joining thread mostly waits for (`perfetto_feed`), so the second CPU
+    /// has room for it. On one CPU the blocks are compressed on the caller's thread.
     pub fn new(out: W) -> Compressor<W> {
-        Compressor::with_workers(out, crate::spare_threads(MAX_WORKERS))
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        let n = crate::spare_threads(MAX_WORKERS).max(usize::from(cpus > 1));
+        Compressor::with_workers(out, n)
     }
 
     /// Compresses onto `out` with `n` worker threads (0: on the caller's thread). A
