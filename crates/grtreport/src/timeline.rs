@@ -99,7 +99,9 @@ pub enum Seen {
 /// A ring's name and size (NOTE_RING) or a process's name (NOTE_PROCESS).
 #[derive(Clone, Debug)]
 pub enum Note {
+    /// Ring `ring` is called `name` and holds `size` units (0: not known).
     Ring { ring: u32, name: String, size: u64 },
+    /// Thread `pid` belongs to the process called `comm`.
     Process { pid: u32, comm: String },
 }
 
