@@ -515,15 +515,7 @@ fn an_import_with_idle_cpus_draws_no_missing_cpu_warning() {
             "{}-run",
             input.extension().unwrap().to_string_lossy()
         ));
-        let args = grtimport::Args::try_parse_from([
-            "grtimport".as_ref(),
-            input.as_os_str(),
-            "-q".as_ref(),
-            "-o".as_ref(),
-            base.as_os_str(),
-        ])
-        .unwrap();
-        grtimport::run(&args).unwrap();
+        common::import(input, &base).unwrap();
         let made = std::fs::read_dir(&d)
             .unwrap()
             .filter(|e| {
@@ -597,15 +589,7 @@ fn no_gpu_events_is_said_plainly_for_every_input() {
             "{}-run",
             input.extension().unwrap().to_string_lossy()
         ));
-        let args = grtimport::Args::try_parse_from([
-            "grtimport".as_ref(),
-            input.as_os_str(),
-            "-q".as_ref(),
-            "-o".as_ref(),
-            base.as_os_str(),
-        ])
-        .unwrap();
-        grtimport::run(&args).unwrap();
+        common::import(input, &base).unwrap();
         assert!(
             PathBuf::from(format!("{}.grtrace.0", base.display())).exists(),
             "{}: no files written",

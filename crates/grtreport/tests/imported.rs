@@ -12,7 +12,6 @@ use common::line_after;
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
 use grtrace_ftrace::capture::{Capture, TextStyle};
 use grtrace_ftrace::tracedat::Codec;
 use serde_json::Value;
@@ -46,14 +45,7 @@ fn imports(c: &Capture, name: &str) -> Vec<(String, PathBuf)> {
             let input = d.join(file);
             std::fs::write(&input, bytes).unwrap();
             let base = d.join(file.replace('.', "-"));
-            let args = grtimport::Args::parse_from([
-                "grtimport",
-                "-q",
-                input.to_str().unwrap(),
-                "-o",
-                base.to_str().unwrap(),
-            ]);
-            if let Err(f) = grtimport::run(&args) {
+            if let Err(f) = common::import(&input, &base) {
                 panic!("{file}: {f:?}");
             }
             (file.to_string(), base)
@@ -1327,14 +1319,7 @@ fn a_capture_partly_of_an_unknown_layout_says_so_in_the_report_header() {
     let input = d.join("old.txt");
     std::fs::write(&input, &text).unwrap();
     let base = d.join("old");
-    let args = grtimport::Args::parse_from([
-        "grtimport",
-        "-q",
-        input.to_str().unwrap(),
-        "-o",
-        base.to_str().unwrap(),
-    ]);
-    grtimport::run(&args).unwrap();
+    common::import(&input, &base).unwrap();
     let r = report(&base, &[]);
     assert!(
         r.contains("grtreport: part of the capture was not used: 4 GPU event(s) of a layout the import does not know (i915_request_add 4: format with fields dev, hw_id, ctx, seqno is not known)"),

@@ -33,6 +33,21 @@ pub fn stdout_of(cmd: &mut std::process::Command) -> String {
 pub const US: u64 = 1_000;
 pub const MS: u64 = 1_000_000;
 
+/// Imports `input` (a trace.dat or a capture's text) into the recording `base`, as
+/// `grtimport -q INPUT -o BASE` does.
+pub fn import(input: &std::path::Path, base: &std::path::Path) -> Result<(), grtrace_cli::Failure> {
+    use clap::Parser;
+    let args = grtimport::Args::try_parse_from([
+        "grtimport".as_ref(),
+        "-q".as_ref(),
+        input.as_os_str(),
+        "-o".as_ref(),
+        base.as_os_str(),
+    ])
+    .unwrap();
+    grtimport::run(&args)
+}
+
 /// An event record for [`Rec::add`], by named field (`arg1` is always 0 here).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Ev {
