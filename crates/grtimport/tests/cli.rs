@@ -152,28 +152,26 @@ fn usage_and_input_errors_have_their_exit_codes() {
     let d = dir("usage");
     assert_eq!(grtimport(&[]).0, 2);
     assert_eq!(grtimport(&["x.dat", "-o", "-", "-D", "/tmp"]).0, 2);
-    let junk = d.join("junk.dat");
-    std::fs::write(&junk, b"this is not a trace").unwrap();
-    let (code, err) = grtimport(&[junk.to_str().unwrap()]);
-    assert_eq!(code, 1);
-    // not a trace.dat, so read as text: its first line is not trace text
-    assert!(
-        err.contains("junk.dat: offset 0 (line 1): no [cpu] column"),
-        "{err}"
-    );
-    let bin = d.join("bin.dat");
-    std::fs::write(&bin, b"\x7fELF\0\0\0").unwrap();
-    let (code, err) = grtimport(&[bin.to_str().unwrap()]);
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("offset 4: neither a trace.dat file nor trace text"),
-        "{err}"
-    );
-    let empty = d.join("empty.dat");
-    std::fs::write(&empty, b"").unwrap();
-    let (code, err) = grtimport(&[empty.to_str().unwrap()]);
-    assert_eq!(code, 1);
-    assert!(err.contains("empty file"), "{err}");
+    // Junk is not a trace.dat, so it is read as text, whose first line is not trace text.
+    for (file, bytes, said) in [
+        (
+            "junk.dat",
+            &b"this is not a trace"[..],
+            "junk.dat: offset 0 (line 1): no [cpu] column",
+        ),
+        (
+            "bin.dat",
+            b"\x7fELF\0\0\0",
+            "offset 4: neither a trace.dat file nor trace text",
+        ),
+        ("empty.dat", b"", "empty file"),
+    ] {
+        let input = d.join(file);
+        std::fs::write(&input, bytes).unwrap();
+        let (code, err) = grtimport(&[input.to_str().unwrap()]);
+        assert_eq!(code, 1, "{file}");
+        assert!(err.contains(said), "{file}: {err}");
+    }
     let (code, _) = grtimport(&[d.join("missing.dat").to_str().unwrap()]);
     assert_eq!(code, 1);
 }
