@@ -33,6 +33,15 @@ pub fn stdout_of(cmd: &mut std::process::Command) -> String {
 pub const US: u64 = 1_000;
 pub const MS: u64 = 1_000_000;
 
+/// A synthetic run of one CPU and `records` records.
+pub fn one_cpu(records: u64) -> grtrace_format::synth::SynthConfig {
+    grtrace_format::synth::SynthConfig {
+        records,
+        cpus: 1,
+        ..Default::default()
+    }
+}
+
 /// Imports `input` (a trace.dat or a capture's text) into the recording `base`, as
 /// `grtimport -q INPUT -o BASE` does.
 pub fn import(input: &std::path::Path, base: &std::path::Path) -> Result<(), grtrace_cli::Failure> {
@@ -127,6 +136,12 @@ impl Rec {
         self.recs.extend(self.b.drain());
     }
 
+    /// A recording whose ring 0, `gfx` (1 MiB), is announced at [`T0`].
+    pub fn with_gfx() -> Rec {
+        let mut r = Rec::default();
+        r.ring(T0, 0, 1 << 20, b"gfx");
+        r
+    }
     /// An event record, by field (those left out are 0, `..Ev::default()`).
     pub fn add(&mut self, e: Ev) {
         self.b
