@@ -646,13 +646,10 @@ fn a_directory_input_says_it_is_a_directory() {
     let d = dir("isdir");
     let (code, err) = grtimport(&[d.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
+    let d = d.display();
     assert_eq!(
         err,
-        format!(
-            "grtimport: {}: is a directory: give a trace.dat file or trace text in it ({}/trace.dat)\n",
-            d.display(),
-            d.display()
-        )
+        format!("grtimport: {d}: is a directory: give a trace.dat file or trace text in it ({d}/trace.dat)\n")
     );
 }
 
@@ -662,16 +659,7 @@ fn a_directory_input_says_it_is_a_directory() {
 fn no_gpu_events_is_said_plainly_and_a_text_capture_is_written_like_a_trace_dat() {
     use grtrace_ftrace::capture::{Capture, TextStyle};
     let d = dir("nogpu");
-    let mut c = Capture::new("6.12", 2);
-    c.ev(
-        1,
-        1_000_000_000_000,
-        "bash",
-        5,
-        "sched_switch",
-        &[("prev_pid", 5), ("next_pid", 6)],
-        &[("prev_comm", "bash"), ("next_comm", "x")],
-    );
+    let c = Capture::no_gpu(1_000_000_000_000);
     let text = d.join("idle.txt");
     std::fs::write(&text, c.text(TextStyle::Report)).unwrap();
     let dat = d.join("idle.dat");

@@ -569,16 +569,7 @@ fn no_gpu_events_is_said_plainly_for_every_input() {
     let rec = d.join("rings-only");
     std::fs::write(&rec, common::ended_stream(b.records(), 0, "virtio_gpu")).unwrap();
     // A capture of a scheduler switch only, as text and as trace.dat.
-    let mut c = Capture::new("6.12", 2);
-    c.ev(
-        1,
-        T0,
-        "bash",
-        5,
-        "sched_switch",
-        &[("prev_pid", 5), ("next_pid", 6)],
-        &[("prev_comm", "bash"), ("next_comm", "x")],
-    );
+    let c = Capture::no_gpu(T0);
     let text = d.join("idle.txt");
     std::fs::write(&text, c.text(TextStyle::Report)).unwrap();
     let dat = d.join("idle.dat");
