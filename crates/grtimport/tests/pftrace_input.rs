@@ -44,17 +44,7 @@ fn make(spec: &str, out: &Path) {
     let js = out.with_extension("json");
     std::fs::write(&js, spec).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pftrace/make_pftrace.py");
-    let o = Command::new(python())
-        .arg(&script)
-        .arg(&js)
-        .arg(out)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "make_pftrace.py: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    grtrace_cli::succeed(Command::new(python()).arg(&script).arg(&js).arg(out));
 }
 
 /// One kernel event of a test capture.

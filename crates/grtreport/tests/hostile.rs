@@ -450,17 +450,15 @@ fn a_failed_export_names_its_file_and_removes_it() {
     let dir = tmp_dir("efbig");
     for opt in ["--html", "--perfetto"] {
         let out = dir.join(format!("x{opt}"));
-        let o = Command::new("sh")
-            .arg("-c")
-            .arg("trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\"")
-            .arg(env!("CARGO_BIN_EXE_grtreport"))
-            .arg(mixed_file())
-            .args(["-q", opt])
-            .arg(&out)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{opt}: {err}");
+        let err = grtrace_cli::fail(
+            Command::new("sh")
+                .arg("-c")
+                .arg("trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\"")
+                .arg(env!("CARGO_BIN_EXE_grtreport"))
+                .arg(mixed_file())
+                .args(["-q", opt])
+                .arg(&out),
+        );
         assert!(
             err.starts_with(&format!(
                 "grtreport: export: {}: File too large",

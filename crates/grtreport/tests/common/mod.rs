@@ -20,10 +20,7 @@ pub fn grtreport() -> std::process::Command {
 /// Runs `cmd`, asserting that it succeeds (the command and its stderr in the message);
 /// returns what it wrote.
 pub fn succeed(cmd: &mut std::process::Command) -> std::process::Output {
-    let out = cmd.output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{cmd:?}: {err}");
-    out
+    grtrace_cli::succeed(cmd)
 }
 
 /// What `cmd` writes on stdout, as text, asserting that it succeeds.
