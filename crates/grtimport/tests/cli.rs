@@ -52,15 +52,20 @@ fn read_stream(p: &Path) -> (StreamHeader, Vec<(RecordType, u16)>, String) {
     (h, recs, note)
 }
 
+/// The workload of the 6.17 scheduler's events: `jobs` jobs on `cpus` CPUs.
+fn sched617(jobs: u64, cpus: u32) -> Workload {
+    Workload {
+        flavor: Flavor::Sched617,
+        jobs,
+        cpus,
+    }
+}
+
 #[test]
 fn a_v7_zstd_trace_becomes_imported_per_cpu_streams() {
     let d = dir("ok");
     let dat = d.join("trace.dat");
-    let w = Workload {
-        flavor: Flavor::Sched617,
-        jobs: 400,
-        cpus: 2,
-    };
+    let w = sched617(400, 2);
     write_dat(&dat, w, 7, Some(Codec::Zstd));
     let base = d.join("run");
     let err = import_ok(&dat, &base);
@@ -90,11 +95,7 @@ fn an_idle_cpu_left_out_of_the_v7_buffer_option_still_gets_its_stream() {
     // stock-kernel run: a 2-CPU guest whose workload ran on CPU 1); CPUCOUNT says 3 here.
     let d = dir("idle");
     let dat = d.join("trace.dat");
-    let w = Workload {
-        flavor: Flavor::Sched617,
-        jobs: 50,
-        cpus: 2,
-    };
+    let w = sched617(50, 2);
     let formats = fixture_formats(w.kernel());
     let mut spec = DatSpec::new(7, Some(Codec::Zstd), &formats, 3);
     spec.omit_idle_cpus = true;
@@ -206,11 +207,7 @@ fn grtimport_limited(dat: &Path, out: &Path) -> (i32, String) {
 #[test]
 fn absurd_cpu_counts_and_section_sizes_are_refused_at_their_offset() {
     let d = dir("absurd");
-    let w = Workload {
-        flavor: Flavor::Sched617,
-        jobs: 20,
-        cpus: 2,
-    };
+    let w = sched617(20, 2);
     let cases: [(&str, u32, Option<Codec>); 3] = [
         ("v6-cpus", 6, None),
         ("v7-cpucount", 7, None),
@@ -332,11 +329,7 @@ fn completions_need_no_input_and_input_is_still_required_otherwise() {
 fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
     let d = dir("output-is-input");
     let input = d.join("run.grtrace.0");
-    let w = Workload {
-        flavor: Flavor::Sched617,
-        jobs: 50,
-        cpus: 2,
-    };
+    let w = sched617(50, 2);
     write_dat(&input, w, 7, None);
     let before = std::fs::read(&input).unwrap();
     let base = d.join("run");
@@ -580,16 +573,7 @@ fn a_failed_write_names_the_file_and_leaves_no_output_behind() {
     use grtrace_ftrace::capture::TextStyle;
     let d = dir("efbig");
     let dat = d.join("trace.dat");
-    write_dat(
-        &dat,
-        Workload {
-            flavor: Flavor::Sched617,
-            jobs: 20_000,
-            cpus: 2,
-        },
-        7,
-        None,
-    );
+    write_dat(&dat, sched617(20_000, 2), 7, None);
     let text = d.join("trace.txt");
     let c = i915_capture();
     let mut t = String::new();
@@ -627,16 +611,7 @@ fn a_failed_write_names_the_file_and_leaves_no_output_behind() {
 fn a_closed_stdout_is_an_error_not_exit_0() {
     let d = dir("closed");
     let dat = d.join("trace.dat");
-    write_dat(
-        &dat,
-        Workload {
-            flavor: Flavor::Sched617,
-            jobs: 10,
-            cpus: 1,
-        },
-        7,
-        None,
-    );
+    write_dat(&dat, sched617(10, 1), 7, None);
     let args = [dat.as_os_str(), OsStr::new("-o"), OsStr::new("-")];
     grtrace_cli::assert_refuses_closed_stdout(Path::new(env!("CARGO_BIN_EXE_grtimport")), args);
 }
@@ -699,16 +674,7 @@ fn cut_while_imported(version: u32, codec: Option<Codec>) {
     use std::process::Stdio;
     let d = dir(&format!("shrinks-{version}"));
     let dat = d.join("trace.dat");
-    write_dat(
-        &dat,
-        Workload {
-            flavor: Flavor::Sched617,
-            jobs: 200_000,
-            cpus: 2,
-        },
-        version,
-        codec,
-    );
+    write_dat(&dat, sched617(200_000, 2), version, codec);
     let len = std::fs::metadata(&dat).unwrap().len();
     let mut child = Command::new(env!("CARGO_BIN_EXE_grtimport"))
         .arg(&dat)
