@@ -156,6 +156,18 @@ fn apply(v: &mut [Ev], d: &Damage) {
     }
 }
 
+/// The NOTE_RING of ring `ring`, a `gfx` ring of 4096 slots.
+fn gfx_ring(ring: u32) -> Body<'static> {
+    Body::Ring(RingNote {
+        ring,
+        engine_class: 1,
+        size: 4096,
+        unit: abi::RING_UNIT_SLOTS,
+        flags: 0,
+        name: b"gfx",
+    })
+}
+
 /// Per-CPU files `BASE.grtrace.<cpu>` (or one merged stream, in the order given: damage
 /// and all), each with the ring table and frame markers.
 fn write_recording(dir: &Path, evs: &[Ev], merged: bool) -> PathBuf {
@@ -164,15 +176,7 @@ fn write_recording(dir: &Path, evs: &[Ev], merged: bool) -> PathBuf {
     for (cpu, b) in builders.iter_mut().enumerate() {
         b.on(cpu as u32);
         for ring in 0..3u32 {
-            b.record(Body::Ring(RingNote {
-                ring,
-                engine_class: 1,
-                size: 4096,
-                unit: abi::RING_UNIT_SLOTS,
-                flags: 0,
-                name: b"gfx",
-            }))
-            .at(T0);
+            b.record(gfx_ring(ring)).at(T0);
         }
     }
     for (k, e) in evs.iter().enumerate() {
@@ -294,6 +298,16 @@ fn every_stage(base: &Path, dir: &Path, horizon: &str) -> Result<(), TestCaseErr
     ])
 }
 
+/// A recording to damage: its jobs, the damage done to its records, and whether its CPUs
+/// are merged into one stream.
+fn damaged() -> impl Strategy<Value = (Vec<JobSpec>, Vec<Damage>, bool)> {
+    (
+        proptest::collection::vec(job_spec(), 1..24),
+        proptest::collection::vec(damage(), 1..6),
+        any::<bool>(),
+    )
+}
+
 fn horizon() -> impl Strategy<Value = &'static str> {
     prop_oneof![Just("10"), Just("0.001")]
 }
@@ -315,9 +329,7 @@ proptest! {
     /// files and in a merged stream: every stage of the report ends 0 or 1, never a panic.
     #[test]
     fn damaged_records_never_panic_in_any_stage(
-        jobs in proptest::collection::vec(job_spec(), 1..24),
-        damage in proptest::collection::vec(damage(), 1..6),
-        merged in any::<bool>(),
+        (jobs, damage, merged) in damaged(),
         horizon in horizon(),
     ) {
         let (dir, base) = recording(&jobs, &damage, merged, "prop");
@@ -334,9 +346,7 @@ proptest! {
     /// --jobs lines): a panic there is exit status 101.
     #[test]
     fn damaged_records_never_panic_in_the_binary(
-        jobs in proptest::collection::vec(job_spec(), 1..24),
-        damage in proptest::collection::vec(damage(), 1..6),
-        merged in any::<bool>(),
+        (jobs, damage, merged) in damaged(),
     ) {
         let (dir, base) = recording(&jobs, &damage, merged, "bin");
         let res = run_binary(&[
@@ -555,15 +565,7 @@ fn no_gpu_events_is_said_plainly_for_every_input() {
     let d = tmp_dir("nogpu");
     // A recording of rings only.
     let mut b = Builder::new();
-    b.record(Body::Ring(RingNote {
-        ring: 0,
-        engine_class: 1,
-        size: 4096,
-        unit: abi::RING_UNIT_SLOTS,
-        flags: 0,
-        name: b"gfx",
-    }))
-    .at(T0);
+    b.record(gfx_ring(0)).at(T0);
     let rec = d.join("rings-only");
     std::fs::write(&rec, common::ended_stream(b.records(), 0, "virtio_gpu")).unwrap();
     // A capture of a scheduler switch only, as text and as trace.dat.
