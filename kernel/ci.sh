@@ -58,10 +58,14 @@ RUN=$WORK/run-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$RUN"
 T0=$(date +%s.%N)
 failed=()
-stage() { printf '\n=== kernel: %s (%s)\n' "$*" "$(date -u +%T)"; }
+# stage TITLE: the stage's heading; its wall and CPU clocks start (t, c) for its lap
+stage() {
+    printf '\n=== kernel: %s (%s)\n' "$*" "$(date -u +%T)"
+    t=$(date +%s.%N) c=$(cpu_seconds)
+}
 # lap NAME WALL_START [CPU_START]: TIMING line, wall and CPU seconds (of ci.sh and what it waited
 # for: a kernel built by the background prebuild counts in that build's own TIMING line);
-# CPU_START defaults to $c, which the stages set with their t
+# CPU_START defaults to $c, which stage set with t
 lap() { printf 'TIMING %s: %.1f s wall, %.1f s CPU\n' "$1" "$(echo "$(date +%s.%N) - $2" | bc)" \
     "$(echo "$(cpu_seconds) - ${3:-$c}" | bc)"; }
 fail() { echo "FAIL: $*"; failed+=("$*"); }
@@ -177,12 +181,10 @@ case ${1:-} in
 esac
 
 stage "apt dependencies"
-t=$(date +%s.%N) c=$(cpu_seconds)
 apt_deps || finish
 lap "apt" "$t"
 
 stage "Rust binaries: grtrace (static), grtparse, grtreport"
-t=$(date +%s.%N) c=$(cpu_seconds)
 cd "$ROOT"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 REC=
@@ -205,7 +207,6 @@ GRTREPORT=$CARGO_TARGET_DIR/release/grtreport
 lap "Rust binaries" "$t"
 
 stage "kernel build (series + minimal config)"
-t=$(date +%s.%N) c=$(cpu_seconds)
 kbuild grtrace || finish
 KERNEL=$KIMG
 lap "kernel build (cache hit or build)" "$t"
@@ -214,26 +215,22 @@ stage "initramfs"
 bash "$HERE/mkinitramfs.sh" "$RUN/initramfs.cpio" $REC || { fail "initramfs"; finish; }
 
 stage "QEMU e2e: record the virtio-gpu workload, count it with tracepoints, loss runs, KUnit"
-t=$(date +%s.%N) c=$(cpu_seconds)
 e2e "$KERNEL" e2e e2e
 lap "boot to verdict (e2e boot + host checks)" "$t"
 
 if [ "${GRT_VIRGL:-1}" = 1 ]; then
     stage "QEMU e2e with virgl (virtio-gpu-gl-pci, llvmpipe in Xvfb): real contexts, SUBMIT_3D fences"
-    t=$(date +%s.%N) c=$(cpu_seconds)
     VIRGL=1 e2e "$KERNEL" e2e-virgl "virgl e2e"
     grep -E '^(CTX_CREATE|CTX_SWITCH|CTX_DESTROY) ' "$RUN/e2e-virgl/run.txt"  # verify.sh's grtparse output
     lap "virgl boot to verdict" "$t"
 fi
 
 stage "QEMU stress: teardown while recording, start/stop x40, error paths"
-t=$(date +%s.%N) c=$(cpu_seconds)
 stress "$KERNEL" stress stress
 lap "stress boot" "$t"
 
 if [ "${GRT_SCHED:-1}" = 1 ]; then
     stage "QEMU sched: drm_sched on the vsched test GPU, grtrace vs the gpu_scheduler tracepoints"
-    t=$(date +%s.%N) c=$(cpu_seconds)
     bash "$HERE/boot.sh" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/sched" sched || fail "sched boot"
     grep -hE '^GRT: (\[swl\]|sched workload rc=|after sched run|vsched grtrace dir)' "$RUN/sched/serial-sched.log"
     bash "$HERE/verify-sched.sh" "$RUN/sched" "$GRTPARSE" "$GRTREPORT" | tee "$RUN/sched/verify.txt"
@@ -243,7 +240,6 @@ fi
 
 if [ "${GRT_BENCH:-1}" = 1 ]; then
     stage "QEMU bench: the relay transport against an ftrace instance (vsched_bench)"
-    t=$(date +%s.%N) c=$(cpu_seconds)
     mkdir -p "$RUN/bench"
     bash "$HERE/bench.sh" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/bench" | tee "$RUN/bench/figures.txt"
     [ "${PIPESTATUS[0]}" = 0 ] || fail "bench accounts"
@@ -251,7 +247,6 @@ if [ "${GRT_BENCH:-1}" = 1 ]; then
 fi
 
 stage "compile test of the hook sites (drm_sched, amdgpu, i915)"
-t=$(date +%s.%N) c=$(cpu_seconds)
 # Its own tree, stamped (CT/SERIES) with the source version and the series it carries, written
 # only once every patch applied; copied anew from the pristine tree (tree.sh) and re-patched
 # whenever the stamp differs.  (build.sh's src-grtrace is kept across cache hits, so it may carry
@@ -285,14 +280,12 @@ lap "compile test" "$t"
 
 if [ "${GRT_PERPATCH:-1}" = 1 ]; then
     stage "each patch builds on its own (the objects of the directories it touches, option on and off)"
-    t=$(date +%s.%N) c=$(cpu_seconds)
     bash "$HERE/per-patch.sh" "$HERE/patches" || fail "per-patch build"
     lap "per-patch build" "$t"
 fi
 
 if [ "${GRT_COST:-0}" = 1 ]; then
     stage "tracing cost: series absent / present but off / on"
-    t=$(date +%s.%N) c=$(cpu_seconds)
     if kbuild base; then
         bash "$HERE/cost.sh" "$KIMG" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/cost" || fail "cost"
     fi
@@ -301,7 +294,6 @@ fi
 
 if [ "${GRT_STOCK:-1}" = 1 ]; then
     stage "stock kernel (no series): grtrace --ftrace, trace-cmd v7 + v6, counting instance, grtimport"
-    t=$(date +%s.%N) c=$(cpu_seconds)
     GRTIMPORT=
     if grep -qs '"grtimport"' "$ROOT"/crates/*/Cargo.toml; then
         if cargo build -q --release --bin grtimport > "$RUN/cargo-grtimport.log" 2>&1; then
@@ -360,7 +352,6 @@ fi
 
 if [ "${GRT_DEBUG:-1}" = 1 ]; then
     stage "lockdep + KASAN kernel (drm as modules): e2e, stress with drm reload, sched"
-    t=$(date +%s.%N) c=$(cpu_seconds)
     if kbuild debug; then
         # its modules in a second cpio after the shared initramfs
         DINITRD=$RUN/initramfs.cpio; RELOAD=0

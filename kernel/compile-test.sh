@@ -36,16 +36,10 @@ LOG=$OBJ.log
 
 # config VARIANT(on|off) DIR
 config() {
-    local v=$1 o=$2 C s want
+    local v=$1 o=$2 s want
     mkdir -p "$o"
     make -C "$SRC" O="$o" ARCH=x86_64 tinyconfig >> "$LOG" 2>&1 || return 1
-    C="$SRC/scripts/config --file $o/.config"
-    $C -e 64BIT -e SMP -e PRINTK -e TTY -e PROC_FS -e SYSFS -e DEBUG_FS -e RELAY -e SHMEM -e TMPFS \
-       -e MULTIUSER -e FUTEX -e PCI -e PCI_MSI -e DRM -e DRM_FBDEV_EMULATION \
-       -e FTRACE -e ENABLE_DEFAULT_TRACERS -e KUNIT \
-       -e DRM_AMDGPU -d DRM_AMD_DC -e DRM_I915 -e DRM_VIRTIO_GPU -e VIRTIO_MENU -e VIRTIO_PCI \
-       -e MTRR -e X86_PAT -e DRM_GRTRACE_VSCHED -e EXPERT -e DRM_I915_LOW_LEVEL_TRACEPOINTS
-    if [ "$v" = on ]; then $C -e DRM_GRTRACE -e DRM_GRTRACE_KUNIT_TEST; else $C -d DRM_GRTRACE; fi
+    ct_options "$v" "$SRC/scripts/config" --file "$o/.config"
     make -C "$SRC" O="$o" ARCH=x86_64 olddefconfig >> "$LOG" 2>&1 || return 1
     want=(DRM_SCHED DRM_AMDGPU DRM_I915 DRM_I915_LOW_LEVEL_TRACEPOINTS DRM_VIRTIO_GPU DRM_GRTRACE_VSCHED)
     [ "$v" = on ] && want+=(DRM_GRTRACE DRM_GRTRACE_KUNIT_TEST)

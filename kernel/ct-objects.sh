@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# The objects of the series' hook sites and of its own files, defined once for compile-test.sh
-# and per-patch.sh (sourced, not run).
+# The objects of the series' hook sites and of its own files, and the options they are built
+# with, defined once for compile-test.sh and per-patch.sh (sourced, not run).
 # HOOKS: the objects the series changes (built with CONFIG_DRM_GRTRACE on and off);
 # CORE: the core and the probe providers (tracepoint consumers), built only with the option.
 D=drivers/gpu/drm
@@ -22,3 +22,15 @@ HOOKS=(
 CORE=($D/drm_grtrace.o $D/drm_grtrace_probes.o $D/tests/drm_grtrace_test.o
   $D/scheduler/sched_grtrace.o $D/virtio/virtgpu_grtrace.o $D/amd/amdgpu/amdgpu_grtrace.o
   $D/i915/i915_grtrace.o)
+
+# ct_options VARIANT(on|off) CONFIG...: sets the compile test's options on a tinyconfig with
+# CONFIG... (the kernel's scripts/config and its --file), DRM_GRTRACE on or off by VARIANT
+ct_options() {
+    local v=$1; shift
+    "$@" -e 64BIT -e SMP -e PRINTK -e TTY -e PROC_FS -e SYSFS -e DEBUG_FS -e RELAY -e SHMEM -e TMPFS \
+       -e MULTIUSER -e FUTEX -e PCI -e PCI_MSI -e DRM -e DRM_FBDEV_EMULATION \
+       -e FTRACE -e ENABLE_DEFAULT_TRACERS -e KUNIT \
+       -e DRM_AMDGPU -d DRM_AMD_DC -e DRM_I915 -e DRM_VIRTIO_GPU -e VIRTIO_MENU -e VIRTIO_PCI \
+       -e MTRR -e X86_PAT -e DRM_GRTRACE_VSCHED -e EXPERT -e DRM_I915_LOW_LEVEL_TRACEPOINTS
+    if [ "$v" = on ]; then "$@" -e DRM_GRTRACE -e DRM_GRTRACE_KUNIT_TEST; else "$@" -d DRM_GRTRACE; fi
+}

@@ -31,8 +31,8 @@ cp "$BB" "$STAGE/bin/busybox"
 install -m 755 "$HERE/guest/init" "$STAGE/init"
 # uapi headers: the drm ones vendored from 6.12.117 (MIT), grtrace's from the series;
 # grtrace.h and vsched_drm.h (kept here) include "drm.h" as the kernel's uapi headers do
-CFLAGS=(-static -O2 -Wall -Werror -D__user= -I"$HERE/guest/include" -I"$HERE/include/uapi"
-        -I"$HERE/guest/include/drm")
+CFLAGS=(-static -O2 -Wall -Werror -D__user= -I"$HERE/guest/vendor/include" -I"$HERE/include/uapi"
+        -I"$HERE/guest/vendor/include/drm")
 gcc "${CFLAGS[@]}" -o "$STAGE/bin/vgpu-workload" "$HERE/guest/vgpu-workload.c"
 gcc "${CFLAGS[@]}" -o "$STAGE/bin/grtrace-drain" "$HERE/guest/grtrace-drain.c"
 gcc "${CFLAGS[@]}" -o "$STAGE/bin/sched-workload" "$HERE/guest/sched-workload.c"

@@ -60,18 +60,12 @@ rm -f "$T/ccache.statslog"
 # configure VARIANT: (re)configure SRC/pp-VARIANT as compile-test.sh does; the symbols the
 # series adds are set once their Kconfig exists (olddefconfig drops unknown ones)
 configure() {
-    local o=$SRC/pp-$1 C
+    local o=$SRC/pp-$1
     if [ ! -f "$o/.config" ]; then
         mkdir -p "$o"
         "${MAKE[@]}" O="$o" tinyconfig >> "$LOG" 2>&1 || return 1
     fi
-    C="$SRC/scripts/config --file $o/.config"
-    $C -e 64BIT -e SMP -e PRINTK -e TTY -e PROC_FS -e SYSFS -e DEBUG_FS -e RELAY -e SHMEM -e TMPFS \
-       -e MULTIUSER -e FUTEX -e PCI -e PCI_MSI -e DRM -e DRM_FBDEV_EMULATION \
-       -e FTRACE -e ENABLE_DEFAULT_TRACERS -e KUNIT \
-       -e DRM_AMDGPU -d DRM_AMD_DC -e DRM_I915 -e DRM_VIRTIO_GPU -e VIRTIO_MENU -e VIRTIO_PCI \
-       -e MTRR -e X86_PAT -e DRM_GRTRACE_VSCHED -e EXPERT -e DRM_I915_LOW_LEVEL_TRACEPOINTS
-    if [ "$1" = on ]; then $C -e DRM_GRTRACE -e DRM_GRTRACE_KUNIT_TEST; else $C -d DRM_GRTRACE; fi
+    ct_options "$1" "$SRC/scripts/config" --file "$o/.config"
     "${MAKE[@]}" O="$o" olddefconfig >> "$LOG" 2>&1 || return 1
     if [ "$1" = on ] && grep -q '^config DRM_GRTRACE$' "$SRC/drivers/gpu/drm/Kconfig"; then
         grep -q '^CONFIG_DRM_GRTRACE=y' "$o/.config" || { echo "per-patch: on: CONFIG_DRM_GRTRACE not set" >&2; return 1; }

@@ -30,6 +30,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "guest.h"
+
 #define MAXCPU 64
 #define PAGE 4096
 #define MISSED_EVENTS (1ULL << 31)
@@ -200,18 +202,8 @@ int main(int argc, char **argv)
 		cpus[cpu].fd = open(path, O_RDONLY | O_NONBLOCK);
 		if (cpus[cpu].fd < 0)
 			continue;
-		if (base) {
-			/* -o /dev/null: parse every page but keep none */
-			if (!strcmp(base, "/dev/null"))
-				snprintf(path, sizeof(path), "%s", base);
-			else
-				snprintf(path, sizeof(path), "%s.%u", base, cpu);
-			cpus[cpu].out = fopen(path, "w");
-			if (!cpus[cpu].out) {
-				perror(path);
-				return 1;
-			}
-		}
+		if (base)
+			cpus[cpu].out = open_cpu_out(base, ".", cpu);
 	}
 	while (!stop_flag) {
 		for (cpu = 0; cpu < MAXCPU; cpu++)

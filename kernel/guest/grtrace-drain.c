@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "drm/grtrace.h"
+#include "guest.h"
 
 #define MAXCPU 64
 
@@ -162,18 +163,8 @@ static void note_lost(struct cpu *c, unsigned cpu, uint64_t count, uint64_t firs
 static void open_stream(unsigned cpu, const char *base)
 {
 	struct grtrace_stream_header h;
-	char path[600];
 
-	/* -o /dev/null: every stream discarded (the transport benchmark) */
-	if (!strcmp(base, "/dev/null"))
-		snprintf(path, sizeof(path), "%s", base);
-	else
-		snprintf(path, sizeof(path), "%s.grtrace.%u", base, cpu);
-	cpus[cpu].out = fopen(path, "w");
-	if (!cpus[cpu].out) {
-		perror(path);
-		exit(1);
-	}
+	cpus[cpu].out = open_cpu_out(base, ".grtrace.", cpu);
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, GRTRACE_STREAM_MAGIC, 8);
 	h.byte_order = GRTRACE_BYTE_ORDER_LITTLE;

@@ -40,6 +40,8 @@
 #include <drm/drm.h>
 #include <drm/vsched_drm.h>
 
+#include "guest.h"
+
 #define NCTX 3
 #define MAX_ROUNDS 256
 
@@ -71,14 +73,7 @@ static int fds[NCTX];
 
 static int xioctl(int fd, unsigned long req, void *arg, const char *what)
 {
-	int r;
-
-	do {
-		r = ioctl(fd, req, arg);
-	} while (r == -1 && (errno == EINTR || errno == EAGAIN));
-	if (r)
-		fprintf(stderr, "sched-workload: %s: %s\n", what, strerror(errno));
-	return r;
+	return xioctl_as("sched-workload", fd, req, arg, what);
 }
 
 static uint64_t now_ns(void)

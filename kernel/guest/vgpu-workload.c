@@ -32,6 +32,8 @@
 #include <drm/drm_mode.h>
 #include <drm/virtgpu_drm.h>
 
+#include "guest.h"
+
 #define FOURCC(a, b, c, d) ((uint32_t)(a) | ((uint32_t)(b) << 8) | ((uint32_t)(c) << 16) | ((uint32_t)(d) << 24))
 #define DRM_FORMAT_XRGB8888 FOURCC('X', 'R', '2', '4')
 
@@ -45,13 +47,7 @@ static double now(void)
 
 static int xioctl(unsigned long req, void *arg, const char *what)
 {
-	int r;
-	do {
-		r = ioctl(fd, req, arg);
-	} while (r == -1 && (errno == EINTR || errno == EAGAIN));
-	if (r)
-		fprintf(stderr, "vgpu-workload: %s: %s\n", what, strerror(errno));
-	return r;
+	return xioctl_as("vgpu-workload", fd, req, arg, what);
 }
 
 static uint64_t getparam(uint64_t p)

@@ -111,28 +111,30 @@ fn summary(
             info.compact_sched
         ));
     }
-    if !skipped.is_empty() {
-        writeln!(w, "  not GPU events (skipped): {}", skipped.join(", "))?;
-    }
-    if !info.other_packets.is_empty() {
-        let p: Vec<String> = info
-            .other_packets
-            .iter()
-            .map(|(n, c)| format!("{n} {c}"))
-            .collect();
-        writeln!(w, "  packets not imported (skipped): {}", p.join(", "))?;
-    }
-    if !info.stats_lost.is_empty() {
-        let l: Vec<String> = info
-            .stats_lost
-            .iter()
-            .map(|(cpu, n)| format!("CPU {cpu}: {n}"))
-            .collect();
-        writeln!(
-            w,
-            "  ftrace_stats: events overrun or dropped by the kernel: {}",
-            l.join(", ")
-        )?;
-    }
+    list_line(w, "not GPU events (skipped)", skipped)?;
+    let packets = info.other_packets.iter().map(|(n, c)| format!("{n} {c}"));
+    list_line(w, "packets not imported (skipped)", packets)?;
+    let lost = info
+        .stats_lost
+        .iter()
+        .map(|(cpu, n)| format!("CPU {cpu}: {n}"));
+    list_line(
+        w,
+        "ftrace_stats: events overrun or dropped by the kernel",
+        lost,
+    )?;
     counts_and_tail(w, &m.stats, outputs)
+}
+
+/// A summary line `  LABEL: a, b, c` of `items`; none where there are no items.
+fn list_line(
+    w: &mut dyn Write,
+    label: &str,
+    items: impl IntoIterator<Item = String>,
+) -> io::Result<()> {
+    let items: Vec<String> = items.into_iter().collect();
+    if items.is_empty() {
+        return Ok(());
+    }
+    writeln!(w, "  {label}: {}", items.join(", "))
 }

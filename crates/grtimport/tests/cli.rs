@@ -52,15 +52,20 @@ fn read_stream(p: &Path) -> (StreamHeader, Vec<(RecordType, u16)>, String) {
     (h, recs, note)
 }
 
+/// The workload of the 6.17 scheduler's events: `jobs` jobs on `cpus` CPUs.
+fn sched617(jobs: u64, cpus: u32) -> Workload {
+    Workload {
+        flavor: Flavor::Sched617,
+        jobs,
+        cpus,
+    }
+}
+
 #[test]
 fn a_v7_zstd_trace_becomes_imported_per_cpu_streams() {
     let d = dir("ok");
     let dat = d.join("trace.dat");
-    let w = Workload {
-        flavor: Flavor::Sched617,
-        jobs: 400,
-        cpus: 2,
-    };
+    let w = sched617(400, 2);
     write_dat(&dat, w, 7, Some(Codec::Zstd));
     let base = d.join("run");
     let err = import_ok(&dat, &base);
@@ -90,11 +95,7 @@ fn an_idle_cpu_left_out_of_the_v7_buffer_option_still_gets_its_stream() {
     // stock-kernel run: a 2-CPU guest whose workload ran on CPU 1); CPUCOUNT says 3 here.
     let d = dir("idle");
     let dat = d.join("trace.dat");
-    let w = Workload {
-        flavor: Flavor::Sched617,
-        jobs: 50,
-        cpus: 2,
-    };
+    let w = sched617(50, 2);
     let formats = fixture_formats(w.kernel());
     let mut spec = DatSpec::new(7, Some(Codec::Zstd), &formats, 3);
     spec.omit_idle_cpus = true;
@@ -152,28 +153,26 @@ fn usage_and_input_errors_have_their_exit_codes() {
     let d = dir("usage");
     assert_eq!(grtimport(&[]).0, 2);
     assert_eq!(grtimport(&["x.dat", "-o", "-", "-D", "/tmp"]).0, 2);
-    let junk = d.join("junk.dat");
-    std::fs::write(&junk, b"this is not a trace").unwrap();
-    let (code, err) = grtimport(&[junk.to_str().unwrap()]);
-    assert_eq!(code, 1);
-    // not a trace.dat, so read as text: its first line is not trace text
-    assert!(
-        err.contains("junk.dat: offset 0 (line 1): no [cpu] column"),
-        "{err}"
-    );
-    let bin = d.join("bin.dat");
-    std::fs::write(&bin, b"\x7fELF\0\0\0").unwrap();
-    let (code, err) = grtimport(&[bin.to_str().unwrap()]);
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("offset 4: neither a trace.dat file nor trace text"),
-        "{err}"
-    );
-    let empty = d.join("empty.dat");
-    std::fs::write(&empty, b"").unwrap();
-    let (code, err) = grtimport(&[empty.to_str().unwrap()]);
-    assert_eq!(code, 1);
-    assert!(err.contains("empty file"), "{err}");
+    // Junk is not a trace.dat, so it is read as text, whose first line is not trace text.
+    for (file, bytes, said) in [
+        (
+            "junk.dat",
+            &b"this is not a trace"[..],
+            "junk.dat: offset 0 (line 1): no [cpu] column",
+        ),
+        (
+            "bin.dat",
+            b"\x7fELF\0\0\0",
+            "offset 4: neither a trace.dat file nor trace text",
+        ),
+        ("empty.dat", b"", "empty file"),
+    ] {
+        let input = d.join(file);
+        std::fs::write(&input, bytes).unwrap();
+        let (code, err) = grtimport(&[input.to_str().unwrap()]);
+        assert_eq!(code, 1, "{file}");
+        assert!(err.contains(said), "{file}: {err}");
+    }
     let (code, _) = grtimport(&[d.join("missing.dat").to_str().unwrap()]);
     assert_eq!(code, 1);
 }
@@ -208,11 +207,7 @@ fn grtimport_limited(dat: &Path, out: &Path) -> (i32, String) {
 #[test]
 fn absurd_cpu_counts_and_section_sizes_are_refused_at_their_offset() {
     let d = dir("absurd");
-    let w = Workload {
-        flavor: Flavor::Sched617,
-        jobs: 20,
-        cpus: 2,
-    };
+    let w = sched617(20, 2);
     let cases: [(&str, u32, Option<Codec>); 3] = [
         ("v6-cpus", 6, None),
         ("v7-cpucount", 7, None),
@@ -334,11 +329,7 @@ fn completions_need_no_input_and_input_is_still_required_otherwise() {
 fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
     let d = dir("output-is-input");
     let input = d.join("run.grtrace.0");
-    let w = Workload {
-        flavor: Flavor::Sched617,
-        jobs: 50,
-        cpus: 2,
-    };
+    let w = sched617(50, 2);
     write_dat(&input, w, 7, None);
     let before = std::fs::read(&input).unwrap();
     let base = d.join("run");
@@ -582,16 +573,7 @@ fn a_failed_write_names_the_file_and_leaves_no_output_behind() {
     use grtrace_ftrace::capture::TextStyle;
     let d = dir("efbig");
     let dat = d.join("trace.dat");
-    write_dat(
-        &dat,
-        Workload {
-            flavor: Flavor::Sched617,
-            jobs: 20_000,
-            cpus: 2,
-        },
-        7,
-        None,
-    );
+    write_dat(&dat, sched617(20_000, 2), 7, None);
     let text = d.join("trace.txt");
     let c = i915_capture();
     let mut t = String::new();
@@ -629,16 +611,7 @@ fn a_failed_write_names_the_file_and_leaves_no_output_behind() {
 fn a_closed_stdout_is_an_error_not_exit_0() {
     let d = dir("closed");
     let dat = d.join("trace.dat");
-    write_dat(
-        &dat,
-        Workload {
-            flavor: Flavor::Sched617,
-            jobs: 10,
-            cpus: 1,
-        },
-        7,
-        None,
-    );
+    write_dat(&dat, sched617(10, 1), 7, None);
     let args = [dat.as_os_str(), OsStr::new("-o"), OsStr::new("-")];
     grtrace_cli::assert_refuses_closed_stdout(Path::new(env!("CARGO_BIN_EXE_grtimport")), args);
 }
@@ -648,13 +621,10 @@ fn a_directory_input_says_it_is_a_directory() {
     let d = dir("isdir");
     let (code, err) = grtimport(&[d.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
+    let d = d.display();
     assert_eq!(
         err,
-        format!(
-            "grtimport: {}: is a directory: give a trace.dat file or trace text in it ({}/trace.dat)\n",
-            d.display(),
-            d.display()
-        )
+        format!("grtimport: {d}: is a directory: give a trace.dat file or trace text in it ({d}/trace.dat)\n")
     );
 }
 
@@ -664,16 +634,7 @@ fn a_directory_input_says_it_is_a_directory() {
 fn no_gpu_events_is_said_plainly_and_a_text_capture_is_written_like_a_trace_dat() {
     use grtrace_ftrace::capture::{Capture, TextStyle};
     let d = dir("nogpu");
-    let mut c = Capture::new("6.12", 2);
-    c.ev(
-        1,
-        1_000_000_000_000,
-        "bash",
-        5,
-        "sched_switch",
-        &[("prev_pid", 5), ("next_pid", 6)],
-        &[("prev_comm", "bash"), ("next_comm", "x")],
-    );
+    let c = Capture::no_gpu(1_000_000_000_000);
     let text = d.join("idle.txt");
     std::fs::write(&text, c.text(TextStyle::Report)).unwrap();
     let dat = d.join("idle.dat");
@@ -713,16 +674,7 @@ fn cut_while_imported(version: u32, codec: Option<Codec>) {
     use std::process::Stdio;
     let d = dir(&format!("shrinks-{version}"));
     let dat = d.join("trace.dat");
-    write_dat(
-        &dat,
-        Workload {
-            flavor: Flavor::Sched617,
-            jobs: 200_000,
-            cpus: 2,
-        },
-        version,
-        codec,
-    );
+    write_dat(&dat, sched617(200_000, 2), version, codec);
     let len = std::fs::metadata(&dat).unwrap().len();
     let mut child = Command::new(env!("CARGO_BIN_EXE_grtimport"))
         .arg(&dat)

@@ -44,17 +44,13 @@ fn make(spec: &str, out: &Path) {
     let js = out.with_extension("json");
     std::fs::write(&js, spec).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pftrace/make_pftrace.py");
-    let o = Command::new(python())
-        .arg(&script)
-        .arg(&js)
-        .arg(out)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "make_pftrace.py: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    grtrace_cli::succeed(Command::new(python()).arg(&script).arg(&js).arg(out));
+}
+
+/// Writes the first `n` events of CPU 0 of `evs`, one bundle, as the Perfetto trace `out`.
+fn make_first(evs: &[Ev], n: usize, out: &Path) {
+    let spec = format!("{{\"packets\": [{}]}}", bundle(evs, 0, 0, false, 0, n));
+    make(&spec, out);
 }
 
 /// One kernel event of a test capture.
@@ -154,6 +150,21 @@ fn threads() -> String {
         .map(|(p, c)| format!("[{p}, \"{c}\"]"))
         .collect();
     format!("{{\"threads\": [{}]}}", t.join(", "))
+}
+
+/// Asserts that the summary `err` says each of `wants`.
+fn says_all(err: &str, wants: &[&str]) {
+    for want in wants {
+        assert!(err.contains(want), "no `{want}` in:\n{err}");
+    }
+}
+
+/// The [`records`] of the trace.dat's import `d/dat`, and the headers and records of the
+/// Perfetto trace's import `d/pf`.
+fn both_records(d: &Path) -> (Vec<String>, Vec<StreamHeader>, Vec<String>) {
+    let (_, dat) = records(&d.join("dat"));
+    let (hs, pf) = records(&d.join("pf"));
+    (dat, hs, pf)
 }
 
 /// Every record of the streams of `base` (all CPUs) but the source notes, as text lines,
@@ -378,22 +389,22 @@ fn typed_and_generic_events_import_as_the_same_events_in_a_trace_dat() {
     let err = import_ok(&pf, &d.join("pf"));
     // What the user reads: the events mapped, and what was skipped and why.
     assert!(err.contains("Perfetto trace ("), "{err}");
-    for want in [
-        "virtio_gpu:virtio_gpu_cmd_queue  -> VirtioQueue",
-        "gpu_scheduler:drm_run_job  -> SchedRun612",
-        "amdgpu:amdgpu_cs_ioctl  -> AmdgpuCs",
-        "i915:i915_request_out  -> I915Out",
-        "sched:sched_switch 1",
-        "binder:binder_transaction 1",
-        "kgsl_something 1",
-        "sched (compact_sched, no GPU data) 4",
-        "process_tree 1, track_event 1",
-        "clock boot",
-    ] {
-        assert!(err.contains(want), "no `{want}` in:\n{err}");
-    }
-    let (_, dat_recs) = records(&d.join("dat"));
-    let (hs, pf_recs) = records(&d.join("pf"));
+    says_all(
+        &err,
+        &[
+            "virtio_gpu:virtio_gpu_cmd_queue  -> VirtioQueue",
+            "gpu_scheduler:drm_run_job  -> SchedRun612",
+            "amdgpu:amdgpu_cs_ioctl  -> AmdgpuCs",
+            "i915:i915_request_out  -> I915Out",
+            "sched:sched_switch 1",
+            "binder:binder_transaction 1",
+            "kgsl_something 1",
+            "sched (compact_sched, no GPU data) 4",
+            "process_tree 1, track_event 1",
+            "clock boot",
+        ],
+    );
+    let (dat_recs, hs, pf_recs) = both_records(&d);
     assert_eq!(hs.len(), 2);
     assert!(dat_recs.len() > 60, "{dat_recs:?}");
     assert_eq!(pf_recs, dat_recs);
@@ -506,16 +517,16 @@ fn two_gpus_compressed_packets_losses_and_a_clock_snapshot() {
     make(&spec, &pf);
     import_ok(&d.join("trace.dat"), &d.join("dat"));
     let err = import_ok(&pf, &d.join("pf"));
-    for want in [
-        "2 zlib compressed",
-        "clock mono: ftrace's boot clock, put on CLOCK_MONOTONIC by 1 ClockSnapshot",
-        "ftrace_stats: events overrun or dropped by the kernel: CPU 1: 5",
-        "You have 5 lost events in the trace",
-    ] {
-        assert!(err.contains(want), "no `{want}` in:\n{err}");
-    }
-    let (_, dat_recs) = records(&d.join("dat"));
-    let (hs, pf_recs) = records(&d.join("pf"));
+    says_all(
+        &err,
+        &[
+            "2 zlib compressed",
+            "clock mono: ftrace's boot clock, put on CLOCK_MONOTONIC by 1 ClockSnapshot",
+            "ftrace_stats: events overrun or dropped by the kernel: CPU 1: 5",
+            "You have 5 lost events in the trace",
+        ],
+    );
+    let (dat_recs, hs, pf_recs) = both_records(&d);
     // The same records at the same MONOTONIC times, the loss included.
     assert!(pf_recs.iter().any(|l| l.contains("Lost")), "{pf_recs:?}");
     assert_eq!(pf_recs, dat_recs);
@@ -584,12 +595,8 @@ fn a_truncated_trace_exits_1_naming_file_and_offset_and_keeps_what_came_before()
 #[test]
 fn damaged_lengths_are_errors_at_their_offset_not_allocations() {
     let d = dir("damage");
-    let evs = two_gpus_617();
     let pf = d.join("ok.pftrace");
-    make(
-        &format!("{{\"packets\": [{}]}}", bundle(&evs, 0, 0, false, 0, 4)),
-        &pf,
-    );
+    make_first(&two_gpus_617(), 4, &pf);
     let good = std::fs::read(&pf).unwrap();
     // A packet whose length claims 4 GiB, after a good one.
     let mut bad = good.clone();
@@ -619,12 +626,8 @@ fn damaged_lengths_are_errors_at_their_offset_not_allocations() {
 #[test]
 fn a_perfetto_trace_is_told_by_its_content_not_its_name() {
     let d = dir("detect");
-    let evs = two_gpus_617();
     let pf = d.join("looks-like.dat");
-    make(
-        &format!("{{\"packets\": [{}]}}", bundle(&evs, 0, 0, false, 0, 8)),
-        &pf,
-    );
+    make_first(&two_gpus_617(), 8, &pf);
     let err = import_ok(&pf, &d.join("a"));
     assert!(err.contains("Perfetto trace"), "{err}");
     // From stdin too.

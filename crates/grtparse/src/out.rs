@@ -225,11 +225,19 @@ impl Cursor<'_> {
     /// Right-aligned in `width` (≤ 20) columns.
     #[inline(always)]
     pub fn u64_w(&mut self, v: u64, width: usize) {
+        self.u64_w_pad(v, width, 0);
+    }
+
+    /// Right-aligned in `width` (≤ 20) columns, then `pad` (0 or 1) spaces: the digits are
+    /// staged behind blanks, so one copy writes both.
+    #[inline(always)]
+    fn u64_w_pad(&mut self, v: u64, width: usize, pad: usize) {
         let mut tmp = [b' '; 40];
         let i = digits20(v, &mut tmp);
         let start = i.min(20 - width.min(20));
-        self.b[self.p..self.p + 20].copy_from_slice(&tmp[start..start + 20]);
-        self.p += 20 - start;
+        let n = 20 + pad;
+        self.b[self.p..self.p + n].copy_from_slice(&tmp[start..start + n]);
+        self.p += n - start;
     }
 
     /// `v` then one space.
@@ -243,11 +251,7 @@ impl Cursor<'_> {
     /// Right-aligned in `width` (≤ 20) columns, then one space.
     #[inline(always)]
     pub fn u64_w_sp(&mut self, v: u64, width: usize) {
-        let mut tmp = [b' '; 40];
-        let i = digits20(v, &mut tmp);
-        let start = i.min(20 - width.min(20));
-        self.b[self.p..self.p + 21].copy_from_slice(&tmp[start..start + 21]);
-        self.p += 21 - start;
+        self.u64_w_pad(v, width, 1);
     }
 
     /// `sec.nnnnnnnnn ` with the seconds right-aligned in 5 columns (the time field).

@@ -12,16 +12,6 @@ use grtrace_format::builder::Builder;
 use grtrace_format::record::{Body, EventBody, Lost, StreamHeader};
 use grtrace_format::Event;
 
-/// Writes `dir/<base>.grtrace.{0,1}` from the synthetic workload, with the given card and
-/// session in their headers.
-fn synth(dir: &Path, base: &str, card: u32, session: u64, records: u64) {
-    let cfg = grtrace_format::synth::SynthConfig {
-        records,
-        ..Default::default()
-    };
-    grtrace_format::synth::write_files(&cfg, &dir.join(base), card, session).unwrap();
-}
-
 #[test]
 fn stdin_given_twice_is_a_usage_error() {
     let d = temp_dir("stdin2");

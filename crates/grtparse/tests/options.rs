@@ -118,11 +118,7 @@ fn two_cards_every_type_and_filters_print_the_same_on_several_threads() {
 #[test]
 fn a_damaged_file_prints_everything_before_the_damage_on_several_threads() {
     let d = temp_dir("par-damage");
-    let cfg = grtrace_format::synth::SynthConfig {
-        records: 20_000,
-        ..Default::default()
-    };
-    let files = grtrace_format::synth::write_files(&cfg, &d.join("run"), 0, 1).unwrap();
+    let files = synth(&d, "run", 0, 1, 20_000);
     // Cut CPU 1's file inside a record.
     let len = std::fs::metadata(&files[1]).unwrap().len();
     let f = std::fs::OpenOptions::new()
@@ -142,11 +138,7 @@ fn a_damaged_file_prints_everything_before_the_damage_on_several_threads() {
 #[test]
 fn head_closing_the_pipe_stops_the_workers_quietly() {
     let d = temp_dir("par-pipe");
-    let cfg = grtrace_format::synth::SynthConfig {
-        records: 400_000,
-        ..Default::default()
-    };
-    grtrace_format::synth::write_files(&cfg, &d.join("run"), 0, 1).unwrap();
+    synth(&d, "run", 0, 1, 400_000);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_grtparse"));
     let cmd = cmd
         .current_dir(&d)
@@ -163,11 +155,7 @@ fn head_closing_the_pipe_stops_the_workers_quietly() {
 #[test]
 fn standard_input_and_a_full_disk_with_threads() {
     let d = temp_dir("par-stdin");
-    let cfg = grtrace_format::synth::SynthConfig {
-        records: 5000,
-        ..Default::default()
-    };
-    let files = grtrace_format::synth::write_files(&cfg, &d.join("run"), 0, 1).unwrap();
+    let files = synth(&d, "run", 0, 1, 5000);
     // A merged stream on stdin (one thread, whatever -j says) prints what the files do.
     let merged = d.join("merged.grt");
     let o = grtparse(&d, &["run", "-q", "-O", "-d", "merged.grt"]);

@@ -243,6 +243,12 @@ mod tests {
     use super::*;
     use clap::Parser;
 
+    /// What clap says refusing the arguments `args` of a command line of `P`.
+    fn refusal<P: Parser + std::fmt::Debug>(args: &[&str]) -> String {
+        let argv = std::iter::once("t").chain(args.iter().copied());
+        P::try_parse_from(argv).unwrap_err().to_string()
+    }
+
     #[derive(Parser, Debug)]
     struct All {
         #[command(flatten)]
@@ -287,13 +293,9 @@ mod tests {
                 end: 2_000_000_000
             })
         );
-        let e = All::try_parse_from(["t", "--ctx", "two"])
-            .unwrap_err()
-            .to_string();
+        let e = refusal::<All>(&["--ctx", "two"]);
         assert!(e.contains("'two' is not a number"), "{e}");
-        let e = All::try_parse_from(["t", "-w", "3:1"])
-            .unwrap_err()
-            .to_string();
+        let e = refusal::<All>(&["-w", "3:1"]);
         assert!(e.contains("ends before it starts"), "{e}");
         assert!(!All::try_parse_from(["t"]).unwrap().filter.any());
         // -w's long names: --stopwatch (blkparse's) and --window.
@@ -329,14 +331,10 @@ mod tests {
         assert!(r.out.is_pipe());
         assert!(r.out.check().is_err());
         for bad in ["0", "1e10", "nan", "x"] {
-            let e = Rec::try_parse_from(["t", "-w", bad])
-                .unwrap_err()
-                .to_string();
+            let e = refusal::<Rec>(&["-w", bad]);
             assert!(e.contains("positive number of seconds"), "{bad}: {e}");
         }
-        let e = Rec::try_parse_from(["t", "-d", "renderD128"])
-            .unwrap_err()
-            .to_string();
+        let e = refusal::<Rec>(&["-d", "renderD128"]);
         assert!(e.contains("render node"), "{e}");
     }
 }

@@ -675,6 +675,24 @@ macro_rules! man_page_tests {
     };
 }
 
+/// Runs `cmd` to its end, its output captured, and asserts that it succeeded (the command
+/// and its standard error in the message); returns what it did. For tests.
+pub fn succeed(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd.output().expect("the command runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{cmd:?}: {err}");
+    out
+}
+
+/// Runs `cmd` to its end and asserts that it failed as a run fails, exit status 1 (its
+/// standard error in the message); returns its standard error. For tests.
+pub fn fail(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().expect("the command runs");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{cmd:?}: {err}");
+    err
+}
+
 /// Runs `cmd` as `cmd | head -1` would: reads the first line it writes on standard output,
 /// then closes the pipe and waits for it to end. Returns the line and what the command did
 /// (its standard error captured). For the tests that a closed pipe ends a binary quietly.

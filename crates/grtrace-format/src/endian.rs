@@ -13,6 +13,32 @@ pub enum Endian {
     Big,
 }
 
+/// Defines the reader `Endian::$t` and the writer `Endian::$put` of one integer width
+/// (`$n` bytes, byteorder's `$read` and `$write`): the three widths differ in nothing else.
+macro_rules! access {
+    ($t:ident, $n:literal, $put:ident, $read:ident, $write:ident) => {
+        #[doc = concat!("Reads the ", stringify!($t), " at `off` in `buf`; panics if `buf` is ")]
+        #[doc = concat!("shorter than `off + ", $n, "`.")]
+        #[inline(always)]
+        pub fn $t(self, buf: &[u8], off: usize) -> $t {
+            match self {
+                Endian::Little => LittleEndian::$read(&buf[off..off + $n]),
+                Endian::Big => BigEndian::$read(&buf[off..off + $n]),
+            }
+        }
+
+        #[doc = concat!("Writes `v` as a ", stringify!($t), " at `off` in `buf`; panics if `buf` ")]
+        #[doc = concat!("is shorter than `off + ", $n, "`.")]
+        #[inline(always)]
+        pub fn $put(self, buf: &mut [u8], off: usize, v: $t) {
+            match self {
+                Endian::Little => LittleEndian::$write(&mut buf[off..off + $n], v),
+                Endian::Big => BigEndian::$write(&mut buf[off..off + $n], v),
+            }
+        }
+    };
+}
+
 impl Endian {
     /// The byte order of the machine running this code: what the kernel writes.
     pub const NATIVE: Endian = if cfg!(target_endian = "big") {
@@ -57,59 +83,9 @@ impl Endian {
     // The readers take `buf[off..]` and panic if it is short: callers check lengths once per
     // record, so the hot path does no further checks than the slice bound.
 
-    /// Reads the u16 at `off` in `buf`; panics if `buf` is shorter than `off + 2`.
-    #[inline(always)]
-    pub fn u16(self, buf: &[u8], off: usize) -> u16 {
-        match self {
-            Endian::Little => LittleEndian::read_u16(&buf[off..off + 2]),
-            Endian::Big => BigEndian::read_u16(&buf[off..off + 2]),
-        }
-    }
-
-    /// Reads the u32 at `off` in `buf`; panics if `buf` is shorter than `off + 4`.
-    #[inline(always)]
-    pub fn u32(self, buf: &[u8], off: usize) -> u32 {
-        match self {
-            Endian::Little => LittleEndian::read_u32(&buf[off..off + 4]),
-            Endian::Big => BigEndian::read_u32(&buf[off..off + 4]),
-        }
-    }
-
-    /// Reads the u64 at `off` in `buf`; panics if `buf` is shorter than `off + 8`.
-    #[inline(always)]
-    pub fn u64(self, buf: &[u8], off: usize) -> u64 {
-        match self {
-            Endian::Little => LittleEndian::read_u64(&buf[off..off + 8]),
-            Endian::Big => BigEndian::read_u64(&buf[off..off + 8]),
-        }
-    }
-
-    /// Writes `v` as a u16 at `off` in `buf`; panics if `buf` is shorter than `off + 2`.
-    #[inline(always)]
-    pub fn put_u16(self, buf: &mut [u8], off: usize, v: u16) {
-        match self {
-            Endian::Little => LittleEndian::write_u16(&mut buf[off..off + 2], v),
-            Endian::Big => BigEndian::write_u16(&mut buf[off..off + 2], v),
-        }
-    }
-
-    /// Writes `v` as a u32 at `off` in `buf`; panics if `buf` is shorter than `off + 4`.
-    #[inline(always)]
-    pub fn put_u32(self, buf: &mut [u8], off: usize, v: u32) {
-        match self {
-            Endian::Little => LittleEndian::write_u32(&mut buf[off..off + 4], v),
-            Endian::Big => BigEndian::write_u32(&mut buf[off..off + 4], v),
-        }
-    }
-
-    /// Writes `v` as a u64 at `off` in `buf`; panics if `buf` is shorter than `off + 8`.
-    #[inline(always)]
-    pub fn put_u64(self, buf: &mut [u8], off: usize, v: u64) {
-        match self {
-            Endian::Little => LittleEndian::write_u64(&mut buf[off..off + 8], v),
-            Endian::Big => BigEndian::write_u64(&mut buf[off..off + 8], v),
-        }
-    }
+    access!(u16, 2, put_u16, read_u16, write_u16);
+    access!(u32, 4, put_u32, read_u32, write_u32);
+    access!(u64, 8, put_u64, read_u64, write_u64);
 }
 
 mod sealed {

@@ -6,6 +6,7 @@ mod common;
 
 use std::io::{Seek, SeekFrom, Write};
 use std::ops::ControlFlow;
+use std::path::PathBuf;
 
 use common::{bytes, pipe};
 use grtrace_format::abi::{self, rec_off, stream_off};
@@ -18,6 +19,27 @@ use grtrace_format::{
 /// The per-CPU streams of a synthetic run, the card in their headers set to `card`.
 fn streams(cfg: &SynthConfig, card: u32) -> Vec<Vec<u8>> {
     streams_of(cfg, card, SESSION).unwrap()
+}
+
+/// The stream of a synthetic run of one CPU and `records` records (card 0).
+fn one_cpu_stream(records: u64) -> Vec<u8> {
+    let cfg = SynthConfig {
+        records,
+        cpus: 1,
+        ..SynthConfig::default()
+    };
+    streams(&cfg, 0).remove(0)
+}
+
+/// [`one_cpu_stream`] written as `BASE.grtrace.0` in the directory `grtrace-TAG-PID` made
+/// under the temporary directory: (the directory, the file, its bytes).
+fn one_cpu_file(tag: &str, base: &str, records: u64) -> (PathBuf, PathBuf, Vec<u8>) {
+    let dir = std::env::temp_dir().join(format!("grtrace-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{base}.grtrace.0"));
+    let data = one_cpu_stream(records);
+    std::fs::write(&path, &data).unwrap();
+    (dir, path, data)
 }
 
 /// Notes of every type, a sequence gap and a kernel NOTE_LOST (card 0, two CPUs, mapped);
@@ -150,17 +172,8 @@ fn a_trace_can_be_merged_on_another_thread() {
 /// call hold the file's bytes, the released pages faulting back in.
 #[test]
 fn runs_of_a_mapped_file_read_after_its_pages_were_released() {
-    let dir = std::env::temp_dir().join(format!("grtrace-runs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("big.grtrace.0");
-    let cfg = SynthConfig {
-        records: 250_000,
-        cpus: 1,
-        ..SynthConfig::default()
-    };
-    let data = streams(&cfg, 0).remove(0);
+    let (dir, path, data) = one_cpu_file("runs", "big", 250_000);
     assert!(data.len() > 16 << 20, "{} bytes", data.len());
-    std::fs::write(&path, &data).unwrap();
     let mut trace = Trace::open(vec![InputSource::File(path.clone())]).unwrap();
     let mut runs: Vec<&[u8]> = Vec::new();
     let mut notes = 0;
@@ -216,16 +229,7 @@ fn mapped_rss_kib(path: &std::path::Path) -> u64 {
 /// where it stopped holding events: nothing is silently cut short.
 #[test]
 fn a_run_read_after_its_file_shrank_is_an_error_naming_file_and_byte() {
-    let dir = std::env::temp_dir().join(format!("grtrace-shrunk-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("cut.grtrace.0");
-    let cfg = SynthConfig {
-        records: 20_000,
-        cpus: 1,
-        ..SynthConfig::default()
-    };
-    let data = streams(&cfg, 0).remove(0);
-    std::fs::write(&path, &data).unwrap();
+    let (dir, path, data) = one_cpu_file("shrunk", "cut", 20_000);
     let mut trace = Trace::open(vec![InputSource::File(path.clone())]).unwrap();
     let mut runs: Vec<&[u8]> = Vec::new();
     let sum = trace.for_each_run(|_, it| {
@@ -307,12 +311,7 @@ fn a_run_read_after_its_file_shrank_is_an_error_naming_file_and_byte() {
 /// sequence checked and not (`SEQ_CHECKED` streams).
 #[test]
 fn a_damaged_size_inside_a_run_ends_it_with_an_error_at_that_byte() {
-    let cfg = SynthConfig {
-        records: 3000,
-        cpus: 1,
-        ..SynthConfig::default()
-    };
-    let data = streams(&cfg, 0).remove(0);
+    let data = one_cpu_stream(3000);
     let h = StreamHeader::parse(&data).unwrap();
     let recs: Vec<RecordView<'_>> = Records::new(&data, &h).map(|r| r.unwrap()).collect();
     // An event with events on both sides, 100 records before the end (so that the largest
@@ -428,12 +427,7 @@ fn native_event_views_read_what_event_views_read() {
 /// bad size or the other byte order ends it there.
 #[test]
 fn native_events_end_at_anything_but_a_whole_event() {
-    let cfg = SynthConfig {
-        records: 40,
-        cpus: 1,
-        ..SynthConfig::default()
-    };
-    let data = streams(&cfg, 0).remove(0);
+    let data = one_cpu_stream(40);
     let h = StreamHeader::parse(&data).unwrap();
     let recs: Vec<RecordView<'_>> = Records::new(&data, &h).map(|r| r.unwrap()).collect();
     let first_note = recs.iter().position(|r| !r.is_event()).unwrap();

@@ -296,10 +296,10 @@ const IOCTLS: [(&str, u8, u32); 4] = [
     ),
 ];
 
-/// The 6.12.117 `drm.h` (kept in `kernel/guest/include/drm/`): the header that `grtrace.h`
-/// includes, and the core ioctl numbers grtrace's must not collide with.
+/// The 6.12.117 `drm.h` (kept in `kernel/guest/vendor/include/drm/`): the header that
+/// `grtrace.h` includes, and the core ioctl numbers grtrace's must not collide with.
 fn drm_h_dir() -> PathBuf {
-    repo_root().join("kernel/guest/include/drm")
+    repo_root().join("kernel/guest/vendor/include/drm")
 }
 
 #[test]

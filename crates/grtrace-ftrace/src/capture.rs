@@ -288,6 +288,22 @@ impl Capture {
         self
     }
 
+    /// A 6.12 capture on two CPUs of one scheduler switch at `t` ns (bash, pid 5, to pid 6)
+    /// and no GPU event: what a capture of an idle GPU gives.
+    pub fn no_gpu(t: u64) -> Capture {
+        let mut c = Capture::new("6.12", 2);
+        c.ev(
+            1,
+            t,
+            "bash",
+            5,
+            "sched_switch",
+            &[("prev_pid", 5), ("next_pid", 6)],
+            &[("prev_comm", "bash"), ("next_comm", "x")],
+        );
+        c
+    }
+
     /// Adds event `name` at `t` ns on `cpu`, by task `comm`-`pid`, with integer and string
     /// fields (fields the format lacks are ignored).
     #[allow(clippy::too_many_arguments)]

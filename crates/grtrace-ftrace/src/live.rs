@@ -361,6 +361,15 @@ mod tests {
         }
     }
 
+    /// The fixture, a mapper and what it writes, and a live merge of CPUs 0 and 1 that holds
+    /// at most `limit` bytes.
+    fn two_cpus(limit: usize) -> (Fx, Mapper, Collect, LiveMerge) {
+        let fx = fx();
+        let m = Mapper::new(fx.layout.endian, &fx.all);
+        let lm = LiveMerge::new(fx.layout, &[0, 1], limit);
+        (fx, m, Collect::default(), lm)
+    }
+
     /// One page of virtio control-queue commands (`queue`: cmd_queue, else response).
     fn page(fx: &Fx, evs: &[(u64, bool, u64)]) -> Vec<u8> {
         let mut b = PageBuilder::new(fx.layout);
@@ -388,10 +397,7 @@ mod tests {
     /// inferred out of order); behind the watermark every job is whole and in order.
     #[test]
     fn a_page_that_arrives_a_round_late_is_still_merged_in_time_order() {
-        let fx = fx();
-        let mut m = Mapper::new(fx.layout.endian, &fx.all);
-        let mut out = Collect::default();
-        let mut lm = LiveMerge::new(fx.layout, &[0, 1], 1 << 20);
+        let (fx, mut m, mut out, mut lm) = two_cpus(1 << 20);
         // round 1
         lm.push(0, page(&fx, &[(5 * MS, true, 1)])).unwrap();
         lm.drained(0, Some(10 * MS));
@@ -424,10 +430,7 @@ mod tests {
     /// Held back: nothing passes the watermark until every CPU has been read past it.
     #[test]
     fn events_wait_for_the_slowest_cpu_and_a_late_one_is_counted() {
-        let fx = fx();
-        let mut m = Mapper::new(fx.layout.endian, &fx.all);
-        let mut out = Collect::default();
-        let mut lm = LiveMerge::new(fx.layout, &[0, 1], 1 << 20);
+        let (fx, mut m, mut out, mut lm) = two_cpus(1 << 20);
         lm.push(1, page(&fx, &[(900 * MS, true, 1)])).unwrap();
         lm.drained(1, Some(1000 * MS));
         // CPU 0 never read: its horizon is 0, nothing may go out
@@ -451,11 +454,8 @@ mod tests {
     /// the oldest events go out anyway, counted.
     #[test]
     fn a_cpu_that_never_advances_cannot_make_memory_grow() {
-        let fx = fx();
-        let mut m = Mapper::new(fx.layout.endian, &fx.all);
-        let mut out = Collect::default();
         let limit = 64 << 10;
-        let mut lm = LiveMerge::new(fx.layout, &[0, 1], limit);
+        let (fx, mut m, mut out, mut lm) = two_cpus(limit);
         for i in 0..200u64 {
             let evs: Vec<_> = (0..20)
                 .map(|k| ((i * 20 + k) * 1000, true, i * 20 + k))

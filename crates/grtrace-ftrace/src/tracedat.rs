@@ -463,6 +463,21 @@ impl<'a> TraceDat<'a> {
         Ok(())
     }
 
+    /// The section at `at`, which must have id `want`; `wrong` words the error from the id
+    /// found there.
+    fn section_with_id(
+        &self,
+        at: usize,
+        want: u16,
+        wrong: impl FnOnce(u16) -> String,
+    ) -> Result<Section, DatError> {
+        let s = self.section(at)?;
+        if s.id != want {
+            return err(at, wrong(s.id));
+        }
+        Ok(s)
+    }
+
     /// Reads the v7 section header at `at` and its (decompressed) content.
     fn section(&self, at: usize) -> Result<Section, DatError> {
         let mut c = Cur {
@@ -557,13 +572,9 @@ impl<'a> TraceDat<'a> {
             if visited > 1024 {
                 return err(next, "options sections loop");
             }
-            let s = self.section(next)?;
-            if s.id != opt::DONE {
-                return err(
-                    next,
-                    format!("expected an options section, found section id {}", s.id),
-                );
-            }
+            let s = self.section_with_id(next, opt::DONE, |id| {
+                format!("expected an options section, found section id {id}")
+            })?;
             let mut oc = self.sub(&s);
             next = 0;
             loop {
@@ -598,13 +609,9 @@ impl<'a> TraceDat<'a> {
         }
         let mut have_headers = false;
         for (id, at) in sections {
-            let s = self.section(at)?;
-            if s.id != id {
-                return err(
-                    at,
-                    format!("section id {} where the options said {id}", s.id),
-                );
-            }
+            let s = self.section_with_id(at, id, |found| {
+                format!("section id {found} where the options said {id}")
+            })?;
             let mut sc = self.sub(&s);
             match id {
                 opt::HEADER_INFO => {
@@ -623,13 +630,9 @@ impl<'a> TraceDat<'a> {
         let Some((at, cpus, page_size)) = buffer else {
             return err(cpos, "no flyrecord BUFFER of the top instance");
         };
-        let s = self.section(at)?;
-        if s.id != opt::BUFFER {
-            return err(
-                at,
-                format!("expected the flyrecord buffer section, found id {}", s.id),
-            );
-        }
+        let s = self.section_with_id(at, opt::BUFFER, |id| {
+            format!("expected the flyrecord buffer section, found id {id}")
+        })?;
         self.data_compressed = s.compressed;
         if let Some(p) = page_size {
             self.layout.page_size = p as usize;

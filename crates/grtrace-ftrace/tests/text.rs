@@ -40,13 +40,13 @@ fn binary() -> Trace {
         &[("fence_context", 40), ("fence_seqno", 3)],
         &[],
     );
-    t.ev(
+    t.fence(
         1,
         1_000_009_500,
         0,
         "dma_fence_signaled",
-        &[("context", 40), ("seqno", 3)],
-        &[("driver", "drm_sched"), ("timeline", "gfx_0.0.0")],
+        (40, 3),
+        ("drm_sched", "gfx_0.0.0"),
     );
     let v = [
         ("dev", 0),

@@ -175,13 +175,13 @@ fn amdgpu_before_5_x_names_the_ring_by_its_timeline_and_ends_jobs_at_their_fence
     amdgpu_419(&mut t, 0, 1700, "amdgpu_cs_ioctl", "gfx", 177, 2);
     amdgpu_419(&mut t, 1, 1800, "amdgpu_sched_run_job", "gfx", 177, 2);
     for (ts, ctx, seqno) in [(2500, 180, 1), (4000, 177, 1), (6000, 177, 2)] {
-        t.ev(
+        t.fence(
             2,
             ts,
             0,
             "dma_fence_signaled",
-            &[("context", ctx), ("seqno", seqno)],
-            &[("driver", "drm_sched"), ("timeline", "gfx")],
+            (ctx, seqno),
+            ("drm_sched", "gfx"),
         );
     }
     let (c, m) = run(&t);
@@ -215,22 +215,8 @@ fn amdgpu_before_5_x_names_the_ring_by_its_timeline_and_ends_jobs_at_their_fence
 #[test]
 fn fence_events_before_the_dma_fence_rename_are_read() {
     let mut t = Trace::new("4.9");
-    t.ev(
-        0,
-        1000,
-        7,
-        "fence_wait_start",
-        &[("context", 5), ("seqno", 9)],
-        &[("driver", "i915"), ("timeline", "rcs0")],
-    );
-    t.ev(
-        0,
-        2000,
-        7,
-        "fence_signaled",
-        &[("context", 5), ("seqno", 9)],
-        &[("driver", "i915"), ("timeline", "rcs0")],
-    );
+    t.fence(0, 1000, 7, "fence_wait_start", (5, 9), ("i915", "rcs0"));
+    t.fence(0, 2000, 7, "fence_signaled", (5, 9), ("i915", "rcs0"));
     let (c, _) = run(&t);
     assert_eq!(c.codes(), ["WAIT", "SIGNAL"]);
     assert!(c.events().iter().all(|e| e.4 .0 == 5 && e.4 .1 == 9));

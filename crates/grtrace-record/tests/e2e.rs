@@ -387,10 +387,8 @@ fn records_refused_on_cpus_brought_online_after_setup_are_reported() {
 
 /// `grtrace -r ROOT -d card0 -w 2 -o OUT/run`, the binary.
 fn record_two_seconds(root: &Path, out: &Path) -> std::process::Output {
-    grtrace_bin()
-        .arg("-r")
-        .arg(root)
-        .args(["-d", "card0", "-w", "2", "-o"])
+    grtrace_card0(root)
+        .args(["-w", "2", "-o"])
         .arg(out.join("run"))
         .output()
         .unwrap()
@@ -398,6 +396,14 @@ fn record_two_seconds(root: &Path, out: &Path) -> std::process::Output {
 
 fn grtrace_bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_grtrace"))
+}
+
+/// `grtrace -r ROOT -d card0`: the binary recording card0 of the relay root `root` (a
+/// simulator's).
+fn grtrace_card0(root: &Path) -> Command {
+    let mut c = grtrace_bin();
+    c.arg("-r").arg(root).args(["-d", "card0"]);
+    c
 }
 
 #[test]
@@ -415,18 +421,8 @@ fn ctrl_c_at_random_moments_always_leaves_parseable_files() {
     ];
     for run in 0..12 {
         let out = TempDir::new("out");
-        let child = grtrace_bin()
-            .args([
-                "-r",
-                root.0.to_str().unwrap(),
-                "-d",
-                "card0",
-                "-b",
-                "64K",
-                "-n",
-                "4",
-            ])
-            .arg("-o")
+        let child = grtrace_card0(&root.0)
+            .args(["-b", "64K", "-n", "4", "-o"])
             .arg(out.0.join("run"))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -481,19 +477,8 @@ fn piped_stream_holds_the_same_records_as_the_files() {
 /// Records the simulator's second tracing session of card0 with `grtrace -o -` (1 MiB x 16
 /// sub-buffers), stops it with SIGINT once the quota is produced, and returns its output.
 fn second_session_on_stdout(root: &Path, sim: &Sim) -> std::process::Output {
-    let child = grtrace_bin()
-        .args([
-            "-r",
-            root.to_str().unwrap(),
-            "-d",
-            "card0",
-            "-b",
-            "1M",
-            "-n",
-            "16",
-            "-o",
-            "-",
-        ])
+    let child = grtrace_card0(root)
+        .args(["-b", "1M", "-n", "16", "-o", "-"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -618,17 +603,8 @@ fn an_idle_recording_sleeps_instead_of_spinning_on_always_readable_files() {
     cfg.events = Some(10);
     let _sim = Sim::start(&cfg).unwrap();
     let out = TempDir::new("out");
-    let o = grtrace_bin()
-        .args([
-            "-r",
-            root.0.to_str().unwrap(),
-            "-d",
-            "card0",
-            "-w",
-            "1.5",
-            "-v",
-            "-o",
-        ])
+    let o = grtrace_card0(&root.0)
+        .args(["-w", "1.5", "-v", "-o"])
         .arg(out.0.join("run"))
         .output()
         .unwrap();
@@ -767,10 +743,8 @@ fn the_busy_hint_names_the_root_and_works_when_pasted() {
         .wait_state(DevState::Setup)
         .unwrap();
     let out = TempDir::new("out");
-    let o = grtrace_bin()
-        .arg("-r")
-        .arg(&root.0)
-        .args(["-d", "card0", "-w", "1", "-o"])
+    let o = grtrace_card0(&root.0)
+        .args(["-w", "1", "-o"])
         .arg(out.0.join("run"))
         .output()
         .unwrap();
@@ -784,16 +758,7 @@ fn the_busy_hint_names_the_root_and_works_when_pasted() {
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let o = Command::new("sh")
-        .args(["-c", hint])
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{hint}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = grtrace_cli::succeed(Command::new("sh").args(["-c", hint]).env("PATH", path));
     assert!(String::from_utf8_lossy(&o.stderr).contains("torn down (was setup)"));
     assert_eq!(state(&root.0), DevState::Idle);
 }
@@ -811,10 +776,8 @@ fn a_fifo_output_without_reader_still_stops_and_kill_9_is_recoverable_with_k() {
         .unwrap();
     }
     let start = || {
-        grtrace_bin()
-            .arg("-r")
-            .arg(&root.0)
-            .args(["-d", "card0", "-o"])
+        grtrace_card0(&root.0)
+            .arg("-o")
             .arg(out.0.join("run"))
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -859,13 +822,7 @@ fn a_fifo_output_without_reader_still_stops_and_kill_9_is_recoverable_with_k() {
     signal(&child, nix::sys::signal::SIGKILL);
     let _ = child.wait();
     assert_eq!(state(&root.0), DevState::Setup);
-    let o = grtrace_bin()
-        .arg("-k")
-        .arg("-r")
-        .arg(&root.0)
-        .args(["-d", "card0"])
-        .output()
-        .unwrap();
+    let o = grtrace_card0(&root.0).arg("-k").output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("card0: torn down (was setup)"));
     assert_eq!(state(&root.0), DevState::Idle);
@@ -952,15 +909,11 @@ fn a_d_option_naming_a_file_is_one_line_saying_it_is_not_a_directory() {
     let file = out.0.join("a-file");
     std::fs::write(&file, "x").unwrap();
     for d in [file.clone(), file.join("sub")] {
-        let o = grtrace_bin()
-            .arg("-r")
-            .arg(&root.0)
-            .args(["-d", "card0", "-w", "1", "-o", "run", "-D"])
-            .arg(&d)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{err}");
+        let err = grtrace_cli::fail(
+            grtrace_card0(&root.0)
+                .args(["-w", "1", "-o", "run", "-D"])
+                .arg(&d),
+        );
         assert_eq!(
             err,
             format!(

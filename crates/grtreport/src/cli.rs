@@ -18,7 +18,10 @@ use std::rc::Rc;
 use crate::engine::{Engine, Filter, JobSink};
 use crate::input::{Cards, Engines, MakeEngine};
 use crate::joiner::JoinConfig;
-use crate::rows::{CardRows, IntervalLines, JobCsv, JobLines, MakeRows, SharedSink};
+use crate::rows::{
+    process_csv_header, ring_csv_header, write_process_csv_rows, write_ring_csv_rows, CardRows,
+    IntervalLines, JobCsv, JobLines, MakeRows, SharedSink,
+};
 use crate::rules::Rules;
 
 const ABOUT: &str = "Join grtrace events into GPU jobs, split their phases, tag what blocked them";
@@ -815,6 +818,28 @@ fn report(plan: &Plan) -> Result<(), Failure> {
     )
 }
 
+/// A `--csv` file being written.
+type CsvOut = csv::Writer<BufWriter<Box<dyn Write + Send>>>;
+
+/// Writes the `--csv` file `path`: one `header`, then the rows `rows` gives of each card's
+/// engine (on several cards each row starts with its card).
+fn write_csv<F: MakeEngine>(
+    path: &Path,
+    inputs: &Inputs,
+    header: Vec<String>,
+    engines: &Cards<F>,
+    rows: fn(&mut CsvOut, &Engine) -> io::Result<()>,
+) -> Result<(), String> {
+    grtrace_cli::open_output("--csv", path, &inputs.read).and_then(|out| {
+        let mut c = csv::Writer::from_writer(BufWriter::new(out.into_writer()));
+        c.write_record(header)
+            .map_err(io::Error::from)
+            .and_then(|_| engines.iter().try_for_each(|(_, e)| rows(&mut c, e)))
+            .and_then(|_| c.flush())
+            .map_err(|e| grtrace_cli::write_error(path, &e))
+    })
+}
+
 /// What comes once the trace is read: the ring rows, the exports' ends, the report, the
 /// inputs' errors.
 fn finish<F: MakeEngine>(
@@ -839,33 +864,22 @@ fn finish<F: MakeEngine>(
     // The end-of-run outputs label every card the run met, those found only while reading.
     let several = engines.len() > 1;
     if let Some(rp) = &plan.rings_csv {
-        grtrace_cli::open_output("--csv", rp, &inputs.read).and_then(|out| {
-            // One header; on several cards each row starts with its card.
-            let mut c = csv::Writer::from_writer(BufWriter::new(out.into_writer()));
-            c.write_record(crate::rows::ring_csv_header(several))
-                .map_err(io::Error::from)
-                .and_then(|_| {
-                    engines
-                        .iter()
-                        .try_for_each(|(_, e)| crate::rows::write_ring_csv_rows(&mut c, e))
-                })
-                .and_then(|_| c.flush())
-                .map_err(|e| grtrace_cli::write_error(rp, &e))
-        })?;
+        write_csv(
+            rp,
+            inputs,
+            ring_csv_header(several),
+            engines,
+            write_ring_csv_rows,
+        )?;
     }
     if let Some(pp) = &plan.processes_csv {
-        grtrace_cli::open_output("--csv", pp, &inputs.read).and_then(|out| {
-            let mut c = csv::Writer::from_writer(BufWriter::new(out.into_writer()));
-            c.write_record(crate::rows::process_csv_header(several))
-                .map_err(io::Error::from)
-                .and_then(|_| {
-                    engines
-                        .iter()
-                        .try_for_each(|(_, e)| crate::rows::write_process_csv_rows(&mut c, e))
-                })
-                .and_then(|_| c.flush())
-                .map_err(|e| grtrace_cli::write_error(pp, &e))
-        })?;
+        write_csv(
+            pp,
+            inputs,
+            process_csv_header(several),
+            engines,
+            write_process_csv_rows,
+        )?;
     }
     // Not a single GPU event (a capture of an idle GPU, or of tracepoints that are not
     // mapped): said plainly, as grtimport says it, rather than a page of empty tables.

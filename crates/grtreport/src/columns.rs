@@ -127,6 +127,20 @@ fn owned<T>(j: &Job, f: impl FnOnce(&Blocker) -> T) -> Option<T> {
     (b.is_some() && b.owned).then(|| f(b))
 }
 
+/// A phase's column: nanoseconds in the CSV and in the JSON's `phases`, milliseconds in the
+/// text column `ms` of `width`, and on the page.
+const fn phase_col(
+    name: &'static str,
+    value: fn(&Job) -> Val<'_>,
+    ms: &'static str,
+    width: usize,
+) -> Column {
+    col(name, value)
+        .text(ms, width)
+        .json_in("phases", name)
+        .html()
+}
+
 const fn col(name: &'static str, value: fn(&Job) -> Val<'_>) -> Column {
     Column {
         name,
@@ -204,34 +218,13 @@ pub static COLUMNS: &[Column] = &[
         .html(),
     col("pid", |j| Val::Int(j.pid.into())).json("pid").html(),
     col("comm", |j| Val::Comm(j.pid)),
-    col("submit_host_ns", |j| phase(j, 0))
-        .text("submit_ms", 9)
-        .json_in("phases", "submit_host_ns")
-        .html(),
-    col("queue_ns", |j| phase(j, 1))
-        .text("queue_ms", 10)
-        .json_in("phases", "queue_ns")
-        .html(),
-    col("exec_ns", |j| phase(j, 2))
-        .text("exec_ms", 10)
-        .json_in("phases", "exec_ns")
-        .html(),
-    col("complete_ns", |j| phase(j, 3))
-        .text("complete_ms", 11)
-        .json_in("phases", "complete_ns")
-        .html(),
-    col("gpu_wait_ns", |j| phase(j, 4))
-        .text("gpuwait_ms", 10)
-        .json_in("phases", "gpu_wait_ns")
-        .html(),
-    col("vm_fault_ns", |j| phase(j, 5))
-        .text("vmfault_ms", 10)
-        .json_in("phases", "vm_fault_ns")
-        .html(),
-    col("total_ns", |j| phase(j, 6))
-        .text("total_ms", 10)
-        .json_in("phases", "total_ns")
-        .html(),
+    phase_col("submit_host_ns", |j| phase(j, 0), "submit_ms", 9),
+    phase_col("queue_ns", |j| phase(j, 1), "queue_ms", 10),
+    phase_col("exec_ns", |j| phase(j, 2), "exec_ms", 10),
+    phase_col("complete_ns", |j| phase(j, 3), "complete_ms", 11),
+    phase_col("gpu_wait_ns", |j| phase(j, 4), "gpuwait_ms", 10),
+    phase_col("vm_fault_ns", |j| phase(j, 5), "vmfault_ms", 10),
+    phase_col("total_ns", |j| phase(j, 6), "total_ms", 10),
     col("exec_own_ns", |j| Val::Int(j.exec_own())),
     col("class_p90_ns", |j| Val::Int(j.class_ref)),
     col("fill", |j| Val::Fill(j.fill)).text("fill", 4).html(),

@@ -36,6 +36,13 @@ fn table() -> TabWriter<Vec<u8>> {
         .alignment(Alignment::Right)
 }
 
+/// [`table`] with its header line `header` (tab-separated).
+fn headed_table(header: &str) -> io::Result<TabWriter<Vec<u8>>> {
+    let mut tw = table();
+    writeln!(tw, "{header}")?;
+    Ok(tw)
+}
+
 /// Groups with their labels (`ring 0 (gfx)`, `ctx 3`), in report order.
 type Rows<'a> = Vec<(String, &'a Group)>;
 
@@ -54,8 +61,7 @@ fn labelled<'a>(r: &ReportInput<'a>) -> (Rows<'a>, Rows<'a>) {
 }
 
 fn phase_table<W: Write>(w: &mut W, g: &Group, m: &[bool; N_PHASES]) -> io::Result<()> {
-    let mut tw = table();
-    writeln!(tw, "PHASE (ms)\tN\tMIN\tAVG\tP50\tP90\tP99\tMAX\t")?;
+    let mut tw = headed_table("PHASE (ms)\tN\tMIN\tAVG\tP50\tP90\tP99\tMAX\t")?;
     for (i, name) in PHASE_NAMES.iter().enumerate() {
         if !m[i] {
             writeln!(tw, "{name}\t-\t-\t-\t-\t-\t-\t-\t")?;
@@ -203,11 +209,7 @@ fn render<W: Write>(w: &mut W, r: &ReportInput<'_>) -> io::Result<()> {
 
     // btt's "Device Overhead": where a job spends its time.
     section(w, "Phase Overhead (share of total job time)")?;
-    let mut tw = table();
-    writeln!(
-        tw,
-        "\tsubmit_host\tqueue\texec\tcomplete\t|\tgpu_wait\tvm_fault\t"
-    )?;
+    let mut tw = headed_table("\tsubmit_host\tqueue\texec\tcomplete\t|\tgpu_wait\tvm_fault\t")?;
     for (label, g) in rows() {
         let p = |i: usize| {
             if m[i] && m[6] {
@@ -376,10 +378,8 @@ pub fn write_util<W: Write>(
     complete: u64,
 ) -> io::Result<()> {
     section(w, "Utilisation (share of the trace's span)")?;
-    let mut tw = table();
-    writeln!(
-        tw,
-        "\tbusy\tjobs/s\tout_avg\tout_max\tfill_avg\tfill_max\tidle_host\tidle_dep\tidle_sched\tidle_none\t"
+    let mut tw = headed_table(
+        "\tbusy\tjobs/s\tout_avg\tout_max\tfill_avg\tfill_max\tidle_host\tidle_dep\tidle_sched\tidle_none\t",
     )?;
     for u in rows {
         writeln!(

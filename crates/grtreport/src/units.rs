@@ -170,29 +170,25 @@ mod tests {
         f32::MIN_POSITIVE,
     ];
 
-    /// The same text as `format!("{:.0}%", f * 100.0)` (the `--jobs` fill).
-    #[test]
-    fn push_pct0_is_format_of_the_percentage() {
+    /// Asserts that `push` writes every value of [`floats`] as `format` does.
+    fn writes_as(push: fn(&mut Vec<u8>, f32), format: fn(f32) -> String) {
         let mut out = Vec::new();
         for f in floats(&EDGES) {
             out.clear();
-            push_pct0(&mut out, f);
-            assert_eq!(
-                String::from_utf8_lossy(&out),
-                format!("{:.0}%", f * 100.0),
-                "{f:e}"
-            );
+            push(&mut out, f);
+            assert_eq!(String::from_utf8_lossy(&out), format(f), "{f:e}");
         }
+    }
+
+    /// The same text as `format!("{:.0}%", f * 100.0)` (the `--jobs` fill).
+    #[test]
+    fn push_pct0_is_format_of_the_percentage() {
+        writes_as(push_pct0, |f| format!("{:.0}%", f * 100.0));
     }
 
     /// The same text as `format!("{f:.4}")` (the CSV's fill).
     #[test]
     fn push_fixed4_is_format_with_four_decimals() {
-        let mut out = Vec::new();
-        for f in floats(&EDGES) {
-            out.clear();
-            push_fixed4(&mut out, f);
-            assert_eq!(String::from_utf8_lossy(&out), format!("{f:.4}"), "{f:e}");
-        }
+        writes_as(push_fixed4, |f| format!("{f:.4}"));
     }
 }

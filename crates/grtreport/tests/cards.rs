@@ -88,7 +88,11 @@ fn two_cards(base: &str) -> Vec<PathBuf> {
 }
 
 fn run(args: &[&str], inputs: &[PathBuf]) -> (String, String) {
-    let out = bin().args(inputs).args(args).output().unwrap();
+    succeeded(bin().args(inputs).args(args).output().unwrap())
+}
+
+/// Stdout and stderr of `out` as text, asserting that it exited 0.
+fn succeeded(out: std::process::Output) -> (String, String) {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
     (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
@@ -659,9 +663,7 @@ fn through_pipe(args: &[&str], bytes: &[u8]) -> (std::process::Output, std::io::
 fn run_stdin(args: &[&str], bytes: &[u8]) -> (String, String) {
     let (out, fed) = through_pipe(args, bytes);
     fed.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{stderr}");
-    (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+    succeeded(out)
 }
 
 /// Two cards' streams concatenated on stdin (`cat a.card0.grtrace.0 b.card1.grtrace.0 |

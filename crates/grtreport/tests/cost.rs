@@ -13,8 +13,7 @@ use grtreport::{Flags, Rules};
 /// with a preempting CTX_SWITCH and a ring-wide VM fault each, jobs that end without an
 /// IRQ with IRQs that name no job, and a NOTE_LOST every tenth round.
 fn hostile(n: u64) -> Vec<u8> {
-    let mut r = Rec::default();
-    r.ring(T0, 0, 1 << 20, b"gfx");
+    let mut r = Rec::with_gfx();
     r.ring(T0, 1, 1 << 20, b"comp");
     r.ring(T0, 2, 1 << 20, b"copy");
     for i in 0..n {
@@ -71,8 +70,7 @@ fn doubling_a_hostile_input_doubles_the_work() {
 #[test]
 fn a_seqno_that_wraps_through_zero_names_job_zero() {
     for irq_ctx in [0, 2] {
-        let mut r = Rec::default();
-        r.ring(T0, 0, 1 << 20, b"gfx");
+        let mut r = Rec::with_gfx();
         let seqs = [0xffff_fffe_u64, 0xffff_ffff, 0, 1];
         for (i, s) in seqs.iter().enumerate() {
             let t = T0 + i as u64 * 100 * US;

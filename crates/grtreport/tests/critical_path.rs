@@ -201,8 +201,7 @@ fn critical_path_text_and_json() {
 /// `sched` is the hand-off time no dependency explains.
 #[test]
 fn a_scheduler_hand_off_after_a_dependency_links_to_the_dependency() {
-    let mut r = Rec::default();
-    r.ring(T0, 0, 1 << 20, b"gfx");
+    let mut r = Rec::with_gfx();
     r.ring(T0, 1, 1 << 20, b"comp");
     let ev = |t: u64, code, ctx, ring, seqno, arg0| Ev {
         pid: 7,

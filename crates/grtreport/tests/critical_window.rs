@@ -67,11 +67,7 @@ fn a_window_shorter_than_the_frames_cuts_their_paths_and_says_so() {
 #[test]
 fn a_long_trace_without_markers_keeps_only_the_window() {
     // One frame over the whole trace: every job would be kept without the window.
-    let cfg = grtrace_format::synth::SynthConfig {
-        records: 200_000,
-        cpus: 1,
-        ..Default::default()
-    };
+    let cfg = common::one_cpu(200_000);
     let data = grtrace_format::synth::streams_of(&cfg, 0, 1)
         .unwrap()
         .remove(0);

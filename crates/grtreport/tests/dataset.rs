@@ -27,6 +27,13 @@ fn tempdir(tag: &str) -> PathBuf {
     d
 }
 
+/// A scratch directory [`tempdir`] and the dataset `ds` to write in it.
+fn dataset_dir(tag: &str) -> (PathBuf, PathBuf) {
+    let dir = tempdir(tag);
+    let ds = dir.join("ds");
+    (dir, ds)
+}
+
 fn grtreport(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_grtreport"))
         .args(args)
@@ -206,8 +213,7 @@ fn schema_md_lists_every_column_of_every_table() {
 
 #[test]
 fn files_have_the_documented_columns_layout_and_metadata() {
-    let dir = tempdir("layout");
-    let ds = dir.join("ds");
+    let (dir, ds) = dataset_dir("layout");
     let input = fixtures().join("mixed.grtrace");
     let args = [
         input.to_str().unwrap(),
@@ -307,8 +313,7 @@ fn job_rows_hold_what_the_csv_rows_hold() {
         "i915-small",
         "cards",
     ] {
-        let dir = tempdir(input);
-        let ds = dir.join("ds");
+        let (dir, ds) = dataset_dir(input);
         let csv_path = dir.join("jobs.csv");
         let f = fixtures().join(input);
         run_ok(&[
@@ -372,8 +377,7 @@ fn job_rows_hold_what_the_csv_rows_hold() {
 fn unmeasured_phases_are_null_never_zero() {
     // amdgpu through the 6.12 scheduler tracepoints: the import note says submit_host and
     // vm_fault cannot be measured (the text shows '-').
-    let dir = tempdir("nulls");
-    let ds = dir.join("ds");
+    let (dir, ds) = dataset_dir("nulls");
     let f = fixtures().join("amdgpu612");
     run_ok(&[f.to_str().unwrap(), "-q", "--parquet", ds.to_str().unwrap()]);
     let (jobs, _) = file_of(&ds, "jobs");
@@ -472,8 +476,7 @@ fn bad_labels_are_usage_errors_and_a_failed_run_leaves_no_file() {
     let long_value = format!("k={}", "x".repeat(dataset::MAX_TAG_VALUE + 1));
     let tags: Vec<String> = (0..=dataset::MAX_TAGS).map(|i| format!("k{i}=v")).collect();
     let many_tags: Vec<&str> = tags.iter().flat_map(|t| ["--tag", t.as_str()]).collect();
-    let dir = tempdir("usage");
-    let ds = dir.join("ds");
+    let (dir, ds) = dataset_dir("usage");
     let f = fixtures().join("mixed.grtrace");
     for bad in [
         &["--tag", "Kernel=1"][..],
@@ -548,8 +551,7 @@ fn bad_labels_are_usage_errors_and_a_failed_run_leaves_no_file() {
 /// would give its jobs file) is refused before anything is written: the input stays.
 #[test]
 fn a_dataset_file_that_is_an_input_is_refused() {
-    let dir = tempdir("is-input");
-    let ds = dir.join("ds");
+    let (dir, ds) = dataset_dir("is-input");
     let plan = DatasetPlan::new(ds.clone(), Some("h".into()), &[], Some("c1".into())).unwrap();
     let input = plan.file("c1", "jobs");
     std::fs::create_dir_all(input.parent().unwrap()).unwrap();
@@ -581,8 +583,7 @@ fn a_dataset_file_that_is_an_input_is_refused() {
 /// it, and the capture is not in the dataset: no captures row, no temporary file left.
 #[test]
 fn a_table_not_put_in_place_leaves_no_captures_row() {
-    let dir = tempdir("publish");
-    let ds = dir.join("ds");
+    let (dir, ds) = dataset_dir("publish");
     let f = fixtures().join("mixed.grtrace");
     let plan = DatasetPlan::new(ds.clone(), Some("h".into()), &[], Some("c1".into())).unwrap();
     let taken = plan.file("c1", "rings");
@@ -615,8 +616,7 @@ fn a_table_not_put_in_place_leaves_no_captures_row() {
 /// only stdout outputs ends quietly. With stdout open, the same run writes the dataset.
 #[test]
 fn a_closed_stdout_does_not_silently_drop_the_dataset() {
-    let dir = tempdir("closed");
-    let ds = dir.join("ds");
+    let (_, ds) = dataset_dir("closed");
     let f = fixtures().join("mixed.grtrace");
     let args = [
         f.to_str().unwrap(),

@@ -156,6 +156,18 @@ fn apply(v: &mut [Ev], d: &Damage) {
     }
 }
 
+/// The NOTE_RING of ring `ring`, a `gfx` ring of 4096 slots.
+fn gfx_ring(ring: u32) -> Body<'static> {
+    Body::Ring(RingNote {
+        ring,
+        engine_class: 1,
+        size: 4096,
+        unit: abi::RING_UNIT_SLOTS,
+        flags: 0,
+        name: b"gfx",
+    })
+}
+
 /// Per-CPU files `BASE.grtrace.<cpu>` (or one merged stream, in the order given: damage
 /// and all), each with the ring table and frame markers.
 fn write_recording(dir: &Path, evs: &[Ev], merged: bool) -> PathBuf {
@@ -164,15 +176,7 @@ fn write_recording(dir: &Path, evs: &[Ev], merged: bool) -> PathBuf {
     for (cpu, b) in builders.iter_mut().enumerate() {
         b.on(cpu as u32);
         for ring in 0..3u32 {
-            b.record(Body::Ring(RingNote {
-                ring,
-                engine_class: 1,
-                size: 4096,
-                unit: abi::RING_UNIT_SLOTS,
-                flags: 0,
-                name: b"gfx",
-            }))
-            .at(T0);
+            b.record(gfx_ring(ring)).at(T0);
         }
     }
     for (k, e) in evs.iter().enumerate() {
@@ -294,6 +298,16 @@ fn every_stage(base: &Path, dir: &Path, horizon: &str) -> Result<(), TestCaseErr
     ])
 }
 
+/// A recording to damage: its jobs, the damage done to its records, and whether its CPUs
+/// are merged into one stream.
+fn damaged() -> impl Strategy<Value = (Vec<JobSpec>, Vec<Damage>, bool)> {
+    (
+        proptest::collection::vec(job_spec(), 1..24),
+        proptest::collection::vec(damage(), 1..6),
+        any::<bool>(),
+    )
+}
+
 fn horizon() -> impl Strategy<Value = &'static str> {
     prop_oneof![Just("10"), Just("0.001")]
 }
@@ -315,9 +329,7 @@ proptest! {
     /// files and in a merged stream: every stage of the report ends 0 or 1, never a panic.
     #[test]
     fn damaged_records_never_panic_in_any_stage(
-        jobs in proptest::collection::vec(job_spec(), 1..24),
-        damage in proptest::collection::vec(damage(), 1..6),
-        merged in any::<bool>(),
+        (jobs, damage, merged) in damaged(),
         horizon in horizon(),
     ) {
         let (dir, base) = recording(&jobs, &damage, merged, "prop");
@@ -334,9 +346,7 @@ proptest! {
     /// --jobs lines): a panic there is exit status 101.
     #[test]
     fn damaged_records_never_panic_in_the_binary(
-        jobs in proptest::collection::vec(job_spec(), 1..24),
-        damage in proptest::collection::vec(damage(), 1..6),
-        merged in any::<bool>(),
+        (jobs, damage, merged) in damaged(),
     ) {
         let (dir, base) = recording(&jobs, &damage, merged, "bin");
         let res = run_binary(&[
@@ -450,17 +460,15 @@ fn a_failed_export_names_its_file_and_removes_it() {
     let dir = tmp_dir("efbig");
     for opt in ["--html", "--perfetto"] {
         let out = dir.join(format!("x{opt}"));
-        let o = Command::new("sh")
-            .arg("-c")
-            .arg("trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\"")
-            .arg(env!("CARGO_BIN_EXE_grtreport"))
-            .arg(mixed_file())
-            .args(["-q", opt])
-            .arg(&out)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{opt}: {err}");
+        let err = grtrace_cli::fail(
+            Command::new("sh")
+                .arg("-c")
+                .arg("trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\"")
+                .arg(env!("CARGO_BIN_EXE_grtreport"))
+                .arg(mixed_file())
+                .args(["-q", opt])
+                .arg(&out),
+        );
         assert!(
             err.starts_with(&format!(
                 "grtreport: export: {}: File too large",
@@ -515,15 +523,7 @@ fn an_import_with_idle_cpus_draws_no_missing_cpu_warning() {
             "{}-run",
             input.extension().unwrap().to_string_lossy()
         ));
-        let args = grtimport::Args::try_parse_from([
-            "grtimport".as_ref(),
-            input.as_os_str(),
-            "-q".as_ref(),
-            "-o".as_ref(),
-            base.as_os_str(),
-        ])
-        .unwrap();
-        grtimport::run(&args).unwrap();
+        common::import(input, &base).unwrap();
         let made = std::fs::read_dir(&d)
             .unwrap()
             .filter(|e| {
@@ -565,28 +565,11 @@ fn no_gpu_events_is_said_plainly_for_every_input() {
     let d = tmp_dir("nogpu");
     // A recording of rings only.
     let mut b = Builder::new();
-    b.record(Body::Ring(RingNote {
-        ring: 0,
-        engine_class: 1,
-        size: 4096,
-        unit: abi::RING_UNIT_SLOTS,
-        flags: 0,
-        name: b"gfx",
-    }))
-    .at(T0);
+    b.record(gfx_ring(0)).at(T0);
     let rec = d.join("rings-only");
     std::fs::write(&rec, common::ended_stream(b.records(), 0, "virtio_gpu")).unwrap();
     // A capture of a scheduler switch only, as text and as trace.dat.
-    let mut c = Capture::new("6.12", 2);
-    c.ev(
-        1,
-        T0,
-        "bash",
-        5,
-        "sched_switch",
-        &[("prev_pid", 5), ("next_pid", 6)],
-        &[("prev_comm", "bash"), ("next_comm", "x")],
-    );
+    let c = Capture::no_gpu(T0);
     let text = d.join("idle.txt");
     std::fs::write(&text, c.text(TextStyle::Report)).unwrap();
     let dat = d.join("idle.dat");
@@ -597,15 +580,7 @@ fn no_gpu_events_is_said_plainly_for_every_input() {
             "{}-run",
             input.extension().unwrap().to_string_lossy()
         ));
-        let args = grtimport::Args::try_parse_from([
-            "grtimport".as_ref(),
-            input.as_os_str(),
-            "-q".as_ref(),
-            "-o".as_ref(),
-            base.as_os_str(),
-        ])
-        .unwrap();
-        grtimport::run(&args).unwrap();
+        common::import(input, &base).unwrap();
         assert!(
             PathBuf::from(format!("{}.grtrace.0", base.display())).exists(),
             "{}: no files written",

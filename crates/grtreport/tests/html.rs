@@ -236,8 +236,7 @@ fn jobs_carry_their_blocker_for_arrows_and_the_chain() {
 #[test]
 fn a_group_without_complete_jobs_is_unjudged_in_text_json_and_page() {
     use grtrace_format::Event;
-    let mut r = Rec::default();
-    r.ring(T0, 0, 1 << 20, b"gfx");
+    let mut r = Rec::with_gfx();
     r.ring(T0, 1, 1 << 20, b"comp");
     for seqno in 1..=20u64 {
         let t = T0 + seqno * MS;

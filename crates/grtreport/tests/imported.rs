@@ -12,7 +12,6 @@ use common::line_after;
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
 use grtrace_ftrace::capture::{Capture, TextStyle};
 use grtrace_ftrace::tracedat::Codec;
 use serde_json::Value;
@@ -46,14 +45,7 @@ fn imports(c: &Capture, name: &str) -> Vec<(String, PathBuf)> {
             let input = d.join(file);
             std::fs::write(&input, bytes).unwrap();
             let base = d.join(file.replace('.', "-"));
-            let args = grtimport::Args::parse_from([
-                "grtimport",
-                "-q",
-                input.to_str().unwrap(),
-                "-o",
-                base.to_str().unwrap(),
-            ]);
-            if let Err(f) = grtimport::run(&args) {
+            if let Err(f) = common::import(&input, &base) {
                 panic!("{file}: {f:?}");
             }
             (file.to_string(), base)
@@ -97,15 +89,7 @@ fn i915_small() -> Capture {
         c.ev(0, t, "gfx", 1234, "i915_request_add", &req, &[]);
         c.ev(1, t + 800 * US, "", 0, "i915_request_retire", &req, &[]);
     }
-    c.ev(
-        0,
-        T0 + 20 * MS + 300 * US,
-        "gfx",
-        1234,
-        "sched_switch",
-        &[("prev_pid", 1234), ("next_pid", 0)],
-        &[("prev_comm", "gfx"), ("next_comm", "swapper/0")],
-    );
+    to_idle(&mut c, 0, T0 + 20 * MS + 300 * US, ("gfx", 1234));
     c
 }
 
@@ -255,6 +239,34 @@ fn the_exports_of_an_imported_capture_start_at_its_first_event() {
     assert_eq!(jobs[0][start], 0);
 }
 
+/// A task (comm, pid) switches to the idle task of `cpu` at `t`.
+fn to_idle(c: &mut Capture, cpu: u32, t: u64, (comm, pid): (&str, u32)) {
+    let idle = format!("swapper/{cpu}");
+    c.ev(
+        cpu,
+        t,
+        comm,
+        pid,
+        "sched_switch",
+        &[("prev_pid", pid.into()), ("next_pid", 0)],
+        &[("prev_comm", comm), ("next_comm", &idle)],
+    );
+}
+
+/// The scheduler's finished fence `fence` of a job on `ring` signalled 2 µs after the job
+/// was done at `done`.
+fn finished_signal(c: &mut Capture, done: u64, fence: (u64, u64), ring: &str) {
+    c.ev(
+        1,
+        done + 2 * US,
+        "",
+        0,
+        "dma_fence_signaled",
+        &[("context", fence.0), ("seqno", fence.1)],
+        &[("driver", "drm_sched"), ("timeline", ring)],
+    );
+}
+
 /// Adds a drm_sched 6.17 job's scheduler events on `dev`/`ring`.
 #[allow(clippy::too_many_arguments)]
 fn sched617(
@@ -294,15 +306,7 @@ fn sched617(
         &[("fence_context", fence.0), ("fence_seqno", fence.1)],
         &[],
     );
-    c.ev(
-        1,
-        done + 2 * US,
-        "",
-        0,
-        "dma_fence_signaled",
-        &[("context", fence.0), ("seqno", fence.1)],
-        &[("driver", "drm_sched"), ("timeline", ring)],
-    );
+    finished_signal(c, done, fence, ring);
 }
 
 /// amdgpu on a 6.17+ kernel, 20 frames of 4 ms: an upload on sdma0 (fence context 200), the
@@ -399,15 +403,7 @@ fn amdgpu617() -> Capture {
             &w,
             &names,
         );
-        c.ev(
-            1,
-            f + 3 * MS,
-            "kworker/1:0",
-            55,
-            "sched_switch",
-            &[("prev_pid", 55), ("next_pid", 0)],
-            &[("prev_comm", "kworker/1:0"), ("next_comm", "swapper/1")],
-        );
+        to_idle(&mut c, 1, f + 3 * MS, ("kworker/1:0", 55));
     }
     c
 }
@@ -528,15 +524,7 @@ fn sched612(
         &[("fence", ptr)],
         &[],
     );
-    c.ev(
-        1,
-        done + 2 * US,
-        "",
-        0,
-        "dma_fence_signaled",
-        &[("context", fence.0), ("seqno", fence.1)],
-        &[("driver", "drm_sched"), ("timeline", ring)],
-    );
+    finished_signal(c, done, fence, ring);
 }
 
 /// amdgpu on 6.12, 10 frames of 5 ms: async compute (context 300 on comp_1.0.0) and the
@@ -1327,14 +1315,7 @@ fn a_capture_partly_of_an_unknown_layout_says_so_in_the_report_header() {
     let input = d.join("old.txt");
     std::fs::write(&input, &text).unwrap();
     let base = d.join("old");
-    let args = grtimport::Args::parse_from([
-        "grtimport",
-        "-q",
-        input.to_str().unwrap(),
-        "-o",
-        base.to_str().unwrap(),
-    ]);
-    grtimport::run(&args).unwrap();
+    common::import(&input, &base).unwrap();
     let r = report(&base, &[]);
     assert!(
         r.contains("grtreport: part of the capture was not used: 4 GPU event(s) of a layout the import does not know (i915_request_add 4: format with fields dev, hw_id, ctx, seqno is not known)"),

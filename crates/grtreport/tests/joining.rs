@@ -50,8 +50,7 @@ fn find(jobs: &[Job], seq: u64) -> &Job {
 
 #[test]
 fn missing_irq_uses_end_and_missing_start_is_inferred() {
-    let mut r = Rec::default();
-    r.ring(T0, 0, 1 << 20, b"gfx");
+    let mut r = Rec::with_gfx();
     job(&mut r, 1, 0, 1, T0 + MS, 100 * US, &[], 1);
     job(&mut r, 1, 0, 2, T0 + 2 * MS, 100 * US, &[Event::IRQ], 2);
     // Submitted while job 4 still runs: its START is missing, so it is taken as job 4's END.
@@ -120,8 +119,7 @@ fn one_submit_makes_several_jobs_visible() {
 
 #[test]
 fn seqno_wraps_around() {
-    let mut r = Rec::default();
-    r.ring(T0, 0, 1 << 20, b"gfx");
+    let mut r = Rec::with_gfx();
     let seqs = [0xffff_fffe_u64, 0xffff_ffff, 0, 1];
     let job = |s| Ev::of_job(2, 0, s).flags(1);
     let host = |s| job(s).on(0, 5);
@@ -147,8 +145,7 @@ fn seqno_wraps_around() {
 
 #[test]
 fn jobs_across_lost_records_are_incomplete_not_wrong() {
-    let mut r = Rec::default();
-    r.ring(T0, 0, 1 << 20, b"gfx");
+    let mut r = Rec::with_gfx();
     job(&mut r, 1, 0, 1, T0 + MS, 100 * US, &[], 1);
     // Job 2 loses its END to a relay overflow; job 3 starts after the loss.
     job(&mut r, 1, 0, 2, T0 + 2 * MS, 100 * US, &[Event::END], 2);
@@ -182,8 +179,7 @@ fn jobs_across_lost_records_are_incomplete_not_wrong() {
 /// import, which has no IRQs, is), so its IRQ still finds it instead of being an orphan.
 #[test]
 fn a_loss_before_the_first_irq_of_a_kernel_recording_finishes_no_job() {
-    let mut r = Rec::default();
-    r.ring(T0, 0, 1 << 20, b"gfx");
+    let mut r = Rec::with_gfx();
     job(
         &mut r,
         1,
@@ -219,8 +215,7 @@ fn a_loss_before_the_first_irq_of_a_kernel_recording_finishes_no_job() {
 
 #[test]
 fn irq_before_end_from_skewed_cpu_clock_and_unnamed_irq() {
-    let mut r = Rec::default();
-    r.ring(T0, 0, 1 << 20, b"gfx");
+    let mut r = Rec::with_gfx();
     // IRQ stamped 2 us before END (another CPU's clock): the job completes at END, never
     // before it. The IRQ names the job only by the hardware seqno it read (arg0).
     let job = |s| Ev::of_job(1, 0, s).flags(1);
@@ -267,8 +262,7 @@ fn memory_is_bounded_by_jobs_in_flight() {
 #[test]
 fn commits_out_of_seqno_order_are_still_submitted() {
     // Two submitters on different CPUs: seqno 8 is committed a few ns after seqno 9.
-    let mut r = Rec::default();
-    r.ring(T0, 0, 1 << 20, b"gfx");
+    let mut r = Rec::with_gfx();
     let nine = Ev::of_job(2, 0, 9).on(1, 201);
     let eight = Ev::of_job(1, 0, 8).on(0, 101);
     r.add(nine.flags(1).at(Event::COMMIT, T0 + 100));

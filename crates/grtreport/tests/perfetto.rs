@@ -259,11 +259,7 @@ fn simulator_scenarios_export_valid_traces_with_every_job() {
 }
 
 fn synth(records: u64) -> Vec<u8> {
-    let cfg = grtrace_format::synth::SynthConfig {
-        records,
-        cpus: 1,
-        ..Default::default()
-    };
+    let cfg = common::one_cpu(records);
     let mut out = vec![Vec::new()];
     grtrace_format::synth::generate(&cfg, out.iter_mut().collect()).unwrap();
     out.remove(0)

@@ -22,6 +22,23 @@ fn streams(cfg: &SynthConfig, card: u32) -> Vec<Vec<u8>> {
     streams_of(cfg, card, SESSION).unwrap()
 }
 
+/// Reads `trace` into `engines` on two threads (`pipelined`) or one, without progress,
+/// the stop flag set from the start when `stop`: what the input functions return.
+fn read(
+    trace: &mut Trace,
+    engines: &mut impl Engines,
+    stop: bool,
+    pipelined: bool,
+) -> (RunSummary, io::Result<()>, bool) {
+    let flag = AtomicBool::new(stop);
+    let mut quiet = grtrace_cli::Progress::new("t", 0, grtrace_cli::ProgressMode::Never);
+    if pipelined {
+        input::run_pipelined(trace, engines, &flag, true, &mut quiet)
+    } else {
+        input::run_with_progress(trace, engines, &flag, true, &mut quiet)
+    }
+}
+
 fn synth(records: u64, cpus: u32, seed: u64) -> SynthConfig {
     SynthConfig {
         records,
@@ -202,13 +219,7 @@ fn run(sources: Vec<InputSource>, outputs: Outputs, pipelined: bool, stop: bool)
     for c in trace.cards() {
         cards.of_card(c);
     }
-    let flag = AtomicBool::new(stop);
-    let mut quiet = grtrace_cli::Progress::new("t", 0, grtrace_cli::ProgressMode::Never);
-    let (sum, out, stopped) = if pipelined {
-        input::run_pipelined(&mut trace, &mut cards, &flag, true, &mut quiet)
-    } else {
-        input::run_with_progress(&mut trace, &mut cards, &flag, true, &mut quiet)
-    };
+    let (sum, out, stopped) = read(&mut trace, &mut cards, stop, pipelined);
     let mut records = 0;
     let (mut text, mut json) = (Vec::new(), Vec::new());
     let out = out.and_then(|_| cards.iter_mut().try_for_each(|(_, e)| e.finish()));
@@ -390,13 +401,7 @@ fn a_file_cut_while_it_is_read_is_an_error_not_a_short_report() {
             lookups,
             file: file.clone(),
         };
-        let flag = AtomicBool::new(false);
-        let mut quiet = grtrace_cli::Progress::new("t", 0, grtrace_cli::ProgressMode::Never);
-        let (sum, out, _) = if pipelined {
-            input::run_pipelined(&mut trace, &mut cut, &flag, true, &mut quiet)
-        } else {
-            input::run_with_progress(&mut trace, &mut cut, &flag, true, &mut quiet)
-        };
+        let (sum, out, _) = read(&mut trace, &mut cut, false, pipelined);
         assert!(out.is_ok());
         let errors: Vec<String> = sum.errors.iter().map(|e| e.to_string()).collect();
         assert_eq!(errors.len(), 1, "{pipelined}: {errors:?}");

@@ -294,8 +294,7 @@ fn gpu_run(r: &mut Rec, seqno: u64, at: [u64; 3]) {
 /// (they began before the recording); a recording without any COMMIT leaves them complete.
 #[test]
 fn a_job_that_ends_before_the_first_commit_is_no_commit() {
-    let mut r = Rec::default();
-    r.ring(T0, 0, 1 << 20, b"gfx");
+    let mut r = Rec::with_gfx();
     // In flight at the start: START, END and IRQ only, all before the first COMMIT.
     for (i, seqno) in [7u64, 8].into_iter().enumerate() {
         let t = T0 + i as u64 * 300 * US;
@@ -339,8 +338,7 @@ fn a_job_that_ends_before_the_first_commit_is_no_commit() {
 /// filtered after 4096 jobs, and they are reported complete.
 #[test]
 fn jobs_waiting_for_the_commit_decision_are_bounded() {
-    let mut r = Rec::default();
-    r.ring(T0, 0, 1 << 20, b"gfx");
+    let mut r = Rec::with_gfx();
     let n = 10_000u64;
     for seqno in 1..=n {
         let t = T0 + seqno * 300 * US;
@@ -428,8 +426,7 @@ fn a_stream_without_its_stream_info_did_not_end_cleanly() {
 #[test]
 fn a_stream_info_that_says_the_stop_was_not_clean_is_warned_about() {
     let stream = |flags: u32| {
-        let mut r = Rec::default();
-        r.ring(T0, 0, 1 << 20, b"gfx");
+        let mut r = Rec::with_gfx();
         r.push(
             0,
             0,

@@ -31,3 +31,13 @@ pub fn temp_dir(tag: &str) -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// Writes `dir/<base>.grtrace.{0,1}` of `records` records from the synthetic workload, with
+/// the given card and session in their headers; returns the files.
+pub fn synth(dir: &Path, base: &str, card: u32, session: u64, records: u64) -> Vec<PathBuf> {
+    let cfg = grtrace_format::synth::SynthConfig {
+        records,
+        ..Default::default()
+    };
+    grtrace_format::synth::write_files(&cfg, &dir.join(base), card, session).unwrap()
+}

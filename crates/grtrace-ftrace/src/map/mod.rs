@@ -705,6 +705,22 @@ impl Mapper {
         t
     }
 
+    /// Hands `body` to `sink` at `t` on `cpu`, kept from going back in time on that CPU
+    /// (stamp_time), and counts it.
+    #[inline]
+    fn record<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        cpu: u32,
+        pid: u32,
+        t: u64,
+        body: &Body<'_>,
+    ) -> io::Result<()> {
+        let t = self.stamp_time(cpu, t);
+        self.stats.records_out += 1;
+        sink.record(cpu, pid, t, body)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn emit<S: Sink>(
         &mut self,
@@ -717,9 +733,8 @@ impl Mapper {
         k: Key,
         a: (u64, u64, u32, u32),
     ) -> io::Result<()> {
-        let t = self.stamp_time(cpu, t);
-        self.stats.records_out += 1;
-        sink.record(
+        self.record(
+            sink,
             cpu,
             pid,
             t,
@@ -787,9 +802,8 @@ impl Mapper {
         label.extend_from_slice(name);
         // The NOTE_RING name holds 32 bytes: keep the end (ring names differ at the end).
         let keep = &label[label.len().saturating_sub(32)..];
-        let t = self.stamp_time(cpu, t);
-        self.stats.records_out += 1;
-        sink.record(
+        self.record(
+            sink,
             cpu,
             0,
             t,

@@ -44,12 +44,11 @@ impl Mapper {
                 if kind == Kind::MsmFlush {
                     let ticks = u(3);
                     self.msm_sync.insert(ringid, (t, ticks));
-                    let ts = self.stamp_time(cpu, t);
-                    self.stats.records_out += 1;
-                    sink.record(
+                    self.record(
+                        sink,
                         cpu,
                         0,
-                        ts,
+                        t,
                         &Body::ClockSync(ClockSync {
                             gpu_clock_id: 1,
                             gpu_time: ticks,

@@ -174,6 +174,27 @@ impl Trace {
         self
     }
 
+    /// Adds fence event `name` (`dma_fence_signaled`, `fence_wait_start`, ...) at `t` on
+    /// `cpu` by `pid`, of fence (context, seqno) `fence` on `driver`'s `timeline`.
+    pub fn fence(
+        &mut self,
+        cpu: u32,
+        t: u64,
+        pid: u32,
+        name: &str,
+        fence: (u64, u64),
+        (driver, timeline): (&str, &str),
+    ) -> &mut Self {
+        self.ev(
+            cpu,
+            t,
+            pid,
+            name,
+            &[("context", fence.0), ("seqno", fence.1)],
+            &[("driver", driver), ("timeline", timeline)],
+        )
+    }
+
     /// Writes the trace as a trace.dat of `version` / `codec`.
     pub fn dat(&self, version: u32, codec: Option<Codec>) -> Vec<u8> {
         let cpus = self.events.iter().map(|e| e.cpu + 1).max().unwrap_or(1);

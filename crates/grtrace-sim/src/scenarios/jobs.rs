@@ -534,6 +534,35 @@ impl ReportGen {
             .args(f, seq, 0, 0);
     }
 
+    /// A client context, 1 to [`REPORT_CTXS`].
+    fn client(&mut self) -> u32 {
+        1 + self.rng.below(REPORT_CTXS as u64) as u32
+    }
+
+    /// Three short jobs of clients on `ring`, committed 10 µs apart from `t + 100 µs` and
+    /// made visible together by the third one's SUBMIT at `t + 150 µs`, queued behind a job
+    /// that ends at `free`: each starts 5 µs after the one ahead of it ends.
+    fn burst_behind(&mut self, seqno: &mut [u64; 3], ring: u32, t: u64, free: u64) -> [Planned; 3] {
+        let mut free = free;
+        std::array::from_fn(|i| {
+            let (own, ctx) = (self.between(150 * US, 250 * US), self.client());
+            let mut j = self.plan(
+                seqno,
+                ctx,
+                ring,
+                t + 100 * US + i as u64 * 10 * US,
+                own,
+                None,
+            );
+            j.submit = t + 150 * US;
+            j.visible = if i == 2 { 3 } else { 0 };
+            j.start = free + 5 * US;
+            j.end = j.start + own;
+            free = j.end;
+            j
+        })
+    }
+
     /// A job of context `ctx` on `ring` committed at `t`, submitted alone, started 15 µs
     /// later, running `own` ns after an optional wait until `wait_until` on `fence`.
     fn plan(
@@ -580,7 +609,6 @@ pub(super) fn dep_chain(seed: u64, jobs: usize) -> Scenario {
     let mut seqno = [1u64; 3];
     let mut t = 1_000 * US;
     let mut made = 0usize;
-    let client = |g: &mut ReportGen| 1 + g.rng.below(REPORT_CTXS as u64) as u32;
     while made < jobs {
         let left = jobs - made;
         let mut group: Vec<(Planned, Vec<&'static str>, Option<JobName>)> = Vec::new();
@@ -593,7 +621,7 @@ pub(super) fn dep_chain(seed: u64, jobs: usize) -> Scenario {
             let long = g.between(500 * US, 900 * US);
             let b = g.plan(&mut seqno, 7 + rb % 2, rb, t, long, None);
             let own = g.between(150 * US, 250 * US);
-            let (ctx, wt) = (client(&mut g), t + g.between(20 * US, 60 * US));
+            let (ctx, wt) = (g.client(), t + g.between(20 * US, 60 * US));
             let w = g.plan(
                 &mut seqno,
                 ctx,
@@ -609,7 +637,7 @@ pub(super) fn dep_chain(seed: u64, jobs: usize) -> Scenario {
             // Chain W -> B -> C across the three rings.
             let c = g.between(600 * US, 900 * US);
             let c = g.plan(&mut seqno, 8, 2, t, c, None);
-            let (bctx, own) = (client(&mut g), g.between(150 * US, 250 * US));
+            let (bctx, own) = (g.client(), g.between(150 * US, 250 * US));
             let b = g.plan(
                 &mut seqno,
                 bctx,
@@ -621,7 +649,7 @@ pub(super) fn dep_chain(seed: u64, jobs: usize) -> Scenario {
             let wctx = if g.rng.below(2) == 0 {
                 bctx
             } else {
-                client(&mut g)
+                g.client()
             };
             let own = g.between(150 * US, 250 * US);
             let w = g.plan(
@@ -641,25 +669,9 @@ pub(super) fn dep_chain(seed: u64, jobs: usize) -> Scenario {
             let r = g.rng.below(3) as u32;
             let long = g.between(1_200 * US, 2_000 * US);
             let l = g.plan(&mut seqno, 7 + r % 2, r, t, long, None);
-            let mut free = l.end;
-            let submit = t + 150 * US;
-            let ln = name(&l);
+            let (l_end, ln) = (l.end, name(&l));
             group.push((l, vec![], None));
-            for i in 0..3u32 {
-                let (own, ctx) = (g.between(150 * US, 250 * US), client(&mut g));
-                let mut j = g.plan(
-                    &mut seqno,
-                    ctx,
-                    r,
-                    t + 100 * US + i as u64 * 10 * US,
-                    own,
-                    None,
-                );
-                j.submit = submit;
-                j.visible = if i == 2 { 3 } else { 0 };
-                j.start = free + 5 * US;
-                j.end = j.start + own;
-                free = j.end;
+            for j in g.burst_behind(&mut seqno, r, t, l_end) {
                 group.push((j, vec!["queue-wait"], ln));
             }
         } else if kind < 8 {
@@ -667,12 +679,12 @@ pub(super) fn dep_chain(seed: u64, jobs: usize) -> Scenario {
             let own = g.between(150 * US, 250 * US);
             let until = t + g.between(400 * US, 700 * US);
             let fence = (999, g.rng.below(1 << 20));
-            let (ctx, ring) = (client(&mut g), g.rng.below(3) as u32);
+            let (ctx, ring) = (g.client(), g.rng.below(3) as u32);
             let w = g.plan(&mut seqno, ctx, ring, t, own, Some((until, fence)));
             group.push((w, vec!["dep-wait"], None));
         } else {
             let own = g.between(150 * US, 250 * US);
-            let (ctx, ring) = (client(&mut g), g.rng.below(3) as u32);
+            let (ctx, ring) = (g.client(), g.rng.below(3) as u32);
             let j = g.plan(&mut seqno, ctx, ring, t, own, None);
             group.push((j, vec![], None));
         }

@@ -20,10 +20,7 @@ pub fn grtreport() -> std::process::Command {
 /// Runs `cmd`, asserting that it succeeds (the command and its stderr in the message);
 /// returns what it wrote.
 pub fn succeed(cmd: &mut std::process::Command) -> std::process::Output {
-    let out = cmd.output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{cmd:?}: {err}");
-    out
+    grtrace_cli::succeed(cmd)
 }
 
 /// What `cmd` writes on stdout, as text, asserting that it succeeds.
@@ -32,6 +29,30 @@ pub fn stdout_of(cmd: &mut std::process::Command) -> String {
 }
 pub const US: u64 = 1_000;
 pub const MS: u64 = 1_000_000;
+
+/// A synthetic run of one CPU and `records` records.
+pub fn one_cpu(records: u64) -> grtrace_format::synth::SynthConfig {
+    grtrace_format::synth::SynthConfig {
+        records,
+        cpus: 1,
+        ..Default::default()
+    }
+}
+
+/// Imports `input` (a trace.dat or a capture's text) into the recording `base`, as
+/// `grtimport -q INPUT -o BASE` does.
+pub fn import(input: &std::path::Path, base: &std::path::Path) -> Result<(), grtrace_cli::Failure> {
+    use clap::Parser;
+    let args = grtimport::Args::try_parse_from([
+        "grtimport".as_ref(),
+        "-q".as_ref(),
+        input.as_os_str(),
+        "-o".as_ref(),
+        base.as_os_str(),
+    ])
+    .unwrap();
+    grtimport::run(&args)
+}
 
 /// An event record for [`Rec::add`], by named field (`arg1` is always 0 here).
 #[derive(Clone, Copy, Debug, Default)]
@@ -112,6 +133,12 @@ impl Rec {
         self.recs.extend(self.b.drain());
     }
 
+    /// A recording whose ring 0, `gfx` (1 MiB), is announced at [`T0`].
+    pub fn with_gfx() -> Rec {
+        let mut r = Rec::default();
+        r.ring(T0, 0, 1 << 20, b"gfx");
+        r
+    }
     /// An event record, by field (those left out are 0, `..Ev::default()`).
     pub fn add(&mut self, e: Ev) {
         self.b

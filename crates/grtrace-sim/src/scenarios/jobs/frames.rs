@@ -14,7 +14,6 @@ pub(in crate::scenarios) fn frames(seed: u64, jobs: usize) -> Scenario {
     let mut g = ReportGen::new(seed ^ 0x6672_616d_6573);
     let mut seqno = [1u64; 3];
     let (mut t, mut made) = (1_000 * US, 0usize);
-    let client = |g: &mut ReportGen| 1 + g.rng.below(6) as u32;
     while made < jobs {
         g.b.on(0)
             .pid(1000)
@@ -34,10 +33,10 @@ pub(in crate::scenarios) fn frames(seed: u64, jobs: usize) -> Scenario {
                 // C (ring 2) -> B (ring 1) waits on C -> W (ring 0) waits on B.
                 let own = g.between(600 * US, 900 * US);
                 let c = g.plan(&mut seqno, 7, 2, s, own, None);
-                let (bc, own) = (client(&mut g), g.between(150 * US, 250 * US));
+                let (bc, own) = (g.client(), g.between(150 * US, 250 * US));
                 let until = Some((c.signal() + 3 * US, c.fence()));
                 let b = g.plan(&mut seqno, bc, 1, s + 30 * US, own, until);
-                let (wc, own) = (client(&mut g), g.between(150 * US, 250 * US));
+                let (wc, own) = (g.client(), g.between(150 * US, 250 * US));
                 let until = Some((b.signal() + 3 * US, b.fence()));
                 let w = g.plan(&mut seqno, wc, 0, s + 60 * US, own, until);
                 let (cn, bn) = (name(&c), name(&b));
@@ -48,23 +47,9 @@ pub(in crate::scenarios) fn frames(seed: u64, jobs: usize) -> Scenario {
                 let r = g.rng.below(3) as u32;
                 let own = g.between(1_000 * US, 1_500 * US);
                 let l = g.plan(&mut seqno, 8, r, s, own, None);
-                let (mut free, mut prev) = (l.end, name(&l));
+                let (free, mut prev) = (l.end, name(&l));
                 group.push((l, true, None));
-                for i in 0..3u32 {
-                    let (own, ctx) = (g.between(150 * US, 250 * US), client(&mut g));
-                    let mut j = g.plan(
-                        &mut seqno,
-                        ctx,
-                        r,
-                        s + 100 * US + i as u64 * 10 * US,
-                        own,
-                        None,
-                    );
-                    j.submit = s + 150 * US;
-                    j.visible = if i == 2 { 3 } else { 0 };
-                    j.start = free + 5 * US;
-                    j.end = j.start + own;
-                    free = j.end;
+                for j in g.burst_behind(&mut seqno, r, s, free) {
                     let p = std::mem::replace(&mut prev, name(&j));
                     group.push((j, true, p));
                 }
@@ -72,13 +57,13 @@ pub(in crate::scenarios) fn frames(seed: u64, jobs: usize) -> Scenario {
             2 => {
                 // An early short job; the host commits the last one long after it ended.
                 let (r, own) = (g.rng.below(3) as u32, g.between(150 * US, 250 * US));
-                let ca = client(&mut g);
+                let ca = g.client();
                 let a = g.plan(&mut seqno, ca, r, s, own, None);
                 let (late, own) = (
                     s + g.between(800 * US, 1_500 * US),
                     g.between(150 * US, 250 * US),
                 );
-                let ch = client(&mut g);
+                let ch = g.client();
                 let h = g.plan(&mut seqno, ch, (r + 1) % 3, late, own, None);
                 group.extend([(a, false, None), (h, true, None)]);
             }
@@ -87,18 +72,18 @@ pub(in crate::scenarios) fn frames(seed: u64, jobs: usize) -> Scenario {
                 let rb = g.rng.below(3) as u32;
                 let own = g.between(500 * US, 900 * US);
                 let b = g.plan(&mut seqno, 7, rb, s, own, None);
-                let (wc, own) = (client(&mut g), g.between(150 * US, 250 * US));
+                let (wc, own) = (g.client(), g.between(150 * US, 250 * US));
                 let until = Some((b.signal() + 3 * US, b.fence()));
                 let w = g.plan(&mut seqno, wc, (rb + 1) % 3, s + 40 * US, own, until);
                 let own = g.between(150 * US, 400 * US);
-                let cd = client(&mut g);
+                let cd = g.client();
                 let d = g.plan(&mut seqno, cd, (rb + 2) % 3, s + 20 * US, own, None);
                 let bn = name(&b);
                 group.extend([(b, true, None), (w, true, bn), (d, false, None)]);
             }
             _ => {
                 let (r, own) = (g.rng.below(3) as u32, g.between(150 * US, 250 * US));
-                let cj = client(&mut g);
+                let cj = g.client();
                 let j = g.plan(&mut seqno, cj, r, s, own, None);
                 group.push((j, true, None));
             }
