@@ -593,7 +593,7 @@ impl<W: Write> Timeline for Perfetto<W> {
             } else {
                 0
             };
-            self.front.hold(job, slices, flow, 0);
+            self.front.hold(job.clone(), slices, flow, 0);
         }
         Ok(())
     }

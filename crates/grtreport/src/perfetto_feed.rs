@@ -153,7 +153,7 @@ impl PbThread {
                             Item::Lost { card, t, lost } => cards[card as usize].lost_at(&lost, t),
                             Item::Job { card } => {
                                 let job = jobs.next().expect("a job for each job item");
-                                cards[card as usize].job(&job);
+                                cards[card as usize].job(job);
                             }
                             Item::Finish { card, last_ns } => {
                                 let r = cards[card as usize].finish(last_ns);

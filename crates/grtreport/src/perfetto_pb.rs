@@ -1068,8 +1068,8 @@ impl<W: Write> PerfettoPb<W> {
     }
 
     /// A finished job that passed the filter.
-    pub(crate) fn job(&mut self, job: &Job) {
-        let Some(slices) = self.front.admit(job) else {
+    pub(crate) fn job(&mut self, job: Job) {
+        let Some(slices) = self.front.admit(&job) else {
             return;
         };
         let flow = if slices.submit_arrow() {
@@ -1077,7 +1077,7 @@ impl<W: Write> PerfettoPb<W> {
         } else {
             0
         };
-        let blocker_flow = if slices.exec { self.open_exec(job) } else { 0 };
+        let blocker_flow = if slices.exec { self.open_exec(&job) } else { 0 };
         self.front.hold(job, slices, flow, blocker_flow);
     }
 

@@ -158,12 +158,16 @@ fn compress(block: &[u8]) -> io::Result<Vec<u8>> {
     let mut z = ZlibEncoder::new(Vec::with_capacity(block.len() / 3), Compression::new(LEVEL));
     z.write_all(block)?;
     let deflated = z.finish()?;
-    let mut inner = Vec::with_capacity(deflated.len() + 8);
-    wire::bytes(&mut inner, COMPRESSED_PACKETS, &deflated);
-    let mut framed = Vec::with_capacity(inner.len() + 8);
+    // The packet's one field's key and length, then the packet's own frame before them:
+    // the deflated bytes are copied once.
+    let mut field = Vec::with_capacity(12);
+    wire::key(&mut field, COMPRESSED_PACKETS, 2);
+    wire::varint(&mut field, deflated.len() as u64);
+    let mut framed = Vec::with_capacity(field.len() + deflated.len() + 12);
     framed.push(TRACE_PACKET_TAG);
-    wire::varint(&mut framed, inner.len() as u64);
-    framed.extend_from_slice(&inner);
+    wire::varint(&mut framed, (field.len() + deflated.len()) as u64);
+    framed.extend_from_slice(&field);
+    framed.extend_from_slice(&deflated);
     Ok(framed)
 }
 

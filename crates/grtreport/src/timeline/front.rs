@@ -513,9 +513,10 @@ impl Front {
     }
 
     /// Holds `job` back until its `slices` are written, with the flow ids of its arrows.
-    pub fn hold(&mut self, job: &Job, slices: Slices, flow: u64, blocker_flow: u64) {
+    pub fn hold(&mut self, job: Job, slices: Slices, flow: u64, blocker_flow: u64) {
+        let (commit, submit, start) = (job.commit, job.submit, job.start);
         let h = Held {
-            job: job.clone(),
+            job,
             refs: slices.count(),
             flow,
             blocker_flow,
@@ -531,13 +532,13 @@ impl Front {
             }
         };
         if slices.host {
-            self.push(job.commit, What::Host(slot));
+            self.push(commit, What::Host(slot));
         }
         if slices.queue {
-            self.push(job.submit, What::Queue(slot));
+            self.push(submit, What::Queue(slot));
         }
         if slices.exec {
-            self.push(job.start, What::Exec(slot));
+            self.push(start, What::Exec(slot));
         }
         self.stats.max_held = self.stats.max_held.max(self.heap.len() as u64);
     }
