@@ -103,11 +103,16 @@ static void bench_event(const uint8_t *data, uint32_t len)
 /* one ring-buffer page: its events, counted */
 static void parse_page(struct cpu *c, const uint8_t *page, size_t n)
 {
-	uint64_t commit = u64_at(page + 8);
-	uint64_t len = commit & COMMIT_MASK;
+	uint64_t commit, len;
 	const uint8_t *p = page + 16, *end;
 
 	c->pages++;
+	if (n < 16) {
+		c->bad++;
+		return;
+	}
+	commit = u64_at(page + 8);
+	len = commit & COMMIT_MASK;
 	if (16 + len > n) {
 		c->bad++;
 		return;
@@ -129,6 +134,11 @@ static void parse_page(struct cpu *c, const uint8_t *page, size_t n)
 				return;
 			}
 			size = 4 + u32_at(p + 4);
+			/* a length past the page, or one that wrapped */
+			if (size < 8 || size > (size_t)(end - p)) {
+				c->bad++;
+				return;
+			}
 		} else if (type_len >= 30) {		/* time extend, time stamp */
 			size = 8;
 		} else {
@@ -143,7 +153,9 @@ static void parse_page(struct cpu *c, const uint8_t *page, size_t n)
 				size = 4 + u32_at(p + 4);
 				data = p + 8;
 			}
-			if (p + size > end || size < 8) {
+			/* the event's data holds at least its common type */
+			if (size < 8 || size > (size_t)(end - p) ||
+			    p + size - data < 4) {
 				c->bad++;
 				return;
 			}
@@ -218,7 +230,7 @@ int main(int argc, char **argv)
 			continue;
 		drain(cpu);
 		if (c->out)
-			fclose(c->out);
+			c->bad += close_cpu_out("ftrace-drain", c->out, cpu);
 		printf("FDRAIN: cpu %u pages=%llu events=%llu bench=%llu missed=%llu missed_unknown=%llu bad=%llu\n",
 		       cpu, (unsigned long long)c->pages, (unsigned long long)c->events,
 		       (unsigned long long)c->bench, (unsigned long long)c->missed,

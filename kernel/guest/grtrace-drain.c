@@ -414,7 +414,7 @@ int main(int argc, char **argv)
 			si.bytes = c->bytes;
 			si.info_flags = GRTRACE_INFO_STOPPED_CLEANLY;
 			fwrite(&si, 1, sizeof(si), c->out);
-			fclose(c->out);
+			bad += close_cpu_out("grtrace-drain", c->out, cpu);
 			printf("DRAIN: cpu %u subbufs=%llu records=%llu events=%llu notes=%llu lost=%llu last_seq=%llu\n",
 			       cpu, (unsigned long long)c->subbufs,
 			       (unsigned long long)c->kernel_records, (unsigned long long)c->events,

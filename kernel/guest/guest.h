@@ -51,4 +51,20 @@ static inline FILE *open_cpu_out(const char *base, const char *suffix,
 	return f;
 }
 
+/*
+ * Closes a file open_cpu_out() opened; 1 (said on stderr as "PROG: cpu N:
+ * writing failed") if any write to it failed, so that the program does not
+ * end as if its output were whole.
+ */
+static inline int close_cpu_out(const char *prog, FILE *f, unsigned int cpu)
+{
+	int failed = ferror(f);
+
+	if (fclose(f))
+		failed = 1;
+	if (failed)
+		fprintf(stderr, "%s: cpu %u: writing failed\n", prog, cpu);
+	return failed;
+}
+
 #endif
