@@ -43,10 +43,42 @@ CMD=(qemu-system-x86_64 "${ACC[@]}" -smp "$SMP" -m "$MEM" -nodefaults -no-user-c
      -kernel "$KERNEL" -initrd "$INITRD"
      -append "console=ttyS0 panic=-1 oops=panic no_timer_check grt.mode=$MODE $CLOCK $KUNIT $*")
 if [ "$MODE" = shell ]; then exec "${CMD[@]}"; fi
-t0=$(date +%s.%N)
-timeout "$TIMEOUT" "${CMD[@]}" < /dev/null > "$LOG" 2>&1
-rc=$?
-t1=$(date +%s.%N)
+# stale_int3 LOG: did the guest die of an int3 that is not in its memory? The oops's Code:
+# line shows the text as it is when the oops is printed, the trapping byte just before <..>;
+# a byte other than cc there means the vCPU ran a translation of text the kernel had
+# already patched back (QEMU before 8.1 races translation against invalidation across vCPU
+# threads, fixed upstream by deba78709a "accel/tcg: Always lock pages before translation";
+# Debian 12 has 7.2). A real stray int3 still shows cc and is not excused.
+stale_int3() {
+    awk '/(Oops: )?int3: [0-9a-f]+ \[#/ { oops = 1; next }
+         oops && / Code: / {
+             for (i = 2; i <= NF; i++)
+                 if ($i ~ /^</) { found = $(i - 1) != "cc" && $(i - 1) != "Code:"; exit }
+             exit
+         }
+         END { exit !found }' "$1"
+}
+boot() {
+    local t0 t1 rc
+    t0=$(date +%s.%N)
+    timeout "$TIMEOUT" "${CMD[@]}" < /dev/null > "$LOG" 2>&1
+    rc=$?
+    t1=$(date +%s.%N)
+    printf 'TIMING boot %s: %.2f s wall (qemu rc=%s)\n' "$MODE" "$(echo "$t1 - $t0" | bc)" "$rc"
+}
+declare -A HAD   # what OUTDIR held before (a caller's tee may be writing there)
+for f in "$OUT"/* "$OUT"/.[!.]*; do [ -e "$f" ] && HAD[$f]=1; done
+boot
+# that emulator fault, and only it, gets one more boot; the first one's files are kept aside
+if ! grep -q '^GRT: done' "$LOG" && stale_int3 "$LOG"; then
+    KEPT=$OUT/stale-int3
+    rm -rf "$KEPT"; mkdir "$KEPT"
+    for f in "$OUT"/* "$OUT"/.[!.]*; do
+        [ -e "$f" ] && [ "$f" != "$KEPT" ] && [ -z "${HAD[$f]:-}" ] && mv "$f" "$KEPT/"
+    done
+    echo "KNOWN: the guest ran a stale int3 (QEMU TCG translation race, not a kernel fault;" \
+         "kernel/README.md); booting once more, first boot's files in $KEPT"
+    boot
+fi
 [ -n "$XVFB_PID" ] && kill "$XVFB_PID" 2>/dev/null
-printf 'TIMING boot %s: %.2f s wall (qemu rc=%s)\n' "$MODE" "$(echo "$t1 - $t0" | bc)" "$rc"
 grep -q '^GRT: done' "$LOG"
