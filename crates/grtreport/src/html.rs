@@ -12,7 +12,6 @@
 //! element into the page through an [`HtmlJoint`], the last one the script.
 
 use std::cell::{Cell, RefCell};
-use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{self, Write};
 use std::rc::Rc;
@@ -24,6 +23,7 @@ use crate::engine::{Engine, Timeline};
 use crate::job::{Job, Origin, Tags, NONE, N_PHASES, PHASE_NAMES};
 use crate::joiner::Joiner;
 use crate::jsonw;
+use crate::order::order_by_key;
 
 use crate::timeline::{self, Names, Seen};
 
@@ -149,22 +149,7 @@ impl HtmlJoint {
 /// A job the page carries, ordered by first time (the latest is evicted first).
 struct Carried(Job);
 
-impl PartialEq for Carried {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for Carried {}
-impl PartialOrd for Carried {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Carried {
-    fn cmp(&self, o: &Self) -> Ordering {
-        (self.0.first_time(), self.0.key).cmp(&(o.0.first_time(), o.0.key))
-    }
-}
+order_by_key!(Carried, |c: &Carried| (c.0.first_time(), c.0.key));
 
 /// The page builder; register it with [`Engine::add_timeline`]. The page is written by
 /// [`Timeline::finish`].

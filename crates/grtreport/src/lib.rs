@@ -48,6 +48,7 @@ pub mod joiner;
 pub mod json;
 pub mod jsonw;
 pub mod measurable;
+mod order;
 pub mod output;
 pub mod perfetto;
 pub mod perfetto_feed;

@@ -49,7 +49,7 @@
 //! left empty by the failure is removed.
 
 use std::cell::{Cell, RefCell};
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -60,6 +60,7 @@ use prost::Message;
 
 use crate::job::{Flags, Job, JobKey};
 use crate::joiner::FxMap;
+use crate::order::order_by_key;
 use crate::perfetto::{PerfettoConfig, CARD_PID_BASE};
 use crate::perfetto_proto::{self as pb, field, wire};
 use crate::perfetto_zip::Compressor;
@@ -437,27 +438,7 @@ struct End {
     exec: Option<JobKey>,
 }
 
-impl End {
-    fn order(&self) -> (u64, Reverse<u32>, u64) {
-        (self.ts, Reverse(self.depth), self.seq)
-    }
-}
-impl PartialEq for End {
-    fn eq(&self, o: &Self) -> bool {
-        self.order() == o.order()
-    }
-}
-impl Eq for End {}
-impl PartialOrd for End {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for End {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.order().cmp(&o.order())
-    }
-}
+order_by_key!(End, |e: &End| (e.ts, Reverse(e.depth), e.seq));
 
 /// An execution slice not ended yet in the file.
 struct ExecOpen {

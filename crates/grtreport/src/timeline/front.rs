@@ -12,6 +12,7 @@ use grtrace_format::{Lost, RecordView};
 use super::{max_fill, spread_open, Marker, Names, Seen, FILL_UNKNOWN, MAX_OPEN_BUCKETS};
 use crate::job::{Job, NONE};
 use crate::joiner::{FxMap, Joiner};
+use crate::order::order_by_key;
 
 /// Records may come this much out of time order (across CPUs) and still be placed in order.
 pub const SLACK_NS: u64 = 5_000_000;
@@ -200,22 +201,7 @@ pub struct Pending {
     pub what: What,
 }
 
-impl PartialEq for Pending {
-    fn eq(&self, o: &Self) -> bool {
-        (self.ts, self.seq) == (o.ts, o.seq)
-    }
-}
-impl Eq for Pending {}
-impl PartialOrd for Pending {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Pending {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.ts, self.seq).cmp(&(o.ts, o.seq))
-    }
-}
+order_by_key!(Pending, |p: &Pending| (p.ts, p.seq));
 
 /// The slices a job is drawn as.
 #[derive(Clone, Copy, Debug)]
