@@ -9,6 +9,7 @@
 #      by Mesa llvmpipe in an Xvfb display (apt-get install xvfb xauth)
 # Serial log: OUTDIR/serial-MODE.log.  Exit 0 iff the guest printed "GRT: done".
 set -uo pipefail
+. "$(dirname "$0")/oops.sh"
 KERNEL=${1:?bzImage}; INITRD=${2:?initramfs}; OUT=${3:?outdir}; MODE=${4:?mode}; shift 4
 SMP=${SMP:-2,sockets=2,cores=1}; MEM=${MEM:-512M}; TIMEOUT=${TIMEOUT:-300}
 mkdir -p "$OUT"
@@ -43,21 +44,6 @@ CMD=(qemu-system-x86_64 "${ACC[@]}" -smp "$SMP" -m "$MEM" -nodefaults -no-user-c
      -kernel "$KERNEL" -initrd "$INITRD"
      -append "console=ttyS0 panic=-1 oops=panic no_timer_check grt.mode=$MODE $CLOCK $KUNIT $*")
 if [ "$MODE" = shell ]; then exec "${CMD[@]}"; fi
-# stale_int3 LOG: did the guest die of an int3 that is not in its memory? The oops's Code:
-# line shows the text as it is when the oops is printed, the trapping byte just before <..>;
-# a byte other than cc there means the vCPU ran a translation of text the kernel had
-# already patched back (QEMU before 8.1 races translation against invalidation across vCPU
-# threads, fixed upstream by deba78709a "accel/tcg: Always lock pages before translation";
-# Debian 12 has 7.2). A real stray int3 still shows cc and is not excused.
-stale_int3() {
-    awk '/(Oops: )?int3: [0-9a-f]+ \[#/ { oops = 1; next }
-         oops && / Code: / {
-             for (i = 2; i <= NF; i++)
-                 if ($i ~ /^</) { found = $(i - 1) != "cc" && $(i - 1) != "Code:"; exit }
-             exit
-         }
-         END { exit !found }' "$1"
-}
 boot() {
     local t0 t1 rc
     t0=$(date +%s.%N)
