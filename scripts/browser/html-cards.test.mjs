@@ -4,26 +4,17 @@
 //   PAGE          the two-card page
 //   BARS0, BARS1  job bars expected on card0 and card1 (from `grtreport --jobs`)
 //   CHROMIUM      the browser (default /usr/bin/chromium)
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execSync } from "node:child_process";
-import { openPage } from "./page.mjs";
+import { pageTests } from "./page.mjs";
 
 const PAGE = process.env.PAGE;
 const BARS = [Number(process.env.BARS0), Number(process.env.BARS1)];
-let browser, page, requests;
+let page;
 
-before(async () => {
-  assert.ok(PAGE && BARS[0] > 0 && BARS[1] > 0, "PAGE, BARS0 and BARS1 must be set");
-  ({ browser, page, requests } = await openPage(PAGE));
-});
-
-after(async () => {
-  if (browser) await browser.close();
-});
-
-test("the page loads nothing from the network", () => {
-  assert.deepEqual(requests, []);
+pageTests(PAGE, PAGE && BARS[0] > 0 && BARS[1] > 0, "PAGE, BARS0 and BARS1 must be set", p => {
+  page = p;
 });
 
 test("each card has its section, with its own bars, tables and plots", async () => {

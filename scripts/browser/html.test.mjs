@@ -5,27 +5,18 @@
 //   SHOT      where to keep the screenshot (an artifact, under target/)
 //   CHROMIUM  the browser (default /usr/bin/chromium)
 // Run with node's own test runner: node --test scripts/browser/html.test.mjs
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execSync } from "node:child_process";
-import { openPage } from "./page.mjs";
+import { pageTests } from "./page.mjs";
 
 const PAGE = process.env.PAGE;
 const BARS = Number(process.env.BARS);
 const SHOT = process.env.SHOT;
-let browser, page, requests;
+let page;
 
-before(async () => {
-  assert.ok(PAGE && BARS > 0 && SHOT, "PAGE, BARS and SHOT must be set");
-  ({ browser, page, requests } = await openPage(PAGE));
-});
-
-after(async () => {
-  if (browser) await browser.close();
-});
-
-test("the page loads nothing from the network", () => {
-  assert.deepEqual(requests, []);
+pageTests(PAGE, PAGE && BARS > 0 && SHOT, "PAGE, BARS and SHOT must be set", p => {
+  page = p;
 });
 
 test("the timeline has one bar per job of the scenario", async () => {

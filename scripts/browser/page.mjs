@@ -2,6 +2,7 @@
 // playwright-core (CHROMIUM overrides /usr/bin/chromium). The page must be self-contained:
 // any request but the page itself is recorded in `requests` and refused. Waits until the
 // page's script is done and fails on script errors.
+import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 
@@ -27,4 +28,25 @@ export async function openPage(path) {
   await page.waitForSelector("body[data-ready='1']", { timeout: 30000 });
   assert.deepEqual(errors, [], "script errors");
   return { browser, page, requests };
+}
+
+// What every page test file starts with: checks its environment (`envSet`, or fails with
+// `envHelp`), opens the page at `path` before its tests and closes it after them, and tests
+// that the page loads nothing from the network. `opened` is handed the page.
+export function pageTests(path, envSet, envHelp, opened) {
+  let browser, requests;
+  before(async () => {
+    assert.ok(envSet, envHelp);
+    let page;
+    ({ browser, page, requests } = await openPage(path));
+    opened(page);
+  });
+
+  after(async () => {
+    if (browser) await browser.close();
+  });
+
+  test("the page loads nothing from the network", () => {
+    assert.deepEqual(requests, []);
+  });
 }

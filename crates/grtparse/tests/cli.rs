@@ -119,7 +119,6 @@ fn file_lists_and_stdin_read_like_a_base_name() {
     fed.unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), golden("multi.txt"));
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -179,8 +178,6 @@ fn dump_round_trips_and_marks_gaps_checked() {
         "notes are kept in filtered dumps"
     );
     assert!(o.stderr.is_empty(), "no false gaps: {}", text(&o.stderr));
-    let _ = std::fs::remove_dir_all(&d);
-    let _ = std::fs::remove_dir_all(&d2);
 }
 
 #[test]
@@ -306,7 +303,6 @@ fn bad_input_names_file_and_offset_and_keeps_what_came_before() {
         // Named explicitly, the damaged file alone is an error too.
         let o = grtparse(&d, &["run.grtrace.2", "-q"]);
         assert_eq!(o.status.code(), Some(1));
-        let _ = std::fs::remove_dir_all(&d);
     }
 
     let d = temp_dir("missing");
@@ -322,7 +318,6 @@ fn bad_input_names_file_and_offset_and_keeps_what_came_before() {
             .any(|l| l.split_whitespace().nth(1) == Some("3")),
         "CPUs after the hole are parsed"
     );
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -356,7 +351,6 @@ fn head_closing_the_pipe_is_quiet() {
         Some(0),
         "a closed pipe is a quiet, successful end"
     );
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -377,7 +371,6 @@ fn a_full_disk_is_an_error_for_text_and_dump() {
         );
         assert_eq!(e.lines().count(), 1, "{e}");
     }
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// Writes one CPU-0 stream of `events` SUBMIT events, event `i` by pid `pid(i)`, ending with a
@@ -466,7 +459,6 @@ fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
     // Another file is fine.
     let o = grtparse(&d, &["run", "-q", "-o", "out.txt"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -544,7 +536,6 @@ fn a_recording_without_stream_info_did_not_end_cleanly() {
         "{out}"
     );
     assert!(e.contains("1 stream(s) did not end cleanly"), "{e}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -587,7 +578,6 @@ fn per_process_stats_are_bounded_with_many_pids() {
         "{}",
         per.lines().last().unwrap()
     );
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -623,7 +613,6 @@ fn file_names_that_are_not_utf8_or_hold_newlines_work_and_errors_stay_on_one_lin
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(e.lines().all(|l| l.starts_with("grtparse: ")), "{e}");
     assert!(e.contains("\\n"), "{e}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -705,7 +694,6 @@ fn summary_json_carries_the_figures_of_the_text_summary() {
         text(&o.stderr)
     );
     assert_eq!(std::fs::read(&files[0]).unwrap(), before);
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]

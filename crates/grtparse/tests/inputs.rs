@@ -20,7 +20,6 @@ fn stdin_given_twice_is_a_usage_error() {
     assert!(text(&o.stderr).contains("stdin (-) is given more than once"));
     let o = grtparse(&d, &["-", "-i", "-"]);
     assert_eq!(o.status.code(), Some(2));
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// `grtrace -d card0 -d card1 -o two` writes two.card0.grtrace.* and two.card1.grtrace.*:
@@ -52,7 +51,6 @@ fn every_card_of_a_base_name_is_read_and_labelled() {
     let o = grtparse(&d, &["two", "-d", "m.bin"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("several cards (card0, card1)"));
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// The summary of two cards of 2 CPUs each: a table per card with that card's 2 CPUs (the
@@ -133,7 +131,6 @@ fn the_summary_of_several_cards_is_per_card() {
             assert_eq!(e["events"], want["events"]);
         }
     }
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// A 2-CPU recording written over an older 4-CPU one leaves run.grtrace.2 and .3 of another
@@ -159,7 +156,6 @@ fn files_of_another_session_are_refused_unless_forced() {
     let o = grtparse(&d, &["run", "-q", "--force"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("(merged: --force)"));
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// A stray run.grtrace.4294967295 beside a recording used to abort with a 103 GB allocation.
@@ -182,7 +178,6 @@ fn a_stray_huge_cpu_file_is_one_short_warning() {
         "{err}"
     );
     assert!(o.status.code() == Some(1) && !o.stdout.is_empty());
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 fn one_stream(dir: &Path, name: &str, anchor: (u64, u64), recs: &[(u64, Body<'static>)]) {
@@ -217,7 +212,6 @@ fn wall_clock_with_an_extreme_anchor_does_not_wrap() {
     let o = grtparse(&d, &["early", "--wall", "-q", "-f", "%z|%T.%t\\n"]);
     // 5 + 1e9 - 3e9 ns = -1.999999995 s
     assert_eq!(text(&o.stdout), "-1.999999995|-1.999999995\n");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// Summary columns grow with the counts: 19-digit losses on two CPUs stay two numbers.
@@ -258,7 +252,6 @@ fn summary_columns_stay_apart_at_nineteen_digits() {
         ],
         "{row}"
     );
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// Codes a later minor version adds (FORMAT.md §2.1) are printed by number with their raw
@@ -311,7 +304,6 @@ fn event_codes_of_a_later_minor_version_flow_through_by_number() {
     let dump = std::fs::read(d.join("dump.grt")).unwrap();
     let hs = grtrace_format::abi::STREAM_HEADER_SIZE;
     assert_eq!(dump[hs..], data[hs..]);
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// grtparse reading `bytes` on stdin (a file, so the bytes are read as a stream) in `dir`.
@@ -383,7 +375,6 @@ fn a_card_that_starts_inside_stdin_is_described_and_labelled_like_an_input() {
         "{}",
         text(&cut.stderr)
     );
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// A dump (`-d`) is one merged stream of one card: a second card that starts inside stdin
@@ -407,7 +398,6 @@ fn a_dump_stops_at_a_card_that_starts_inside_stdin() {
         std::fs::read(d.join("dump")).unwrap(),
         std::fs::read(d.join("alone")).unwrap()
     );
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// Two recordings of one card concatenated on stdin: not merged silently. The run stops at
@@ -440,5 +430,4 @@ fn a_second_recording_inside_stdin_is_refused_unless_forced() {
     assert_eq!(forced.status.code(), Some(0), "{ferr}");
     assert!(ferr.contains("session 0x22 of card0 starts here after a stream of card0 of session 0x11: streams of two recordings, not merged (--force merges them) (merged: --force)"), "{ferr}");
     assert!(lines(&forced) > lines(&alone));
-    let _ = std::fs::remove_dir_all(&d);
 }

@@ -452,8 +452,8 @@ pub(crate) fn event_fits(rt: u16, sz: usize, avail: usize) -> bool {
         && sz <= avail
 }
 
-/// The native event records of a run ([`RawItem::Events`](crate::RawItem::Events), a
-/// [`RunItem::Events`](crate::RunItem::Events)), one [`NativeEvent`] each. Each record is
+/// The native event records of a run ([`RunItem::Events`](crate::RunItem::Events), also
+/// of a [`RawItem`](crate::RawItem)), one [`NativeEvent`] each. Each record is
 /// checked (type, size, within the bytes) before it is handed out: bytes that do not
 /// continue with a whole native event end the iteration, and [`rest`](Self::rest) holds
 /// them (the reader never delivers such a run, but the file may change before it is read:

@@ -166,11 +166,7 @@ impl Workload {
         let (fc, fs) = self.fence(i);
         let r = match (self.flavor, what) {
             (Flavor::Virtio, 0 | 1) => {
-                let name = if what == 0 {
-                    "virtio_gpu_cmd_queue"
-                } else {
-                    "virtio_gpu_cmd_response"
-                };
+                let name = ["virtio_gpu_cmd_queue", "virtio_gpu_cmd_response"][what as usize];
                 let mut r = Record::new(Self::fmt(formats, name), if what == 0 { pid } else { 0 });
                 r.set("dev", 0).set("vq", 0).set_str("name", "control");
                 r.set("type", if what == 0 { 0x0207 } else { 0x1100 });
@@ -189,11 +185,7 @@ impl Workload {
                 r
             }
             (Flavor::Sched612, 0 | 1) => {
-                let name = if what == 0 {
-                    "drm_sched_job"
-                } else {
-                    "drm_run_job"
-                };
+                let name = ["drm_sched_job", "drm_run_job"][what as usize];
                 let mut r = Record::new(Self::fmt(formats, name), pid);
                 r.set("entity", 0xffff_8880_0000_1000 + (i % 3) * 0x100);
                 r.set("fence", 0xffff_8880_1000_0000 + (i % 64) * 0x40);
@@ -218,11 +210,7 @@ impl Workload {
                 r
             }
             (Flavor::Sched617, 0 | 1) => {
-                let name = if what == 0 {
-                    "drm_sched_job_queue"
-                } else {
-                    "drm_sched_job_run"
-                };
+                let name = ["drm_sched_job_queue", "drm_sched_job_run"][what as usize];
                 let mut r = Record::new(Self::fmt(formats, name), pid);
                 r.set_str("name", ring)
                     .set_str("dev", dev)

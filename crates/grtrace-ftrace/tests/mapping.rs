@@ -107,14 +107,7 @@ fn sched_612_wait_dep_becomes_host_sync_enter_and_exit_on_the_awaited_fence() {
         ],
         &[("name", "comp_1.0.0")],
     );
-    t.fence(
-        1,
-        1700,
-        0,
-        "dma_fence_signaled",
-        (55, 12),
-        ("amdgpu", "gfx"),
-    );
+    t.signaled(1, 1700, (55, 12), ("amdgpu", "gfx"));
     sched612(&mut t, 0, 1800, "drm_run_job", ENT_A, F1, 9, "comp_1.0.0");
     let (c, _) = run(&t);
     let ev = c.events();
@@ -211,30 +204,9 @@ fn sched_617_jobs_are_named_by_fence_and_devices_stay_apart() {
         80,
         3,
     );
-    t.ev(
-        1,
-        3000,
-        0,
-        "drm_sched_job_done",
-        &[("fence_context", 80), ("fence_seqno", 3)],
-        &[],
-    );
-    t.fence(
-        1,
-        3001,
-        0,
-        "dma_fence_signaled",
-        (80, 3),
-        ("drm_sched", "x"),
-    );
-    t.ev(
-        1,
-        4000,
-        0,
-        "drm_sched_job_done",
-        &[("fence_context", 40), ("fence_seqno", 3)],
-        &[],
-    );
+    t.sched_done(1, 3000, (80, 3));
+    t.signaled(1, 3001, (80, 3), ("drm_sched", "x"));
+    t.sched_done(1, 4000, (40, 3));
     let (c, _) = run(&t);
     assert_eq!(
         c.rings(),
@@ -310,7 +282,7 @@ fn sched_617_unschedulable_is_the_wait_and_add_dep_alone_is_not() {
         ],
         &[],
     );
-    t.fence(1, 1500, 0, "dma_fence_signaled", (41, 9), ("x", "y"));
+    t.signaled(1, 1500, (41, 9), ("x", "y"));
     sched617(&mut t, 0, 1600, "drm_sched_job_run", "d", "gfx", 40, 3);
     let (c, _) = run(&t);
     let syncs: Vec<_> = c
@@ -587,14 +559,7 @@ fn amdgpu_events_name_jobs_flush_vms_and_report_faults() {
         &[],
     );
     t.ev(1, 3000, 0, "drm_sched_process_job", &[("fence", F1)], &[]);
-    t.fence(
-        1,
-        3001,
-        0,
-        "dma_fence_signaled",
-        (33, 120),
-        ("drm_sched", "gfx"),
-    );
+    t.signaled(1, 3001, (33, 120), ("drm_sched", "gfx"));
     let (c, _) = run(&t);
     let ev = c.events();
     // the job is named by its finished fence (context 33, seqno 120), as the series does
@@ -625,8 +590,8 @@ fn lost_pages_become_note_lost_and_reset_ring_pairing() {
     sched612(&mut t, 0, 5000, "drm_sched_job", ENT_A, F2, 2, "gfx");
     sched612(&mut t, 0, 5100, "drm_run_job", ENT_A, F2, 2, "gfx");
     t.lost.push((0, 2, grtrace_ftrace::page::Missed::Count(17)));
-    t.fence(1, 100, 0, "dma_fence_signaled", (1, 1), ("x", "y"));
-    t.fence(1, 200, 0, "dma_fence_signaled", (1, 2), ("x", "y"));
+    t.signaled(1, 100, (1, 1), ("x", "y"));
+    t.signaled(1, 200, (1, 2), ("x", "y"));
     t.lost.push((1, 1, grtrace_ftrace::page::Missed::Unknown));
     let (c, m) = run(&t);
     let lost: Vec<_> =
@@ -712,16 +677,10 @@ fn kernel_pointers_never_reach_a_record() {
 fn a_format_without_a_needed_field_is_reported_not_guessed() {
     let mut t = Trace::new("6.12");
     // a kernel whose drm_run_job lacks `id`
-    let pos = t
-        .formats
-        .iter()
-        .position(|(f, _)| f.name == "drm_run_job")
-        .unwrap();
-    let (f, text) = t.formats[pos].clone();
-    let text = text.replace("field:uint64_t id;", "field:uint64_t other_id;");
-    t.formats[pos] = (
-        grtrace_ftrace::EventFormat::parse(&f.system, &text).unwrap(),
-        text,
+    t.edit_format(
+        "drm_run_job",
+        "field:uint64_t id;",
+        "field:uint64_t other_id;",
     );
     sched612(&mut t, 0, 1000, "drm_run_job", ENT_A, F1, 1, "gfx");
     let (c, m) = run(&t);
@@ -835,7 +794,7 @@ fn i915_without_low_level_events_add_is_the_hand_off_and_retire_the_end() {
         6,
         &[],
     );
-    t.fence(1, 4100, 0, "dma_fence_signaled", (ctx, 6), ("i915", "rcs0"));
+    t.signaled(1, 4100, (ctx, 6), ("i915", "rcs0"));
     i915(
         &mut t,
         1,
@@ -1081,7 +1040,7 @@ fn xe_jobs_run_on_per_queue_rings_named_by_their_hardware_fence() {
     sched612(&mut t, 1, 1290, "drm_run_job", ENT_A, F1, 1, "rcs0");
     xe_job(&mut t, 1, 1300, "xe_sched_job_run", XE_DEV, 7, 3, HWF1);
     xe_fence(&mut t, 1, 2000, "xe_hw_fence_signal", XE_DEV, 0x55, 3, HWF1);
-    t.fence(1, 2010, 0, "dma_fence_signaled", (0x55, 3), ("xe", "rcs0"));
+    t.signaled(1, 2010, (0x55, 3), ("xe", "rcs0"));
     t.ev(1, 2020, 0, "drm_sched_process_job", &[("fence", F1)], &[]);
     // a second device with the same GuC id: its own ring; its job times out
     xe_queue(&mut t, 3000, "xe_exec_queue_create", "0000:04:00.0", 3, 7);
@@ -1238,7 +1197,7 @@ fn msm_retired_places_the_gpu_start_and_end_through_the_flush_clock_pair() {
     retired(&mut t, 1, 20 * ms, 0, 11, 1_920_192, 1_921_920);
     // job 12: retired on a CPU that already wrote something later than its GPU start
     flush(&mut t, 0, 30 * ms, 12, 2_112_000);
-    t.fence(2, 35 * ms, 0, "dma_fence_signaled", (99, 1), ("msm", "x"));
+    t.signaled(2, 35 * ms, (99, 1), ("msm", "x"));
     retired(&mut t, 2, 40 * ms, 0, 12, 2_112_192, 2_188_800);
     // job 5 of ring 1: no flush seen (before the trace): end at the retire, start from elapsed
     retired(&mut t, 3, 50 * ms, 1, 5, 0, 19_200);
@@ -1647,7 +1606,7 @@ fn i915_request_ends_at_its_fence_signal_before_the_retire() {
         .retain(|(f, _)| !I915_LOW_LEVEL.contains(&f.name.as_str()));
     let ctx = 0x42;
     i915(&mut t, 0, 1000, "i915_request_add", 0, (0, 0), ctx, 5, &[]);
-    t.fence(1, 2000, 0, "dma_fence_signaled", (ctx, 5), ("i915", "rcs0"));
+    t.signaled(1, 2000, (ctx, 5), ("i915", "rcs0"));
     i915(
         &mut t,
         1,

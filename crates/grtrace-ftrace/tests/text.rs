@@ -32,22 +32,8 @@ fn binary() -> Trace {
         &s,
         &[("name", "gfx_0.0.0"), ("dev", "0000:03:00.0")],
     );
-    t.ev(
-        1,
-        1_000_009_000,
-        0,
-        "drm_sched_job_done",
-        &[("fence_context", 40), ("fence_seqno", 3)],
-        &[],
-    );
-    t.fence(
-        1,
-        1_000_009_500,
-        0,
-        "dma_fence_signaled",
-        (40, 3),
-        ("drm_sched", "gfx_0.0.0"),
-    );
+    t.sched_done(1, 1_000_009_000, (40, 3));
+    t.signaled(1, 1_000_009_500, (40, 3), ("drm_sched", "gfx_0.0.0"));
     let v = [
         ("dev", 0),
         ("vq", 0),

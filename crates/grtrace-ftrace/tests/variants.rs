@@ -29,30 +29,9 @@ fn i915_before_the_uabi_engine_puts_each_engine_id_on_its_own_ring() {
     i915_419(&mut t, 1000, "i915_request_add", 0, 107, 1);
     i915_419(&mut t, 1100, "i915_request_add", 2, 108, 1);
     i915_419(&mut t, 1200, "i915_request_add", 0, 107, 2);
-    t.ev(
-        1,
-        3000,
-        0,
-        "dma_fence_signaled",
-        &[("context", 108), ("seqno", 1)],
-        &[],
-    );
-    t.ev(
-        1,
-        5000,
-        0,
-        "dma_fence_signaled",
-        &[("context", 107), ("seqno", 1)],
-        &[],
-    );
-    t.ev(
-        1,
-        7000,
-        0,
-        "dma_fence_signaled",
-        &[("context", 107), ("seqno", 2)],
-        &[],
-    );
+    t.signaled(1, 3000, (108, 1), ("i915", "vcs0"));
+    t.signaled(1, 5000, (107, 1), ("i915", "rcs0"));
+    t.signaled(1, 7000, (107, 2), ("i915", "rcs0"));
     let (c, m) = run(&t);
     assert_eq!(
         c.rings(),
@@ -113,17 +92,7 @@ fn i915_gem_request_of_4_14_is_mapped_by_engine_id() {
 fn an_i915_layout_no_kernel_printed_is_named_not_mapped_never_put_on_ring_0() {
     let mut t = Trace::new("4.19");
     // a layout with neither `engine` nor `ring`: its engine cannot be formed
-    let pos = t
-        .formats
-        .iter()
-        .position(|(f, _)| f.name == "i915_request_add")
-        .unwrap();
-    let (f, text) = t.formats[pos].clone();
-    let text = text.replace("field:u32 ring;", "field:u32 other;");
-    t.formats[pos] = (
-        grtrace_ftrace::EventFormat::parse(&f.system, &text).unwrap(),
-        text,
-    );
+    t.edit_format("i915_request_add", "field:u32 ring;", "field:u32 other;");
     for s in 1..=545 {
         t.ev(
             0,
@@ -175,14 +144,7 @@ fn amdgpu_before_5_x_names_the_ring_by_its_timeline_and_ends_jobs_at_their_fence
     amdgpu_419(&mut t, 0, 1700, "amdgpu_cs_ioctl", "gfx", 177, 2);
     amdgpu_419(&mut t, 1, 1800, "amdgpu_sched_run_job", "gfx", 177, 2);
     for (ts, ctx, seqno) in [(2500, 180, 1), (4000, 177, 1), (6000, 177, 2)] {
-        t.fence(
-            2,
-            ts,
-            0,
-            "dma_fence_signaled",
-            (ctx, seqno),
-            ("drm_sched", "gfx"),
-        );
+        t.signaled(2, ts, (ctx, seqno), ("drm_sched", "gfx"));
     }
     let (c, m) = run(&t);
     assert_eq!(

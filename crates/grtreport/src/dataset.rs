@@ -24,12 +24,11 @@ use std::thread::JoinHandle;
 use grtrace_format::{RunSummary, StreamHeader};
 
 use crate::columns::{Cx, NameSource};
-use crate::engine::{Engine, IntervalSink, WorkerSink};
+use crate::engine::{ClosedRows, Engine, IntervalSink, WorkerSink};
 use crate::job::{BlockKind, Blocker, Job, JobKey, Origin, Tags, NONE, N_PHASES, PHASE_NAMES};
 use crate::joiner::FxMap;
-use crate::report::{class_judged, RingInfo};
+use crate::report::class_judged;
 use crate::table::{ChunkTable, Field, Rows, Table, Ty, ROW_GROUP};
-use crate::utilisation::IntervalRow;
 
 /// The schema's version (SCHEMA.md): raised when a column is added (always at the end of its
 /// table); a column never changes meaning or goes away, so a reader of version N reads
@@ -712,17 +711,16 @@ impl Dataset {
     }
 
     /// `--interval` rows of `card`.
-    fn intervals(
-        &mut self,
-        card: u32,
-        rows: &[IntervalRow],
-        origin: Origin,
-        rings: &dyn Fn(u32) -> Option<RingInfo>,
-        m: &[bool; N_PHASES],
-    ) -> io::Result<()> {
+    fn intervals(&mut self, card: u32, closed: ClosedRows<'_>) -> io::Result<()> {
         let Some(t) = self.intervals.as_mut() else {
             return Ok(());
         };
+        let ClosedRows {
+            rows,
+            origin,
+            rings,
+            measurable: m,
+        } = closed;
         for row in rows {
             t.str(s(&self.capture_id));
             t.i64(i(card.into()));
@@ -1115,20 +1113,12 @@ pub struct DatasetIntervals {
 }
 
 impl IntervalSink for DatasetIntervals {
-    fn rows(
-        &mut self,
-        card: Option<u32>,
-        rows: &[IntervalRow],
-        origin: Origin,
-        rings: &dyn Fn(u32) -> Option<RingInfo>,
-        measurable: &[bool; N_PHASES],
-    ) -> io::Result<()> {
+    fn rows(&mut self, card: Option<u32>, closed: ClosedRows<'_>) -> io::Result<()> {
         if let Some(d) = self.ds.borrow_mut().as_mut() {
-            d.intervals(self.card, rows, origin, rings, measurable)
-                .map_err(DatasetError::wrap)?;
+            d.intervals(self.card, closed).map_err(DatasetError::wrap)?;
         }
         match &self.also {
-            Some(a) => a.borrow_mut().rows(card, rows, origin, rings, measurable),
+            Some(a) => a.borrow_mut().rows(card, closed),
             None => Ok(()),
         }
     }

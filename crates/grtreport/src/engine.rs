@@ -137,19 +137,24 @@ impl NameSource for NameSnapshot {
     }
 }
 
+/// `--interval` rows that just closed, and what reading them needs.
+#[derive(Clone, Copy)]
+pub struct ClosedRows<'a> {
+    /// The rows, one per ring and interval.
+    pub rows: &'a [IntervalRow],
+    /// Their times are written since this origin.
+    pub origin: Origin,
+    /// The rings' names and sizes by id.
+    pub rings: &'a dyn Fn(u32) -> Option<RingInfo>,
+    /// The phases the recording can measure: a share of another is not a figure.
+    pub measurable: &'a [bool; N_PHASES],
+}
+
 /// Where `--interval` rows go as each interval closes (shared by the engines of several
 /// cards, so one stream of rows interleaves them in time).
 pub trait IntervalSink {
-    /// Rows of `card` that just closed: times since `origin`, ring names from `rings`; a
-    /// share whose phase `measurable` says the recording cannot measure is not a figure.
-    fn rows(
-        &mut self,
-        card: Option<u32>,
-        rows: &[IntervalRow],
-        origin: Origin,
-        rings: &dyn Fn(u32) -> Option<RingInfo>,
-        measurable: &[bool; N_PHASES],
-    ) -> io::Result<()>;
+    /// Rows of `card` that just closed.
+    fn rows(&mut self, card: Option<u32>, closed: ClosedRows<'_>) -> io::Result<()>;
     /// End of input.
     fn flush(&mut self) -> io::Result<()>;
 }
@@ -554,8 +559,13 @@ impl Engine {
         let rings = |id: u32| joiner.ring(id).map(RingInfo::from);
         // Live rows: the codes seen so far decide, as the end-of-run Measurable does.
         let measurable = self.measurable().phases;
-        out.borrow_mut()
-            .rows(self.card, &rows, origin, &rings, &measurable)?;
+        let closed = ClosedRows {
+            rows: &rows,
+            origin,
+            rings: &rings,
+            measurable: &measurable,
+        };
+        out.borrow_mut().rows(self.card, closed)?;
         if self.keep_intervals {
             self.kept_intervals.extend(rows);
         }

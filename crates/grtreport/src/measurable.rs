@@ -9,14 +9,14 @@ use grtrace_format::Event;
 
 use crate::job::{GPU_WAIT, N_PHASES, PHASE_NAMES, SUBMIT_HOST};
 
-/// Lifecycle events and the phases each one bounds.
-const LIFECYCLE: [(Event, &str); 6] = [
-    (Event::COMMIT, "COMMIT"),
-    (Event::SUBMIT, "SUBMIT"),
-    (Event::START, "START"),
-    (Event::END, "END"),
-    (Event::IRQ, "IRQ"),
-    (Event::SIGNAL, "SIGNAL"),
+/// The lifecycle events, which bound the phases (named as the vocabulary names them).
+pub const LIFECYCLE: [Event; 6] = [
+    Event::COMMIT,
+    Event::SUBMIT,
+    Event::START,
+    Event::END,
+    Event::IRQ,
+    Event::SIGNAL,
 ];
 
 /// What an imported stream's first record, a `NOTE_MSG` starting `grtrace-import:`, says
@@ -207,9 +207,9 @@ impl Measurable {
             return Vec::new();
         }
         LIFECYCLE
-            .iter()
-            .filter(|(c, _)| self.seen & bit(*c) == 0)
-            .map(|(_, n)| *n)
+            .into_iter()
+            .filter(|&c| self.seen & bit(c) == 0)
+            .filter_map(Event::name)
             .collect()
     }
 

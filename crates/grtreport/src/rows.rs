@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use crate::columns::{self, snake, CsvRow, Cx};
-use crate::engine::{Engine, IntervalSink, JobSink, Names};
+use crate::engine::{ClosedRows, Engine, IntervalSink, JobSink, Names};
 use crate::job::{Job, Origin, Tags, GPU_WAIT, N_PHASES, PHASE_NAMES, SUBMIT_HOST};
 use crate::report::{ring_label, RingInfo};
 use crate::summary::Summary;
@@ -257,16 +257,8 @@ impl IntervalLines {
 }
 
 impl IntervalSink for IntervalLines {
-    /// Writes `rows` of `card` (times since `origin`; see [`interval_line`] for
-    /// `measurable`).
-    fn rows(
-        &mut self,
-        card: Option<u32>,
-        rows: &[crate::utilisation::IntervalRow],
-        origin: Origin,
-        rings: &dyn Fn(u32) -> Option<RingInfo>,
-        measurable: &[bool; N_PHASES],
-    ) -> io::Result<()> {
+    /// Writes the rows of `card` (see [`interval_line`]).
+    fn rows(&mut self, card: Option<u32>, closed: ClosedRows<'_>) -> io::Result<()> {
         if card.is_some() && !self.card_column {
             // A card turned up while reading (streams concatenated on stdin): the rows from
             // here carry their card; any above are the first card's.
@@ -284,8 +276,8 @@ impl IntervalSink for IntervalLines {
                 writeln!(self.out, "{INTERVAL_HEADER}")?;
             }
         }
-        for row in rows {
-            let line = interval_line(row, origin, rings, measurable);
+        for row in closed.rows {
+            let line = interval_line(row, closed.origin, closed.rings, closed.measurable);
             match card.filter(|_| self.card_column) {
                 Some(c) => writeln!(self.out, "{c:>5} {line}")?,
                 None => writeln!(self.out, "{line}")?,

@@ -203,17 +203,10 @@ fn critical_path_text_and_json() {
 fn a_scheduler_hand_off_after_a_dependency_links_to_the_dependency() {
     let mut r = Rec::with_gfx();
     r.ring(T0, 1, 1 << 20, b"comp");
-    let ev = |t: u64, code, ctx, ring, seqno, arg0| Ev {
-        pid: 7,
-        t: T0 + t,
-        code,
-        flags: 1,
-        ctx,
-        ring,
-        seqno,
-        arg0,
-        arg3: u32::from(code == Event::SUBMIT),
-        ..Ev::default()
+    let ev = |t: u64, code, ctx, ring, seqno, arg0| {
+        let job = Ev::of_job(ctx, ring, seqno).on(0, 7).flags(1);
+        job.at(code, T0 + t)
+            .args(arg0, 0, u32::from(code == Event::SUBMIT))
     };
     // A: ctx 200 ring 0 seqno 20, queued and run at once, runs 1 ms..5 ms.
     for (t, code) in [

@@ -24,12 +24,35 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// An empty scratch directory for one test (the pid keeps test binaries apart).
-pub fn temp_dir(tag: &str) -> PathBuf {
+/// An empty scratch directory for one test (the pid keeps test binaries apart), removed
+/// when the test ends.
+pub fn temp_dir(tag: &str) -> TempDir {
     let d = std::env::temp_dir().join(format!("grtparse-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TempDir(d)
+}
+
+/// A test's scratch directory ([`temp_dir`]), removed with what it holds when dropped.
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Writes `dir/<base>.grtrace.{0,1}` of `records` records from the synthetic workload, with

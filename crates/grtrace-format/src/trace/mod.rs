@@ -179,32 +179,17 @@ impl EmbeddedStream<'_> {
     }
 }
 
-/// An item of [`Trace::for_each_raw`].
-#[derive(Clone, Copy, Debug)]
-// Exhaustive for the same reason as `Item`.
-pub enum RawItem<'a> {
-    /// `count` whole native-endian event records, in merged order: copy `bytes` as they are.
-    /// Consecutive records of one per-CPU file come as one slice; when any input is a
-    /// merged stream (a pipe, a dump), every event comes alone (`count` 1).
-    Events {
-        /// The records' bytes, whole and contiguous.
-        bytes: &'a [u8],
-        /// How many event records `bytes` holds.
-        count: u64,
-    },
-    /// Any other item, exactly as [`Trace::for_each`] delivers it.
-    Item(Item<'a>),
-}
-
-/// An item of [`Trace::for_each_run`]: [`RawItem`] with the card, whose runs borrow the
-/// trace itself rather than the call (lifetime `'m`), so a consumer may queue them for
-/// another thread while the merge goes on.
+/// An item of [`Trace::for_each_run`], whose runs borrow the trace itself rather than the
+/// call (lifetime `'m`), so a consumer may queue them for another thread while the merge
+/// goes on; as a [`RawItem`], an item of [`Trace::for_each_raw`].
 #[derive(Clone, Copy, Debug)]
 // Exhaustive for the same reason as `Item`.
 pub enum RunItem<'m, 'a> {
-    /// `count` whole native-endian event records of one mapped per-CPU input, in merged
-    /// order, about 64 KiB at most (64 KiB and one record); read them with
-    /// [`NativeEvents`](crate::NativeEvents).
+    /// `count` whole native-endian event records, in merged order: copy `bytes` as they are,
+    /// or read them with [`NativeEvents`](crate::NativeEvents). From `for_each_run`,
+    /// consecutive records of one mapped per-CPU input, about 64 KiB at most (64 KiB and one
+    /// record). From `for_each_raw`, consecutive records of one per-CPU file; when any input
+    /// is a merged stream (a pipe, a dump), every event comes alone (`count` 1).
     Events {
         /// The records' bytes, whole and contiguous, in the input's mapping (or buffer).
         bytes: &'m [u8],
@@ -216,6 +201,10 @@ pub enum RunItem<'m, 'a> {
     /// so they do not outlive the call), gaps, stream headers.
     Item(Item<'a>),
 }
+
+/// An item of [`Trace::for_each_raw`]: a [`RunItem`] whose runs, like its other items, are
+/// borrowed for the call only.
+pub type RawItem<'a> = RunItem<'a, 'a>;
 
 /// What a merge saw besides the items.
 #[derive(Clone, Debug, Default)]
@@ -334,9 +323,9 @@ impl Trace {
     }
 
     /// Like [`for_each`](Self::for_each), for consumers that copy records verbatim (the
-    /// `-d` dump): native-endian event records come as [`RawItem::Events`] slices (consecutive
+    /// `-d` dump): native-endian event records come as [`RunItem::Events`] slices (consecutive
     /// ones of one per-CPU file as one slice), already merged and sequence-checked; everything
-    /// else comes as [`RawItem::Item`]. Same order, same checks, same summary.
+    /// else comes as [`RunItem::Item`]. Same order, same checks, same summary.
     pub fn for_each_raw<F>(&mut self, mut f: F) -> RunSummary
     where
         F: FnMut(RawItem<'_>) -> ControlFlow<()>,

@@ -8,15 +8,10 @@ impl Mapper {
     /// Maps one event of the rows of this file.
     #[inline]
     pub(super) fn map_amdgpu<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let Ev {
-            kind, cpu, pid, t, ..
-        } = *f;
+        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
         let (u, s) = (|i: usize| f.u(i), |i: usize| f.s(i));
-        let hd = f.hd;
-        let e = f.e;
-        let data = f.data;
         match kind {
-            Kind::AmdgpuPipeSync if hd.fields[1].size == 0 => {
+            Kind::AmdgpuPipeSync if f.hd.fields[1].size == 0 => {
                 // 6.17+: no job id. amdgpu_ib_schedule() traces it inside run_job(), right
                 // after the scheduler's drm_sched_job_run of that job on the same CPU.
                 let name = s(0);
@@ -78,22 +73,14 @@ impl Mapper {
                 if !amdgpu_is_vm_fault(client, src) {
                     return Ok(());
                 }
-                let sd = hd.fields[5];
-                let addr_lo = read_uint(e, data, sd.offset, 4);
-                let addr_hi = read_uint(e, data, sd.offset + 4, 4);
+                let sd = f.hd.fields[5];
+                let addr_lo = read_uint(f.e, f.data, sd.offset, 4);
+                let addr_hi = read_uint(f.e, f.data, sd.offset + 4, 4);
                 // gmc_v9+: src_data[0] = page << 12 bits 12..43, src_data[1] bits 0..3 = 44..47
                 let addr = (addr_lo << 12) | ((addr_hi & 0xf) << 44);
                 let _ = ring_id;
-                self.emit(
-                    sink,
-                    cpu,
-                    pid,
-                    t,
-                    Event::VM_FAULT,
-                    0,
-                    NO_JOB,
-                    (addr, 0, client as u32, (vmid << 16) | (pasid & 0xffff)),
-                )
+                let space = (vmid << 16) | (pasid & 0xffff);
+                self.vm_fault(sink, f, addr, client as u32, space)
             }
             _ => Ok(()),
         }

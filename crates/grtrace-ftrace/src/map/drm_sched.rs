@@ -6,14 +6,26 @@
 use super::*;
 
 impl Mapper {
+    /// QUEUE of scheduler job `k` (`a`: its finished fence's context and its client) from
+    /// the scheduler's counts: `jobs` queued before it on the entity, so the depth is one
+    /// more, and `hw` on the hardware.
+    fn sched_queue<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        f: &Ev<'_>,
+        k: Key,
+        a: (u64, u64),
+        (jobs, hw): (u32, u32),
+    ) -> io::Result<()> {
+        let args = (a.0, a.1, jobs + 1, hw);
+        self.emit(sink, f.cpu, f.pid, f.t, Event::QUEUE, 0, k, args)
+    }
+
     /// Maps one event of the rows of this file.
     #[inline]
     pub(super) fn map_drm_sched<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let Ev {
-            kind, cpu, pid, t, ..
-        } = *f;
+        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
         let (u, s) = (|i: usize| f.u(i), |i: usize| f.s(i));
-        let hd = f.hd;
         match kind {
             Kind::SchedQueue612 => {
                 let (entity, fence, id) = (u(0), u(1), u(3));
@@ -44,16 +56,7 @@ impl Mapper {
                 };
                 self.fence_ptr.insert(fence, (key, id, fc));
                 self.job_ids.insert((ring, id), key);
-                self.emit(
-                    sink,
-                    cpu,
-                    pid,
-                    t,
-                    Event::QUEUE,
-                    0,
-                    key,
-                    (fc, 0, jobs + 1, hw),
-                )
+                self.sched_queue(sink, f, key, (fc, 0), (jobs, hw))
             }
             Kind::SchedRun612 => {
                 let (entity, fence, id) = (u(0), u(1), u(3));
@@ -133,16 +136,7 @@ impl Mapper {
                 if kind == Kind::SchedQueue {
                     let (jobs, hw) = (u(5) as u32, u(6) as u32);
                     self.fences.insert((fc, fs), key);
-                    self.emit(
-                        sink,
-                        cpu,
-                        pid,
-                        t,
-                        Event::QUEUE,
-                        0,
-                        key,
-                        (fc, client, jobs + 1, hw),
-                    )
+                    self.sched_queue(sink, f, key, (fc, client), (jobs, hw))
                 } else {
                     self.fences.insert((fc, fs), key);
                     self.sync_exit(sink, cpu, t, None, Some(key), true)?;
@@ -221,7 +215,7 @@ impl Mapper {
                 };
                 self.sync_enter(sink, cpu, pid, t, key, dep, true)
             }
-            Kind::AmdgpuCs | Kind::LimaSubmit if hd.fields[0].size == 0 => Ok(()),
+            Kind::AmdgpuCs | Kind::LimaSubmit if f.hd.fields[0].size == 0 => Ok(()),
             Kind::AmdgpuCs | Kind::LimaSubmit => {
                 let (id, fc, fs) = (u(0), u(1), u(2));
                 let name = s(3);

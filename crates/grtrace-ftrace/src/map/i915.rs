@@ -30,17 +30,14 @@ impl Mapper {
     /// dispatcher hands over here.
     #[inline]
     pub(super) fn map_i915<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let Ev {
-            kind, cpu, pid, t, ..
-        } = *f;
+        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
         let u = |i: usize| f.u(i);
-        let hd = f.hd;
         let (dev, ctx, class, inst, seqno) = (u(0), u(1), u(2), u(3), u(4));
         // Before the uabi engine (4.9-5.0) the layout has `ring`, the engine's
         // `enum intel_engine_id`, in the class slot and nothing in the instance
         // slot: one ring per id (distinct engines have distinct ids), named by the
         // id, whose engine names changed between those kernels (IMPORT.md 5.7).
-        let by_id = hd.fields[3].size == 0;
+        let by_id = f.hd.fields[3].size == 0;
         // The first event of an engine names its ring (drv_ring keeps the id's ring
         // from then on): mark it then, not on every event.
         let mut first_of_engine = false;

@@ -752,6 +752,20 @@ impl Mapper {
         )
     }
 
+    /// A GPU page fault at `addr`, of no job, at event `f`: VM_FAULT with the driver's
+    /// fault `status` and the faulting address space (`vmid`).
+    fn vm_fault<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        f: &Ev<'_>,
+        addr: u64,
+        status: u32,
+        vmid: u32,
+    ) -> io::Result<()> {
+        let args = (addr, 0, status, vmid);
+        self.emit(sink, f.cpu, f.pid, f.t, Event::VM_FAULT, 0, NO_JOB, args)
+    }
+
     /// Ring id of (device, ring name), announcing a new ring with NOTE_RING (no ring flags).
     fn ring<S: Sink>(
         &mut self,

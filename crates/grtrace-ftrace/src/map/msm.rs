@@ -13,73 +13,65 @@ fn msm_tick_time(sync: (u64, u64), ticks: u64) -> u64 {
 }
 
 impl Mapper {
-    /// Maps one event of the rows of this file.
+    /// Maps one event of the rows of this file: a flush or a retire, the only ones the dispatcher
+    /// hands over here.
     #[inline]
     pub(super) fn map_msm<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let Ev {
-            kind, cpu, pid, t, ..
-        } = *f;
+        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
         let u = |i: usize| f.u(i);
-        match kind {
-            Kind::MsmFlush | Kind::MsmRetired => {
-                let (spid, ringid, seqno) = (u(0), u(1), u(2));
-                // Retired: the hardware's own times through the ring's last flush; without
-                // one, the retire event is the end and `elapsed` gives the start (inferred).
-                let (t0, t1, observed) = match (kind, self.msm_sync.get(&ringid)) {
-                    (Kind::MsmFlush, _) => (t, t, true),
-                    (_, Some(&sync)) => {
-                        (msm_tick_time(sync, u(3)), msm_tick_time(sync, u(4)), true)
-                    }
-                    (_, None) => (t.saturating_sub(u(5)), t, false),
-                };
-                // A new ring is announced no later than the first time it is used.
-                let ring = self.drv_ring(sink, cpu, t0.min(t), (3, ringid, 0), || {
-                    (b"msm".to_vec(), format!("rb{ringid}").into_bytes(), 0)
-                })?;
-                let k = Key {
-                    ctx: spid as u32,
-                    ring,
-                    seqno,
-                };
-                if kind == Kind::MsmFlush {
-                    let ticks = u(3);
-                    self.msm_sync.insert(ringid, (t, ticks));
-                    self.record(
-                        sink,
-                        cpu,
-                        0,
-                        t,
-                        &Body::ClockSync(ClockSync {
-                            gpu_clock_id: 1,
-                            gpu_time: ticks,
-                            gpu_freq_hz: MSM_ALWAYS_ON_HZ,
-                        }),
-                    )?;
-                    self.emit(sink, cpu, pid, t, Event::COMMIT, 0, k, (0, 0, 0, 0))?;
-                    self.emit(sink, cpu, pid, t, Event::SUBMIT, 0, k, (0, 0, 0, 1))?;
-                    self.stats.jobs_started += 1;
-                    return Ok(());
-                }
-                // A time before what this CPU's stream already holds is moved up to it
-                // (streams stay in time order) and then no longer observed.
-                let last = self.cpu_last.get(cpu as usize).copied().unwrap_or(0);
-                let sf = if observed && t0 >= last {
-                    0
-                } else {
-                    self.stats.inferred_starts += 1;
-                    eflag::INFERRED
-                };
-                let ef = if observed && t1 >= last {
-                    0
-                } else {
-                    eflag::INFERRED
-                };
-                self.emit(sink, cpu, 0, t0, Event::START, sf, k, (0, 0, 0, 0))?;
-                self.emit(sink, cpu, pid, t1, Event::END, ef, k, (0, 0, 0, 0))?;
-                self.rings[ring as usize].last_done = t1;
-                Ok(())
-            }
-            _ => Ok(()),
+        let (spid, ringid, seqno) = (u(0), u(1), u(2));
+        // Retired: the hardware's own times through the ring's last flush; without
+        // one, the retire event is the end and `elapsed` gives the start (inferred).
+        let (t0, t1, observed) = match (kind, self.msm_sync.get(&ringid)) {
+            (Kind::MsmFlush, _) => (t, t, true),
+            (_, Some(&sync)) => (msm_tick_time(sync, u(3)), msm_tick_time(sync, u(4)), true),
+            (_, None) => (t.saturating_sub(u(5)), t, false),
+        };
+        // A new ring is announced no later than the first time it is used.
+        let ring = self.drv_ring(sink, cpu, t0.min(t), (3, ringid, 0), || {
+            (b"msm".to_vec(), format!("rb{ringid}").into_bytes(), 0)
+        })?;
+        let k = Key {
+            ctx: spid as u32,
+            ring,
+            seqno,
+        };
+        if kind == Kind::MsmFlush {
+            let ticks = u(3);
+            self.msm_sync.insert(ringid, (t, ticks));
+            self.record(
+                sink,
+                cpu,
+                0,
+                t,
+                &Body::ClockSync(ClockSync {
+                    gpu_clock_id: 1,
+                    gpu_time: ticks,
+                    gpu_freq_hz: MSM_ALWAYS_ON_HZ,
+                }),
+            )?;
+            self.emit(sink, cpu, pid, t, Event::COMMIT, 0, k, (0, 0, 0, 0))?;
+            self.emit(sink, cpu, pid, t, Event::SUBMIT, 0, k, (0, 0, 0, 1))?;
+            self.stats.jobs_started += 1;
+            return Ok(());
         }
+        // A time before what this CPU's stream already holds is moved up to it
+        // (streams stay in time order) and then no longer observed.
+        let last = self.cpu_last.get(cpu as usize).copied().unwrap_or(0);
+        let sf = if observed && t0 >= last {
+            0
+        } else {
+            self.stats.inferred_starts += 1;
+            eflag::INFERRED
+        };
+        let ef = if observed && t1 >= last {
+            0
+        } else {
+            eflag::INFERRED
+        };
+        self.emit(sink, cpu, 0, t0, Event::START, sf, k, (0, 0, 0, 0))?;
+        self.emit(sink, cpu, pid, t1, Event::END, ef, k, (0, 0, 0, 0))?;
+        self.rings[ring as usize].last_done = t1;
+        Ok(())
     }
 }

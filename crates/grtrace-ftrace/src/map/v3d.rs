@@ -9,9 +9,7 @@ impl Mapper {
     /// Maps one event of the rows of this file.
     #[inline]
     pub(super) fn map_v3d<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let Ev {
-            kind, cpu, pid, t, ..
-        } = *f;
+        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
         let u = |i: usize| f.u(i);
         match kind {
             Kind::V3dSubmitCl | Kind::V3dSubmit(_) | Kind::V3dIrq(_) => {

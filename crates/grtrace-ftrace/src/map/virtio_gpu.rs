@@ -30,9 +30,7 @@ impl Mapper {
     /// Maps one event of the rows of this file.
     #[inline]
     pub(super) fn map_virtio_gpu<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let Ev {
-            kind, cpu, pid, t, ..
-        } = *f;
+        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
         let (u, s) = (|i: usize| f.u(i), |i: usize| f.s(i));
         let (dev, vq) = (u(0), u(1));
         if vq != 0 {

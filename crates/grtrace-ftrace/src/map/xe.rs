@@ -40,9 +40,7 @@ impl Mapper {
     /// Maps one event of the rows of this file.
     #[inline]
     pub(super) fn map_xe<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let Ev {
-            kind, cpu, pid, t, ..
-        } = *f;
+        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
         let (u, s) = (|i: usize| f.u(i), |i: usize| f.s(i));
         match kind {
             Kind::XeQueueCreate | Kind::XeQueueDestroy | Kind::XeQueueReset => {
@@ -126,16 +124,7 @@ impl Mapper {
             }
             Kind::XeVmaPagefault => {
                 let (asid, start) = (u(1) as u32, u(2));
-                self.emit(
-                    sink,
-                    cpu,
-                    pid,
-                    t,
-                    Event::VM_FAULT,
-                    0,
-                    NO_JOB,
-                    (start, 0, 0, asid),
-                )
+                self.vm_fault(sink, f, start, 0, asid)
             }
             _ => Ok(()),
         }

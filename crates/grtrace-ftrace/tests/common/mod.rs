@@ -148,6 +148,18 @@ impl Trace {
             .0
     }
 
+    /// Rewrites the text of format `name` (`from` becomes `to`) and parses it again: the
+    /// layout of a kernel that differs from the fixture's.
+    pub fn edit_format(&mut self, name: &str, from: &str, to: &str) {
+        let (f, text) = self
+            .formats
+            .iter_mut()
+            .find(|(f, _)| f.name == name)
+            .unwrap_or_else(|| panic!("no {name}"));
+        *text = text.replace(from, to);
+        *f = EventFormat::parse(&f.system, text).unwrap();
+    }
+
     /// Adds event `name` at `t` on `cpu` by `pid`, with integer and string fields.
     pub fn ev(
         &mut self,
@@ -193,6 +205,25 @@ impl Trace {
             &[("context", fence.0), ("seqno", fence.1)],
             &[("driver", driver), ("timeline", timeline)],
         )
+    }
+
+    /// Adds `dma_fence_signaled` of fence (context, seqno) `fence` on `driver`'s `timeline`
+    /// at `t` on `cpu`, signalled from an interrupt (pid 0).
+    pub fn signaled(
+        &mut self,
+        cpu: u32,
+        t: u64,
+        fence: (u64, u64),
+        names: (&str, &str),
+    ) -> &mut Self {
+        self.fence(cpu, t, 0, "dma_fence_signaled", fence, names)
+    }
+
+    /// Adds `drm_sched_job_done` (6.17+) of the job whose finished fence is `fence` at `t`
+    /// on `cpu`, from an interrupt (pid 0).
+    pub fn sched_done(&mut self, cpu: u32, t: u64, fence: (u64, u64)) -> &mut Self {
+        let f = [("fence_context", fence.0), ("fence_seqno", fence.1)];
+        self.ev(cpu, t, 0, "drm_sched_job_done", &f, &[])
     }
 
     /// Writes the trace as a trace.dat of `version` / `codec`.

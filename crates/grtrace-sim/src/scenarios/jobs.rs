@@ -2,7 +2,7 @@
 //! the scenarios built on it, each labelling the jobs a report should tag; `frames` below.
 
 use grtrace_format::abi::eflag;
-use grtrace_format::builder::{Builder, Record};
+use grtrace_format::builder::{Builder, Record, RecordMut};
 use grtrace_format::{Body, Event, RingNote, Stamp};
 
 use crate::model::{JobName, Rng};
@@ -102,12 +102,13 @@ impl ReportGen {
             .pid(2000 + c)
             .record(Body::Process { comm })
             .at(0);
-        self.b
-            .on(c % 2)
-            .pid(2000 + c)
-            .event(Event::CTX_CREATE)
-            .at(0)
-            .job(c, 0, 0);
+        self.ev(c % 2, 2000 + c, Event::CTX_CREATE, 0).job(c, 0, 0);
+    }
+
+    /// An event `code` at `t`, written by CPU `cpu` for thread `pid`; its flags, job and
+    /// arguments are the caller's to add.
+    fn ev(&mut self, cpu: u32, pid: u32, code: Event, t: u64) -> RecordMut<'_> {
+        self.b.on(cpu).pid(pid).event(code).at(t)
     }
 
     fn between(&mut self, lo: u64, hi: u64) -> u64 {
@@ -153,28 +154,16 @@ impl ReportGen {
                 let pid = 2000 + ctx;
                 let cpu = ctx % 2;
                 let fill = (4096 * (b as u32 + 1)) % (1 << 20);
-                self.b
-                    .on(cpu)
-                    .pid(pid)
-                    .event(Event::ALLOC)
-                    .at(commit)
+                self.ev(cpu, pid, Event::ALLOC, commit)
                     .flags(1)
                     .job(ctx, ring, seq)
                     .args(0, 0, fill, 0);
-                self.b
-                    .on(cpu)
-                    .pid(pid)
-                    .event(Event::COMMIT)
-                    .at(commit + 500)
+                self.ev(cpu, pid, Event::COMMIT, commit + 500)
                     .flags(1)
                     .job(ctx, ring, seq)
                     .args(0, 0, fill, 0);
                 if b + 1 == burst {
-                    self.b
-                        .on(cpu)
-                        .pid(pid)
-                        .event(Event::SUBMIT)
-                        .at(submit)
+                    self.ev(cpu, pid, Event::SUBMIT, submit)
                         .flags(eflag::FENCED)
                         .job(ctx, ring, seq)
                         .args(0, 256, fill, burst as u32);
@@ -183,21 +172,13 @@ impl ReportGen {
                 let mut start = (submit + self.between(10 * US, 30 * US)).max(free_at[r] + 5 * US);
                 let mut tags: Vec<&'static str> = Vec::new();
                 if last_ctx[r] != ctx {
-                    self.b
-                        .on(cpu)
-                        .pid(SCHED_PID)
-                        .event(Event::CTX_SWITCH)
-                        .at(start)
+                    self.ev(cpu, SCHED_PID, Event::CTX_SWITCH, start)
                         .job(ctx, ring, 0)
                         .args(last_ctx[r] as u64, 0, 0, 0);
                     last_ctx[r] = ctx;
                     start += 1;
                 }
-                self.b
-                    .on(cpu)
-                    .pid(SCHED_PID)
-                    .event(Event::START)
-                    .at(start)
+                self.ev(cpu, SCHED_PID, Event::START, start)
                     .flags(1)
                     .job(ctx, ring, seq);
                 let mut own = if burst > 1 {
@@ -225,38 +206,21 @@ impl ReportGen {
                             } else {
                                 self.between(20 * US, 40 * US)
                             };
-                            self.b
-                                .on(IRQ_CPU)
-                                .pid(0)
-                                .event(Event::SYNC_ENTER)
-                                .at(t)
+                            self.ev(IRQ_CPU, 0, Event::SYNC_ENTER, t)
                                 .job(ctx, ring, seq);
                             t += w;
-                            self.b
-                                .on(IRQ_CPU)
-                                .pid(0)
-                                .event(Event::SYNC_EXIT)
-                                .at(t)
-                                .job(ctx, ring, seq);
+                            self.ev(IRQ_CPU, 0, Event::SYNC_EXIT, t).job(ctx, ring, seq);
                         }
                         tags.push("dep-wait");
                     }
                     Inject::Fault => {
                         t += self.between(20 * US, 60 * US);
                         let addr = 0x7f00_0000_0000 + self.rng.below(1 << 30);
-                        self.b
-                            .on(IRQ_CPU)
-                            .pid(0)
-                            .event(Event::VM_FAULT)
-                            .at(t)
+                        self.ev(IRQ_CPU, 0, Event::VM_FAULT, t)
                             .job(ctx, ring, 0)
                             .args(addr, 0, 1, 0);
                         t += self.between(100 * US, 300 * US);
-                        self.b
-                            .on(IRQ_CPU)
-                            .pid(0)
-                            .event(Event::VM_RETRY)
-                            .at(t)
+                        self.ev(IRQ_CPU, 0, Event::VM_RETRY, t)
                             .job(ctx, ring, 0)
                             .args(addr, 0, 0, 0);
                         tags.push("vm-fault");
@@ -274,19 +238,10 @@ impl ReportGen {
                         if what == Inject::None && self.rng.below(8) == 0 {
                             // Benign: one short dependency wait.
                             t += self.between(10 * US, 40 * US);
-                            self.b
-                                .on(IRQ_CPU)
-                                .pid(0)
-                                .event(Event::SYNC_ENTER)
-                                .at(t)
+                            self.ev(IRQ_CPU, 0, Event::SYNC_ENTER, t)
                                 .job(ctx, ring, seq);
                             t += self.between(5 * US, 30 * US);
-                            self.b
-                                .on(IRQ_CPU)
-                                .pid(0)
-                                .event(Event::SYNC_EXIT)
-                                .at(t)
-                                .job(ctx, ring, seq);
+                            self.ev(IRQ_CPU, 0, Event::SYNC_EXIT, t).job(ctx, ring, seq);
                         } else if what == Inject::None && self.rng.below(40) == 0 {
                             // Benign: preempted once.
                             t += self.between(30 * US, 60 * US);
@@ -295,26 +250,14 @@ impl ReportGen {
                     }
                 }
                 let end = t.max(start) + own;
-                self.b
-                    .on(IRQ_CPU)
-                    .pid(0)
-                    .event(Event::END)
-                    .at(end)
+                self.ev(IRQ_CPU, 0, Event::END, end)
                     .flags(1)
                     .job(ctx, ring, seq);
                 let irq = end + self.between(4 * US, 12 * US);
-                self.b
-                    .on(IRQ_CPU)
-                    .pid(0)
-                    .event(Event::IRQ)
-                    .at(irq)
+                self.ev(IRQ_CPU, 0, Event::IRQ, irq)
                     .job(ctx, ring, seq)
                     .args(seq, 0, 0, 0);
-                self.b
-                    .on(IRQ_CPU)
-                    .pid(0)
-                    .event(Event::SIGNAL)
-                    .at(irq + 2 * US)
+                self.ev(IRQ_CPU, 0, Event::SIGNAL, irq + 2 * US)
                     .flags(1)
                     .job(ctx, ring, seq);
                 free_at[r] = end;
@@ -350,35 +293,19 @@ impl ReportGen {
     /// The job is taken off the GPU for another context and comes back.
     fn preempt_once(&mut self, cpu: u32, ctx: u32, ring: u32, seq: u64, t: &mut u64) {
         let other = if ctx > 3 { ctx - 3 } else { ctx + 3 };
-        self.b
-            .on(IRQ_CPU)
-            .pid(0)
-            .event(Event::END)
-            .at(*t)
+        self.ev(IRQ_CPU, 0, Event::END, *t)
             .flags(eflag::PREEMPT)
             .job(ctx, ring, seq);
-        self.b
-            .on(cpu)
-            .pid(SCHED_PID)
-            .event(Event::CTX_SWITCH)
-            .at(*t)
+        self.ev(cpu, SCHED_PID, Event::CTX_SWITCH, *t)
             .flags(eflag::PREEMPT)
             .job(other, ring, 0)
             .args(ctx as u64, 0, 0, 0);
         *t += self.between(100 * US, 300 * US);
-        self.b
-            .on(cpu)
-            .pid(SCHED_PID)
-            .event(Event::CTX_SWITCH)
-            .at(*t)
+        self.ev(cpu, SCHED_PID, Event::CTX_SWITCH, *t)
             .job(ctx, ring, 0)
             .args(other as u64, 0, 0, 0);
         *t += 1;
-        self.b
-            .on(cpu)
-            .pid(SCHED_PID)
-            .event(Event::START)
-            .at(*t)
+        self.ev(cpu, SCHED_PID, Event::START, *t)
             .flags(1)
             .job(ctx, ring, seq);
     }
@@ -460,6 +387,10 @@ impl Planned {
     fn fence(&self) -> (u64, u64) {
         (fence_ctx(self.ring), self.seq)
     }
+    /// A wait for this job's fence until 3 µs after it signals (for [`ReportGen::plan`]).
+    fn awaited(&self) -> Option<(u64, (u64, u64))> {
+        Some((self.signal() + 3 * US, self.fence()))
+    }
 }
 
 fn fence_ctx(ring: u32) -> u64 {
@@ -472,63 +403,35 @@ impl ReportGen {
         let f = fence_ctx(j.ring);
         let (ctx, ring, seq) = (j.ctx, j.ring, j.seq);
         let fenced = eflag::FENCED;
-        self.b
-            .on(cpu)
-            .pid(pid)
-            .event(Event::COMMIT)
-            .at(j.commit)
+        self.ev(cpu, pid, Event::COMMIT, j.commit)
             .flags(fenced)
             .job(ctx, ring, seq)
             .args(0, 0, 4096, 0);
         if j.visible > 0 {
-            self.b
-                .on(cpu)
-                .pid(pid)
-                .event(Event::SUBMIT)
-                .at(j.submit)
+            self.ev(cpu, pid, Event::SUBMIT, j.submit)
                 .flags(fenced)
                 .job(ctx, ring, seq)
                 .args(0, 256, 4096 * j.visible, j.visible);
         }
-        self.b
-            .on(cpu)
-            .pid(SCHED_PID)
-            .event(Event::START)
-            .at(j.start)
+        self.ev(cpu, SCHED_PID, Event::START, j.start)
             .flags(fenced)
             .job(ctx, ring, seq)
             .args(f, 0, 0, 0);
         if let Some((enter, exit, fence)) = j.wait {
             for (t, code) in [(enter, Event::SYNC_ENTER), (exit, Event::SYNC_EXIT)] {
-                self.b
-                    .on(IRQ_CPU)
-                    .pid(0)
-                    .event(code)
-                    .at(t)
+                self.ev(IRQ_CPU, 0, code, t)
                     .job(ctx, ring, seq)
                     .args(fence.0, fence.1, 0, 0);
             }
         }
-        self.b
-            .on(IRQ_CPU)
-            .pid(0)
-            .event(Event::END)
-            .at(j.end)
+        self.ev(IRQ_CPU, 0, Event::END, j.end)
             .flags(fenced)
             .job(ctx, ring, seq)
             .args(f, 0, 0, 0);
-        self.b
-            .on(IRQ_CPU)
-            .pid(0)
-            .event(Event::IRQ)
-            .at(j.irq())
+        self.ev(IRQ_CPU, 0, Event::IRQ, j.irq())
             .job(ctx, ring, seq)
             .args(seq, 0, 0, 0);
-        self.b
-            .on(IRQ_CPU)
-            .pid(0)
-            .event(Event::SIGNAL)
-            .at(j.signal())
+        self.ev(IRQ_CPU, 0, Event::SIGNAL, j.signal())
             .flags(fenced)
             .job(ctx, ring, seq)
             .args(f, seq, 0, 0);
@@ -622,14 +525,7 @@ pub(super) fn dep_chain(seed: u64, jobs: usize) -> Scenario {
             let b = g.plan(&mut seqno, 7 + rb % 2, rb, t, long, None);
             let own = g.between(150 * US, 250 * US);
             let (ctx, wt) = (g.client(), t + g.between(20 * US, 60 * US));
-            let w = g.plan(
-                &mut seqno,
-                ctx,
-                rw,
-                wt,
-                own,
-                Some((b.signal() + 3 * US, b.fence())),
-            );
+            let w = g.plan(&mut seqno, ctx, rw, wt, own, b.awaited());
             let bn = name(&b);
             group.push((b, vec![], None));
             group.push((w, vec!["dep-wait"], bn));
@@ -638,28 +534,14 @@ pub(super) fn dep_chain(seed: u64, jobs: usize) -> Scenario {
             let c = g.between(600 * US, 900 * US);
             let c = g.plan(&mut seqno, 8, 2, t, c, None);
             let (bctx, own) = (g.client(), g.between(150 * US, 250 * US));
-            let b = g.plan(
-                &mut seqno,
-                bctx,
-                1,
-                t + 30 * US,
-                own,
-                Some((c.signal() + 3 * US, c.fence())),
-            );
+            let b = g.plan(&mut seqno, bctx, 1, t + 30 * US, own, c.awaited());
             let wctx = if g.rng.below(2) == 0 {
                 bctx
             } else {
                 g.client()
             };
             let own = g.between(150 * US, 250 * US);
-            let w = g.plan(
-                &mut seqno,
-                wctx,
-                0,
-                t + 60 * US,
-                own,
-                Some((b.signal() + 3 * US, b.fence())),
-            );
+            let w = g.plan(&mut seqno, wctx, 0, t + 60 * US, own, b.awaited());
             let (cn, bn) = (name(&c), name(&b));
             group.push((c, vec![], None));
             group.push((b, vec!["dep-wait"], cn));

@@ -5,7 +5,7 @@
 use grtrace_format::abi;
 use grtrace_format::builder::Builder;
 use grtrace_format::Event;
-use grtrace_format::{Body, InputSource, RingNote, Stamp, Trace};
+use grtrace_format::{Body, EventBody, InputSource, RingNote, Stamp, Trace};
 use grtreport::engine::{Engine, Filter};
 use grtreport::joiner::JoinConfig;
 use grtreport::{Job, Rules};
@@ -54,21 +54,15 @@ pub fn import(input: &std::path::Path, base: &std::path::Path) -> Result<(), grt
     grtimport::run(&args)
 }
 
-/// An event record for [`Rec::add`], by named field (`arg1` is always 0 here).
+/// An event record for [`Rec::add`]: where and when, and the record (`arg1` is always 0
+/// here).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Ev {
     pub cpu: u32,
     pub pid: u32,
     /// Time (ns).
     pub t: u64,
-    pub code: Event,
-    pub flags: u16,
-    pub ctx: u32,
-    pub ring: u32,
-    pub seqno: u64,
-    pub arg0: u64,
-    pub arg2: u32,
-    pub arg3: u32,
+    pub body: EventBody,
 }
 
 /// Events of one job made from one template in a line each:
@@ -77,33 +71,35 @@ pub struct Ev {
 impl Ev {
     /// The template of the events of job <ctx, ring, seqno>, every other field 0.
     pub fn of_job(ctx: u32, ring: u32, seqno: u64) -> Ev {
-        Ev {
+        let body = EventBody {
             ctx,
             ring,
             seqno,
+            ..EventBody::default()
+        };
+        Ev {
+            body,
             ..Ev::default()
         }
     }
     /// This event as `code` at `t` (ns).
-    pub fn at(self, code: Event, t: u64) -> Ev {
-        Ev { code, t, ..self }
+    pub fn at(mut self, code: Event, t: u64) -> Ev {
+        self.body.code = code;
+        Ev { t, ..self }
     }
     /// Written by CPU `cpu` in the context of thread `pid`.
     pub fn on(self, cpu: u32, pid: u32) -> Ev {
         Ev { cpu, pid, ..self }
     }
     /// With event flags `flags` (`abi::eflag`).
-    pub fn flags(self, flags: u16) -> Ev {
-        Ev { flags, ..self }
+    pub fn flags(mut self, flags: u16) -> Ev {
+        self.body.flags = flags;
+        self
     }
     /// With arguments 0, 2 and 3 (their meaning is the event's, FORMAT.md 4.1).
-    pub fn args(self, arg0: u64, arg2: u32, arg3: u32) -> Ev {
-        Ev {
-            arg0,
-            arg2,
-            arg3,
-            ..self
-        }
+    pub fn args(mut self, arg0: u64, arg2: u32, arg3: u32) -> Ev {
+        (self.body.arg0, self.body.arg2, self.body.arg3) = (arg0, arg2, arg3);
+        self
     }
 }
 
@@ -141,15 +137,7 @@ impl Rec {
     }
     /// An event record, by field (those left out are 0, `..Ev::default()`).
     pub fn add(&mut self, e: Ev) {
-        self.b
-            .on(e.cpu)
-            .pid(e.pid)
-            .event(e.code)
-            .at(e.t)
-            .flags(e.flags)
-            .job(e.ctx, e.ring, e.seqno)
-            .args(e.arg0, 0, e.arg2, e.arg3);
-        self.recs.extend(self.b.drain());
+        self.push(e.cpu, e.pid, e.t, Body::Event(e.body));
     }
     pub fn ring(&mut self, t: u64, ring: u32, size: u64, name: &'static [u8]) {
         self.ring_flags(t, ring, size, name, 0);

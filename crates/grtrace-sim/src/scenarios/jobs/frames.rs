@@ -34,11 +34,9 @@ pub(in crate::scenarios) fn frames(seed: u64, jobs: usize) -> Scenario {
                 let own = g.between(600 * US, 900 * US);
                 let c = g.plan(&mut seqno, 7, 2, s, own, None);
                 let (bc, own) = (g.client(), g.between(150 * US, 250 * US));
-                let until = Some((c.signal() + 3 * US, c.fence()));
-                let b = g.plan(&mut seqno, bc, 1, s + 30 * US, own, until);
+                let b = g.plan(&mut seqno, bc, 1, s + 30 * US, own, c.awaited());
                 let (wc, own) = (g.client(), g.between(150 * US, 250 * US));
-                let until = Some((b.signal() + 3 * US, b.fence()));
-                let w = g.plan(&mut seqno, wc, 0, s + 60 * US, own, until);
+                let w = g.plan(&mut seqno, wc, 0, s + 60 * US, own, b.awaited());
                 let (cn, bn) = (name(&c), name(&b));
                 group.extend([(c, true, None), (b, true, cn), (w, true, bn)]);
             }
@@ -73,8 +71,7 @@ pub(in crate::scenarios) fn frames(seed: u64, jobs: usize) -> Scenario {
                 let own = g.between(500 * US, 900 * US);
                 let b = g.plan(&mut seqno, 7, rb, s, own, None);
                 let (wc, own) = (g.client(), g.between(150 * US, 250 * US));
-                let until = Some((b.signal() + 3 * US, b.fence()));
-                let w = g.plan(&mut seqno, wc, (rb + 1) % 3, s + 40 * US, own, until);
+                let w = g.plan(&mut seqno, wc, (rb + 1) % 3, s + 40 * US, own, b.awaited());
                 let own = g.between(150 * US, 400 * US);
                 let cd = g.client();
                 let d = g.plan(&mut seqno, cd, (rb + 2) % 3, s + 20 * US, own, None);
