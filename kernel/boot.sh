@@ -8,6 +8,9 @@
 #      VIRGL=1: virtio-gpu-gl-pci (virgl 3D: per-file contexts, SUBMIT_3D fences), rendered
 #      by Mesa llvmpipe in an Xvfb display (apt-get install xvfb xauth)
 # Serial log: OUTDIR/serial-MODE.log.  Exit 0 iff the guest printed "GRT: done".
+# Under TCG a guest killed by a stale int3 (oops.sh: QEMU's fault, not the kernel's) is
+# booted once more, said in a KNOWN line; the first boot's log and files go to
+# OUTDIR/stale-int3/.
 set -uo pipefail
 . "$(dirname "$0")/oops.sh"
 KERNEL=${1:?bzImage}; INITRD=${2:?initramfs}; OUT=${3:?outdir}; MODE=${4:?mode}; shift 4
@@ -55,10 +58,12 @@ boot() {
 declare -A HAD   # what OUTDIR held before (a caller's tee may be writing there)
 for f in "$OUT"/* "$OUT"/.[!.]*; do [ -e "$f" ] && HAD[$f]=1; done
 boot
-# that emulator fault, and only it, gets one more boot; the first one's files are kept aside
-if ! grep -q '^GRT: done' "$LOG" && stale_int3 "$LOG"; then
+# that emulator fault (TCG's only), and only it, gets one more boot; the first boot's log
+# and new files are kept aside
+if [ "${ACCEL:-tcg}" != kvm ] && ! grep -q '^GRT: done' "$LOG" && stale_int3 "$LOG"; then
     KEPT=$OUT/stale-int3
     rm -rf "$KEPT"; mkdir "$KEPT"
+    mv "$LOG" "$KEPT/"
     for f in "$OUT"/* "$OUT"/.[!.]*; do
         [ -e "$f" ] && [ "$f" != "$KEPT" ] && [ -z "${HAD[$f]:-}" ] && mv "$f" "$KEPT/"
     done

@@ -70,6 +70,9 @@ lap() { printf 'TIMING %s: %.1f s wall, %.1f s CPU\n' "$1" "$(echo "$(date +%s.%
     "$(echo "$(cpu_seconds) - ${3:-$c}" | bc)"; }
 fail() { echo "FAIL: $*"; failed+=("$*"); }
 finish() {
+    local kept
+    kept=$(cd "$RUN" && ls -d */stale-int3 2>/dev/null | tr '\n' ' ')
+    [ -z "$kept" ] || echo "KNOWN: booted again after QEMU ran a stale int3 (kernel/README.md): $kept"
     printf '\nTIMING kernel stage total: %.1f s wall, %s s CPU\n' "$(echo "$(date +%s.%N) - $T0" | bc)" "$(cpu_seconds)"
     if [ ${#failed[@]} = 0 ]; then
         echo "VERDICT kernel: PASS (results in $RUN)"; exit 0
@@ -184,14 +187,18 @@ stage "apt dependencies"
 apt_deps || finish
 lap "apt" "$t"
 
-# boot.sh boots again only after a death that is QEMU's (oops.sh): the real one of 7 Dec is
-# recognised, the same oops with the int3 still in memory, or another oops, is not
+stage "boot.sh's reading of a guest killed by QEMU (oops.sh)"
+# boot.sh boots again only after a death that is QEMU's: the real one of 7 Dec is recognised
+# (also as the serial port's CRLF lines); with the int3 still in memory, another oops, an
+# int3 oops after another, or a Code: line without bytes, it is not
 . "$HERE/oops.sh"
 OOPS=$ROOT/fixtures/kernel/stale-int3.serial
-if stale_int3 "$OOPS" &&
+if stale_int3 "$OOPS" && stale_int3 <(sed 's/$/\r/' "$OOPS") &&
     ! stale_int3 <(sed 's/ eb <57>/ cc <57>/' "$OOPS") &&
-    ! stale_int3 <(sed 's/Oops: int3:/Oops: general protection fault:/' "$OOPS"); then
-    echo "ok   boot.sh's stale int3 reading (fixtures/kernel/stale-int3.serial and two variants)"
+    ! stale_int3 <(sed 's/Oops: int3:/Oops: general protection fault:/' "$OOPS") &&
+    ! stale_int3 <(sed 's/\[#1\]/[#2]/' "$OOPS") &&
+    ! stale_int3 <(sed 's/Code: .*/Code: Unable to access opcode bytes at 0xffffffff81000000./' "$OOPS"); then
+    echo "ok   the real stale int3 recognised, five variants refused (fixtures/kernel/stale-int3.serial)"
 else
     fail "boot.sh's stale int3 reading (kernel/oops.sh)"
 fi
@@ -253,6 +260,7 @@ fi
 if [ "${GRT_BENCH:-1}" = 1 ]; then
     stage "QEMU bench: the relay transport against an ftrace instance (vsched_bench)"
     mkdir -p "$RUN/bench"
+    : > "$RUN/bench/figures.txt"  # there before boot.sh looks (its retry moves only new files)
     bash "$HERE/bench.sh" "$KERNEL" "$RUN/initramfs.cpio" "$RUN/bench" | tee "$RUN/bench/figures.txt"
     [ "${PIPESTATUS[0]}" = 0 ] || fail "bench accounts"
     lap "bench boot to verdict" "$t"

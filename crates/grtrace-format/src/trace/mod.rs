@@ -335,7 +335,7 @@ impl Trace {
             ..RunSummary::default()
         };
         let mut m = self.merger(&mut sum);
-        // Runs of one file only when no input is a merged stream (as documented on RawItem).
+        // Runs of one file only when no input is a merged stream (as documented on RunItem).
         if m.demux.is_empty() {
             m.merge(&mut sum, RawSink::<_, true>(&mut f));
         } else {

@@ -8,6 +8,10 @@ impl Mapper {
     #[inline]
     pub(super) fn map_dma_fence<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
         let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
+        debug_assert!(matches!(
+            kind,
+            Kind::FenceSignaled | Kind::FenceWaitStart | Kind::FenceWaitEnd
+        ));
         let u = |i: usize| f.u(i);
         let f = (u(0), u(1));
         if kind == Kind::FenceSignaled && !self.hw_fences.is_empty() {

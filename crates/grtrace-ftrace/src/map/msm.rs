@@ -18,6 +18,7 @@ impl Mapper {
     #[inline]
     pub(super) fn map_msm<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
         let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
+        debug_assert!(matches!(kind, Kind::MsmFlush | Kind::MsmRetired));
         let u = |i: usize| f.u(i);
         let (spid, ringid, seqno) = (u(0), u(1), u(2));
         // Retired: the hardware's own times through the ring's last flush; without
