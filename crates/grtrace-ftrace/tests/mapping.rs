@@ -62,6 +62,30 @@ fn sched_612_job_becomes_queue_commit_submit_start_end_keyed_by_entity_and_job_i
 }
 
 #[test]
+fn a_hostile_job_count_saturates_the_queue_depth_instead_of_wrapping_it() {
+    let mut t = Trace::new("6.12");
+    let fields = [
+        ("entity", ENT_A),
+        ("fence", F1),
+        ("id", 7),
+        ("job_count", u32::MAX as u64),
+        ("hw_job_count", 1),
+    ];
+    t.ev(
+        0,
+        1000,
+        100,
+        "drm_sched_job",
+        &fields,
+        &[("name", "gfx_0.0.0")],
+    );
+    let (c, _) = run(&t);
+    let ev = c.events();
+    assert_eq!(ev[0].0, "QUEUE");
+    assert_eq!(ev[0].4 .2, u32::MAX, "the depth, not 0: {ev:?}");
+}
+
+#[test]
 fn inferred_start_is_max_of_hand_off_and_previous_done_on_the_same_ring() {
     let mut t = Trace::new("6.12");
     sched612(&mut t, 0, 1000, "drm_sched_job", ENT_A, F1, 1, "gfx_0.0.0");

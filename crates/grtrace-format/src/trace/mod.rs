@@ -198,7 +198,9 @@ pub enum RunItem<'m, 'a> {
     },
     /// Any other item, exactly as [`Trace::for_each_card`] delivers it: notes, events of
     /// the other byte order, records of piped or merged inputs (their buffers are reused,
-    /// so they do not outlive the call), gaps, stream headers.
+    /// so they do not outlive the call), gaps, stream headers. From `for_each_raw`, a
+    /// native-order event of a piped or merged input comes as `Events` with `count` 1, so
+    /// the only events here are those of the other byte order.
     Item(Item<'a>),
 }
 

@@ -17,7 +17,8 @@ impl Mapper {
         a: (u64, u64),
         (jobs, hw): (u32, u32),
     ) -> io::Result<()> {
-        let args = (a.0, a.1, jobs + 1, hw);
+        // `jobs` is the event's own field: a hostile count must not wrap the depth to 0.
+        let args = (a.0, a.1, jobs.saturating_add(1), hw);
         self.emit(sink, f.cpu, f.pid, f.t, Event::QUEUE, 0, k, args)
     }
 

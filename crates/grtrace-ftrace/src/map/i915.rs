@@ -31,6 +31,18 @@ impl Mapper {
     #[inline]
     pub(super) fn map_i915<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
         let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
+        // Every kind here names its ring by these fields: another kind must not get one.
+        debug_assert!(matches!(
+            kind,
+            Kind::I915Queue
+                | Kind::I915Add
+                | Kind::I915Submit
+                | Kind::I915In
+                | Kind::I915Out
+                | Kind::I915Retire
+                | Kind::I915WaitBegin
+                | Kind::I915WaitEnd
+        ));
         let u = |i: usize| f.u(i);
         let (dev, ctx, class, inst, seqno) = (u(0), u(1), u(2), u(3), u(4));
         // Before the uabi engine (4.9-5.0) the layout has `ring`, the engine's

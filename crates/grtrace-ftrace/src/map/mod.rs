@@ -753,16 +753,17 @@ impl Mapper {
     }
 
     /// A GPU page fault at `addr`, of no job, at event `f`: VM_FAULT with the driver's
-    /// fault `status` and the faulting address space (`vmid`).
+    /// fault `status` and the faulting address `space` as the driver names it (amdgpu:
+    /// `vmid << 16 | pasid`; xe: the asid).
     fn vm_fault<S: Sink>(
         &mut self,
         sink: &mut S,
         f: &Ev<'_>,
         addr: u64,
         status: u32,
-        vmid: u32,
+        space: u32,
     ) -> io::Result<()> {
-        let args = (addr, 0, status, vmid);
+        let args = (addr, 0, status, space);
         self.emit(sink, f.cpu, f.pid, f.t, Event::VM_FAULT, 0, NO_JOB, args)
     }
 

@@ -1159,14 +1159,14 @@ impl<'a> PerfettoImport<'a> {
     /// returned at the end (everything before it was imported).
     pub fn run<S: Sink>(&mut self, sink: &mut S) -> Result<(), ImportError> {
         let mut snap = 0usize;
-        let mut damage_found: Vec<DatError> = self.damage.take().into_iter().collect();
+        let mut damage: Vec<DatError> = self.damage.take().into_iter().collect();
         let mut cursors: Vec<Cursor> = (0..self.streams.len())
             .map(|i| Cursor::start(i, self.streams[i].cpu))
             .collect();
         let mut heads: Vec<Head> = Vec::with_capacity(cursors.len());
         for c in cursors.iter_mut() {
             let h = self.advance(c).unwrap_or_else(|e| {
-                damage_found.push(e);
+                damage.push(e);
                 Head::End
             });
             heads.push(h);
@@ -1234,7 +1234,7 @@ impl<'a> PerfettoImport<'a> {
                         match self.map_event(sink, c.cpu, ot, b, ev) {
                             Ok(()) => {}
                             Err(ImportError::Input(e)) => {
-                                damage_found.push(e);
+                                damage.push(e);
                                 heads[best] = Head::End;
                                 break;
                             }
@@ -1261,7 +1261,7 @@ impl<'a> PerfettoImport<'a> {
                 heads[best] = match self.advance(&mut c) {
                     Ok(h) => h,
                     Err(e) => {
-                        damage_found.push(e);
+                        damage.push(e);
                         Head::End
                     }
                 };
@@ -1287,7 +1287,7 @@ impl<'a> PerfettoImport<'a> {
         let mut skipped: Vec<(String, u64)> = self.skipped.drain().collect();
         skipped.sort();
         self.info.skipped = skipped;
-        crate::import::damage_found(damage_found, "damaged streams")
+        crate::import::damage_found(damage, "damaged streams")
     }
 }
 
