@@ -10,7 +10,7 @@ use grtrace_format::Event;
 use crate::job::{GPU_WAIT, N_PHASES, PHASE_NAMES, SUBMIT_HOST};
 
 /// The lifecycle events, which bound the phases (named as the vocabulary names them).
-pub const LIFECYCLE: [Event; 6] = [
+const LIFECYCLE: [Event; 6] = [
     Event::COMMIT,
     Event::SUBMIT,
     Event::START,
