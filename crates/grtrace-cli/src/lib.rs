@@ -374,8 +374,10 @@ impl Output {
         }
     }
 
-    /// The output as a writer whose errors name it (`FILE: error`, of the error's own kind,
-    /// so that a closed pipe still ends quietly), and which removes the file at the first
+    /// The output as a writer whose errors name it (`FILE: error`, an [`OutputError`] of the
+    /// error's own kind, so that a closed standard output still ends quietly; a named pipe
+    /// whose reader left is an error like any other: the export is not whole), and which
+    /// removes the file at the first
     /// failed write when it is a regular file: half an export or stream is never left
     /// behind to be read as a whole one (a zero-byte file after "No space left on device").
     pub fn into_checked_writer(self) -> Box<dyn Write + Send> {
@@ -384,9 +386,11 @@ impl Output {
             .as_ref()
             .is_some_and(|f| f.metadata().is_ok_and(|m| m.is_file()));
         let name = self.name.clone();
+        let stdout = self.file.is_none();
         Box::new(CheckedWriter {
             w: self.into_writer(),
             name,
+            stdout,
             remove,
             failed: false,
         })
@@ -413,6 +417,7 @@ impl Output {
 struct CheckedWriter {
     w: Box<dyn Write + Send>,
     name: PathBuf,
+    stdout: bool,
     remove: bool,
     failed: bool,
 }
@@ -424,8 +429,31 @@ impl CheckedWriter {
             msg.push_str(" (removed)");
         }
         self.failed = true;
-        io::Error::new(e.kind(), msg)
+        let kind = match e.kind() {
+            io::ErrorKind::BrokenPipe if !self.stdout => io::ErrorKind::Other,
+            kind => kind,
+        };
+        io::Error::new(kind, OutputError(msg))
     }
+}
+
+/// A failed write of an output, naming it (`FILE: error`): the errors of
+/// [`Output::into_checked_writer`].
+#[derive(Debug)]
+pub struct OutputError(String);
+
+impl Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for OutputError {}
+
+/// Whether `e` names the output it failed on already ([`OutputError`]): shown as it is,
+/// not under the name of another output.
+pub fn names_its_output(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<OutputError>())
 }
 
 impl Write for CheckedWriter {

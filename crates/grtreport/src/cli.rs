@@ -801,6 +801,10 @@ fn report(plan: &Plan) -> Result<(), Failure> {
                 grtrace_cli::one_line(&d.dir.display().to_string())
             )));
         }
+        if grtrace_cli::names_its_output(&e) && !grtrace_cli::is_broken_pipe(&e) {
+            // An export's own file (written while the records came): it names it.
+            return Err(Failure::Runtime(format!("export: {e}")));
+        }
         return Err(Failure::write(name.map_or(Path::new("-"), |p| p), e));
     }
     warnings.of_run(&sum, stopped, &engines);
@@ -899,12 +903,18 @@ fn finish<F: MakeEngine>(
                 .map_err(|e| Failure::Runtime(e.to_string()))?;
         }
     }
+    // Every card's exports are finished even when standard output was closed under one
+    // of them: the others' files (a protobuf trace on its own thread) end whole.
+    let mut closed = false;
     for (_, engine) in engines.iter_mut() {
         match engine.finish_timelines(warnings) {
-            Err(e) if grtrace_cli::is_broken_pipe(&e) => return Ok(()),
+            Err(e) if grtrace_cli::is_broken_pipe(&e) => closed = true,
             Err(e) => return Err(Failure::Runtime(format!("export: {e}"))),
             Ok(()) => {}
         }
+    }
+    if closed {
+        return Ok(());
     }
     if no_events {
         let records: u64 = engines.iter().map(|(_, e)| e.joiner.stats.records).sum();

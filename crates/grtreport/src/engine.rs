@@ -523,7 +523,16 @@ impl Engine {
     /// Writes the timeline exports' last parts (after [`finish`](Self::finish)).
     pub fn finish_timelines(&mut self, warnings: &[String]) -> io::Result<()> {
         let mut t = std::mem::take(&mut self.timelines);
-        let res = t.iter_mut().try_for_each(|t| t.finish(self, warnings));
+        // Each one is finished (the others' files end whole); the error kept is the first
+        // that is more than a closed standard output.
+        let mut res = Ok(());
+        for t in t.iter_mut() {
+            if let Err(e) = t.finish(self, warnings) {
+                if res.as_ref().is_ok() || res.as_ref().is_err_and(grtrace_cli::is_broken_pipe) {
+                    res = Err(e);
+                }
+            }
+        }
         self.timelines = t;
         res
     }

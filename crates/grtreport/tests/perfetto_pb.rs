@@ -14,7 +14,7 @@ mod tef;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use common::*;
 use grtreport::perfetto::CARD_PID_BASE;
@@ -480,6 +480,62 @@ fn a_long_run_is_compressed_in_blocks_five_times_smaller_than_its_json() {
         "protobuf {pb_size} B, JSON {json_size} B: {:.1}x",
         json_size as f64 / pb_size as f64
     );
+}
+
+/// A write that fails partway through a long run (past a file size limit of a few KiB,
+/// while the records still come: the JSON as it is written, the protobuf trace on its
+/// export thread at its first compressed block): exit 1, the export's own file named (not
+/// standard output), and no half file left behind.
+#[test]
+fn a_write_failing_midway_names_the_export_and_leaves_no_half_file() {
+    let input = scenario_file("report-mixed", 5, 12_000);
+    for ext in ["json", "pftrace"] {
+        let p = tmp(&format!("midway.{ext}"));
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg("trap '' XFSZ; ulimit -f 16; exec \"$0\" \"$1\" --perfetto \"$2\"")
+            .arg(env!("CARGO_BIN_EXE_grtreport"))
+            .arg(&input)
+            .arg(&p)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{ext}: {err}");
+        let said = format!("grtreport: export: {}: ", p.display());
+        assert!(err.starts_with(&said), "{ext}: {err}");
+        assert!(!p.exists(), "{ext}: half a file left behind");
+    }
+}
+
+/// An export into a named pipe whose reader leaves early is not whole: an error naming the
+/// pipe, exit 1 (only a closed standard output ends a run quietly).
+#[test]
+fn an_export_into_a_named_pipe_whose_reader_left_is_an_error() {
+    let input = scenario_file("report-mixed", 5, 12_000);
+    for ext in ["json", "pftrace"] {
+        let fifo = tmp(&format!("gone-reader.{ext}"));
+        let _ = std::fs::remove_file(&fifo);
+        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let mut reader = Command::new("head")
+            .args(["-c", "100"])
+            .arg(&fifo)
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let o = bin()
+            .arg(&input)
+            .arg("--perfetto")
+            .arg(&fifo)
+            .arg("-q")
+            .output()
+            .unwrap();
+        reader.wait().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{ext}: {err}");
+        assert!(err.contains(&*fifo.to_string_lossy()), "{ext}: {err}");
+        assert!(err.contains("Broken pipe"), "{ext}: {err}");
+    }
 }
 
 /// A failed write names the file, exits 1 and leaves no empty file behind.
