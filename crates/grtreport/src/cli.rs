@@ -794,18 +794,38 @@ fn report(plan: &Plan) -> Result<(), Failure> {
         }
         // Where a failed write during the run went: --jobs on stdout, or --csv.
         let name = plan.csv.as_ref().filter(|_| !plan.jobs);
-        if let (Some(d), true) = (&plan.dataset, grtrace_cli::is_broken_pipe(&e)) {
-            // The run stopped with standard output: the dataset would be of part of it.
-            return Err(Failure::Runtime(format!(
-                "--parquet {}: not written: standard output was closed before the trace was read",
-                grtrace_cli::one_line(&d.dir.display().to_string())
-            )));
+        // The exports hold part of the run: removed, never left to be read as a whole.
+        let removed = plan.exports.remove_unfinished();
+        if grtrace_cli::is_broken_pipe(&e) {
+            // The run stopped with standard output: the exports and the dataset would be of
+            // part of it.
+            let mut lost = removed.clone();
+            if let Some(d) = &plan.dataset {
+                lost.push(format!(
+                    "--parquet {}",
+                    grtrace_cli::one_line(&d.dir.display().to_string())
+                ));
+            }
+            if !lost.is_empty() {
+                return Err(Failure::Runtime(format!(
+                    "{}: not written: standard output was closed before the trace was read",
+                    lost.join(", ")
+                )));
+            }
         }
-        if grtrace_cli::names_its_output(&e) && !grtrace_cli::is_broken_pipe(&e) {
+        let failure = if grtrace_cli::names_its_output(&e) && !grtrace_cli::is_broken_pipe(&e) {
             // An export's own file (written while the records came): it names it.
-            return Err(Failure::Runtime(format!("export: {e}")));
-        }
-        return Err(Failure::write(name.map_or(Path::new("-"), |p| p), e));
+            Failure::Runtime(format!("export: {e}"))
+        } else {
+            Failure::write(name.map_or(Path::new("-"), |p| p), e)
+        };
+        return Err(match (failure.message(), removed.is_empty()) {
+            (Some(m), false) => Failure::Runtime(format!(
+                "{m}; {} removed: the run did not end",
+                removed.join(", ")
+            )),
+            _ => failure,
+        });
     }
     warnings.of_run(&sum, stopped, &engines);
     if !stopped {

@@ -37,6 +37,20 @@ impl Exports {
             .any(|p| p.as_ref().is_some_and(grtrace_cli::is_dash))
     }
 
+    /// Removes the exports' files (not standard output) of a run that did not end: they
+    /// hold part of it, and are never left to be read as a whole. Says which, as
+    /// `--perfetto FILE` (none: nothing was removed).
+    pub fn remove_unfinished(&self) -> Vec<String> {
+        [("--perfetto", &self.perfetto), ("--html", &self.html)]
+            .into_iter()
+            .filter_map(|(opt, p)| Some((opt, p.as_ref()?)))
+            .filter(|(_, p)| !grtrace_cli::is_dash(p))
+            .filter(|(_, p)| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
+            .filter(|(_, p)| std::fs::remove_file(p).is_ok())
+            .map(|(opt, p)| format!("{opt} {}", grtrace_cli::show(p)))
+            .collect()
+    }
+
     /// Usage errors: two outputs on stdout. `others`: something else writes there too (job
     /// lines, a --json report, interval rows).
     pub fn check(&self, others: bool) -> Result<(), String> {

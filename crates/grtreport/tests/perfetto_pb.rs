@@ -538,6 +538,36 @@ fn an_export_into_a_named_pipe_whose_reader_left_is_an_error() {
     }
 }
 
+/// A run that stops because standard output (`--jobs`) was closed does not leave an export
+/// of part of it: the file is removed and the exit status says so (1, one line naming it),
+/// as for a dataset.
+#[test]
+fn a_closed_stdout_removes_the_export_of_part_of_the_run() {
+    let input = scenario_file("report-mixed", 5, 12_000);
+    for ext in ["json", "pftrace"] {
+        let p = tmp(&format!("closed-stdout.{ext}"));
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = bin()
+            .arg(&input)
+            .args(["-q", "--jobs", "--perfetto"])
+            .arg(&p)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{ext}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "grtreport: --perfetto {}: not written: standard output was closed before the trace was read",
+                p.display()
+            )
+        );
+        assert!(!p.exists(), "{ext}: part of an export left behind");
+    }
+}
+
 /// A failed write names the file, exits 1 and leaves no empty file behind.
 #[test]
 fn a_failed_write_names_the_file_and_leaves_no_empty_file() {
