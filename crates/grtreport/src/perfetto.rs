@@ -33,7 +33,7 @@ use std::rc::Rc;
 use grtrace_format::{Lost, RecordView};
 
 use crate::engine::{Engine, Timeline};
-use crate::job::{Flags, Job, JobKey, PHASE_NAMES};
+use crate::job::{Job, JobKey, PHASE_NAMES};
 use crate::joiner::{FxMap, Joiner};
 use crate::jsonw;
 use crate::timeline;
@@ -318,7 +318,7 @@ impl<W: Write> Perfetto<W> {
         jsonw::uint(o, j.key.seqno)?;
         o.write_all(timeline::job_mark(j).as_bytes())?;
         o.write_all(b"\",\"cat\":\"")?;
-        o.write_all(Self::cat(j).as_bytes())?;
+        o.write_all(timeline::JOB_CATEGORIES[timeline::job_shown(j)].as_bytes())?;
         o.write_all(b"\",")?;
         self.where_when(pid, tid, ts)?;
         self.out.write_all(b",\"dur\":")?;
@@ -431,16 +431,6 @@ impl<W: Write> Perfetto<W> {
             None => o.write_all(b"null")?,
         }
         Ok(())
-    }
-
-    fn cat(j: &Job) -> &'static str {
-        if j.flags.incomplete() {
-            "job,incomplete"
-        } else if j.flags.has(Flags::INFERRED) {
-            "job,inferred"
-        } else {
-            "job"
-        }
     }
 
     /// Writes the host, queued or execution slice of the held job `h`.

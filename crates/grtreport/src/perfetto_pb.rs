@@ -58,7 +58,7 @@ use std::rc::Rc;
 use grtrace_format::Lost;
 use prost::Message;
 
-use crate::job::{Flags, Job, JobKey};
+use crate::job::{Job, JobKey};
 use crate::joiner::FxMap;
 use crate::order::order_by_key;
 use crate::perfetto::{PerfettoConfig, CARD_PID_BASE};
@@ -174,7 +174,12 @@ const fn phase_arg_name(i: usize) -> &'static str {
 }
 
 /// Event categories, interned by the first packet (iid = index + 1).
-const CATEGORIES: [&str; 4] = ["job", "job,incomplete", "job,inferred", "event"];
+const CATEGORIES: [&str; 4] = [
+    timeline::JOB_CATEGORIES[0],
+    timeline::JOB_CATEGORIES[1],
+    timeline::JOB_CATEGORIES[2],
+    "event",
+];
 /// The category iid of instants.
 const CAT_EVENT: u64 = 4;
 /// Names of instants of ring events, interned by the first packet (iid = index + 1).
@@ -1018,13 +1023,7 @@ enum Name {
 
 /// The category iid of a job's slices ([`CATEGORIES`]).
 fn cat(j: &Job) -> u64 {
-    if j.flags.incomplete() {
-        2
-    } else if j.flags.has(Flags::INFERRED) {
-        3
-    } else {
-        1
-    }
+    timeline::job_shown(j) as u64 + 1
 }
 
 /// What the export thread ([`crate::perfetto_feed`]) asks of a card's exporter: the

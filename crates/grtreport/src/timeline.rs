@@ -36,15 +36,24 @@ pub fn job_name(k: &JobKey) -> String {
     format!("{}/{}", k.ctx, k.seqno)
 }
 
+/// How a job's slices show its record: whole, incomplete, or with an inferred time (the
+/// index of [`JOB_CATEGORIES`] and of the mark after its name).
+pub fn job_shown(j: &Job) -> usize {
+    if j.flags.incomplete() {
+        1
+    } else if j.flags.has(Flags::INFERRED) {
+        2
+    } else {
+        0
+    }
+}
+
+/// The category of a job's slices, by [`job_shown`].
+pub const JOB_CATEGORIES: [&str; 3] = ["job", "job,incomplete", "job,inferred"];
+
 /// What follows a job's name on its slices: ` (incomplete)`, ` (inferred)` or nothing.
 pub fn job_mark(j: &Job) -> &'static str {
-    if j.flags.incomplete() {
-        " (incomplete)"
-    } else if j.flags.has(Flags::INFERRED) {
-        " (inferred)"
-    } else {
-        ""
-    }
+    ["", " (incomplete)", " (inferred)"][job_shown(j)]
 }
 
 /// A ring event the exports show as a marker (VM_FAULT, VM_RETRY, RESET, TIMEOUT, HANG,
