@@ -543,8 +543,8 @@ impl Inputs {
         // Files are mapped and read in place; the reader hands passed pages back to the
         // kernel, so the resident set stays flat whatever the trace length. --read streams
         // them instead.
-        let pipelined = sources.iter().all(|s| matches!(s, InputSource::File(_)))
-            && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+        let pipelined =
+            sources.iter().all(|s| matches!(s, InputSource::File(_))) && crate::cpus() > 1;
         let sources = if plan.read {
             sources.into_iter().map(stream_file).collect()
         } else {

@@ -434,7 +434,7 @@ impl Engine {
     /// learn for a `--ring` filter (those see the jobs on this thread, in order). The report
     /// and the sinks' rows are the same.
     pub fn use_worker(&mut self) {
-        self.worker_wanted = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+        self.worker_wanted = crate::cpus() > 1;
     }
 
     /// Starts the worker if wanted and possible (at the first hand-over of jobs).

@@ -71,8 +71,12 @@ pub use rules::Rules;
 
 /// Threads an output may take for work beside the report's (Parquet encoders, Perfetto
 /// compression): one per four CPUs, since the report's own threads keep the others busy,
-/// at most `most`; 0 on a small machine.
-pub(crate) fn spare_threads(most: usize) -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
-    (cpus / 4).min(most)
+/// at least `least` (what the output needs whatever the machine), at most `most`.
+pub(crate) fn spare_threads(least: usize, most: usize) -> usize {
+    (cpus() / 4).clamp(least, most)
+}
+
+/// The CPUs this process may run on (1 when that cannot be told).
+pub(crate) fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }

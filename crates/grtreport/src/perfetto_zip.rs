@@ -55,9 +55,8 @@ impl<W: Write> Compressor<W> {
     /// own that the joining thread mostly waits for (`perfetto_feed`), so the second CPU
     /// has room for it. On one CPU the blocks are compressed on the caller's thread.
     pub fn new(out: W) -> Compressor<W> {
-        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
-        let n = crate::spare_threads(MAX_WORKERS).max(usize::from(cpus > 1));
-        Compressor::with_workers(out, n)
+        let least = usize::from(crate::cpus() > 1);
+        Compressor::with_workers(out, crate::spare_threads(least, MAX_WORKERS))
     }
 
     /// Compresses onto `out` with `n` worker threads (0: on the caller's thread). A

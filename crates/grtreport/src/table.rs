@@ -380,7 +380,7 @@ fn append_group<W: io::Write + Send>(
 /// How many encoder threads a table gets: the spare threads ([`crate::spare_threads`]),
 /// at least one, at most [`MAX_ENCODERS`].
 fn encoders() -> usize {
-    crate::spare_threads(MAX_ENCODERS).max(1)
+    crate::spare_threads(1, MAX_ENCODERS)
 }
 
 /// The threads behind a table and its file: encoders that fill a row group from a unit of
