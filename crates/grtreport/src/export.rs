@@ -23,10 +23,19 @@ pub struct Exports {
 
 type Out = BufWriter<Box<dyn Write + Send>>;
 
-/// Opens an export's output (`-` is stdout; an input is refused, the error names the file).
-fn open(opt: &str, path: &PathBuf, inputs: &grtrace_cli::Inputs) -> Result<Out, String> {
-    let out = grtrace_cli::open_output(opt, path, inputs)?;
-    Ok(BufWriter::with_capacity(1 << 20, out.into_checked_writer()))
+/// Opens an export's output (`-` is stdout; an input is refused, the error names the file),
+/// unbuffered: the protobuf export writes whole compressed blocks.
+fn open(
+    opt: &str,
+    path: &PathBuf,
+    inputs: &grtrace_cli::Inputs,
+) -> Result<Box<dyn Write + Send>, String> {
+    Ok(grtrace_cli::open_output(opt, path, inputs)?.into_checked_writer())
+}
+
+/// [`open`], buffered: the JSON and the page are written a few bytes at a time.
+fn open_buffered(opt: &str, path: &PathBuf, inputs: &grtrace_cli::Inputs) -> Result<Out, String> {
+    Ok(BufWriter::with_capacity(1 << 20, open(opt, path, inputs)?))
 }
 
 impl Exports {
@@ -84,10 +93,9 @@ impl Exports {
             html_max_jobs: self.html_max_jobs,
         };
         if let Some(p) = &self.perfetto {
-            let out = open("--perfetto", p, inputs)?;
             o.perfetto = Some(if crate::perfetto_pb::wants_protobuf(p) {
                 // the checked writer names the file and removes it on a failed write
-                let thread = PbThread::start(out, several)
+                let thread = PbThread::start(open("--perfetto", p, inputs)?, several)
                     .map_err(|e| format!("--perfetto: cannot start the export thread: {e}"))?;
                 PerfettoOut::Protobuf(thread)
             } else {
@@ -96,11 +104,12 @@ impl Exports {
                 } else {
                     Rc::new(Joint::default())
                 };
+                let out = open_buffered("--perfetto", p, inputs)?;
                 PerfettoOut::Json(p.clone(), SharedOut(Rc::new(RefCell::new(out))), joint)
             });
         }
         if let Some(p) = &self.html {
-            let out = SharedOut(Rc::new(RefCell::new(open("--html", p, inputs)?)));
+            let out = SharedOut(Rc::new(RefCell::new(open_buffered("--html", p, inputs)?)));
             o.html = Some((out, Rc::new(HtmlJoint::new(several))));
         }
         Ok(o)
