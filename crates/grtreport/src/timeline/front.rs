@@ -425,7 +425,11 @@ impl Front {
         if self.genesis == NONE {
             self.genesis = joiner.origin().get().unwrap_or(NONE);
         }
-        let seen = self.names.see(rec, joiner);
+        let seen = match self.names.see(rec, joiner) {
+            // `see` learnt it already: not a second time
+            Seen::Named(_) => Seen::Nothing,
+            seen => seen,
+        };
         self.take(rec.time_ns(), seen, watermark)
     }
 
@@ -451,7 +455,7 @@ impl Front {
             }
             Seen::Msg { pid, text } => self.push(t, What::Msg { pid, text }),
             Seen::Lost(l) => self.push(t, What::Lost(LostRecords::of(&l, false))),
-            // Learnt already when seen here, learnt now when seen elsewhere.
+            // Seen elsewhere (on the joining thread): learnt now.
             Seen::Named(n) => self.names.learn(&n),
             Seen::Nothing => {}
         }
