@@ -4,6 +4,8 @@
 //! same run hold (one column table drives both), unmeasured phases are null (never 0), and a
 //! reader that knows only schema version 1 reads a file with columns appended.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -626,13 +628,7 @@ fn a_closed_stdout_does_not_silently_drop_the_dataset() {
         "--parquet",
         ds.to_str().unwrap(),
     ];
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
-    let out = Command::new(env!("CARGO_BIN_EXE_grtreport"))
-        .args(args)
-        .stdout(writer)
-        .output()
-        .unwrap();
+    let out = common::output_into_closed_stdout(&args);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(

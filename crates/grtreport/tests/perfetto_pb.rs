@@ -491,14 +491,10 @@ fn a_write_failing_midway_names_the_export_and_leaves_no_half_file() {
     let input = scenario_file("report-mixed", 5, 12_000);
     for ext in ["json", "pftrace"] {
         let p = tmp(&format!("midway.{ext}"));
-        let o = Command::new("sh")
-            .arg("-c")
-            .arg("trap '' XFSZ; ulimit -f 16; exec \"$0\" \"$1\" --perfetto \"$2\"")
-            .arg(env!("CARGO_BIN_EXE_grtreport"))
-            .arg(&input)
-            .arg(&p)
-            .output()
-            .unwrap();
+        let o = output_under_file_limit(
+            16,
+            &[input.as_os_str(), "--perfetto".as_ref(), p.as_os_str()],
+        );
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{ext}: {err}");
         let said = format!("grtreport: export: {}: ", p.display());
@@ -546,15 +542,13 @@ fn a_closed_stdout_removes_the_export_of_part_of_the_run() {
     let input = scenario_file("report-mixed", 5, 12_000);
     for ext in ["json", "pftrace"] {
         let p = tmp(&format!("closed-stdout.{ext}"));
-        let (reader, writer) = std::io::pipe().unwrap();
-        drop(reader);
-        let o = bin()
-            .arg(&input)
-            .args(["-q", "--jobs", "--perfetto"])
-            .arg(&p)
-            .stdout(writer)
-            .output()
-            .unwrap();
+        let args = [
+            input.as_os_str(),
+            "-q".as_ref(),
+            "--jobs".as_ref(),
+            "--perfetto".as_ref(),
+        ];
+        let o = output_into_closed_stdout(&[&args[..], &[p.as_os_str()]].concat());
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{ext}: {err}");
         assert_eq!(
@@ -582,14 +576,13 @@ fn a_failed_write_names_the_file_and_leaves_no_empty_file() {
     assert!(err.contains("/dev/full"), "{err}");
     // A file size limit of 0: created, but nothing can be written into it.
     let p = tmp("no-room.pftrace");
-    let o = Command::new("sh")
-        .arg("-c")
-        .arg("trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$1\" --perfetto \"$2\" -q")
-        .arg(env!("CARGO_BIN_EXE_grtreport"))
-        .arg(&ex)
-        .arg(&p)
-        .output()
-        .unwrap();
+    let args = [
+        ex.as_os_str(),
+        "--perfetto".as_ref(),
+        p.as_os_str(),
+        "-q".as_ref(),
+    ];
+    let o = output_under_file_limit(0, &args);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains(&*p.to_string_lossy()), "{err}");

@@ -310,6 +310,30 @@ pub fn score(
     s
 }
 
+/// grtreport with `args`, its standard output a pipe whose reader is gone.
+pub fn output_into_closed_stdout<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    grtreport().args(args).stdout(writer).output().unwrap()
+}
+
+/// grtreport with `args` under a file size limit of `blocks` (the shell's `ulimit -f`):
+/// a write past it fails (File too large) instead of killing the process.
+pub fn output_under_file_limit<S: AsRef<std::ffi::OsStr>>(
+    blocks: u32,
+    args: &[S],
+) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f {blocks}; exec \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_grtreport"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// A file name in this test process's own temporary directory.
 pub fn tmp(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("grtreport-test-{}", std::process::id()));
