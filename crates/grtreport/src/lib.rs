@@ -21,8 +21,9 @@
 //! * The printers, each taking the engine by reference: [`output`] (the text report),
 //!   [`json`] (`--json`), [`rows`] (`--jobs` lines, `--csv` rows, `--interval` rows: the
 //!   sinks), [`perfetto`] and [`html`] (the timeline exports, with [`timeline`] and
-//!   [`jsonw`]; [`perfetto_pb`]: `--perfetto` as Perfetto's protobuf trace, written on a
-//!   thread of its own by [`perfetto_feed`]), opened for the
+//!   [`jsonw`]; [`perfetto_pb`]: `--perfetto` as Perfetto's protobuf trace, drawn on a
+//!   thread of its own by [`perfetto_feed`], encoded a packet sequence per chunk by
+//!   [`perfetto_seq`] and compressed by [`perfetto_zip`] on worker threads), opened for the
 //!   command line by [`export`]; [`processes`] (the Per Process table) is part of the
 //!   summary, and [`dataset`] writes the `--parquet` tables (SCHEMA.md) through [`table`]
 //!   (one Parquet file, row groups flushed on a thread of its own as they fill).
@@ -54,6 +55,7 @@ pub mod perfetto;
 pub mod perfetto_feed;
 pub mod perfetto_pb;
 mod perfetto_proto;
+mod perfetto_seq;
 mod perfetto_zip;
 pub mod processes;
 pub mod report;

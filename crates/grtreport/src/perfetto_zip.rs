@@ -5,10 +5,11 @@
 //! reads in place.
 //!
 //! Job traces repeat themselves (the same fields, names and small time steps in every
-//! packet), so a fast level makes them several times smaller. Blocks are compressed on
-//! worker threads, handed out in turn and written back in the same turn, so the file has
-//! the packets in the order they were made; at most one block per worker is in flight, so
-//! memory stays flat however long the capture.
+//! packet), so a fast level makes them several times smaller. A block is filled with
+//! whatever the caller's [`Block`] holds (the export: what to draw, `perfetto_seq`) and is
+//! encoded and compressed on a worker thread; blocks are handed out in turn and written
+//! back in the same turn, so the file has them in the order they were filled. At most one
+//! block per worker is in flight, so memory stays flat however long the capture.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -24,54 +25,93 @@ use crate::perfetto_proto::{wire, TRACE_PACKET_TAG};
 const COMPRESSED_PACKETS: u32 = 50;
 /// Uncompressed bytes of packets in a block (Perfetto's service compresses about as much
 /// at a time; trace processor inflates a block into memory at once).
-const BLOCK: usize = 1 << 20;
+pub const BLOCK: usize = 1 << 20;
 /// zlib level: the fastest; a higher one gains a few percent for twice the time.
 const LEVEL: u32 = 1;
 /// Most worker threads, whatever the machine.
-const MAX_WORKERS: usize = 3;
+const MAX_WORKERS: usize = 4;
+
+/// What a block holds before it is encoded: filled on the caller's thread, encoded on a
+/// worker's.
+pub trait Block: Default + Send + 'static {
+    /// Whether it holds enough to be sent out.
+    fn full(&self) -> bool;
+    /// Whether it holds nothing.
+    fn is_empty(&self) -> bool;
+    /// Appends the `Trace.packet` encodings (tag, length, packet) of what it holds to
+    /// `out` and empties itself (keeping its memory); `index`: the block's place in the
+    /// file, from 0.
+    fn encode(&mut self, index: u64, out: &mut Vec<u8>);
+}
+
+/// Packets already encoded: a block of them is full at [`BLOCK`] bytes.
+impl Block for Vec<u8> {
+    fn full(&self) -> bool {
+        self.len() >= BLOCK
+    }
+    fn is_empty(&self) -> bool {
+        Vec::is_empty(self)
+    }
+    fn encode(&mut self, _index: u64, out: &mut Vec<u8>) {
+        out.append(self);
+    }
+}
+
+/// A block and its place in the file, on its way to a worker.
+type Work<B> = (B, u64);
+/// A block compressed and framed, and the block emptied for the next fill.
+type Done<B> = (io::Result<Vec<u8>>, B);
 
 /// One compressing thread and its two channels.
-struct Worker {
-    to: SyncSender<Vec<u8>>,
-    from: Receiver<io::Result<Vec<u8>>>,
+struct Worker<B> {
+    to: SyncSender<Work<B>>,
+    from: Receiver<Done<B>>,
     thread: JoinHandle<()>,
 }
 
-/// Takes whole `Trace.packet` encodings ([`Compressor::packet`]) and writes them to `out`
-/// as compressed blocks.
-pub struct Compressor<W: Write> {
+/// Takes what blocks hold ([`Compressor::block`]) and writes them to `out` as compressed
+/// blocks.
+pub struct Compressor<W: Write, B: Block = Vec<u8>> {
     out: W,
-    block: Vec<u8>,
-    workers: Vec<Worker>,
+    block: B,
+    /// Blocks filled so far (the next one's index).
+    filled: u64,
+    /// Emptied blocks for the next fills (their memory kept).
+    spare: Vec<B>,
+    /// The encoding of a block on the caller's thread (no workers).
+    scratch: Vec<u8>,
+    workers: Vec<Worker<B>>,
     /// The worker the next block goes to.
     turn: usize,
     /// Workers holding a block, oldest first (whose result is written next).
     in_flight: VecDeque<usize>,
 }
 
-impl<W: Write> Compressor<W> {
+impl<W: Write, B: Block> Compressor<W, B> {
     /// Compresses onto `out` with the spare threads ([`crate::spare_threads`]), and with
     /// one at least on a machine of two or three CPUs: the export runs on a thread of its
     /// own that the joining thread mostly waits for (`perfetto_feed`), so the second CPU
     /// has room for it. On one CPU the blocks are compressed on the caller's thread.
-    pub fn new(out: W) -> Compressor<W> {
+    pub fn new(out: W) -> Compressor<W, B> {
         let least = usize::from(crate::cpus() > 1);
         Compressor::with_workers(out, crate::spare_threads(least, MAX_WORKERS))
     }
 
     /// Compresses onto `out` with `n` worker threads (0: on the caller's thread). A
     /// worker that cannot be started leaves its blocks to the others, or to the caller.
-    pub fn with_workers(out: W, n: usize) -> Compressor<W> {
+    pub fn with_workers(out: W, n: usize) -> Compressor<W, B> {
         let mut workers = Vec::with_capacity(n);
         for i in 0..n {
             // Rendezvous in, one result out: a block waits until its worker takes it.
-            let (to, rx) = sync_channel::<Vec<u8>>(0);
-            let (tx, from) = sync_channel(1);
+            let (to, rx) = sync_channel::<Work<B>>(0);
+            let (tx, from) = sync_channel::<Done<B>>(1);
             let spawned = std::thread::Builder::new()
                 .name(format!("perfetto-zip{i}"))
                 .spawn(move || {
-                    while let Ok(block) = rx.recv() {
-                        if tx.send(compress(&block)).is_err() {
+                    let mut bytes = Vec::with_capacity(BLOCK + 4096);
+                    while let Ok((mut block, index)) = rx.recv() {
+                        let framed = encode_and_compress(&mut block, index, &mut bytes);
+                        if tx.send((framed, block)).is_err() {
                             break;
                         }
                     }
@@ -83,18 +123,25 @@ impl<W: Write> Compressor<W> {
         }
         Compressor {
             out,
-            block: Vec::with_capacity(BLOCK + 4096),
+            block: B::default(),
+            filled: 0,
+            spare: Vec::new(),
+            scratch: Vec::new(),
             workers,
             turn: 0,
             in_flight: VecDeque::new(),
         }
     }
 
-    /// Adds one encoded `Trace.packet` (tag, length, packet): a block is sent out once
-    /// full, and the oldest compressed blocks are written as their turn comes.
-    pub fn packet(&mut self, p: &[u8]) -> io::Result<()> {
-        self.block.extend_from_slice(p);
-        if self.block.len() >= BLOCK {
+    /// The block being filled; call [`Compressor::filled`] after adding to it.
+    pub fn block(&mut self) -> &mut B {
+        &mut self.block
+    }
+
+    /// Sends the block out if it is full; the oldest compressed blocks are written as
+    /// their turn comes.
+    pub fn filled(&mut self) -> io::Result<()> {
+        if self.block.full() {
             self.send_block()?;
         }
         Ok(())
@@ -112,9 +159,13 @@ impl<W: Write> Compressor<W> {
     }
 
     fn send_block(&mut self) -> io::Result<()> {
-        let block = std::mem::replace(&mut self.block, Vec::with_capacity(BLOCK + 4096));
+        let next = self.spare.pop().unwrap_or_default();
+        let mut block = std::mem::replace(&mut self.block, next);
+        let index = self.filled;
+        self.filled += 1;
         if self.workers.is_empty() {
-            let framed = compress(&block)?;
+            let framed = encode_and_compress(&mut block, index, &mut self.scratch)?;
+            self.spare.push(block);
             return self.out.write_all(&framed);
         }
         if self.in_flight.len() == self.workers.len() {
@@ -123,7 +174,7 @@ impl<W: Write> Compressor<W> {
         }
         let turn = self.turn;
         self.turn = (turn + 1) % self.workers.len();
-        if self.workers[turn].to.send(block).is_err() {
+        if self.workers[turn].to.send((block, index)).is_err() {
             return Err(io::Error::other("a perfetto compression thread stopped"));
         }
         self.in_flight.push_back(turn);
@@ -135,13 +186,16 @@ impl<W: Write> Compressor<W> {
             return Ok(());
         };
         match self.workers[w].from.recv() {
-            Ok(framed) => self.out.write_all(&framed?),
+            Ok((framed, block)) => {
+                self.spare.push(block);
+                self.out.write_all(&framed?)
+            }
             Err(_) => Err(io::Error::other("a perfetto compression thread panicked")),
         }
     }
 }
 
-impl<W: Write> Drop for Compressor<W> {
+impl<W: Write, B: Block> Drop for Compressor<W, B> {
     fn drop(&mut self) {
         // Closing the inputs ends the workers' loops.
         for w in std::mem::take(&mut self.workers) {
@@ -150,6 +204,18 @@ impl<W: Write> Drop for Compressor<W> {
             let _ = w.thread.join();
         }
     }
+}
+
+/// Encodes `block` (into `bytes`, a reused buffer), deflates it and frames it as a
+/// `Trace.packet` with only `compressed_packets`.
+fn encode_and_compress<B: Block>(
+    block: &mut B,
+    index: u64,
+    bytes: &mut Vec<u8>,
+) -> io::Result<Vec<u8>> {
+    bytes.clear();
+    block.encode(index, bytes);
+    compress(bytes)
 }
 
 /// One block, deflated and framed as a `Trace.packet` with only `compressed_packets`.
@@ -232,9 +298,10 @@ mod tests {
         let want: Vec<u8> = input.concat();
         for workers in [0, 1, 3] {
             let mut file = Vec::new();
-            let mut z = Compressor::with_workers(&mut file, workers);
+            let mut z = Compressor::<_, Vec<u8>>::with_workers(&mut file, workers);
             for p in &input {
-                z.packet(p).unwrap();
+                z.block().extend_from_slice(p);
+                z.filled().unwrap();
             }
             z.finish().unwrap();
             drop(z);
@@ -246,7 +313,7 @@ mod tests {
     #[test]
     fn an_empty_trace_stays_empty() {
         let mut file = Vec::new();
-        let mut z = Compressor::with_workers(&mut file, 2);
+        let mut z = Compressor::<_, Vec<u8>>::with_workers(&mut file, 2);
         z.finish().unwrap();
         drop(z);
         assert!(file.is_empty());
@@ -263,10 +330,11 @@ mod tests {
                 Ok(())
             }
         }
-        let mut z = Compressor::with_workers(Full, 1);
+        let mut z = Compressor::<_, Vec<u8>>::with_workers(Full, 1);
         let mut failed = None;
         for p in packets(22_000) {
-            if let Err(e) = z.packet(&p) {
+            z.block().extend_from_slice(&p);
+            if let Err(e) = z.filled() {
                 failed = Some(e);
                 break;
             }

@@ -6,11 +6,12 @@ Packets in compressed blocks (TracePacket.compressed_packets: a zlib-deflated Tr
 read in their place, as trace_processor reads them; such a packet carries nothing else.
 
 Checks (a failure prints one line per problem and exits 1):
-* every packet is on one trusted_packet_sequence_id; the first clears the incremental
-  state (SEQ_INCREMENTAL_STATE_CLEARED) and no later one does;
+* packets are on packet sequences (trusted_packet_sequence_id): each sequence's first
+  packet clears its incremental state (SEQ_INCREMENTAL_STATE_CLEARED) and no later one
+  does; interned data, defaults and sequence-scoped clocks are each sequence's own;
 * every interned id a track event uses (category, event name, debug annotation name and
-  string value) was defined earlier on the sequence, in the same or an earlier packet, and
-  such packets carry SEQ_NEEDS_INCREMENTAL_STATE; no id is defined twice;
+  string value) was defined earlier on its sequence, in the same or an earlier packet, and
+  such packets carry SEQ_NEEDS_INCREMENTAL_STATE; no id is defined twice on a sequence;
 * every track event names a track described before it; counter values only on counter
   tracks, slices only on others; parents are described;
 * times are resolved as trace_processor resolves them: a packet's timestamp_clock_id, else
@@ -58,21 +59,21 @@ def main(path):
         inner = pb.Trace()
         inner.ParseFromString(zlib.decompress(p.compressed_packets))
         trace.packet.extend(inner.packet)
-    interned = {"cat": {}, "name": {}, "arg": {}, "str": {}}
     tracks = {}
     gpus = []
     events = []  # (ts, file index, track uuid, TrackEvent, names resolved)
-    seqs = set()
-    defaults = None
-    clocks = {}  # clock id -> [snapshot value, BOOTTIME at the snapshot, incremental, last]
+    seqs = {}  # sequence id -> its state
+    global_clocks = {}  # clock id (< 64) -> as a sequence's clocks
 
-    def resolve(i, p, flags):
+    def resolve(i, p, flags, defaults, clocks):
         """The packet's time on BOOTTIME, as trace_processor computes it."""
         cid = p.timestamp_clock_id
         if not cid and defaults is not None:
             cid = defaults.timestamp_clock_id
         if not cid or cid == BOOTTIME:
             return p.timestamp
+        if cid < 64:
+            clocks = global_clocks
         if cid not in clocks:
             errs.append(f"packet {i}: clock {cid} not in a snapshot before")
             return p.timestamp
@@ -87,16 +88,26 @@ def main(path):
         return t - c[0] + c[1]
 
     for i, p in enumerate(trace.packet):
-        seqs.add(p.trusted_packet_sequence_id)
         flags = p.sequence_flags
-        if i == 0 and not flags & SEQ_CLEARED:
-            errs.append("the first packet does not clear the incremental state")
-        if i > 0 and flags & SEQ_CLEARED:
-            errs.append(f"packet {i} clears the incremental state again")
+        sid = p.trusted_packet_sequence_id
+        if sid not in seqs:
+            if not flags & SEQ_CLEARED:
+                errs.append(f"packet {i}: the first of sequence {sid} does not clear the incremental state")
+            seqs[sid] = {
+                "interned": {"cat": {}, "name": {}, "arg": {}, "str": {}},
+                "defaults": None,
+                # clock id -> [snapshot value, BOOTTIME at the snapshot, incremental, last]
+                "clocks": {},
+            }
+        elif flags & SEQ_CLEARED:
+            errs.append(f"packet {i} clears the incremental state of sequence {sid} again")
+        seq = seqs[sid]
+        interned, clocks = seq["interned"], seq["clocks"]
         if p.HasField("trace_packet_defaults"):
             if not flags & SEQ_CLEARED:
                 errs.append(f"packet {i}: defaults outside a packet clearing the state")
-            defaults = p.trace_packet_defaults
+            seq["defaults"] = p.trace_packet_defaults
+        defaults = seq["defaults"]
         if p.HasField("clock_snapshot"):
             snap = {c.clock_id: c for c in p.clock_snapshot.clocks}
             if BOOTTIME not in snap:
@@ -104,7 +115,8 @@ def main(path):
             else:
                 boot = snap[BOOTTIME].timestamp
                 for cid, c in snap.items():
-                    clocks[cid] = [c.timestamp, boot, c.is_incremental, c.timestamp]
+                    into = clocks if cid >= 64 else global_clocks
+                    into[cid] = [c.timestamp, boot, c.is_incremental, c.timestamp]
         if p.HasField("interned_data"):
             d = p.interned_data
             for kind, items in (
@@ -170,9 +182,7 @@ def main(path):
                 errs.append(f"packet {i}: track {uuid} not described before")
             if not p.HasField("timestamp"):
                 errs.append(f"packet {i}: a track event without a time")
-            events.append((resolve(i, p, flags), i, uuid, e, name, cats, args))
-    if len(seqs) != 1:
-        errs.append(f"packets on {len(seqs)} sequences: {sorted(seqs)}")
+            events.append((resolve(i, p, flags, defaults, clocks), i, uuid, e, name, cats, args))
 
     # trace_processor sorts by time; among equal times the file order stays.
     events.sort(key=lambda x: (x[0], x[1]))
@@ -245,6 +255,7 @@ def main(path):
     json.dump(
         {
             "packets": len(trace.packet),
+            "sequences": len(seqs),
             "compressed_blocks": blocks,
             "gpus": gpus,
             "tracks": {str(k): v for k, v in tracks.items()},

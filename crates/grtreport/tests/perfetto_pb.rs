@@ -464,7 +464,8 @@ fn the_file_name_picks_the_format() {
 }
 
 /// The packets go out in zlib blocks (`compressed_packets`), which the decoder reads in
-/// place as trace_processor does: a run of many jobs is at least 5 times smaller than its
+/// place as trace_processor does, each block a packet sequence of its own (its interned
+/// names and clock its own): a run of many jobs is at least 5 times smaller than its
 /// JSON, with the same timeline.
 #[test]
 fn a_long_run_is_compressed_in_blocks_five_times_smaller_than_its_json() {
@@ -473,6 +474,11 @@ fn a_long_run_is_compressed_in_blocks_five_times_smaller_than_its_json() {
     assert!(assert_same_content(&pb, &c, "long-run") > 0);
     let blocks = pb["compressed_blocks"].as_u64().unwrap();
     assert!(blocks >= 2, "{blocks} compressed blocks");
+    assert_eq!(
+        pb["sequences"].as_u64(),
+        Some(blocks),
+        "a sequence per block"
+    );
     let pb_size = std::fs::metadata(&pf).unwrap().len();
     let json_size = std::fs::metadata(pf.with_extension("json")).unwrap().len();
     assert!(
