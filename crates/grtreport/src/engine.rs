@@ -7,8 +7,9 @@
 //!   files) and copies of everything else over in batches ([`crate::input::run_pipelined`]);
 //! * joining (the calling thread): the [`Joiner`], the per-job sinks, the timelines;
 //! * classifying: the classifier, blocker tags, filter, statistics and the per-job sinks
-//!   that can run there ([`WorkerSink`]: the `--parquet` dataset's), when no other output
-//!   needs the jobs in order on the joining thread ([`Engine::use_worker`]).
+//!   that can run there ([`WorkerSink`]: the `--parquet` dataset's), and a timeline drawn
+//!   from what records show ([`DrawnTimeline`]: the protobuf export's feed), when no other
+//!   output needs the jobs in order on the joining thread ([`Engine::use_worker`]).
 //!
 //! A pipe (possibly live) is merged on the joining thread: a batch would hold back what a
 //! watched `--interval` or `--jobs` prints.
@@ -27,6 +28,8 @@ use crate::joiner::{FxMap, FxSet, JoinConfig, Joiner};
 use crate::report::{RingInfo, UtilRow};
 use crate::rules::Rules;
 use crate::summary::Summary;
+use crate::timeline::front::lost_time;
+use crate::timeline::Seen;
 use crate::utilisation::IntervalRow;
 
 /// Which jobs the report covers; consistent with grtparse's `-w`, `--ctx`, `--ring`, `--pid`.
@@ -179,6 +182,45 @@ pub trait Timeline {
     fn finish(&mut self, engine: &Engine, warnings: &[String]) -> io::Result<()>;
 }
 
+/// A timeline drawn from what records show ([`Seen`], found by the engine on the joining
+/// thread) and from finished jobs, not from the records and the joiner themselves (the
+/// protobuf export's feed, [`crate::perfetto_feed`]). It may run on the engine's worker
+/// thread ([`Engine::use_worker`]), after the classifier, where it is called in the order
+/// and with the watermarks it would have had on the joining thread.
+pub trait DrawnTimeline: Send {
+    /// Whether it may run on the worker thread (not when the calls of several cards'
+    /// engines must keep their order between them).
+    fn may_move(&self) -> bool;
+    /// The run's time origin, before what the first record that has it shows.
+    fn origin(&mut self, origin: u64);
+    /// What a record at `t` showed ([`Seen::Nothing`] when only `watermark` is new: no job
+    /// handed over later has an event before it).
+    fn seen(&mut self, t: u64, seen: Seen, watermark: Option<u64>);
+    /// Records lost in a sequence gap, drawn at `t` ([`lost_time`]).
+    fn lost(&mut self, t: u64, lost: &Lost);
+    /// A finished, tagged job that passed the filter.
+    fn job(&mut self, job: &Job);
+    /// End of input (`last_ns`: the last record's time): its first error.
+    fn finish(&mut self, last_ns: u64) -> io::Result<()>;
+}
+
+/// What the joining thread saw for a [`DrawnTimeline`] on the worker thread, in order.
+enum Step {
+    /// The batch's next `n` jobs finished.
+    Jobs(u32),
+    Origin(u64),
+    Seen {
+        t: u64,
+        seen: Seen,
+        /// Without the classifier's part, which the worker adds.
+        watermark: Option<u64>,
+    },
+    Lost {
+        t: u64,
+        lost: Lost,
+    },
+}
+
 /// Takes the phases a source cannot measure (bits, PHASE_NAMES order) out of finished jobs:
 /// their values (an imported COMMIT and SUBMIT are one instant, so submit_host is 0) are
 /// not measurements.
@@ -286,6 +328,8 @@ pub struct Engine {
     kept: Option<Vec<Job>>,
     timelines: Vec<Box<dyn Timeline>>,
     since_watermark: u32,
+    /// Records between two watermarks ([`WATERMARK_EVERY`]; tests ask for more).
+    watermark_every: u32,
     /// `--critical-path`: frames or the window, walked as they complete.
     pub critical: Option<CriticalPath>,
     /// The card whose jobs this engine joins, set when a run has several cards (one engine
@@ -304,11 +348,21 @@ pub struct Engine {
     worker_learns: bool,
     /// A worker sink's failure, reported at [`finish`](Self::finish).
     worker_err: Option<io::Error>,
+    /// A timeline drawn from what records show (None while it runs on the worker:
+    /// `drawn_on_worker`), and the names that find what a record shows for it.
+    drawn: Option<Box<dyn DrawnTimeline>>,
+    drawn_on_worker: bool,
+    seen_names: crate::timeline::Names,
+    origin_drawn: bool,
+    /// The batch being filled for the worker while a drawn timeline runs there.
+    building: Batch,
 }
 
 /// Finished jobs handed to the worker thread at once: few enough that the jobs in flight
 /// between the threads stay a few hundred KB, enough that a hand-over is rare.
 const WORKER_BATCH: usize = 512;
+/// Steps for a drawn timeline handed to the worker at once (about one per record).
+const WORKER_STEPS: usize = 4096;
 /// Batches queued for the worker at most (the joiner waits beyond that: bounded memory).
 const WORKER_QUEUE: usize = 4;
 
@@ -323,13 +377,47 @@ struct Stages {
     names: NameSnapshot,
     /// The first failure of a sink (the others are not fed after it).
     err: Option<io::Error>,
+    drawn: Option<Box<dyn DrawnTimeline>>,
+}
+
+/// Where a classified job goes on the worker thread, as [`Engine::pump`] sends it.
+struct Emit<'a> {
+    recent_tags: &'a mut RecentTags,
+    filter: &'a Filter,
+    summary: &'a mut Summary,
+    sinks: &'a mut [Box<dyn WorkerSink>],
+    names: &'a NameSnapshot,
+    err: &'a mut Option<io::Error>,
+    origin: Origin,
+}
+
+impl Emit<'_> {
+    fn job(&mut self, job: &mut Job, drawn: &mut Option<Box<dyn DrawnTimeline>>) {
+        self.recent_tags.resolve(job);
+        if !self.filter.accepts(job, self.origin) {
+            return;
+        }
+        self.summary.add(job);
+        if self.err.is_none() {
+            for s in self.sinks.iter_mut() {
+                if let Err(e) = s.job(job, self.origin, self.names) {
+                    *self.err = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Some(d) = drawn {
+            d.job(job);
+        }
+    }
 }
 
 impl Stages {
     /// Classifies a batch of finished jobs (in the order they finished), counts the ones
-    /// that left the classifier's window and hands them to the sinks; `names`: those of the
-    /// batch's jobs; `last`: the input is over, empty the window.
-    fn run(&mut self, jobs: &[Job], origin: Origin, names: &mut NameSnapshot, last: bool) {
+    /// that left the classifier's window and hands them to the sinks and the drawn
+    /// timeline, with what the joining thread saw for it between them (`steps`; none
+    /// without a drawn timeline); `last`: the input is over, empty the window.
+    fn run(&mut self, batch: &mut Batch, last: bool) {
         let Stages {
             classifier,
             recent_tags,
@@ -338,33 +426,57 @@ impl Stages {
             sinks,
             names: known,
             err,
+            drawn,
         } = self;
-        known.update(names);
-        let mut emit = |job: &mut Job| {
-            recent_tags.resolve(job);
-            if filter.accepts(job, origin) {
-                summary.add(job);
-                if err.is_none() {
-                    for s in sinks.iter_mut() {
-                        if let Err(e) = s.job(job, origin, &*known) {
-                            *err = Some(e);
-                            break;
-                        }
-                    }
-                }
-            }
+        known.update(&mut batch.names);
+        let origin = batch.origin;
+        let mut emit = Emit {
+            recent_tags,
+            filter,
+            summary,
+            sinks,
+            names: known,
+            err,
+            origin,
         };
-        for job in jobs {
-            classifier.push(job, &mut emit);
+        let mut jobs = batch.jobs.iter();
+        if batch.steps.is_empty() {
+            for job in jobs.by_ref() {
+                classifier.push(job, &mut |j| emit.job(j, drawn));
+            }
+        }
+        for step in batch.steps.drain(..) {
+            if let Step::Jobs(n) = step {
+                for job in jobs.by_ref().take(n as usize) {
+                    classifier.push(job, &mut |j| emit.job(j, drawn));
+                }
+                continue;
+            }
+            let d = drawn.as_mut().expect("steps only for a drawn timeline");
+            match step {
+                Step::Origin(o) => d.origin(o),
+                Step::Seen { t, seen, watermark } => {
+                    d.seen(t, seen, watermark.map(|w| w.min(classifier.oldest())))
+                }
+                Step::Lost { t, lost } => d.lost(t, &lost),
+                Step::Jobs(_) => {}
+            }
         }
         if last {
-            classifier.finish(&mut emit);
+            classifier.finish(&mut |j| emit.job(j, drawn));
         }
     }
 }
 
-/// A batch for the worker: finished jobs, the run's origin, their names (for its sinks).
-type Batch = (Vec<Job>, Origin, NameSnapshot);
+/// A batch for the worker: finished jobs, the run's origin, their names (for its sinks)
+/// and, with a drawn timeline, what the joining thread saw for it between them.
+#[derive(Default)]
+struct Batch {
+    jobs: Vec<Job>,
+    origin: Origin,
+    names: NameSnapshot,
+    steps: Vec<Step>,
+}
 
 /// The second thread of a report without per-job outputs other than [`WorkerSink`]s: the
 /// joiner (on the reading thread) hands it batches of finished jobs; it classifies them,
@@ -382,13 +494,17 @@ impl Worker {
         let (jobs, todo) = hand_over::<Batch>(WORKER_QUEUE, WORKER_QUEUE - 1, 3);
         let thread = std::thread::spawn(move || {
             let mut origin = Origin::UNKNOWN;
-            while let Some((mut batch, o, mut names)) = todo.recv() {
-                origin = o;
-                stages.run(&batch, origin, &mut names, false);
-                batch.clear();
-                todo.give_back((batch, o, names));
+            while let Some(mut batch) = todo.recv() {
+                origin = batch.origin;
+                stages.run(&mut batch, false);
+                batch.jobs.clear();
+                todo.give_back(batch);
             }
-            stages.run(&[], origin, &mut NameSnapshot::default(), true);
+            let mut end = Batch {
+                origin,
+                ..Batch::default()
+            };
+            stages.run(&mut end, true);
             stages
         });
         Worker {
@@ -416,6 +532,7 @@ impl Engine {
             kept: None,
             timelines: Vec::new(),
             since_watermark: 0,
+            watermark_every: WATERMARK_EVERY,
             critical: None,
             card: None,
             worker_wanted: false,
@@ -425,14 +542,20 @@ impl Engine {
             seen: Default::default(),
             worker_learns: false,
             worker_err: None,
+            drawn: None,
+            drawn_on_worker: false,
+            seen_names: Default::default(),
+            origin_drawn: false,
+            building: Batch::default(),
         }
     }
 
     /// Lets the engine classify and summarise on a second thread when the machine has
-    /// more than one CPU and nothing but the report and the [`WorkerSink`]s needs the jobs:
-    /// no other per-job sinks, timeline exports, critical path, kept jobs or ring names to
-    /// learn for a `--ring` filter (those see the jobs on this thread, in order). The report
-    /// and the sinks' rows are the same.
+    /// more than one CPU and nothing but the report, the [`WorkerSink`]s and a
+    /// [`DrawnTimeline`] that may move needs the jobs: no other per-job sinks, timeline
+    /// exports, critical path, kept jobs or ring names to learn for a `--ring` filter
+    /// (those see the jobs on this thread, in order). The report, the sinks' rows and the
+    /// drawn timeline are the same.
     pub fn use_worker(&mut self) {
         self.worker_wanted = crate::cpus() > 1;
     }
@@ -448,6 +571,7 @@ impl Engine {
             || self.critical.is_some()
             || self.kept.is_some()
             || self.filter.ring.is_active()
+            || self.drawn.as_ref().is_some_and(|d| !d.may_move())
         {
             return false;
         }
@@ -463,27 +587,51 @@ impl Engine {
             sinks: std::mem::take(&mut self.worker_sinks),
             names: NameSnapshot::default(),
             err: None,
+            drawn: self.drawn.take(),
         };
+        self.drawn_on_worker = stages.drawn.is_some();
         self.worker_learns = !stages.sinks.is_empty();
         self.worker = Some(Worker::start(stages));
         true
     }
 
-    /// Hands the joiner's finished jobs to the worker (`last`: all of them, then waits for
-    /// it to end and takes its stages back).
+    /// Moves the jobs the joiner finished into the batch being filled for the worker (a
+    /// step of their own while a drawn timeline runs there).
+    fn stage_finished(&mut self) {
+        let b = &mut self.building;
+        let from = b.jobs.len();
+        if from == 0 {
+            self.joiner.take_finished(&mut b.jobs);
+        } else {
+            self.joiner.append_finished(&mut b.jobs);
+        }
+        let n = b.jobs.len() - from;
+        let unmeasured = self.import.as_ref().map_or(0, |i| i.unmeasured);
+        unmeasure(&mut b.jobs[from..], unmeasured);
+        if n > 0 && self.drawn_on_worker {
+            b.steps.push(Step::Jobs(n as u32));
+        }
+    }
+
+    /// Hands the joiner's finished jobs to the worker with the batch being filled
+    /// (`last`: all of them, then waits for it to end and takes its stages back).
     fn hand_over(&mut self, last: bool) {
-        let Some(w) = &mut self.worker else { return };
-        let origin = self.joiner.origin();
-        if let Some(tx) = w.jobs.as_ref().filter(|_| self.joiner.finished_len() > 0) {
-            let (mut buf, _, mut names) = tx.spare().unwrap_or_default();
-            self.joiner.take_finished(&mut buf);
-            let unmeasured = self.import.as_ref().map_or(0, |i| i.unmeasured);
-            unmeasure(&mut buf, unmeasured);
-            if self.worker_learns {
-                names.learn(&buf, &self.joiner, &mut self.seen);
+        if self.worker.is_none() {
+            return;
+        }
+        self.stage_finished();
+        let b = &self.building;
+        if let Some(tx) = self.worker.as_ref().and_then(|w| w.jobs.as_ref()) {
+            if !b.jobs.is_empty() || !b.steps.is_empty() {
+                let spare = tx.spare().unwrap_or_default();
+                let mut b = std::mem::replace(&mut self.building, spare);
+                b.origin = self.joiner.origin();
+                if self.worker_learns {
+                    b.names.learn(&b.jobs, &self.joiner, &mut self.seen);
+                }
+                // Fails only if the worker is gone (it panicked): `join` below says so.
+                let _ = tx.send(b);
             }
-            // Fails only if the worker is gone (it panicked): `join` below says so.
-            let _ = tx.send((buf, origin, names));
         }
         if last {
             let Some(w) = self.worker.take() else { return };
@@ -497,6 +645,8 @@ impl Engine {
             self.summary = st.summary;
             self.worker_sinks = st.sinks;
             self.worker_err = st.err;
+            self.drawn = st.drawn;
+            self.drawn_on_worker = false;
         }
     }
 
@@ -508,6 +658,54 @@ impl Engine {
     /// Adds a timeline export; it sees every record and every accepted job.
     pub fn add_timeline(&mut self, t: Box<dyn Timeline>) {
         self.timelines.push(t);
+    }
+
+    /// Sets the timeline drawn from what records show (one at most: the protobuf export).
+    pub fn set_drawn_timeline(&mut self, t: Box<dyn DrawnTimeline>) {
+        self.drawn = Some(t);
+    }
+
+    /// Whether a drawn timeline is set, here or on the worker.
+    fn draws(&self) -> bool {
+        self.drawn.is_some() || self.drawn_on_worker
+    }
+
+    /// Hands `step` to the drawn timeline: here, or after the jobs finished before it in
+    /// the batch being filled for the worker.
+    fn draw(&mut self, step: Step) {
+        if let Some(d) = &mut self.drawn {
+            match step {
+                Step::Origin(o) => d.origin(o),
+                Step::Seen { t, seen, watermark } => d.seen(t, seen, watermark),
+                Step::Lost { t, lost } => d.lost(t, &lost),
+                Step::Jobs(_) => unreachable!("jobs reach a drawn timeline here through pump"),
+            }
+            return;
+        }
+        self.building.steps.push(step);
+        if self.building.steps.len() >= WORKER_STEPS {
+            self.hand_over(false);
+        }
+    }
+
+    /// What `rec` shows the drawn timeline (and the run's origin, the first time it is
+    /// known), with the watermark `w` if one was computed.
+    fn draw_record(&mut self, rec: &RecordView<'_>, w: Option<u64>) {
+        if !self.origin_drawn {
+            if let Some(o) = self.joiner.origin().get() {
+                self.origin_drawn = true;
+                self.draw(Step::Origin(o));
+            }
+        }
+        let seen = self.seen_names.see(rec, &self.joiner);
+        if !matches!(seen, Seen::Nothing) || w.is_some() {
+            let t = rec.time_ns();
+            self.draw(Step::Seen {
+                t,
+                seen,
+                watermark: w,
+            });
+        }
     }
 
     /// No job emitted from now on has an event before this time: the oldest of the jobs
@@ -534,6 +732,13 @@ impl Engine {
             }
         }
         self.timelines = t;
+        if let Some(d) = &mut self.drawn {
+            if let Err(e) = d.finish(self.joiner.stats.last_ns) {
+                if res.as_ref().is_ok() || res.as_ref().is_err_and(grtrace_cli::is_broken_pipe) {
+                    res = Err(e);
+                }
+            }
+        }
         res
     }
 
@@ -651,7 +856,7 @@ impl Engine {
     ///
     /// Ends where `events` ends: what it could not hand out stays in it.
     pub fn feed_events(&mut self, events: &mut NativeEvents<'_>) -> io::Result<()> {
-        if !self.timelines.is_empty() || self.critical.is_some() {
+        if !self.timelines.is_empty() || self.critical.is_some() || self.draws() {
             for ev in events {
                 self.feed_event(&ev)?;
             }
@@ -672,11 +877,19 @@ impl Engine {
     fn hand_on(&mut self) -> io::Result<()> {
         if self.joiner.has_finished() {
             if self.worker.is_some() {
-                if self.joiner.finished_len() >= WORKER_BATCH {
+                if self.drawn_on_worker {
+                    // In order with what records show the drawn timeline.
+                    self.stage_finished();
+                    if self.building.jobs.len() >= WORKER_BATCH {
+                        self.hand_over(false);
+                    }
+                } else if self.joiner.finished_len() >= WORKER_BATCH {
                     self.hand_over(false);
                 }
             } else if !self.start_worker() {
                 self.pump(false)?;
+            } else if self.drawn_on_worker {
+                self.stage_finished();
             }
         }
         Ok(())
@@ -686,9 +899,9 @@ impl Engine {
     #[inline(always)]
     fn after_record(&mut self, rec: &RecordView<'_>) -> io::Result<()> {
         self.hand_on()?;
-        if !self.timelines.is_empty() || self.critical.is_some() {
+        if !self.timelines.is_empty() || self.critical.is_some() || self.draws() {
             self.since_watermark += 1;
-            let w = if self.since_watermark >= WATERMARK_EVERY {
+            let w = if self.since_watermark >= self.watermark_every {
                 self.since_watermark = 0;
                 Some(self.watermark())
             } else {
@@ -699,6 +912,9 @@ impl Engine {
             }
             for t in &mut self.timelines {
                 t.record(rec, &self.joiner, w)?;
+            }
+            if self.draws() {
+                self.draw_record(rec, w);
             }
         }
         if !self.joiner.intervals.is_empty() {
@@ -731,6 +947,10 @@ impl Engine {
         for t in &mut self.timelines {
             // A write error here shows again at the next record or at finish.
             let _ = t.lost(l, &self.joiner);
+        }
+        if self.draws() {
+            let t = lost_time(l, &self.joiner);
+            self.draw(Step::Lost { t, lost: *l });
         }
     }
 
@@ -777,6 +997,7 @@ impl Engine {
             seen,
             kept,
             timelines,
+            drawn,
             critical,
             card,
             import,
@@ -825,6 +1046,9 @@ impl Engine {
                         break;
                     }
                 }
+            }
+            if let Some(d) = drawn {
+                d.job(job);
             }
             if let Some(k) = kept {
                 k.push(job.clone());
@@ -993,6 +1217,94 @@ mod tests {
             assert!(one.2 > 10 * WORKER_BATCH as u64, "{} jobs", one.2);
             assert_eq!(one.0, two.0);
             assert!(one.1 == two.1, "JSON reports differ");
+        }
+    }
+
+    /// A drawn timeline that writes down every call it gets.
+    struct CallLog(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl CallLog {
+        fn say(&self, call: String) {
+            self.0.lock().unwrap().push(call);
+        }
+    }
+
+    impl DrawnTimeline for CallLog {
+        fn may_move(&self) -> bool {
+            true
+        }
+        fn origin(&mut self, origin: u64) {
+            self.say(format!("origin {origin}"));
+        }
+        fn seen(&mut self, t: u64, seen: Seen, watermark: Option<u64>) {
+            self.say(format!("seen {t} {seen:?} {watermark:?}"));
+        }
+        fn lost(&mut self, t: u64, lost: &Lost) {
+            self.say(format!("lost {t} {lost:?}"));
+        }
+        fn job(&mut self, job: &Job) {
+            self.say(format!(
+                "job {:?} {} {}",
+                job.key,
+                job.tags,
+                job.first_time()
+            ));
+        }
+        fn finish(&mut self, last_ns: u64) -> io::Result<()> {
+            self.say(format!("finish {last_ns}"));
+            Ok(())
+        }
+    }
+
+    /// A drawn timeline on the worker thread gets the calls, in the same order and with
+    /// the same watermarks, that it gets on the joining thread: what records show between
+    /// the jobs that finished before them, the classifier's part of each watermark added
+    /// there (with and without a window: the filter runs there too).
+    #[test]
+    fn a_drawn_timeline_on_the_worker_gets_the_same_calls() {
+        use grtrace_format::{InputSource, Trace};
+        let cfg = grtrace_format::synth::SynthConfig {
+            records: 100_000,
+            cpus: 1,
+            ..Default::default()
+        };
+        let mut out = vec![Vec::new()];
+        grtrace_format::synth::generate(&cfg, out.iter_mut().collect()).unwrap();
+        let data = out.remove(0);
+        for window in [None, Some((100_000_000, 1_000_000_000))] {
+            let calls = |worker: bool| {
+                let mut trace = Trace::open(vec![InputSource::Bytes {
+                    name: "synth".into(),
+                    data: data.clone(),
+                }])
+                .unwrap();
+                let filter = Filter {
+                    window,
+                    ..Filter::default()
+                };
+                let mut e = Engine::new(Rules::default(), JoinConfig::default(), filter, 3);
+                let log = std::sync::Arc::default();
+                e.set_drawn_timeline(Box::new(CallLog(std::sync::Arc::clone(&log))));
+                e.worker_wanted = worker;
+                // A watermark at every record: each one tells where the jobs were.
+                e.watermark_every = 1;
+                let stop = std::sync::atomic::AtomicBool::new(false);
+                let (_, out, _) = crate::input::run(&mut trace, &mut e, &stop, false);
+                out.unwrap();
+                assert_eq!(e.drawn_on_worker, worker);
+                e.finish().unwrap();
+                e.finish_timelines(&[]).unwrap();
+                let calls = std::mem::take(&mut *log.lock().unwrap());
+                calls
+            };
+            let (here, there) = (calls(false), calls(true));
+            let count = |what: &str| here.iter().filter(|c| c.starts_with(what)).count();
+            assert!(count("job") > 4 * WORKER_BATCH, "{} jobs", count("job"));
+            assert!(count("seen") > WORKER_STEPS, "{} records", count("seen"));
+            assert_eq!(here.len(), there.len());
+            for (i, (a, b)) in here.iter().zip(&there).enumerate() {
+                assert_eq!(a, b, "call {i}");
+            }
         }
     }
 

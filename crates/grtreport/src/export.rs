@@ -147,7 +147,7 @@ impl Opened {
                 engine.add_timeline(Box::new(exp));
             }
             Some(PerfettoOut::Protobuf(thread)) => {
-                engine.add_timeline(Box::new(thread.feeder(cfg)));
+                engine.set_drawn_timeline(Box::new(thread.feeder(cfg)));
             }
             None => {}
         }

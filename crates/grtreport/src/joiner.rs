@@ -1083,6 +1083,11 @@ impl Joiner {
         std::mem::swap(&mut self.out, buf);
     }
 
+    /// Moves the finished jobs to the end of `buf`.
+    pub fn append_finished(&mut self, buf: &mut Vec<Job>) {
+        buf.append(&mut self.out);
+    }
+
     pub fn has_finished(&self) -> bool {
         !self.out.is_empty()
     }

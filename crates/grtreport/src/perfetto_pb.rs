@@ -53,7 +53,7 @@ use crate::order::order_by_key;
 use crate::perfetto::{PerfettoConfig, CARD_PID_BASE};
 use crate::perfetto_proto as pb;
 pub use crate::perfetto_seq::ZERO_LEFT_OUT;
-use crate::perfetto_seq::{Chunk, Flows, Op, Part};
+use crate::perfetto_seq::{Chunk, Op, Part};
 use crate::perfetto_zip::Compressor;
 use crate::timeline::front::{
     host_slice, msg_track, Bucket, DocumentCards, Front, Held, Nesting, Pending, Slice, TrackKey,
@@ -394,12 +394,11 @@ impl<W: Write> PerfettoPb<W> {
         let (track, depth) = self.place(s.key, from, dur);
         let ts = self.rel(from);
         self.joint.draw(|c| {
-            let job = c.job(j);
-            let flows: Flows = c.flows(flows.0, flows.1);
+            let job = c.begun(part, j);
+            let flows = c.flows(flows.0, flows.1);
             c.push(Op::Begin {
                 ts,
                 track,
-                part,
                 prefix: s.prefix,
                 job,
                 flows,

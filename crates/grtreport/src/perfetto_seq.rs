@@ -172,6 +172,37 @@ pub(crate) enum Part {
     Exec,
 }
 
+/// What a job's slice is called: `{prefix}ctx/seqno{mark}`, in category `cat`.
+#[derive(Clone, Copy)]
+pub(crate) struct JobLabel {
+    ctx: u32,
+    seqno: u64,
+    mark: &'static str,
+    cat: u8,
+}
+
+impl JobLabel {
+    fn of(j: &Job) -> JobLabel {
+        JobLabel {
+            ctx: j.key.ctx,
+            seqno: j.key.seqno,
+            mark: job_mark(j),
+            cat: timeline::job_shown(j) as u8 + 1,
+        }
+    }
+}
+
+/// The job of an [`Op::Begin`]: what its slice needs of it (a copy of the whole job only
+/// for the execution, which carries its annotations).
+pub(crate) enum Begun {
+    /// The host part.
+    Host(JobLabel),
+    /// The queued part, and the queue phase (ns).
+    Queue(JobLabel, u64),
+    /// The execution: the job's index in the chunk's jobs.
+    Exec(u32),
+}
+
 /// The flow ids of an event, in [`Chunk`]'s list: `out` start (or step) flows, then
 /// `term` end them.
 #[derive(Clone, Copy, Debug, Default)]
@@ -185,14 +216,12 @@ pub(crate) struct Flows {
 pub(crate) enum Op {
     /// A packet built whole (a descriptor, a GPU); its sequence id is set when encoded.
     Packet(Box<pb::TracePacket>),
-    /// The begin of slice `part` of job `job` (its index in the chunk's jobs), named
-    /// `{prefix}ctx/seqno{mark}`.
+    /// The begin of a job's slice, named `{prefix}ctx/seqno{mark}`.
     Begin {
         ts: u64,
         track: u64,
-        part: Part,
         prefix: &'static str,
-        job: u32,
+        job: Begun,
         flows: Flows,
     },
     /// The end of a slice, with the arrows that leave it.
@@ -238,10 +267,16 @@ impl Chunk {
         self.ops.push(op);
     }
 
-    /// Keeps a copy of `job` for a [`Op::Begin`]; returns its index.
-    pub(crate) fn job(&mut self, job: &Job) -> u32 {
-        self.jobs.push(job.clone());
-        (self.jobs.len() - 1) as u32
+    /// What an [`Op::Begin`] of slice `part` of `job` needs of it.
+    pub(crate) fn begun(&mut self, part: Part, job: &Job) -> Begun {
+        match part {
+            Part::Host => Begun::Host(JobLabel::of(job)),
+            Part::Queue => Begun::Queue(JobLabel::of(job), job.phases.queue),
+            Part::Exec => {
+                self.jobs.push(job.clone());
+                Begun::Exec((self.jobs.len() - 1) as u32)
+            }
+        }
     }
 
     /// Keeps the flow ids of an event.
@@ -388,38 +423,33 @@ impl Seq<'_> {
             &Op::Begin {
                 ts,
                 track,
-                part,
                 prefix,
-                job,
+                ref job,
                 flows,
             } => {
-                let j = &chunk.jobs[job as usize];
-                match part {
-                    Part::Host => {}
-                    Part::Queue => {
-                        if j.phases.queue != 0 {
-                            self.arg(Arg::Phase0 as u64 + 1, Val::U(j.phases.queue));
+                let label = match *job {
+                    Begun::Host(label) => label,
+                    Begun::Queue(label, queue) => {
+                        if queue != 0 {
+                            self.arg(Arg::Phase0 as u64 + 1, Val::U(queue));
                         }
+                        label
                     }
-                    Part::Exec => self.job_args(j),
-                }
+                    Begun::Exec(i) => {
+                        let j = &chunk.jobs[i as usize];
+                        self.job_args(j);
+                        JobLabel::of(j)
+                    }
+                };
                 let n = &mut self.s.name;
                 n.clear();
                 n.extend_from_slice(prefix.as_bytes());
-                push_u64(n, j.key.ctx.into());
+                push_u64(n, label.ctx.into());
                 n.push(b'/');
-                push_u64(n, j.key.seqno);
-                n.extend_from_slice(job_mark(j).as_bytes());
-                let cat = timeline::job_shown(j) as u64 + 1;
-                let flows = chunk.flows_of(flows);
-                self.event(
-                    pb::TYPE_SLICE_BEGIN,
-                    ts,
-                    track,
-                    Some(Name::Own),
-                    Some(cat),
-                    flows,
-                );
+                push_u64(n, label.seqno);
+                n.extend_from_slice(label.mark.as_bytes());
+                let (cat, flows) = (Some(label.cat.into()), chunk.flows_of(flows));
+                self.event(pb::TYPE_SLICE_BEGIN, ts, track, Some(Name::Own), cat, flows);
             }
             &Op::End { ts, track, flows } => {
                 let flows = chunk.flows_of(flows);

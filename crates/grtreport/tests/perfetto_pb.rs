@@ -488,6 +488,36 @@ fn a_long_run_is_compressed_in_blocks_five_times_smaller_than_its_json() {
     );
 }
 
+/// The file is the same byte for byte whether the run has one CPU (every stage on the
+/// joining and export threads) or more (the classifier and the feed on the engine's
+/// worker thread, blocks encoded and compressed on workers of their own).
+#[test]
+fn the_export_is_the_same_on_one_cpu_as_on_several() {
+    if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
+        eprintln!("one CPU: nothing to compare");
+        return;
+    }
+    let input = scenario_file("report-mixed", 5, 12_000);
+    let (one, several) = (tmp("one-cpu.pftrace"), tmp("several-cpus.pftrace"));
+    let taskset = Command::new("taskset")
+        .args(["-c", "0"])
+        .arg(env!("CARGO_BIN_EXE_grtreport"))
+        .arg(&input)
+        .arg("--perfetto")
+        .arg(&one)
+        .output()
+        .expect("taskset (util-linux)");
+    assert!(taskset.status.success(), "{taskset:?}");
+    let run = succeed(bin().arg(&input).arg("--perfetto").arg(&several));
+    assert_eq!(taskset.stdout, run.stdout, "the report");
+    let (a, b) = (
+        std::fs::read(&one).unwrap(),
+        std::fs::read(&several).unwrap(),
+    );
+    assert!(a.len() > 100_000, "{} bytes", a.len());
+    assert!(a == b, "{} and {} bytes differ", a.len(), b.len());
+}
+
 /// A write that fails partway through a long run (past a file size limit of a few KiB,
 /// while the records still come: the JSON as it is written, the protobuf trace on its
 /// export thread at its first compressed block): exit 1, the export's own file named (not

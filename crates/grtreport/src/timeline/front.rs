@@ -5,6 +5,7 @@
 
 use std::cell::Cell;
 use std::cmp::Reverse;
+use std::collections::hash_map::Entry;
 use std::collections::{BinaryHeap, VecDeque};
 
 use grtrace_format::{Lost, RecordView};
@@ -319,6 +320,16 @@ struct RingCounters {
 }
 
 impl RingCounters {
+    /// The bucket `idx` (one before `base` counts in `base`), or `beyond` for a damaged
+    /// time far ahead, not counted (memory and time stay bounded).
+    fn bucket_or_beyond(&mut self, idx: u64) -> &mut Bucket {
+        let idx = idx.max(self.base);
+        if idx - self.base >= MAX_OPEN_BUCKETS {
+            return &mut self.beyond;
+        }
+        self.bucket(idx)
+    }
+
     /// The bucket `idx` (at least `base`), opening the buckets up to it.
     fn bucket(&mut self, idx: u64) -> &mut Bucket {
         while self.base + (self.open.len() as u64) <= idx {
@@ -443,14 +454,14 @@ impl Front {
                 outstanding,
                 fill,
             } => {
-                let b = self.ring_counters(ring, t);
+                let (rc, idx) = self.ring_counters(ring, t);
+                let b = rc.bucket_or_beyond(idx);
                 b.outstanding = b.outstanding.max(outstanding);
                 b.fill = max_fill(b.fill, fill);
                 // A new bucket starts from the state as last seen.
-                let carry = &mut self.counters.get_mut(&ring).expect("ring").carry;
-                carry.outstanding = outstanding;
+                rc.carry.outstanding = outstanding;
                 if fill != FILL_UNKNOWN {
-                    carry.fill = fill;
+                    rc.carry.fill = fill;
                 }
             }
             Seen::Msg { pid, text } => self.push(t, What::Msg { pid, text }),
@@ -496,8 +507,7 @@ impl Front {
         }
         let width = self.interval_ns;
         let (s, e) = (self.rel(job.start), self.rel(job.end));
-        self.ring_counters(job.key.ring, job.start);
-        let rc = self.counters.get_mut(&job.key.ring).expect("ring");
+        let (rc, _) = self.ring_counters(job.key.ring, job.start);
         let base = rc.base;
         spread_open(s, e, width, base, |b, ns| rc.bucket(b).busy += ns)
     }
@@ -549,32 +559,29 @@ impl Front {
         }
     }
 
-    /// The counter bucket of `ring` at time `t` (opening the ring's counters on its first
-    /// use).
-    fn ring_counters(&mut self, ring: u32, t: u64) -> &mut Bucket {
+    /// The counters of `ring` (opened on its first use) and the index of its bucket at
+    /// time `t` (one lookup: this runs for most records).
+    fn ring_counters(&mut self, ring: u32, t: u64) -> (&mut RingCounters, u64) {
         let idx = self.rel(t) / self.interval_ns;
-        if !self.counters.contains_key(&ring) {
-            self.ring_order.push(ring);
-        }
-        let (names, prefix) = (&self.names, &self.prefix);
-        let rc = self.counters.entry(ring).or_insert_with(|| RingCounters {
-            label: format!("{prefix}{}", names.ring_label(ring)),
-            base: idx,
-            open: VecDeque::new(),
-            carry: Bucket {
-                busy: 0,
-                outstanding: 0,
-                fill: FILL_UNKNOWN,
-            },
-            last_written: None,
-            beyond: Bucket::default(),
-        });
-        let idx = idx.max(rc.base);
-        if idx - rc.base >= MAX_OPEN_BUCKETS {
-            // A damaged time far ahead: not counted (memory and time stay bounded).
-            return &mut rc.beyond;
-        }
-        rc.bucket(idx)
+        let rc = match self.counters.entry(ring) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                self.ring_order.push(ring);
+                e.insert(RingCounters {
+                    label: format!("{}{}", self.prefix, self.names.ring_label(ring)),
+                    base: idx,
+                    open: VecDeque::new(),
+                    carry: Bucket {
+                        busy: 0,
+                        outstanding: 0,
+                        fill: FILL_UNKNOWN,
+                    },
+                    last_written: None,
+                    beyond: Bucket::default(),
+                })
+            }
+        };
+        (rc, idx)
     }
 
     /// The counter name of `ring` (`ring 0 gfx`, after the prefix).
