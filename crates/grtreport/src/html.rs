@@ -539,10 +539,10 @@ impl<W: Write> Timeline for Html<W> {
                 b.outstanding = b.outstanding.max(outstanding);
                 b.fill = timeline::max_fill(b.fill, fill);
             }
-            Seen::Msg { pid, text } => {
+            Seen::Msg(m) => {
                 if self.msgs.len() < MAX_MARKS && t < self.cutoff {
-                    let text = String::from_utf8_lossy(&text).into_owned();
-                    self.msgs.push((t, pid, text));
+                    let text = String::from_utf8_lossy(&m.text).into_owned();
+                    self.msgs.push((t, m.pid, text));
                 } else {
                     self.marks_left_out += 1;
                 }

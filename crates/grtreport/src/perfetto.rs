@@ -42,7 +42,7 @@ use crate::timeline::front::{
     host_slice, msg_name, msg_track, Bucket, DocumentCards, Front, Held, LostRecords, Nesting,
     Pending, Slice, TrackKey, What,
 };
-use crate::timeline::Marker;
+use crate::timeline::{Marker, Message};
 
 /// Perfetto process id of card N: far above any Linux pid (pid_max <= 2^22).
 pub const CARD_PID_BASE: u32 = 0x7f00_0000;
@@ -494,25 +494,27 @@ impl<W: Write> Perfetto<W> {
                     arg0,
                     arg2,
                     ..
-                } = m;
+                } = *m;
                 write!(
                     self.out,
                     "\"ring\":{ring},\"ctx\":{ctx},\"seqno\":{seqno},\"arg0\":\"{arg0:#x}\",\"status\":{arg2}}}}}"
                 )?;
             }
-            What::Msg { pid, text } => {
+            What::Msg(msg) => {
+                let Message { pid, text } = *msg;
                 let (pid, tid, at) = self.lane_instant(msg_track(pid), p.ts)?;
                 self.instant_head(&msg_name(&text), b't', pid, tid, at)?;
                 self.out.write_all(b"\"text\":")?;
                 jsonw::string(&mut self.out, &text)?;
                 self.out.write_all(b"}}")?;
             }
-            What::Lost(LostRecords {
-                cpu,
-                source,
-                count,
-                gap,
-            }) => {
+            What::Lost(lost) => {
+                let LostRecords {
+                    cpu,
+                    source,
+                    count,
+                    gap,
+                } = *lost;
                 let name = format!("lost {count} records");
                 self.instant_head(&name, b'p', self.pid, 0, p.ts)?;
                 write!(

@@ -489,15 +489,16 @@ impl<W: Write> PerfettoPb<W> {
             What::Marker(marker) => {
                 let (track, at) = self.lane_instant(TrackKey::Ring(marker.ring), p.ts);
                 let ts = self.rel(at);
+                let marker = *marker;
                 self.draw(Op::Marker { ts, track, marker });
             }
-            What::Msg { pid, text } => {
-                let (track, at) = self.lane_instant(msg_track(pid), p.ts);
-                let ts = self.rel(at);
+            What::Msg(msg) => {
+                let (track, at) = self.lane_instant(msg_track(msg.pid), p.ts);
+                let (ts, text) = (self.rel(at), msg.text);
                 self.draw(Op::Msg { ts, track, text });
             }
             What::Lost(lost) => {
-                let (ts, track) = (self.rel(p.ts), self.card_uuid);
+                let (ts, track, lost) = (self.rel(p.ts), self.card_uuid, *lost);
                 self.draw(Op::Lost { ts, track, lost });
             }
         }

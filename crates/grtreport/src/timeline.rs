@@ -82,11 +82,12 @@ impl Marker {
 }
 
 /// What the exports draw from one record (see [`Names::see`]). Owned, so that an export
-/// may draw it on a thread of its own (`perfetto_feed`).
+/// may draw it on a thread of its own (`perfetto_feed`), and small (the rare kinds boxed):
+/// one is handed over for most records.
 #[derive(Debug)]
 pub enum Seen {
     /// A ring event shown as a marker: VM_FAULT, VM_RETRY, RESET, TIMEOUT, HANG, STALL.
-    Mark(Marker),
+    Mark(Box<Marker>),
     /// A ring's counters after ALLOC, COMMIT, SUBMIT, START or END: jobs outstanding (from
     /// the joiner) and, but for START and END, the fill in 1/1000 ([`FILL_UNKNOWN`] if not).
     Ring {
@@ -94,15 +95,24 @@ pub enum Seen {
         outstanding: u32,
         fill: u32,
     },
-    /// A user message (NOTE_MSG) of thread `pid`.
-    Msg { pid: u32, text: Box<[u8]> },
+    /// A user message (NOTE_MSG).
+    Msg(Box<Message>),
     /// A NOTE_LOST record.
-    Lost(Lost),
+    Lost(Box<Lost>),
     /// A ring or process note, already learnt by the [`Names`] that saw it (an export
     /// drawing elsewhere learns it with [`Names::learn`]).
-    Named(Note),
+    Named(Box<Note>),
     /// Nothing to draw.
     Nothing,
+}
+
+/// A user message (NOTE_MSG) to draw.
+#[derive(Debug)]
+pub struct Message {
+    /// The thread that wrote it (0: none).
+    pub pid: u32,
+    /// What it wrote.
+    pub text: Box<[u8]>,
 }
 
 /// A ring's name and size (NOTE_RING) or a process's name (NOTE_PROCESS).
@@ -170,14 +180,14 @@ impl Names {
                     | Event::RESET
                     | Event::TIMEOUT
                     | Event::HANG
-                    | Event::STALL => Seen::Mark(Marker {
+                    | Event::STALL => Seen::Mark(Box::new(Marker {
                         code: ev.code(),
                         ring,
                         ctx: ev.ctx(),
                         seqno: ev.seqno(),
                         arg0: ev.arg0(),
                         arg2: ev.arg2(),
-                    }),
+                    })),
                     Event::ALLOC | Event::COMMIT | Event::SUBMIT => Seen::Ring {
                         ring,
                         outstanding: outstanding(),
@@ -192,15 +202,15 @@ impl Names {
                 }
             }
             _ => match rec.body() {
-                Body::Msg { text } => Seen::Msg {
+                Body::Msg { text } => Seen::Msg(Box::new(Message {
                     pid: rec.pid(),
                     text: text.into(),
-                },
-                Body::Lost(l) => Seen::Lost(l),
+                })),
+                Body::Lost(l) => Seen::Lost(Box::new(l)),
                 _ => match Self::note(rec) {
                     Some(n) => {
                         self.learn(&n);
-                        Seen::Named(n)
+                        Seen::Named(Box::new(n))
                     }
                     None => Seen::Nothing,
                 },

@@ -10,7 +10,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use grtrace_format::{Lost, RecordView};
 
-use super::{max_fill, spread_open, Marker, Names, Seen, FILL_UNKNOWN, MAX_OPEN_BUCKETS};
+use super::{max_fill, spread_open, Marker, Message, Names, Seen, FILL_UNKNOWN, MAX_OPEN_BUCKETS};
 use crate::job::{Job, NONE};
 use crate::joiner::{FxMap, Joiner};
 use crate::order::order_by_key;
@@ -127,7 +127,8 @@ impl Nesting {
     }
 }
 
-/// Something the exports draw, written once the watermark passes its time.
+/// Something the exports draw, written once the watermark passes its time. Small (the
+/// rare kinds boxed): the held-back items are moved about in a heap.
 #[derive(Debug)]
 pub enum What {
     /// The host part of the held job in this slot (COMMIT to SUBMIT).
@@ -137,16 +138,11 @@ pub enum What {
     /// The execution of the held job in this slot (START to END).
     Exec(u32),
     /// A ring event shown as a marker.
-    Marker(Marker),
-    /// A user message (NOTE_MSG) of thread `pid` (0: none).
-    Msg {
-        /// The thread that wrote it.
-        pid: u32,
-        /// What it wrote.
-        text: Box<[u8]>,
-    },
+    Marker(Box<Marker>),
+    /// A user message (NOTE_MSG).
+    Msg(Box<Message>),
     /// Records lost.
-    Lost(LostRecords),
+    Lost(Box<LostRecords>),
 }
 
 /// Records lost: a NOTE_LOST record, or a gap the reader found in a sequence.
@@ -464,8 +460,8 @@ impl Front {
                     rc.carry.fill = fill;
                 }
             }
-            Seen::Msg { pid, text } => self.push(t, What::Msg { pid, text }),
-            Seen::Lost(l) => self.push(t, What::Lost(LostRecords::of(&l, false))),
+            Seen::Msg(m) => self.push(t, What::Msg(m)),
+            Seen::Lost(l) => self.push(t, What::Lost(Box::new(LostRecords::of(&l, false)))),
             // Seen elsewhere (on the joining thread): learnt now.
             Seen::Named(n) => self.names.learn(&n),
             Seen::Nothing => {}
@@ -485,7 +481,7 @@ impl Front {
 
     /// [`lost`](Self::lost) at a time found elsewhere ([`lost_time`]).
     pub fn lost_at(&mut self, l: &Lost, t: u64) {
-        self.push(t, What::Lost(LostRecords::of(l, true)));
+        self.push(t, What::Lost(Box::new(LostRecords::of(l, true))));
     }
 
     /// Takes in a finished job: counts it and puts its execution into its ring's busy
