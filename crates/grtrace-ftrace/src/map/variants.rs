@@ -158,7 +158,8 @@ const K_FAULT: &str = "no ring (a fault names no job)";
 
 impl Variant {
     /// Every variant, in the order they are tried.
-    // rustfmt would put every argument on a line of its own: a row a line reads as a table.
+    // rustfmt would put every argument on a line of its own; a row a line (its fields on the
+    // next where they are many) reads as a table.
     #[rustfmt::skip]
     pub const TABLE: &'static [Variant] = &[
         // gpu_scheduler: before 6.17
