@@ -47,6 +47,13 @@ impl Asserts {
     fn field_size(&mut self, ty: &str, field: &str, value: usize) {
         self.eq(&format!("sizeof(((struct {ty} *)0)->{field})"), value);
     }
+    /// Offset and size of each of `ty`'s `fields` (name, offset, size in bytes).
+    fn fields(&mut self, ty: &str, fields: &[(&str, usize, usize)]) {
+        for &(field, off, size) in fields {
+            self.off(ty, field, off);
+            self.field_size(ty, field, size);
+        }
+    }
     /// Offsets of the common record header inside a record type.
     fn record_header(&mut self, ty: &str) {
         self.off(ty, "hdr", 0);
@@ -60,21 +67,24 @@ fn generate() -> String {
     // stream header
     let s = "grtrace_stream_header";
     a.size(s, STREAM_HEADER_SIZE);
-    a.off(s, "magic", stream_off::MAGIC);
-    a.field_size(s, "magic", STREAM_MAGIC.len());
-    a.off(s, "byte_order", stream_off::BYTE_ORDER);
-    a.off(s, "version_major", stream_off::VERSION_MAJOR);
-    a.off(s, "version_minor", stream_off::VERSION_MINOR);
-    a.off(s, "header_size", stream_off::HEADER_SIZE);
-    a.off(s, "clock_id", stream_off::CLOCK_ID);
-    a.off(s, "cpu", stream_off::CPU);
-    a.off(s, "card", stream_off::CARD);
-    a.off(s, "flags", stream_off::FLAGS);
-    a.off(s, "session_id", stream_off::SESSION_ID);
-    a.off(s, "anchor_realtime_ns", stream_off::ANCHOR_REALTIME_NS);
-    a.off(s, "anchor_clock_ns", stream_off::ANCHOR_CLOCK_NS);
-    a.off(s, "driver", stream_off::DRIVER);
-    a.field_size(s, "driver", stream_off::DRIVER_LEN);
+    a.fields(
+        s,
+        &[
+            ("magic", stream_off::MAGIC, STREAM_MAGIC.len()),
+            ("byte_order", stream_off::BYTE_ORDER, 1),
+            ("version_major", stream_off::VERSION_MAJOR, 2),
+            ("version_minor", stream_off::VERSION_MINOR, 2),
+            ("header_size", stream_off::HEADER_SIZE, 2),
+            ("clock_id", stream_off::CLOCK_ID, 4),
+            ("cpu", stream_off::CPU, 4),
+            ("card", stream_off::CARD, 4),
+            ("flags", stream_off::FLAGS, 4),
+            ("session_id", stream_off::SESSION_ID, 8),
+            ("anchor_realtime_ns", stream_off::ANCHOR_REALTIME_NS, 8),
+            ("anchor_clock_ns", stream_off::ANCHOR_CLOCK_NS, 8),
+            ("driver", stream_off::DRIVER, stream_off::DRIVER_LEN),
+        ],
+    );
     a.off(s, "reserved", stream_off::DRIVER + stream_off::DRIVER_LEN);
     // magic bytes, NUL included
     let magic = std::str::from_utf8(&STREAM_MAGIC[..7]).unwrap();
@@ -106,20 +116,19 @@ fn generate() -> String {
     a.size(r, RECORD_HEADER_SIZE);
     a.eq("GRTRACE_RECORD_HEADER_SIZE", RECORD_HEADER_SIZE);
     a.eq("GRTRACE_RECORD_ALIGN", RECORD_ALIGN);
-    a.off(r, "type", rec_off::TYPE);
-    a.off(r, "size", rec_off::SIZE);
-    a.off(r, "code", rec_off::CODE);
-    a.off(r, "flags", rec_off::FLAGS);
-    a.off(r, "cpu", rec_off::CPU);
-    a.off(r, "pid", rec_off::PID);
-    a.off(r, "time_ns", rec_off::TIME_NS);
-    a.off(r, "seq", rec_off::SEQ);
-    for (f, n) in [("type", 2), ("size", 2), ("code", 2), ("flags", 2)] {
-        a.field_size(r, f, n);
-    }
-    for (f, n) in [("cpu", 4), ("pid", 4), ("time_ns", 8), ("seq", 8)] {
-        a.field_size(r, f, n);
-    }
+    a.fields(
+        r,
+        &[
+            ("type", rec_off::TYPE, 2),
+            ("size", rec_off::SIZE, 2),
+            ("code", rec_off::CODE, 2),
+            ("flags", rec_off::FLAGS, 2),
+            ("cpu", rec_off::CPU, 4),
+            ("pid", rec_off::PID, 4),
+            ("time_ns", rec_off::TIME_NS, 8),
+            ("seq", rec_off::SEQ, 8),
+        ],
+    );
 
     // record types
     for (name, v) in [
@@ -138,19 +147,18 @@ fn generate() -> String {
     let e = "grtrace_event";
     a.record_header(e);
     a.size(e, rsize::EVENT);
-    a.off(e, "ctx", event_off::CTX);
-    a.off(e, "ring", event_off::RING);
-    a.off(e, "seqno", event_off::SEQNO);
-    a.off(e, "arg0", event_off::ARG0);
-    a.off(e, "arg1", event_off::ARG1);
-    a.off(e, "arg2", event_off::ARG2);
-    a.off(e, "arg3", event_off::ARG3);
-    for (f, n) in [("ctx", 4), ("ring", 4), ("seqno", 8), ("arg0", 8)] {
-        a.field_size(e, f, n);
-    }
-    for (f, n) in [("arg1", 8), ("arg2", 4), ("arg3", 4)] {
-        a.field_size(e, f, n);
-    }
+    a.fields(
+        e,
+        &[
+            ("ctx", event_off::CTX, 4),
+            ("ring", event_off::RING, 4),
+            ("seqno", event_off::SEQNO, 8),
+            ("arg0", event_off::ARG0, 8),
+            ("arg1", event_off::ARG1, 8),
+            ("arg2", event_off::ARG2, 4),
+            ("arg3", event_off::ARG3, 4),
+        ],
+    );
     for code in Event::known() {
         a.eq(&format!("GRTRACE_EV_{code}"), code.0);
     }
@@ -166,21 +174,25 @@ fn generate() -> String {
     let p = "grtrace_note_process";
     a.record_header(p);
     a.size(p, rsize::NOTE_PROCESS);
-    a.off(p, "comm", note_off::PROCESS_COMM);
-    a.field_size(p, "comm", note_off::PROCESS_COMM_LEN);
+    a.fields(
+        p,
+        &[("comm", note_off::PROCESS_COMM, note_off::PROCESS_COMM_LEN)],
+    );
 
     let g = "grtrace_note_ring";
     a.record_header(g);
     a.size(g, rsize::NOTE_RING);
-    a.off(g, "ring", note_off::RING_RING);
-    a.off(g, "engine_class", note_off::RING_ENGINE_CLASS);
-    a.off(g, "size", note_off::RING_SIZE);
-    a.field_size(g, "size", 8);
-    a.off(g, "unit", note_off::RING_UNIT);
-    a.off(g, "flags", note_off::RING_FLAGS);
-    a.field_size(g, "flags", 4);
-    a.off(g, "name", note_off::RING_NAME);
-    a.field_size(g, "name", note_off::RING_NAME_LEN);
+    a.fields(
+        g,
+        &[
+            ("ring", note_off::RING_RING, 4),
+            ("engine_class", note_off::RING_ENGINE_CLASS, 4),
+            ("size", note_off::RING_SIZE, 8),
+            ("unit", note_off::RING_UNIT, 4),
+            ("flags", note_off::RING_FLAGS, 4),
+            ("name", note_off::RING_NAME, note_off::RING_NAME_LEN),
+        ],
+    );
     a.eq("GRTRACE_RING_UNIT_BYTES", RING_UNIT_BYTES);
     a.eq("GRTRACE_RING_UNIT_SLOTS", RING_UNIT_SLOTS);
     for (bit, name) in ring_flag::NAMES {
@@ -194,25 +206,36 @@ fn generate() -> String {
     let m = "grtrace_note_msg";
     a.record_header(m);
     a.size(m, rsize::NOTE_MSG_MIN);
-    a.off(m, "len", note_off::MSG_LEN);
+    a.fields(m, &[("len", note_off::MSG_LEN, 4)]);
+    // a flexible array member: no size
     a.off(m, "text", note_off::MSG_TEXT);
     a.eq("GRTRACE_MSG_MAX", note_off::MSG_MAX);
 
     let c = "grtrace_note_clock_sync";
     a.record_header(c);
     a.size(c, rsize::NOTE_CLOCK_SYNC);
-    a.off(c, "gpu_clock_id", note_off::CLOCK_GPU_CLOCK_ID);
-    a.off(c, "gpu_time", note_off::CLOCK_GPU_TIME);
-    a.off(c, "gpu_freq_hz", note_off::CLOCK_GPU_FREQ_HZ);
+    a.fields(
+        c,
+        &[
+            ("gpu_clock_id", note_off::CLOCK_GPU_CLOCK_ID, 4),
+            ("gpu_time", note_off::CLOCK_GPU_TIME, 8),
+            ("gpu_freq_hz", note_off::CLOCK_GPU_FREQ_HZ, 8),
+        ],
+    );
 
     let l = "grtrace_note_lost";
     a.record_header(l);
     a.size(l, rsize::NOTE_LOST);
-    a.off(l, "lost_cpu", note_off::LOST_CPU);
-    a.off(l, "source", note_off::LOST_SOURCE);
-    a.off(l, "count", note_off::LOST_COUNT);
-    a.off(l, "first_ns", note_off::LOST_FIRST_NS);
-    a.off(l, "last_ns", note_off::LOST_LAST_NS);
+    a.fields(
+        l,
+        &[
+            ("lost_cpu", note_off::LOST_CPU, 4),
+            ("source", note_off::LOST_SOURCE, 4),
+            ("count", note_off::LOST_COUNT, 8),
+            ("first_ns", note_off::LOST_FIRST_NS, 8),
+            ("last_ns", note_off::LOST_LAST_NS, 8),
+        ],
+    );
     a.eq("GRTRACE_LOST_KERNEL", lost_source::KERNEL);
     a.eq("GRTRACE_LOST_RECORDER", lost_source::RECORDER);
     a.eq("GRTRACE_LOST_SEQ_GAP", lost_source::SEQ_GAP);
@@ -220,10 +243,15 @@ fn generate() -> String {
     let i = "grtrace_note_stream_info";
     a.record_header(i);
     a.size(i, rsize::NOTE_STREAM_INFO);
-    a.off(i, "kernel_dropped", note_off::INFO_KERNEL_DROPPED);
-    a.off(i, "records", note_off::INFO_RECORDS);
-    a.off(i, "bytes", note_off::INFO_BYTES);
-    a.off(i, "info_flags", note_off::INFO_FLAGS);
+    a.fields(
+        i,
+        &[
+            ("kernel_dropped", note_off::INFO_KERNEL_DROPPED, 8),
+            ("records", note_off::INFO_RECORDS, 8),
+            ("bytes", note_off::INFO_BYTES, 8),
+            ("info_flags", note_off::INFO_FLAGS, 4),
+        ],
+    );
     a.eq("GRTRACE_INFO_STOPPED_CLEANLY", INFO_STOPPED_CLEANLY);
 
     // relay sub-buffer header
@@ -233,15 +261,19 @@ fn generate() -> String {
     a.eq("GRTRACE_SUBBUF_MAGIC", subbuf::MAGIC);
     a.eq("GRTRACE_SUBBUF_VERSION", subbuf::VERSION);
     a.eq("GRTRACE_SUBBUF_FINAL", subbuf::FLAG_FINAL);
-    a.off(b, "magic", subbuf::OFF_MAGIC);
-    a.off(b, "version", subbuf::OFF_VERSION);
-    a.off(b, "header_size", subbuf::OFF_HEADER_SIZE);
-    a.off(b, "subbuf_seq", subbuf::OFF_SUBBUF_SEQ);
-    a.field_size(b, "subbuf_seq", 8);
-    a.off(b, "commit", subbuf::OFF_COMMIT);
-    a.off(b, "padding", subbuf::OFF_PADDING);
-    a.off(b, "lost", subbuf::OFF_LOST);
-    a.off(b, "flags", subbuf::OFF_FLAGS);
+    a.fields(
+        b,
+        &[
+            ("magic", subbuf::OFF_MAGIC, 4),
+            ("version", subbuf::OFF_VERSION, 2),
+            ("header_size", subbuf::OFF_HEADER_SIZE, 2),
+            ("subbuf_seq", subbuf::OFF_SUBBUF_SEQ, 8),
+            ("commit", subbuf::OFF_COMMIT, 4),
+            ("padding", subbuf::OFF_PADDING, 4),
+            ("lost", subbuf::OFF_LOST, 4),
+            ("flags", subbuf::OFF_FLAGS, 4),
+        ],
+    );
     a.eq("GRTRACE_MIN_SUBBUF_SIZE", subbuf::MIN_SUBBUF_SIZE);
     a.eq("GRTRACE_MAX_SUBBUF_SIZE", subbuf::MAX_SUBBUF_SIZE);
     a.eq("GRTRACE_MIN_N_SUBBUFS", subbuf::MIN_N_SUBBUFS);
@@ -251,19 +283,19 @@ fn generate() -> String {
     let t = "drm_grtrace_setup";
     a.size(t, setup_off::SIZE);
     a.size(t, std::mem::size_of::<gio::DrmGrtraceSetup>());
-    for (f, off, n) in [
-        ("subbuf_size", setup_off::SUBBUF_SIZE, 4),
-        ("n_subbufs", setup_off::N_SUBBUFS, 4),
-        ("events", setup_off::EVENTS, 8),
-        ("flags", setup_off::FLAGS, 4),
-        ("pid", setup_off::PID, 4),
-        ("ctx", setup_off::CTX, 4),
-        ("ring", setup_off::RING, 4),
-        ("session", setup_off::SESSION, 8),
-    ] {
-        a.off(t, f, off);
-        a.field_size(t, f, n);
-    }
+    a.fields(
+        t,
+        &[
+            ("subbuf_size", setup_off::SUBBUF_SIZE, 4),
+            ("n_subbufs", setup_off::N_SUBBUFS, 4),
+            ("events", setup_off::EVENTS, 8),
+            ("flags", setup_off::FLAGS, 4),
+            ("pid", setup_off::PID, 4),
+            ("ctx", setup_off::CTX, 4),
+            ("ring", setup_off::RING, 4),
+            ("session", setup_off::SESSION, 8),
+        ],
+    );
     a.eq("GRTRACE_SETUP_PID", setup_flag::PID);
     a.eq("GRTRACE_SETUP_CTX", setup_flag::CTX);
     a.eq("GRTRACE_SETUP_RING", setup_flag::RING);

@@ -734,28 +734,34 @@ fn lima_task_submit_names_the_scheduler_job_by_its_finished_fence() {
     assert_eq!(run.count, 1);
 }
 
-/// An i915 request event (every one carries dev, engine class:instance, fence ctx, seqno).
-fn i915(
-    t: &mut Trace,
-    cpu: u32,
-    ts: u64,
-    name: &str,
-    dev: u64,
-    engine: (u64, u64),
-    ctx: u64,
-    seqno: u64,
-    extra: &[(&str, u64)],
-) {
-    let mut f = vec![
-        ("dev", dev),
-        ("ctx", ctx),
-        ("class", engine.0),
-        ("instance", engine.1),
-        ("seqno", seqno),
-        ("tail", 0x80),
-    ];
-    f.extend_from_slice(extra);
-    t.ev(cpu, ts, 100, name, &f, &[]);
+/// An i915 request event: cpu, time, the event's name after `i915_request_`, dev, engine
+/// (class, instance), fence ctx, seqno (which every one carries) and the fields the event
+/// adds.
+type I915Event<'a> = (
+    u32,
+    u64,
+    &'a str,
+    u64,
+    (u64, u64),
+    u64,
+    u64,
+    &'a [(&'a str, u64)],
+);
+
+/// i915 request events, in the order given: a row a line, so that a test reads as the trace.
+fn i915(t: &mut Trace, events: &[I915Event]) {
+    for &(cpu, ts, event, dev, engine, ctx, seqno, extra) in events {
+        let mut f = vec![
+            ("dev", dev),
+            ("ctx", ctx),
+            ("class", engine.0),
+            ("instance", engine.1),
+            ("seqno", seqno),
+            ("tail", 0x80),
+        ];
+        f.extend_from_slice(extra);
+        t.ev(cpu, ts, 100, &format!("i915_request_{event}"), &f, &[]);
+    }
 }
 
 const I915_LOW_LEVEL: [&str; 5] = [
@@ -774,62 +780,17 @@ fn i915_without_low_level_events_add_is_the_hand_off_and_retire_the_end() {
     let ctx = 0x1_0000_0042; // a fence context: the key keeps its low 32 bits
     i915(
         &mut t,
-        0,
-        900,
-        "i915_request_queue",
-        0,
-        (0, 0),
-        ctx,
-        5,
-        &[("flags", 0)],
-    );
-    i915(&mut t, 0, 1000, "i915_request_add", 0, (0, 0), ctx, 5, &[]);
-    i915(&mut t, 0, 1100, "i915_request_add", 0, (0, 0), ctx, 6, &[]);
-    i915(
-        &mut t,
-        1,
-        1200,
-        "i915_request_wait_begin",
-        0,
-        (0, 0),
-        ctx,
-        6,
-        &[("flags", 0)],
-    );
-    i915(
-        &mut t,
-        1,
-        3000,
-        "i915_request_retire",
-        0,
-        (0, 0),
-        ctx,
-        5,
-        &[],
-    );
-    i915(
-        &mut t,
-        1,
-        4000,
-        "i915_request_retire",
-        0,
-        (0, 0),
-        ctx,
-        6,
-        &[],
+        &[
+            (0, 900, "queue", 0, (0, 0), ctx, 5, &[("flags", 0)]),
+            (0, 1000, "add", 0, (0, 0), ctx, 5, &[]),
+            (0, 1100, "add", 0, (0, 0), ctx, 6, &[]),
+            (1, 1200, "wait_begin", 0, (0, 0), ctx, 6, &[("flags", 0)]),
+            (1, 3000, "retire", 0, (0, 0), ctx, 5, &[]),
+            (1, 4000, "retire", 0, (0, 0), ctx, 6, &[]),
+        ],
     );
     t.signaled(1, 4100, (ctx, 6), ("i915", "rcs0"));
-    i915(
-        &mut t,
-        1,
-        4200,
-        "i915_request_wait_end",
-        0,
-        (0, 0),
-        ctx,
-        6,
-        &[],
-    );
+    i915(&mut t, &[(1, 4200, "wait_end", 0, (0, 0), ctx, 6, &[])]);
     let (c, m) = run(&t);
     assert_eq!(c.rings(), [(0, "card0/rcs0".to_string())]);
     let ev = c.events();
@@ -865,90 +826,25 @@ fn i915_without_low_level_events_add_is_the_hand_off_and_retire_the_end() {
 fn i915_low_level_in_and_out_time_execlists_requests_and_guc_ends_at_retire() {
     let mut t = Trace::new("6.12");
     // execlists on card0 rcs0: preempted once (out with completed?=0, in again)
-    i915(&mut t, 0, 1000, "i915_request_add", 0, (0, 0), 7, 1, &[]);
-    i915(&mut t, 0, 1100, "i915_request_submit", 0, (0, 0), 7, 1, &[]);
     i915(
         &mut t,
-        0,
-        1150,
-        "i915_request_execute",
-        0,
-        (0, 0),
-        7,
-        1,
-        &[],
+        &[
+            (0, 1000, "add", 0, (0, 0), 7, 1, &[]),
+            (0, 1100, "submit", 0, (0, 0), 7, 1, &[]),
+            (0, 1150, "execute", 0, (0, 0), 7, 1, &[]),
+            (0, 1200, "in", 0, (0, 0), 7, 1, &[("port", 0), ("prio", 0)]),
+            (1, 1500, "out", 0, (0, 0), 7, 1, &[("completed", 0)]),
+            (1, 1600, "in", 0, (0, 0), 7, 1, &[("port", 0), ("prio", 0)]),
+            (1, 2000, "out", 0, (0, 0), 7, 1, &[("completed", 1)]),
+            (1, 2500, "retire", 0, (0, 0), 7, 1, &[]),
+            // GuC on card1 bcs0: `in` is the hand-off to the firmware, no `out`; retire ends it
+            (2, 3000, "add", 1, (1, 0), 9, 1, &[]),
+            (2, 3100, "submit", 1, (1, 0), 9, 1, &[]),
+            (2, 3200, "in", 1, (1, 0), 9, 1, &[("port", 0), ("prio", 0)]),
+            (2, 3210, "guc_submit", 1, (1, 0), 9, 1, &[]),
+            (2, 5000, "retire", 1, (1, 0), 9, 1, &[]),
+        ],
     );
-    i915(
-        &mut t,
-        0,
-        1200,
-        "i915_request_in",
-        0,
-        (0, 0),
-        7,
-        1,
-        &[("port", 0), ("prio", 0)],
-    );
-    i915(
-        &mut t,
-        1,
-        1500,
-        "i915_request_out",
-        0,
-        (0, 0),
-        7,
-        1,
-        &[("completed", 0)],
-    );
-    i915(
-        &mut t,
-        1,
-        1600,
-        "i915_request_in",
-        0,
-        (0, 0),
-        7,
-        1,
-        &[("port", 0), ("prio", 0)],
-    );
-    i915(
-        &mut t,
-        1,
-        2000,
-        "i915_request_out",
-        0,
-        (0, 0),
-        7,
-        1,
-        &[("completed", 1)],
-    );
-    i915(&mut t, 1, 2500, "i915_request_retire", 0, (0, 0), 7, 1, &[]);
-    // GuC on card1 bcs0: `in` is the hand-off to the firmware, no `out`; retire ends it
-    i915(&mut t, 2, 3000, "i915_request_add", 1, (1, 0), 9, 1, &[]);
-    i915(&mut t, 2, 3100, "i915_request_submit", 1, (1, 0), 9, 1, &[]);
-    i915(
-        &mut t,
-        2,
-        3200,
-        "i915_request_in",
-        1,
-        (1, 0),
-        9,
-        1,
-        &[("port", 0), ("prio", 0)],
-    );
-    i915(
-        &mut t,
-        2,
-        3210,
-        "i915_request_guc_submit",
-        1,
-        (1, 0),
-        9,
-        1,
-        &[],
-    );
-    i915(&mut t, 2, 5000, "i915_request_retire", 1, (1, 0), 9, 1, &[]);
     let (c, _) = run(&t);
     assert_eq!(
         c.rings(),
@@ -1396,27 +1292,12 @@ fn i915_rings_carry_per_context_seqnos_and_virtual_engines_are_named_and_flagged
     let mut t = Trace::new("6.12");
     i915(
         &mut t,
-        0,
-        1000,
-        "i915_request_add",
-        0,
-        (VCS, 1),
-        0x60,
-        2,
-        &[],
+        &[
+            (0, 1000, "add", 0, (VCS, 1), 0x60, 2, &[]),
+            (0, 1100, "add", 0, (VCS, VIRTUAL), 0x50, 2, &[]),
+            (0, 1200, "add", 1, (0, 0), 0x70, 2, &[]),
+        ],
     );
-    i915(
-        &mut t,
-        0,
-        1100,
-        "i915_request_add",
-        0,
-        (VCS, VIRTUAL),
-        0x50,
-        2,
-        &[],
-    );
-    i915(&mut t, 0, 1200, "i915_request_add", 1, (0, 0), 0x70, 2, &[]);
     let (c, _) = run(&t);
     let both = ring_flag::CTX_SEQNO | ring_flag::VIRTUAL;
     assert_eq!(
@@ -1439,59 +1320,14 @@ fn i915_without_low_level_events_a_virtual_request_ends_on_its_engine_and_frees_
     // rq->engine to the sibling that took it).
     i915(
         &mut t,
-        0,
-        1000,
-        "i915_request_add",
-        0,
-        (VCS, VIRTUAL),
-        v,
-        2,
-        &[],
-    );
-    i915(
-        &mut t,
-        0,
-        1100,
-        "i915_request_add",
-        0,
-        (VCS, VIRTUAL),
-        v,
-        4,
-        &[],
-    );
-    i915(&mut t, 0, 1200, "i915_request_add", 0, (VCS, 1), p, 2, &[]);
-    i915(
-        &mut t,
-        1,
-        3000,
-        "i915_request_retire",
-        0,
-        (VCS, 1),
-        v,
-        2,
-        &[],
-    );
-    i915(
-        &mut t,
-        1,
-        3500,
-        "i915_request_retire",
-        0,
-        (VCS, 1),
-        p,
-        2,
-        &[],
-    );
-    i915(
-        &mut t,
-        1,
-        4000,
-        "i915_request_retire",
-        0,
-        (VCS, 0),
-        v,
-        4,
-        &[],
+        &[
+            (0, 1000, "add", 0, (VCS, VIRTUAL), v, 2, &[]),
+            (0, 1100, "add", 0, (VCS, VIRTUAL), v, 4, &[]),
+            (0, 1200, "add", 0, (VCS, 1), p, 2, &[]),
+            (1, 3000, "retire", 0, (VCS, 1), v, 2, &[]),
+            (1, 3500, "retire", 0, (VCS, 1), p, 2, &[]),
+            (1, 4000, "retire", 0, (VCS, 0), v, 4, &[]),
+        ],
     );
     let (c, m) = run(&t);
     let (virt, vcs0, vcs1) = ("card0/vcs-virtual", "card0/vcs0", "card0/vcs1");
@@ -1527,74 +1363,19 @@ fn i915_low_level_a_virtual_request_taken_by_another_engine_frees_the_first_ones
     // add and submit name the virtual engine; in and out the engine.
     i915(
         &mut t,
-        0,
-        1000,
-        "i915_request_add",
-        0,
-        (VCS, VIRTUAL),
-        v,
-        2,
-        &[],
-    );
-    i915(
-        &mut t,
-        0,
-        1100,
-        "i915_request_submit",
-        0,
-        (VCS, VIRTUAL),
-        v,
-        2,
-        &[],
-    );
-    i915(&mut t, 0, 1200, "i915_request_in", 0, (VCS, 0), v, 2, &port);
-    i915(&mut t, 0, 1250, "i915_request_add", 0, (VCS, 0), p, 2, &[]);
-    i915(
-        &mut t,
-        0,
-        1260,
-        "i915_request_submit",
-        0,
-        (VCS, 0),
-        p,
-        2,
-        &[],
-    );
-    i915(&mut t, 0, 1300, "i915_request_in", 0, (VCS, 0), p, 2, &port);
-    // vcs0 switches to p's request; a timeslice later vcs1 takes the virtual request.
-    i915(
-        &mut t,
-        1,
-        1400,
-        "i915_request_out",
-        0,
-        (VCS, 0),
-        v,
-        2,
-        &[("completed", 0)],
-    );
-    i915(&mut t, 1, 1500, "i915_request_in", 0, (VCS, 1), v, 2, &port);
-    i915(
-        &mut t,
-        1,
-        2000,
-        "i915_request_out",
-        0,
-        (VCS, 1),
-        v,
-        2,
-        &[("completed", 1)],
-    );
-    i915(
-        &mut t,
-        1,
-        2200,
-        "i915_request_out",
-        0,
-        (VCS, 0),
-        p,
-        2,
-        &[("completed", 1)],
+        &[
+            (0, 1000, "add", 0, (VCS, VIRTUAL), v, 2, &[]),
+            (0, 1100, "submit", 0, (VCS, VIRTUAL), v, 2, &[]),
+            (0, 1200, "in", 0, (VCS, 0), v, 2, &port),
+            (0, 1250, "add", 0, (VCS, 0), p, 2, &[]),
+            (0, 1260, "submit", 0, (VCS, 0), p, 2, &[]),
+            (0, 1300, "in", 0, (VCS, 0), p, 2, &port),
+            // vcs0 switches to p's request; a timeslice later vcs1 takes the virtual request.
+            (1, 1400, "out", 0, (VCS, 0), v, 2, &[("completed", 0)]),
+            (1, 1500, "in", 0, (VCS, 1), v, 2, &port),
+            (1, 2000, "out", 0, (VCS, 1), v, 2, &[("completed", 1)]),
+            (1, 2200, "out", 0, (VCS, 0), p, 2, &[("completed", 1)]),
+        ],
     );
     let (c, _) = run(&t);
     let (virt, vcs0, vcs1) = ("card0/vcs-virtual", "card0/vcs0", "card0/vcs1");
@@ -1629,19 +1410,9 @@ fn i915_request_ends_at_its_fence_signal_before_the_retire() {
     t.formats
         .retain(|(f, _)| !I915_LOW_LEVEL.contains(&f.name.as_str()));
     let ctx = 0x42;
-    i915(&mut t, 0, 1000, "i915_request_add", 0, (0, 0), ctx, 5, &[]);
+    i915(&mut t, &[(0, 1000, "add", 0, (0, 0), ctx, 5, &[])]);
     t.signaled(1, 2000, (ctx, 5), ("i915", "rcs0"));
-    i915(
-        &mut t,
-        1,
-        3000,
-        "i915_request_retire",
-        0,
-        (0, 0),
-        ctx,
-        5,
-        &[],
-    );
+    i915(&mut t, &[(1, 3000, "retire", 0, (0, 0), ctx, 5, &[])]);
     let (c, m) = run(&t);
     let ends: Vec<u64> = c
         .events()

@@ -629,15 +629,7 @@ fn a_closed_stdout_does_not_silently_drop_the_dataset() {
         ds.to_str().unwrap(),
     ];
     let out = common::output_into_closed_stdout(&args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert_eq!(
-        err.trim_end(),
-        format!(
-            "grtreport: --parquet {}: not written: standard output was closed before the trace was read",
-            ds.display()
-        )
-    );
+    common::assert_not_written_for_closed_stdout(&out, "--parquet", &ds);
     fn parquet_files(d: &Path) -> usize {
         std::fs::read_dir(d).map_or(0, |rd| {
             rd.flatten()

@@ -688,33 +688,38 @@ fn amdgpu_612_names_the_jobs_waited_for_and_keeps_jobs_a_loss_missed() {
     }
 }
 
-/// One i915 request event.
-#[allow(clippy::too_many_arguments)]
-fn i915(
-    c: &mut Capture,
-    cpu: u32,
-    t: u64,
-    name: &str,
-    engine: (u64, u64),
-    ctx: u64,
-    seqno: u64,
-    extra: &[(&str, u64)],
-) {
-    let mut f = vec![
-        ("dev", 0),
-        ("class", engine.0),
-        ("instance", engine.1),
-        ("ctx", ctx),
-        ("seqno", seqno),
-        ("tail", 0x40),
-    ];
-    f.extend_from_slice(extra);
-    let (comm, pid) = if cpu == 1 {
-        ("", 0)
-    } else {
-        ("glxgears", 2100)
-    };
-    c.ev(cpu, t, comm, pid, name, &f, &[]);
+/// An i915 request event: cpu, time, the event's name after `i915_request_`, engine (class,
+/// instance), fence ctx, seqno (which every one carries) and the fields the event adds.
+type I915Event<'a> = (
+    u32,
+    u64,
+    &'a str,
+    (u64, u64),
+    u64,
+    u64,
+    &'a [(&'a str, u64)],
+);
+
+/// i915 request events of card 0, in the order given: a row a line, so that a capture reads
+/// as the trace.
+fn i915(c: &mut Capture, events: &[I915Event]) {
+    for &(cpu, t, event, engine, ctx, seqno, extra) in events {
+        let mut f = vec![
+            ("dev", 0),
+            ("class", engine.0),
+            ("instance", engine.1),
+            ("ctx", ctx),
+            ("seqno", seqno),
+            ("tail", 0x40),
+        ];
+        f.extend_from_slice(extra);
+        let (comm, pid) = if cpu == 1 {
+            ("", 0)
+        } else {
+            ("glxgears", 2100)
+        };
+        c.ev(cpu, t, comm, pid, &format!("i915_request_{event}"), &f, &[]);
+    }
 }
 
 fn signaled(c: &mut Capture, t: u64, ctx: u64, seqno: u64) {
@@ -737,17 +742,11 @@ fn i915_signalled() -> Capture {
     c.without(&I915_LOW_LEVEL);
     for k in 1..=10u64 {
         let t = T0 + (k - 1) * 2 * MS;
-        i915(&mut c, 0, t, "i915_request_add", (0, 0), 40, 2 * k, &[]);
+        i915(&mut c, &[(0, t, "add", (0, 0), 40, 2 * k, &[])]);
         signaled(&mut c, t + 1200 * US, 40, 2 * k);
         i915(
             &mut c,
-            0,
-            t + 4200 * US,
-            "i915_request_retire",
-            (0, 0),
-            40,
-            2 * k,
-            &[],
+            &[(0, t + 4200 * US, "retire", (0, 0), 40, 2 * k, &[])],
         );
     }
     c
@@ -774,83 +773,37 @@ fn i915_execlists() -> Capture {
     let mut c = Capture::new("6.12", 2);
     let e = (0, 0);
     let t = T0;
-    i915(&mut c, 0, t, "i915_request_add", e, 20, 2, &[]);
-    i915(&mut c, 0, t + 10 * US, "i915_request_submit", e, 20, 2, &[]);
+    // B goes in at a higher priority than A's
+    let b_in = [("port", 0), ("prio", 2)];
     i915(
         &mut c,
-        0,
-        t + 20 * US,
-        "i915_request_in",
-        e,
-        20,
-        2,
-        &[("port", 0)],
-    );
-    i915(&mut c, 0, t + 990 * US, "i915_request_add", e, 30, 4, &[]);
-    i915(
-        &mut c,
-        0,
-        t + 995 * US,
-        "i915_request_submit",
-        e,
-        30,
-        4,
-        &[],
-    );
-    i915(
-        &mut c,
-        1,
-        t + 1000 * US,
-        "i915_request_out",
-        e,
-        20,
-        2,
-        &[("completed", 0)],
-    );
-    i915(
-        &mut c,
-        1,
-        t + 1000 * US,
-        "i915_request_in",
-        e,
-        30,
-        4,
-        &[("port", 0), ("prio", 2)],
-    );
-    i915(
-        &mut c,
-        1,
-        t + 1490 * US,
-        "i915_request_out",
-        e,
-        30,
-        4,
-        &[("completed", 1)],
+        &[
+            (0, t, "add", e, 20, 2, &[]),
+            (0, t + 10 * US, "submit", e, 20, 2, &[]),
+            (0, t + 20 * US, "in", e, 20, 2, &[("port", 0)]),
+            (0, t + 990 * US, "add", e, 30, 4, &[]),
+            (0, t + 995 * US, "submit", e, 30, 4, &[]),
+            (1, t + 1000 * US, "out", e, 20, 2, &[("completed", 0)]),
+            (1, t + 1000 * US, "in", e, 30, 4, &b_in),
+            (1, t + 1490 * US, "out", e, 30, 4, &[("completed", 1)]),
+        ],
     );
     signaled(&mut c, t + 1492 * US, 30, 4);
     i915(
         &mut c,
-        1,
-        t + 1500 * US,
-        "i915_request_in",
-        e,
-        20,
-        2,
-        &[("port", 0)],
-    );
-    i915(
-        &mut c,
-        1,
-        t + 3000 * US,
-        "i915_request_out",
-        e,
-        20,
-        2,
-        &[("completed", 1)],
+        &[
+            (1, t + 1500 * US, "in", e, 20, 2, &[("port", 0)]),
+            (1, t + 3000 * US, "out", e, 20, 2, &[("completed", 1)]),
+        ],
     );
     signaled(&mut c, t + 3005 * US, 20, 2);
-    i915(&mut c, 0, t + 8 * MS, "i915_request_retire", e, 30, 4, &[]);
-    i915(&mut c, 0, t + 8 * MS, "i915_request_retire", e, 20, 2, &[]);
+    i915(
+        &mut c,
+        &[
+            (0, t + 8 * MS, "retire", e, 30, 4, &[]),
+            (0, t + 8 * MS, "retire", e, 20, 2, &[]),
+        ],
+    );
     c
 }
 

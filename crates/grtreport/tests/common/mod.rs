@@ -317,6 +317,29 @@ pub fn output_into_closed_stdout<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::
     grtreport().args(args).stdout(writer).output().unwrap()
 }
 
+/// Asserts what a run stopped by its closed standard output says of the file `path` that
+/// option `flag` would have written: exit status 1 and one line, that it was not written.
+pub fn assert_not_written_for_closed_stdout(
+    out: &std::process::Output,
+    flag: &str,
+    path: &std::path::Path,
+) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{flag} {}: {err}",
+        path.display()
+    );
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "grtreport: {flag} {}: not written: standard output was closed before the trace was read",
+            path.display()
+        )
+    );
+}
+
 /// grtreport with `args` under a file size limit of `blocks` (the shell's `ulimit -f`):
 /// a write past it fails (File too large) instead of killing the process.
 pub fn output_under_file_limit<S: AsRef<std::ffi::OsStr>>(
