@@ -1174,12 +1174,9 @@ mod tests {
         j
     }
 
-    /// The report made with the classifying worker thread is the one made without it (text
-    /// and JSON), on a trace long enough for many hand-overs, with and without a time
-    /// window (a filter the worker applies).
-    #[test]
-    fn the_worker_thread_gives_the_same_report() {
-        use grtrace_format::{InputSource, Trace};
+    /// A synthetic trace of 100,000 records on one CPU: long enough for many hand-overs
+    /// to the worker.
+    fn synth_trace() -> Vec<u8> {
         let cfg = grtrace_format::synth::SynthConfig {
             records: 100_000,
             cpus: 1,
@@ -1187,24 +1184,48 @@ mod tests {
         };
         let mut out = vec![Vec::new()];
         grtrace_format::synth::generate(&cfg, out.iter_mut().collect()).unwrap();
-        let data = out.remove(0);
-        for window in [None, Some((100_000_000, 1_000_000_000))] {
+        out.remove(0)
+    }
+
+    /// The windows the worker tests run with: none, and one (a filter the worker applies).
+    const WINDOWS: [Option<(u64, u64)>; 2] = [None, Some((100_000_000, 1_000_000_000))];
+
+    /// An engine over `window` that `ready` sets up, with the worker thread (whatever the
+    /// machine's CPUs: the worker is what is tested) or without, fed all of `data`.
+    fn run_on(
+        data: &[u8],
+        window: Option<(u64, u64)>,
+        worker: bool,
+        ready: impl FnOnce(&mut Engine),
+    ) -> Engine {
+        use grtrace_format::{InputSource, Trace};
+        let mut trace = Trace::open(vec![InputSource::Bytes {
+            name: "synth".into(),
+            data: data.to_vec(),
+        }])
+        .unwrap();
+        let filter = Filter {
+            window,
+            ..Filter::default()
+        };
+        let mut e = Engine::new(Rules::default(), JoinConfig::default(), filter, 3);
+        e.worker_wanted = worker;
+        ready(&mut e);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (_, out, _) = crate::input::run(&mut trace, &mut e, &stop, false);
+        out.unwrap();
+        e
+    }
+
+    /// The report made with the classifying worker thread is the one made without it (text
+    /// and JSON), on a trace long enough for many hand-overs, with and without a time
+    /// window (a filter the worker applies).
+    #[test]
+    fn the_worker_thread_gives_the_same_report() {
+        let data = synth_trace();
+        for window in WINDOWS {
             let report = |worker: bool| {
-                let mut trace = Trace::open(vec![InputSource::Bytes {
-                    name: "synth".into(),
-                    data: data.clone(),
-                }])
-                .unwrap();
-                let filter = Filter {
-                    window,
-                    ..Filter::default()
-                };
-                let mut e = Engine::new(Rules::default(), JoinConfig::default(), filter, 3);
-                // Whatever the machine's CPUs: the worker is what is tested.
-                e.worker_wanted = worker;
-                let stop = std::sync::atomic::AtomicBool::new(false);
-                let (_, out, _) = crate::input::run(&mut trace, &mut e, &stop, false);
-                out.unwrap();
+                let mut e = run_on(&data, window, worker, |_| {});
                 assert_eq!(e.worker.is_some(), worker);
                 e.finish().unwrap();
                 assert!(e.worker.is_none());
@@ -1262,35 +1283,15 @@ mod tests {
     /// there (with and without a window: the filter runs there too).
     #[test]
     fn a_drawn_timeline_on_the_worker_gets_the_same_calls() {
-        use grtrace_format::{InputSource, Trace};
-        let cfg = grtrace_format::synth::SynthConfig {
-            records: 100_000,
-            cpus: 1,
-            ..Default::default()
-        };
-        let mut out = vec![Vec::new()];
-        grtrace_format::synth::generate(&cfg, out.iter_mut().collect()).unwrap();
-        let data = out.remove(0);
-        for window in [None, Some((100_000_000, 1_000_000_000))] {
+        let data = synth_trace();
+        for window in WINDOWS {
             let calls = |worker: bool| {
-                let mut trace = Trace::open(vec![InputSource::Bytes {
-                    name: "synth".into(),
-                    data: data.clone(),
-                }])
-                .unwrap();
-                let filter = Filter {
-                    window,
-                    ..Filter::default()
-                };
-                let mut e = Engine::new(Rules::default(), JoinConfig::default(), filter, 3);
                 let log = std::sync::Arc::default();
-                e.set_drawn_timeline(Box::new(CallLog(std::sync::Arc::clone(&log))));
-                e.worker_wanted = worker;
-                // A watermark at every record: each one tells where the jobs were.
-                e.watermark_every = 1;
-                let stop = std::sync::atomic::AtomicBool::new(false);
-                let (_, out, _) = crate::input::run(&mut trace, &mut e, &stop, false);
-                out.unwrap();
+                let mut e = run_on(&data, window, worker, |e| {
+                    e.set_drawn_timeline(Box::new(CallLog(std::sync::Arc::clone(&log))));
+                    // A watermark at every record: each one tells where the jobs were.
+                    e.watermark_every = 1;
+                });
                 assert_eq!(e.drawn_on_worker, worker);
                 e.finish().unwrap();
                 e.finish_timelines(&[]).unwrap();
