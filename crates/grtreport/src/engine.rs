@@ -418,33 +418,22 @@ impl Stages {
     /// timeline, with what the joining thread saw for it between them (`steps`; none
     /// without a drawn timeline); `last`: the input is over, empty the window.
     fn run(&mut self, batch: &mut Batch, last: bool) {
-        let Stages {
-            classifier,
-            recent_tags,
-            filter,
-            summary,
-            sinks,
-            names: known,
-            err,
-            drawn,
-        } = self;
-        known.update(&mut batch.names);
-        let origin = batch.origin;
+        self.names.update(&mut batch.names);
         let mut emit = Emit {
-            recent_tags,
-            filter,
-            summary,
-            sinks,
-            names: known,
-            err,
-            origin,
+            recent_tags: &mut self.recent_tags,
+            filter: &self.filter,
+            summary: &mut self.summary,
+            sinks: &mut self.sinks,
+            names: &self.names,
+            err: &mut self.err,
+            origin: batch.origin,
         };
-        let mut jobs = batch.jobs.iter();
+        let (classifier, drawn) = (&mut self.classifier, &mut self.drawn);
         if batch.steps.is_empty() {
-            for job in jobs.by_ref() {
-                classifier.push(job, &mut |j| emit.job(j, drawn));
-            }
+            // Without a drawn timeline: the jobs are all there is.
+            batch.steps.push(Step::Jobs(batch.jobs.len() as u32));
         }
+        let mut jobs = batch.jobs.iter();
         for step in batch.steps.drain(..) {
             if let Step::Jobs(n) = step {
                 for job in jobs.by_ref().take(n as usize) {

@@ -357,6 +357,15 @@ enum Val<'a> {
     I(u64),
 }
 
+/// Appends a debug annotation named by `name_iid` whose value `put` writes (one that is not
+/// a varint: its length is known only once written).
+fn nested(b: &mut Vec<u8>, name_iid: u64, put: impl FnOnce(&mut Vec<u8>)) {
+    let at = wire::open(b, field::DEBUG_ANNOTATIONS);
+    wire::uint(b, field::ARG_NAME_IID, name_iid);
+    put(b);
+    wire::close(b, at);
+}
+
 /// An event's name: interned (its iid: a few fixed names) or its own, in the scratch's
 /// `name`.
 enum Name {
@@ -527,20 +536,8 @@ impl Seq<'_> {
             Val::U(u) => (field::ARG_UINT, u),
             Val::B(x) => (field::ARG_BOOL, x as u64),
             Val::I(iid) => (field::ARG_STRING_IID, iid),
-            Val::F(f) => {
-                let at = wire::open(b, field::DEBUG_ANNOTATIONS);
-                wire::uint(b, field::ARG_NAME_IID, name);
-                wire::double(b, field::ARG_DOUBLE, f);
-                wire::close(b, at);
-                return;
-            }
-            Val::S(s) => {
-                let at = wire::open(b, field::DEBUG_ANNOTATIONS);
-                wire::uint(b, field::ARG_NAME_IID, name);
-                wire::bytes(b, field::ARG_STRING, s);
-                wire::close(b, at);
-                return;
-            }
+            Val::F(f) => return nested(b, name, |b| wire::double(b, field::ARG_DOUBLE, f)),
+            Val::S(s) => return nested(b, name, |b| wire::bytes(b, field::ARG_STRING, s)),
         };
         wire::annotation_varint(b, field::DEBUG_ANNOTATIONS, name, value_field, v);
     }
@@ -709,21 +706,9 @@ mod tests {
         assert_eq!(ARG_NAMES.len(), Arg::SequenceGap as usize);
         // written out here: the names a reader of the file sees left out when 0
         assert_eq!(
-            ZERO_LEFT_OUT,
-            [
-                "submit_host_ns",
-                "queue_ns",
-                "exec_ns",
-                "complete_ns",
-                "gpu_wait_ns",
-                "vm_fault_ns",
-                "total_ns",
-                "outstanding",
-                "batch",
-                "faults",
-                "preempts",
-                "blocker_lost_ns",
-            ]
+            ZERO_LEFT_OUT.join(" "),
+            "submit_host_ns queue_ns exec_ns complete_ns gpu_wait_ns vm_fault_ns total_ns \
+             outstanding batch faults preempts blocker_lost_ns"
         );
         assert_eq!(CATEGORIES[CAT_EVENT as usize - 1], "event");
         let marks = [
