@@ -23,12 +23,11 @@
 //! encoding is [`crate::perfetto_seq`]'s: each chunk becomes a packet sequence of its own,
 //! with its interned names and incremental clock, encoded and zlib-compressed on worker
 //! threads ([`crate::perfetto_zip`]) and written as one packet's `compressed_packets` of
-//! about 1 MiB, as Perfetto's service writes with compression on. Times are ns since the
+//! about half a MiB, as Perfetto's service writes with compression on. Times are ns since the
 //! capture's first record, as in the JSON export.
 //!
 //! The exporters of all cards run on the export thread ([`crate::perfetto_feed`]), which
-//! calls them as the engines call a [`Timeline`](crate::engine::Timeline) on the joining
-//! thread.
+//! calls them as the engines call their [`DrawnTimeline`](crate::engine::DrawnTimeline).
 //!
 //! Streaming: what is held back is what the JSON export holds (slices until the watermark
 //! passes them), the ends of slices still open and a chunk per compression thread, so
@@ -555,8 +554,7 @@ impl<W: Write> PerfettoPb<W> {
 }
 
 /// What the export thread ([`crate::perfetto_feed`]) asks of a card's exporter: the
-/// calls of [`Timeline`](crate::engine::Timeline), with what needs the joiner found by
-/// the joining thread.
+/// calls of a [`DrawnTimeline`](crate::engine::DrawnTimeline).
 impl<W: Write> PerfettoPb<W> {
     /// The run's time origin, once the card's engine knows it.
     pub(crate) fn set_origin(&mut self, origin: u64) {

@@ -26,8 +26,9 @@ use crate::timeline::front::{msg_name, Bucket, LostRecords};
 use crate::timeline::{self, job_mark, Marker};
 use crate::units::push_u64;
 
-/// Ops in a chunk: about a megabyte of packets, the block size Perfetto's service
-/// compresses at a time (and a few hundred bytes of first packets each).
+/// Ops in a chunk: about half a megabyte of packets (an op is a packet of 46 bytes on
+/// average) and a few hundred bytes of first packets per chunk. Twice as many made the
+/// file 0.3 % smaller and the run's peak memory 8 MiB larger.
 const CHUNK_OPS: usize = 12_288;
 
 /// Debug annotation names, interned by the first packet of each sequence (iid = index +

@@ -25,7 +25,7 @@ use crate::perfetto_proto::{wire, TRACE_PACKET_TAG};
 const COMPRESSED_PACKETS: u32 = 50;
 /// Uncompressed bytes of packets in a block (Perfetto's service compresses about as much
 /// at a time; trace processor inflates a block into memory at once).
-pub const BLOCK: usize = 1 << 20;
+const BLOCK: usize = 1 << 20;
 /// zlib level: the fastest; a higher one gains a few percent for twice the time.
 const LEVEL: u32 = 1;
 /// Most worker threads, whatever the machine.
