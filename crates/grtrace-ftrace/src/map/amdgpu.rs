@@ -8,7 +8,7 @@ impl Mapper {
     /// Maps one event of the rows of this file.
     #[inline]
     pub(super) fn map_amdgpu<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
+        let (kind, at) = (f.kind, f.at);
         let (u, s) = (|i: usize| f.u(i), |i: usize| f.s(i));
         match kind {
             Kind::AmdgpuPipeSync if f.hd.fields[1].size == 0 => {
@@ -17,11 +17,11 @@ impl Mapper {
                 let name = s(0);
                 let dep = (u(2), u(3));
                 let on_ring = |k: &Key| self.rings[k.ring as usize].name == name;
-                let key = match self.last_run.get(cpu as usize).copied().flatten() {
+                let key = match self.last_run.get(at.cpu as usize).copied().flatten() {
                     Some(k) if on_ring(&k) => k,
                     _ => return Ok(()),
                 };
-                self.gpu_wait(sink, cpu, pid, t, key, dep)
+                self.gpu_wait(sink, at, key, dep)
             }
             Kind::AmdgpuCs | Kind::AmdgpuRunJob if !self.drivers.sched => {
                 // No scheduler event hands jobs off (4.x kernels, whose scheduler events
@@ -30,7 +30,7 @@ impl Mapper {
                 // when it signals (IMPORT.md 5.5).
                 let (fc, fs) = (u(1), u(2));
                 let name = s(3);
-                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                let ring = self.ring(sink, at, b"", name, RING_UNIT_BYTES)?;
                 self.rings[ring as usize].ends_at_signal = true;
                 let key = Key {
                     ctx: fc as u32,
@@ -39,24 +39,22 @@ impl Mapper {
                 };
                 self.fences.insert((fc, fs), key);
                 if kind == Kind::AmdgpuCs {
-                    return self.emit(sink, cpu, pid, t, Event::QUEUE, 0, key, (fc, 0, 0, 0));
+                    return self.emit(sink, at, Event::QUEUE, 0, key, (fc, 0, 0, 0));
                 }
                 if self.is_open(key) {
                     return Ok(());
                 }
-                self.sync_exit(sink, cpu, t, None, Some(key), true)?;
-                self.note_run(cpu, key);
-                self.run(sink, cpu, pid, t, key, fc, 0, 0)
+                self.sync_exit(sink, at, None, Some(key), true)?;
+                self.note_run(at.cpu, key);
+                self.run(sink, at, key, fc, 0, 0)
             }
             Kind::AmdgpuVmFlush => {
                 let vmid = u(1) as u32;
                 let name = s(0);
-                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                let ring = self.ring(sink, at, b"", name, RING_UNIT_BYTES)?;
                 self.emit(
                     sink,
-                    cpu,
-                    pid,
-                    t,
+                    at,
                     Event::CTX_SWITCH,
                     0,
                     Key {

@@ -7,7 +7,7 @@ impl Mapper {
     /// hands over here.
     #[inline]
     pub(super) fn map_dma_fence<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
+        let (kind, at) = (f.kind, f.at);
         debug_assert!(matches!(
             kind,
             Kind::FenceSignaled | Kind::FenceWaitStart | Kind::FenceWaitEnd
@@ -19,7 +19,7 @@ impl Mapper {
                 self.hw_fence_of.remove(&k);
                 // A job's hardware fence (drm_sched_job_hw_fence): the hardware
                 // completed it, the interrupt the scheduler's done event follows.
-                self.emit(sink, cpu, pid, t, Event::IRQ, 0, k, (f.0, f.1, 0, 0))?;
+                self.emit(sink, at, Event::IRQ, 0, k, (f.0, f.1, 0, 0))?;
             }
         }
         let key = self.fence_job(f).unwrap_or(NO_JOB);
@@ -40,11 +40,11 @@ impl Mapper {
             // breadcrumb interrupt's worker): its END, as in the grtrace series, not
             // the retire that follows whenever the CPU gets to it (IMPORT.md 5.7).
             self.done_fence(f, key);
-            self.sync_exit(sink, cpu, t, None, Some(key), false)?;
-            self.done(sink, cpu, pid, t, key, (f.0, 0), 0, 0)?;
+            self.sync_exit(sink, at, None, Some(key), false)?;
+            self.done(sink, at, key, (f.0, 0), 0, 0)?;
         }
         if kind == Kind::FenceSignaled {
-            self.sync_exit(sink, cpu, t, Some(f), None, false)?;
+            self.sync_exit(sink, at, Some(f), None, false)?;
             if !self.deferred.is_empty() {
                 // Signalled before the waiting job reached the GPU: no wait.
                 self.deferred.retain(|_, deps| {
@@ -53,6 +53,6 @@ impl Mapper {
                 });
             }
         }
-        self.emit(sink, cpu, pid, t, code, 0, key, (f.0, f.1, 0, 0))
+        self.emit(sink, at, code, 0, key, (f.0, f.1, 0, 0))
     }
 }

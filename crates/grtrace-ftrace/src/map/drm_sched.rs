@@ -19,13 +19,13 @@ impl Mapper {
     ) -> io::Result<()> {
         // `jobs` is the event's own field: a hostile count must not wrap the depth to 0.
         let args = (a.0, a.1, jobs.saturating_add(1), hw);
-        self.emit(sink, f.cpu, f.pid, f.t, Event::QUEUE, 0, k, args)
+        self.emit(sink, f.at, Event::QUEUE, 0, k, args)
     }
 
     /// Maps one event of the rows of this file.
     #[inline]
     pub(super) fn map_drm_sched<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
+        let (kind, at) = (f.kind, f.at);
         let (u, s) = (|i: usize| f.u(i), |i: usize| f.s(i));
         match kind {
             Kind::SchedQueue612 => {
@@ -35,7 +35,7 @@ impl Mapper {
                 if self.sched_duplicate(name) {
                     return Ok(());
                 }
-                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                let ring = self.ring(sink, at, b"", name, RING_UNIT_BYTES)?;
                 let (key, fc) = match self.fence_names.remove(&(ring, id)) {
                     Some((fc, fs)) => {
                         let k = Key {
@@ -65,7 +65,7 @@ impl Mapper {
                 if self.sched_duplicate(name) {
                     return Ok(());
                 }
-                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                let ring = self.ring(sink, at, b"", name, RING_UNIT_BYTES)?;
                 let key = match self.job_ids.get(&(ring, id)) {
                     Some(k) => *k,
                     None => {
@@ -83,20 +83,20 @@ impl Mapper {
                 // A job a driver event named carries its fence context, as 6.17 jobs do
                 // (the report joins waits on that fence to it).
                 let fc = self.fence_ptr.get(&fence).map_or(0, |p| p.2);
-                self.sync_exit(sink, cpu, t, None, Some(key), true)?;
-                self.note_run(cpu, key);
-                self.run(sink, cpu, pid, t, key, fc, 0, 0)
+                self.sync_exit(sink, at, None, Some(key), true)?;
+                self.note_run(at.cpu, key);
+                self.run(sink, at, key, fc, 0, 0)
             }
             Kind::SchedDone612 => {
                 let fence = u(0);
                 match self.fence_ptr.remove(&fence) {
                     Some((k, id, fc)) => {
                         self.job_ids.remove(&(k.ring, id));
-                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
+                        self.sync_exit(sink, at, None, Some(k), false)?;
                         if fc != 0 {
                             self.done_fence((fc, k.seqno), k);
                         }
-                        self.done(sink, cpu, pid, t, k, (fc, 0), 0, 0)
+                        self.done(sink, at, k, (fc, 0), 0, 0)
                     }
                     // A job run before the trace began: its ring and name are unknown.
                     None => Ok(()),
@@ -110,16 +110,16 @@ impl Mapper {
                 if kind == Kind::SchedWaitDep612 && self.sched_duplicate(name) {
                     return Ok(());
                 }
-                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                let ring = self.ring(sink, at, b"", name, RING_UNIT_BYTES)?;
                 let key = self.job_ids.get(&(ring, id)).copied().unwrap_or(Key {
                     ctx: 0,
                     ring,
                     seqno: id,
                 });
                 if kind == Kind::AmdgpuPipeSync {
-                    return self.gpu_wait(sink, cpu, pid, t, key, (dctx, dseq));
+                    return self.gpu_wait(sink, at, key, (dctx, dseq));
                 }
-                self.sync_enter(sink, cpu, pid, t, key, (dctx, dseq), true)
+                self.sync_enter(sink, at, key, (dctx, dseq), true)
             }
             Kind::SchedQueue | Kind::SchedRun => {
                 let (fc, fs, client) = (u(2), u(3), u(4));
@@ -128,7 +128,7 @@ impl Mapper {
                     return Ok(());
                 }
                 let dev = s(1);
-                let ring = self.ring(sink, cpu, t, dev, name, RING_UNIT_BYTES)?;
+                let ring = self.ring(sink, at, dev, name, RING_UNIT_BYTES)?;
                 let key = Key {
                     ctx: fc as u32,
                     ring,
@@ -140,9 +140,9 @@ impl Mapper {
                     self.sched_queue(sink, f, key, (fc, client), (jobs, hw))
                 } else {
                     self.fences.insert((fc, fs), key);
-                    self.sync_exit(sink, cpu, t, None, Some(key), true)?;
-                    self.note_run(cpu, key);
-                    self.commit(sink, cpu, pid, t, key, (fc, client), 0)
+                    self.sync_exit(sink, at, None, Some(key), true)?;
+                    self.note_run(at.cpu, key);
+                    self.commit(sink, at, key, (fc, client), 0)
                 }
             }
             Kind::SchedHwFence => {
@@ -153,7 +153,7 @@ impl Mapper {
                 if self.sched_duplicate(name) {
                     return Ok(());
                 }
-                let ring = self.ring(sink, cpu, t, s(1), name, RING_UNIT_BYTES)?;
+                let ring = self.ring(sink, at, s(1), name, RING_UNIT_BYTES)?;
                 let Some(key) = self.fences.get(&(fc, fs)).copied() else {
                     // Run before the trace began: its run event, and so its job, is not in it.
                     return Ok(());
@@ -166,7 +166,7 @@ impl Mapper {
                     self.hw_fences.insert(hw, key);
                     self.hw_fence_of.insert(key, hw);
                 }
-                self.submit(sink, cpu, pid, t, key, false)
+                self.submit(sink, at, key, false)
             }
             Kind::SchedTimeout => {
                 // The timeout work may take a job that completed meanwhile (still on the
@@ -174,16 +174,9 @@ impl Mapper {
                 // done too (seen in the mock scheduler's skip-reset test).
                 let f = (u(2), u(3));
                 match self.fence_job(f) {
-                    Some(k) => self.emit(
-                        sink,
-                        cpu,
-                        pid,
-                        t,
-                        Event::TIMEOUT,
-                        eflag::ERROR,
-                        k,
-                        (0, 0, ETIME, 0),
-                    ),
+                    Some(k) => {
+                        self.emit(sink, at, Event::TIMEOUT, eflag::ERROR, k, (0, 0, ETIME, 0))
+                    }
                     None => Ok(()),
                 }
             }
@@ -195,13 +188,13 @@ impl Mapper {
                     Some(k) => {
                         // Done without its hardware-fence event (lost, or run_job() was
                         // skipped for a cancelled job): handed off now, flagged.
-                        self.submit(sink, cpu, pid, t, k, true)?;
+                        self.submit(sink, at, k, true)?;
                         if let Some(hw) = self.hw_fence_of.remove(&k) {
                             self.hw_fences.remove(&hw);
                         }
                         self.done_fence(f, k);
-                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
-                        self.done(sink, cpu, pid, t, k, f, 0, err)
+                        self.sync_exit(sink, at, None, Some(k), false)?;
+                        self.done(sink, at, k, f, 0, err)
                     }
                     None => Ok(()),
                 }
@@ -214,13 +207,13 @@ impl Mapper {
                     Some(k) => *k,
                     None => return Ok(()),
                 };
-                self.sync_enter(sink, cpu, pid, t, key, dep, true)
+                self.sync_enter(sink, at, key, dep, true)
             }
             Kind::AmdgpuCs | Kind::LimaSubmit if f.hd.fields[0].size == 0 => Ok(()),
             Kind::AmdgpuCs | Kind::LimaSubmit => {
                 let (id, fc, fs) = (u(0), u(1), u(2));
                 let name = s(3);
-                let ring = self.ring(sink, cpu, t, b"", name, RING_UNIT_BYTES)?;
+                let ring = self.ring(sink, at, b"", name, RING_UNIT_BYTES)?;
                 self.fence_names.insert((ring, id), (fc, fs));
                 Ok(())
             }

@@ -31,7 +31,7 @@ impl Mapper {
     /// by its own fields, so no other kind may come.
     #[inline]
     pub(super) fn map_i915<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
+        let (kind, at) = (f.kind, f.at);
         let u = |i: usize| f.u(i);
         let (dev, ctx, class, inst, seqno) = (u(0), u(1), u(2), u(3), u(4));
         // Before the uabi engine (4.9-5.0) the layout has `ring`, the engine's
@@ -47,7 +47,7 @@ impl Mapper {
         } else {
             (class << 16) | inst
         };
-        let ring = self.drv_ring(sink, cpu, t, (1, dev, engine), || {
+        let ring = self.drv_ring(sink, at, (1, dev, engine), || {
             first_of_engine = true;
             if by_id {
                 let name = format!("engine{class}").into_bytes();
@@ -80,15 +80,15 @@ impl Mapper {
         match kind {
             Kind::I915Queue | Kind::I915Add => {
                 self.fences.insert(f, k);
-                self.emit(sink, cpu, pid, t, Event::QUEUE, 0, k, (ctx, 0, 0, 0))?;
+                self.emit(sink, at, Event::QUEUE, 0, k, (ctx, 0, 0, 0))?;
                 if kind == Kind::I915Add && !ll {
-                    self.run(sink, cpu, pid, t, k, ctx, 0, 0)?;
+                    self.run(sink, at, k, ctx, 0, 0)?;
                 }
                 Ok(())
             }
             Kind::I915Submit => {
                 self.fences.insert(f, k);
-                self.emit(sink, cpu, pid, t, Event::COMMIT, 0, k, (0, 0, 0, 0))
+                self.emit(sink, at, Event::COMMIT, 0, k, (0, 0, 0, 0))
             }
             // A preempted request comes back with another `in`: it is still open. A
             // virtual engine's request keeps the key of its virtual ring in `fences`
@@ -101,7 +101,7 @@ impl Mapper {
                 if !virt {
                     self.fences.insert(f, k);
                 }
-                self.hand_off(sink, cpu, pid, t, k, ctx, 0, 0)?;
+                self.hand_off(sink, at, k, ctx, 0, 0)?;
                 if let Some(p) = self.rings[ring as usize].order.back_mut() {
                     p.virt = virt;
                 }
@@ -125,8 +125,8 @@ impl Mapper {
                     // this engine, which runs the next in line; its next `in`, here
                     // or on another engine, hands it off again.
                     let f = eflag::PREEMPT;
-                    self.emit(sink, cpu, pid, t, Event::END, f, k, (ctx, 0, 0, 0))?;
-                    return self.leave(sink, cpu, t, k);
+                    self.emit(sink, at, Event::END, f, k, (ctx, 0, 0, 0))?;
+                    return self.leave(sink, at, k);
                 }
                 // Only an open request ends: its fence's signal may have ended it.
                 let Some(held) = held.filter(|_| ends) else {
@@ -136,15 +136,11 @@ impl Mapper {
                     self.stats.retire_ends += 1;
                 }
                 self.done_fence(f, k);
-                self.sync_exit(sink, cpu, t, None, Some(k), false)?;
-                self.done_as(sink, cpu, pid, t, held, k, (ctx, 0), 0, 0)
+                self.sync_exit(sink, at, None, Some(k), false)?;
+                self.done_as(sink, at, held, k, (ctx, 0), 0, 0)
             }
-            Kind::I915WaitBegin => {
-                self.emit(sink, cpu, pid, t, Event::WAIT, 0, k, (ctx, seqno, 0, 0))
-            }
-            Kind::I915WaitEnd => {
-                self.emit(sink, cpu, pid, t, Event::WAIT_END, 0, k, (ctx, seqno, 0, 0))
-            }
+            Kind::I915WaitBegin => self.emit(sink, at, Event::WAIT, 0, k, (ctx, seqno, 0, 0)),
+            Kind::I915WaitEnd => self.emit(sink, at, Event::WAIT_END, 0, k, (ctx, seqno, 0, 0)),
             _ => Ok(()),
         }
     }

@@ -705,29 +705,22 @@ impl Mapper {
         t
     }
 
-    /// Hands `body` to `sink` at `t` on `cpu`, kept from going back in time on that CPU
+    /// Hands `body` to `sink` at `at`, its time kept from going back on that CPU
     /// (stamp_time), and counts it.
     #[inline]
-    fn record<S: Sink>(
-        &mut self,
-        sink: &mut S,
-        cpu: u32,
-        pid: u32,
-        t: u64,
-        body: &Body<'_>,
-    ) -> io::Result<()> {
-        let t = self.stamp_time(cpu, t);
+    fn record<S: Sink>(&mut self, sink: &mut S, at: At, body: &Body<'_>) -> io::Result<()> {
+        let at = At {
+            t: self.stamp_time(at.cpu, at.t),
+            ..at
+        };
         self.stats.records_out += 1;
-        sink.record(cpu, pid, t, body)
+        sink.record(at.cpu, at.pid, at.t, body)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn emit<S: Sink>(
         &mut self,
         sink: &mut S,
-        cpu: u32,
-        pid: u32,
-        t: u64,
+        at: At,
         code: Event,
         flags: u16,
         k: Key,
@@ -735,9 +728,7 @@ impl Mapper {
     ) -> io::Result<()> {
         self.record(
             sink,
-            cpu,
-            pid,
-            t,
+            at,
             &Body::Event(EventBody {
                 code,
                 flags,
@@ -764,29 +755,27 @@ impl Mapper {
         space: u32,
     ) -> io::Result<()> {
         let args = (addr, 0, status, space);
-        self.emit(sink, f.cpu, f.pid, f.t, Event::VM_FAULT, 0, NO_JOB, args)
+        self.emit(sink, f.at, Event::VM_FAULT, 0, NO_JOB, args)
     }
 
-    /// Ring id of (device, ring name), announcing a new ring with NOTE_RING (no ring flags).
+    /// Ring id of (device, ring name), announcing a new ring with NOTE_RING (no ring flags)
+    /// at `at`, on no task (the note is the ring's, not the event's).
     fn ring<S: Sink>(
         &mut self,
         sink: &mut S,
-        cpu: u32,
-        t: u64,
+        at: At,
         dev: &[u8],
         name: &[u8],
         unit: u32,
     ) -> io::Result<u32> {
-        self.ring_flagged(sink, cpu, t, dev, name, unit, 0)
+        self.ring_flagged(sink, at, dev, name, unit, 0)
     }
 
     /// [`Mapper::ring`] with `ring_flag` bits for its NOTE_RING (IMPORT.md §2).
-    #[allow(clippy::too_many_arguments)]
     fn ring_flagged<S: Sink>(
         &mut self,
         sink: &mut S,
-        cpu: u32,
-        t: u64,
+        at: At,
         dev: &[u8],
         name: &[u8],
         unit: u32,
@@ -819,9 +808,7 @@ impl Mapper {
         let keep = &label[label.len().saturating_sub(32)..];
         self.record(
             sink,
-            cpu,
-            0,
-            t,
+            At { pid: 0, ..at },
             &Body::Ring(RingNote {
                 ring: id,
                 engine_class: engine_class(name),
@@ -869,42 +856,36 @@ impl Mapper {
         )
     }
 
-    /// A job was handed to the driver at `t`: COMMIT and SUBMIT now; START now if the ring
+    /// A job was handed to the driver at `at`: COMMIT and SUBMIT now; START now if the ring
     /// is idle, else when the job ahead is done.
-    #[allow(clippy::too_many_arguments)]
     fn run<S: Sink>(
         &mut self,
         sink: &mut S,
-        cpu: u32,
-        pid: u32,
-        t: u64,
+        at: At,
         k: Key,
         a0: u64,
         a1: u64,
         flags: u16,
     ) -> io::Result<()> {
-        self.emit(sink, cpu, pid, t, Event::COMMIT, flags, k, (0, 0, 0, 0))?;
-        self.hand_off(sink, cpu, pid, t, k, a0, a1, flags)
+        self.emit(sink, at, Event::COMMIT, flags, k, (0, 0, 0, 0))?;
+        self.hand_off(sink, at, k, a0, a1, flags)
     }
 
-    /// A job was handed to the driver at `t` on a ring whose SUBMITs have events of their
+    /// A job was handed to the driver at `at` on a ring whose SUBMITs have events of their
     /// own ([`Ring::own_submits`]): COMMIT now, SUBMIT at that event ([`Mapper::submit`]);
     /// elsewhere COMMIT and SUBMIT now ([`Mapper::run`]).
-    #[allow(clippy::too_many_arguments)]
     fn commit<S: Sink>(
         &mut self,
         sink: &mut S,
-        cpu: u32,
-        pid: u32,
-        t: u64,
+        at: At,
         k: Key,
         a: (u64, u64),
         flags: u16,
     ) -> io::Result<()> {
         if !self.rings[k.ring as usize].own_submits {
-            return self.run(sink, cpu, pid, t, k, a.0, a.1, flags);
+            return self.run(sink, at, k, a.0, a.1, flags);
         }
-        self.emit(sink, cpu, pid, t, Event::COMMIT, flags, k, (0, 0, 0, 0))?;
+        self.emit(sink, at, Event::COMMIT, flags, k, (0, 0, 0, 0))?;
         self.committed.insert(k, (flags, a));
         Ok(())
     }
@@ -912,48 +893,36 @@ impl Mapper {
     /// The SUBMIT event of job `k` ([`Mapper::commit`]): its SUBMIT and START per §3, if it
     /// was committed and not handed off yet; `inferred` flags the SUBMIT (its time is the
     /// latest the job was visible to the device, not when the device was told).
-    #[allow(clippy::too_many_arguments)]
-    fn submit<S: Sink>(
-        &mut self,
-        sink: &mut S,
-        cpu: u32,
-        pid: u32,
-        t: u64,
-        k: Key,
-        inferred: bool,
-    ) -> io::Result<()> {
+    fn submit<S: Sink>(&mut self, sink: &mut S, at: At, k: Key, inferred: bool) -> io::Result<()> {
         let Some((flags, a)) = self.committed.remove(&k) else {
             return Ok(());
         };
         let f = flags | if inferred { eflag::INFERRED } else { 0 };
-        self.hand_off(sink, cpu, pid, t, k, a.0, a.1, f)
+        self.hand_off(sink, at, k, a.0, a.1, f)
     }
 
     /// SUBMIT of a committed job, and its START per §3.
-    #[allow(clippy::too_many_arguments)]
     fn hand_off<S: Sink>(
         &mut self,
         sink: &mut S,
-        cpu: u32,
-        pid: u32,
-        t: u64,
+        at: At,
         k: Key,
         a0: u64,
         a1: u64,
         flags: u16,
     ) -> io::Result<()> {
-        self.emit(sink, cpu, pid, t, Event::SUBMIT, flags, k, (0, 0, 0, 1))?;
+        self.emit(sink, at, Event::SUBMIT, flags, k, (0, 0, 0, 1))?;
         let r = &mut self.rings[k.ring as usize];
         let idle = r.order.is_empty();
         r.order.push_back(Pending {
             key: k,
-            run: t,
+            run: at.t,
             started: idle,
             virt: false,
         });
         self.stats.jobs_started += 1;
         if idle {
-            self.start(sink, cpu, pid, t, k, flags, (a0, a1))?;
+            self.start(sink, at, k, flags, (a0, a1))?;
         }
         Ok(())
     }
@@ -984,9 +953,10 @@ impl Mapper {
             .filter(|o| o.ring != k.ring && self.is_open(*o))
     }
 
-    /// Job `k` leaves its ring's line at `t` without ending there (it goes back to a
-    /// virtual engine): if it was the one running, the next in line starts now.
-    fn leave<S: Sink>(&mut self, sink: &mut S, cpu: u32, t: u64, k: Key) -> io::Result<()> {
+    /// Job `k` leaves its ring's line at `at` without ending there (it goes back to a
+    /// virtual engine): if it was the one running, the next in line starts now (on no
+    /// task: the GPU starts it, not the event's task).
+    fn leave<S: Sink>(&mut self, sink: &mut S, at: At, k: Key) -> io::Result<()> {
         let r = &mut self.rings[k.ring as usize];
         let Some(i) = r.order.iter().position(|p| p.key == k) else {
             return Ok(());
@@ -995,7 +965,7 @@ impl Mapper {
         if !p.started {
             return Ok(());
         }
-        r.last_done = t;
+        r.last_done = at.t;
         let next = match r.order.front_mut() {
             Some(n) if !n.started => {
                 n.started = true;
@@ -1004,7 +974,7 @@ impl Mapper {
             _ => None,
         };
         match next {
-            Some(nk) => self.start(sink, cpu, 0, t, nk, 0, (0, 0)),
+            Some(nk) => self.start(sink, At { pid: 0, ..at }, nk, 0, (0, 0)),
             None => Ok(()),
         }
     }
@@ -1027,12 +997,10 @@ impl Mapper {
 
     /// A driver ring, looked up by (tag, a, b); `name` gives (device, ring name, ring flags)
     /// the first time.
-    #[allow(clippy::too_many_arguments)]
     fn drv_ring<S: Sink>(
         &mut self,
         sink: &mut S,
-        cpu: u32,
-        t: u64,
+        at: At,
         id: (u8, u64, u64),
         name: impl FnOnce() -> (Vec<u8>, Vec<u8>, u32),
     ) -> io::Result<u32> {
@@ -1040,41 +1008,38 @@ impl Mapper {
             return Ok(r);
         }
         let (dev, n, flags) = name();
-        let r = self.ring_flagged(sink, cpu, t, &dev, &n, RING_UNIT_BYTES, flags)?;
+        let r = self.ring_flagged(sink, at, &dev, &n, RING_UNIT_BYTES, flags)?;
         self.drv_rings.insert(id, r);
         Ok(r)
     }
 
     /// An inferred START (§3 of IMPORT.md), counted.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
     fn start<S: Sink>(
         &mut self,
         sink: &mut S,
-        cpu: u32,
-        pid: u32,
-        t: u64,
+        at: At,
         k: Key,
         flags: u16,
         a: (u64, u64),
     ) -> io::Result<()> {
         self.stats.inferred_starts += 1;
         let f = flags | eflag::INFERRED;
-        self.emit(sink, cpu, pid, t, Event::START, f, k, (a.0, a.1, 0, 0))?;
+        self.emit(sink, at, Event::START, f, k, (a.0, a.1, 0, 0))?;
         if self.deferred.is_empty() {
             return Ok(());
         }
-        self.start_waits(sink, cpu, t, k)
+        self.start_waits(sink, at, k)
     }
 
     /// The GPU waits for a pipeline sync's fence once it reaches the job, not before: the
-    /// waits put off to job `k`'s START begin now.
+    /// waits put off to job `k`'s START begin now, on no task (the GPU waits, not a task).
     #[cold]
     #[inline(never)]
-    fn start_waits<S: Sink>(&mut self, sink: &mut S, cpu: u32, t: u64, k: Key) -> io::Result<()> {
+    fn start_waits<S: Sink>(&mut self, sink: &mut S, at: At, k: Key) -> io::Result<()> {
         if let Some(deps) = self.deferred.remove(&k) {
             for dep in deps {
-                self.sync_enter(sink, cpu, 0, t, k, dep, false)?;
+                self.sync_enter(sink, At { pid: 0, ..at }, k, dep, false)?;
             }
         }
         Ok(())
@@ -1084,13 +1049,10 @@ impl Mapper {
     /// is handed to the driver): the wait begins when the job starts on the GPU, so for a
     /// job still behind another on its ring it is put off to its START (IMPORT.md §5.5),
     /// and forgotten if the fence signals first.
-    #[allow(clippy::too_many_arguments)]
     fn gpu_wait<S: Sink>(
         &mut self,
         sink: &mut S,
-        cpu: u32,
-        pid: u32,
-        t: u64,
+        at: At,
         k: Key,
         dep: (u64, u64),
     ) -> io::Result<()> {
@@ -1105,34 +1067,30 @@ impl Mapper {
             }
             return Ok(());
         }
-        self.sync_enter(sink, cpu, pid, t, k, dep, false)
+        self.sync_enter(sink, at, k, dep, false)
     }
 
-    /// A job is done at `t`: its START if still owed, END, then START of the next in line.
-    #[allow(clippy::too_many_arguments)]
+    /// A job is done at `at`: its START if still owed, END, then START of the next in line.
     fn done<S: Sink>(
         &mut self,
         sink: &mut S,
-        cpu: u32,
-        pid: u32,
-        t: u64,
+        at: At,
         k: Key,
         a: (u64, u64),
         flags: u16,
         err: u32,
     ) -> io::Result<()> {
-        self.done_as(sink, cpu, pid, t, k, k, a, flags, err)
+        self.done_as(sink, at, k, k, a, flags, err)
     }
 
     /// [`Mapper::done`] of a job in line as `held` whose owed START and END name `k`: the
-    /// ring that ran it, when it was handed off on another (an i915 virtual engine).
+    /// ring that ran it, when it was handed off on another (an i915 virtual engine). The
+    /// owed START and the next job's are the GPU's, on no task.
     #[allow(clippy::too_many_arguments)]
     fn done_as<S: Sink>(
         &mut self,
         sink: &mut S,
-        cpu: u32,
-        pid: u32,
-        t: u64,
+        at: At,
         held: Key,
         k: Key,
         a: (u64, u64),
@@ -1148,10 +1106,10 @@ impl Mapper {
         if let Some(i) = r.order.iter().position(|p| p.key == held) {
             let p = r.order.remove(i).expect("position is in range");
             if !p.started {
-                owed = Some(p.run.max(r.last_done).min(t));
+                owed = Some(p.run.max(r.last_done).min(at.t));
             }
         }
-        r.last_done = t;
+        r.last_done = at.t;
         let next = match r.order.front_mut() {
             Some(p) if !p.started => {
                 p.started = true;
@@ -1159,24 +1117,21 @@ impl Mapper {
             }
             _ => None,
         };
-        if let Some(st) = owed {
-            self.start(sink, cpu, 0, st, k, 0, a)?;
+        if let Some(t) = owed {
+            self.start(sink, At { pid: 0, t, ..at }, k, 0, a)?;
         }
         let ef = flags | if err != 0 { eflag::ERROR } else { 0 };
-        self.emit(sink, cpu, pid, t, Event::END, ef, k, (a.0, a.1, err, 0))?;
+        self.emit(sink, at, Event::END, ef, k, (a.0, a.1, err, 0))?;
         if let Some(nk) = next {
-            self.start(sink, cpu, 0, t, nk, 0, (0, 0))?;
+            self.start(sink, At { pid: 0, ..at }, nk, 0, (0, 0))?;
         }
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn sync_enter<S: Sink>(
         &mut self,
         sink: &mut S,
-        cpu: u32,
-        pid: u32,
-        t: u64,
+        at: At,
         k: Key,
         dep: (u64, u64),
         host: bool,
@@ -1187,25 +1142,15 @@ impl Mapper {
         }
         list.push((k, host));
         let f = if host { eflag::HOST } else { 0 };
-        self.emit(
-            sink,
-            cpu,
-            pid,
-            t,
-            Event::SYNC_ENTER,
-            f,
-            k,
-            (dep.0, dep.1, 0, 0),
-        )
+        self.emit(sink, at, Event::SYNC_ENTER, f, k, (dep.0, dep.1, 0, 0))
     }
 
     /// Ends the waits of `k` (all of them, at its hand-off) or of every job waiting on
-    /// `dep` (when that fence signals).
+    /// `dep` (when that fence signals), on no task (the wait ends, no task ends it).
     fn sync_exit<S: Sink>(
         &mut self,
         sink: &mut S,
-        cpu: u32,
-        t: u64,
+        at: At,
         dep: Option<(u64, u64)>,
         job: Option<Key>,
         host_only: bool,
@@ -1235,9 +1180,10 @@ impl Mapper {
             }
             _ => {}
         }
+        let at = At { pid: 0, ..at };
         for (d, k, host) in out {
             let f = if host { eflag::HOST } else { 0 };
-            self.emit(sink, cpu, 0, t, Event::SYNC_EXIT, f, k, (d.0, d.1, 0, 0))?;
+            self.emit(sink, at, Event::SYNC_EXIT, f, k, (d.0, d.1, 0, 0))?;
         }
         Ok(())
     }
@@ -1350,19 +1296,16 @@ impl Mapper {
         let kind = hd.kind;
         let seen = hd.seen;
         self.seen[seen].count += 1;
-        let pid = e.u32(data, 4);
-        Ok(self.dispatch(sink, kind, h as usize, cpu, pid, t, data))
+        let at = At::new(cpu, e.u32(data, 4), t);
+        Ok(self.dispatch(sink, kind, h as usize, at, data))
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn dispatch<S: Sink>(
         &mut self,
         sink: &mut S,
         kind: Kind,
         h: usize,
-        cpu: u32,
-        pid: u32,
-        t: u64,
+        at: At,
         data: &[u8],
     ) -> io::Result<()> {
         let f = Ev {
@@ -1370,9 +1313,7 @@ impl Mapper {
             data,
             hd: self.handlers[h],
             kind,
-            cpu,
-            pid,
-            t,
+            at,
         };
         match kind {
             Kind::SchedQueue612
@@ -1440,9 +1381,28 @@ pub(super) struct Ev<'a> {
     data: &'a [u8],
     hd: Handler,
     kind: Kind,
+    at: At,
+}
+
+/// Where and when a tracepoint fired: the place and time every record mapped from it is
+/// stamped with (a record the GPU's doing, not the task's, keeps the CPU and time with no
+/// task: `At { pid: 0, ..at }`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct At {
+    /// The CPU whose ring buffer holds the event (the stream its records go to).
     cpu: u32,
+    /// The task the event happened in (0 for a record that is no task's).
     pid: u32,
+    /// The event's time in ns, of the trace clock.
     t: u64,
+}
+
+impl At {
+    /// The event on `cpu`, in task `pid`, at `t`.
+    #[inline(always)]
+    const fn new(cpu: u32, pid: u32, t: u64) -> At {
+        At { cpu, pid, t }
+    }
 }
 
 impl Ev<'_> {

@@ -17,7 +17,8 @@ impl Mapper {
     /// hands over here.
     #[inline]
     pub(super) fn map_msm<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
+        let (kind, at) = (f.kind, f.at);
+        let t = at.t;
         debug_assert!(matches!(kind, Kind::MsmFlush | Kind::MsmRetired));
         let u = |i: usize| f.u(i);
         let (spid, ringid, seqno) = (u(0), u(1), u(2));
@@ -29,7 +30,7 @@ impl Mapper {
             (_, None) => (t.saturating_sub(u(5)), t, false),
         };
         // A new ring is announced no later than the first time it is used.
-        let ring = self.drv_ring(sink, cpu, t0.min(t), (3, ringid, 0), || {
+        let ring = self.drv_ring(sink, At { t: t0.min(t), ..at }, (3, ringid, 0), || {
             (b"msm".to_vec(), format!("rb{ringid}").into_bytes(), 0)
         })?;
         let k = Key {
@@ -42,23 +43,21 @@ impl Mapper {
             self.msm_sync.insert(ringid, (t, ticks));
             self.record(
                 sink,
-                cpu,
-                0,
-                t,
+                At { pid: 0, ..at },
                 &Body::ClockSync(ClockSync {
                     gpu_clock_id: 1,
                     gpu_time: ticks,
                     gpu_freq_hz: MSM_ALWAYS_ON_HZ,
                 }),
             )?;
-            self.emit(sink, cpu, pid, t, Event::COMMIT, 0, k, (0, 0, 0, 0))?;
-            self.emit(sink, cpu, pid, t, Event::SUBMIT, 0, k, (0, 0, 0, 1))?;
+            self.emit(sink, at, Event::COMMIT, 0, k, (0, 0, 0, 0))?;
+            self.emit(sink, at, Event::SUBMIT, 0, k, (0, 0, 0, 1))?;
             self.stats.jobs_started += 1;
             return Ok(());
         }
         // A time before what this CPU's stream already holds is moved up to it
         // (streams stay in time order) and then no longer observed.
-        let last = self.cpu_last.get(cpu as usize).copied().unwrap_or(0);
+        let last = self.cpu_last.get(at.cpu as usize).copied().unwrap_or(0);
         let sf = if observed && t0 >= last {
             0
         } else {
@@ -70,8 +69,10 @@ impl Mapper {
         } else {
             eflag::INFERRED
         };
-        self.emit(sink, cpu, 0, t0, Event::START, sf, k, (0, 0, 0, 0))?;
-        self.emit(sink, cpu, pid, t1, Event::END, ef, k, (0, 0, 0, 0))?;
+        // The GPU's own start is no task's; its end is seen by the retiring task.
+        let gpu = At { pid: 0, ..at };
+        self.emit(sink, At { t: t0, ..gpu }, Event::START, sf, k, (0, 0, 0, 0))?;
+        self.emit(sink, At { t: t1, ..at }, Event::END, ef, k, (0, 0, 0, 0))?;
         self.rings[ring as usize].last_done = t1;
         Ok(())
     }

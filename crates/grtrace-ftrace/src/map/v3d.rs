@@ -9,7 +9,7 @@ impl Mapper {
     /// Maps one event of the rows of this file.
     #[inline]
     pub(super) fn map_v3d<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
+        let (kind, at) = (f.kind, f.at);
         let u = |i: usize| f.u(i);
         match kind {
             Kind::V3dSubmitCl | Kind::V3dSubmit(_) | Kind::V3dIrq(_) => {
@@ -19,7 +19,7 @@ impl Mapper {
                     Kind::V3dSubmit(q) | Kind::V3dIrq(q) => q as u64,
                     _ => 0,
                 };
-                let ring = self.drv_ring(sink, cpu, t, (4, dev, q), || {
+                let ring = self.drv_ring(sink, at, (4, dev, q), || {
                     (
                         card_name(dev),
                         V3D_QUEUES[q as usize % 4].as_bytes().to_vec(),
@@ -32,9 +32,9 @@ impl Mapper {
                     seqno,
                 };
                 if matches!(kind, Kind::V3dIrq(_)) {
-                    self.done(sink, cpu, pid, t, k, (0, 0), 0, 0)
+                    self.done(sink, at, k, (0, 0), 0, 0)
                 } else {
-                    self.run(sink, cpu, pid, t, k, 0, 0, 0)
+                    self.run(sink, at, k, 0, 0, 0)
                 }
             }
             Kind::V3dReset => {
@@ -47,7 +47,7 @@ impl Mapper {
                     .collect();
                 rings.sort_unstable();
                 if rings.is_empty() {
-                    return self.emit(sink, cpu, pid, t, Event::RESET, 0, NO_JOB, (0, 0, 0, 2));
+                    return self.emit(sink, at, Event::RESET, 0, NO_JOB, (0, 0, 0, 2));
                 }
                 for ring in rings {
                     let k = Key {
@@ -55,7 +55,7 @@ impl Mapper {
                         ring,
                         seqno: 0,
                     };
-                    self.emit(sink, cpu, pid, t, Event::RESET, 0, k, (0, 0, 0, 2))?;
+                    self.emit(sink, at, Event::RESET, 0, k, (0, 0, 0, 2))?;
                 }
                 Ok(())
             }

@@ -10,19 +10,12 @@ impl Mapper {
     /// the first time; cached: naming it costs a format per event. `name` is the queue's
     /// name from the event, or for events without one `control`, the name virtio-gpu
     /// gives vq 0 (`virtgpu_kms.c`, the same since the driver came).
-    fn vq_ring<S: Sink>(
-        &mut self,
-        sink: &mut S,
-        cpu: u32,
-        t: u64,
-        dev: u64,
-        name: &[u8],
-    ) -> io::Result<u32> {
+    fn vq_ring<S: Sink>(&mut self, sink: &mut S, at: At, dev: u64, name: &[u8]) -> io::Result<u32> {
         if let Some(r) = self.vq_rings.iter().find(|r| r.0 == dev) {
             return Ok(r.1);
         }
         let devname = format!("virtio{dev}");
-        let r = self.ring(sink, cpu, t, devname.as_bytes(), name, RING_UNIT_SLOTS)?;
+        let r = self.ring(sink, at, devname.as_bytes(), name, RING_UNIT_SLOTS)?;
         self.vq_rings.push((dev, r));
         Ok(r)
     }
@@ -30,7 +23,7 @@ impl Mapper {
     /// Maps one event of the rows of this file.
     #[inline]
     pub(super) fn map_virtio_gpu<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
+        let (kind, at) = (f.kind, f.at);
         let (u, s) = (|i: usize| f.u(i), |i: usize| f.s(i));
         let (dev, vq) = (u(0), u(1));
         if vq != 0 {
@@ -39,7 +32,7 @@ impl Mapper {
         }
         match kind {
             Kind::VirtioQueue | Kind::VirtioResponse => {
-                let ring = self.vq_ring(sink, cpu, t, dev, s(2))?;
+                let ring = self.vq_ring(sink, at, dev, s(2))?;
                 if kind == Kind::VirtioQueue {
                     let (flags, ctx, seqno) = (u(3), u(4) as u32, u(5));
                     let ef = if flags & VIRTIO_GPU_FLAG_FENCE != 0 {
@@ -52,7 +45,7 @@ impl Mapper {
                     if self.rings[ring as usize].own_submits {
                         self.unkicked.insert((ring, seqno), k);
                     }
-                    self.commit(sink, cpu, pid, t, k, (0, 0), ef)
+                    self.commit(sink, at, k, (0, 0), ef)
                 } else {
                     let (rtype, rctx, seqno) = (u(3), u(4) as u32, u(5));
                     let (ctx, ef) = self.virtio.remove(&(ring, seqno)).unwrap_or((rctx, 0));
@@ -65,8 +58,8 @@ impl Mapper {
                     // Answered before a kick covered it: the device took it from the ring
                     // while processing the queue (no doorbell), at the latest now.
                     self.unkicked.remove(&(ring, seqno));
-                    self.submit(sink, cpu, pid, t, k, true)?;
-                    self.done(sink, cpu, pid, t, k, (0, 0), ef, err)
+                    self.submit(sink, at, k, true)?;
+                    self.done(sink, at, k, (0, 0), ef, err)
                 }
             }
             Kind::VirtioNotify => {
@@ -74,27 +67,28 @@ impl Mapper {
                 // processing the queue and takes the commands itself): SUBMIT of every
                 // command queued up to its seqno.
                 let (seqno, doorbell) = (u(2), u(3) != 0);
-                let ring = self.vq_ring(sink, cpu, t, dev, b"control")?;
+                let ring = self.vq_ring(sink, at, dev, b"control")?;
                 // The first kick on this ring: the commands before it were handed off at
                 // their queue event.
                 self.rings[ring as usize].own_submits = true;
                 // In seqno order; only the commands it covers are looked at.
-                while let Some((&at, &k)) = self.unkicked.range((ring, 0)..=(ring, seqno)).next() {
-                    self.unkicked.remove(&at);
-                    self.submit(sink, cpu, pid, t, k, !doorbell)?;
+                while let Some((&slot, &k)) = self.unkicked.range((ring, 0)..=(ring, seqno)).next()
+                {
+                    self.unkicked.remove(&slot);
+                    self.submit(sink, at, k, !doorbell)?;
                 }
                 Ok(())
             }
             Kind::VirtioAck => {
                 // The control queue's interrupt: for the ring, not one command (the
                 // responses it brings are named when they are taken).
-                let ring = self.vq_ring(sink, cpu, t, dev, b"control")?;
+                let ring = self.vq_ring(sink, at, dev, b"control")?;
                 let k = Key {
                     ctx: 0,
                     ring,
                     seqno: 0,
                 };
-                self.emit(sink, cpu, pid, t, Event::IRQ, 0, k, (0, 0, 0, 0))
+                self.emit(sink, at, Event::IRQ, 0, k, (0, 0, 0, 0))
             }
             _ => Ok(()),
         }

@@ -17,17 +17,10 @@ fn xe_class_name(class: u32) -> &'static str {
 
 impl Mapper {
     /// The ring of xe exec queue `guc` on device `dev`.
-    fn xe_ring<S: Sink>(
-        &mut self,
-        sink: &mut S,
-        cpu: u32,
-        t: u64,
-        dev: &[u8],
-        guc: u64,
-    ) -> io::Result<u32> {
+    fn xe_ring<S: Sink>(&mut self, sink: &mut S, at: At, dev: &[u8], guc: u64) -> io::Result<u32> {
         let dh = hash_bytes(dev);
         let class = self.xe_class.get(&(dh, guc)).copied();
-        self.drv_ring(sink, cpu, t, (2, dh, guc), || {
+        self.drv_ring(sink, at, (2, dh, guc), || {
             let n = match class {
                 Some(c) => format!("{}-q{guc}", xe_class_name(c)),
                 None => format!("q{guc}"),
@@ -40,7 +33,7 @@ impl Mapper {
     /// Maps one event of the rows of this file.
     #[inline]
     pub(super) fn map_xe<S: Sink>(&mut self, sink: &mut S, f: &Ev<'_>) -> io::Result<()> {
-        let (kind, cpu, pid, t) = (f.kind, f.cpu, f.pid, f.t);
+        let (kind, at) = (f.kind, f.at);
         let (u, s) = (|i: usize| f.u(i), |i: usize| f.s(i));
         match kind {
             Kind::XeQueueCreate | Kind::XeQueueDestroy | Kind::XeQueueReset => {
@@ -52,7 +45,7 @@ impl Mapper {
                     self.xe_class.insert((dh, guc), class);
                     self.drv_rings.remove(&(2, dh, guc));
                 }
-                let ring = self.xe_ring(sink, cpu, t, dev, guc)?;
+                let ring = self.xe_ring(sink, at, dev, guc)?;
                 let k = Key {
                     ctx: guc as u32,
                     ring,
@@ -63,7 +56,7 @@ impl Mapper {
                     Kind::XeQueueDestroy => Event::CTX_DESTROY,
                     _ => Event::RESET,
                 };
-                self.emit(sink, cpu, pid, t, code, 0, k, (0, 0, 0, 0))
+                self.emit(sink, at, code, 0, k, (0, 0, 0, 0))
             }
             Kind::XeFenceCreate => {
                 self.xe_fence.insert(u(3), (u(1), u(2)));
@@ -72,7 +65,7 @@ impl Mapper {
             Kind::XeJobExec | Kind::XeJobRun | Kind::XeJobTimedout => {
                 let dev = s(0);
                 let (seqno, guc, fence) = (u(1), u(2), u(3));
-                let ring = self.xe_ring(sink, cpu, t, dev, guc)?;
+                let ring = self.xe_ring(sink, at, dev, guc)?;
                 let key = match self.xe_jobs.get(&fence) {
                     Some(k) => *k,
                     None => {
@@ -91,17 +84,11 @@ impl Mapper {
                 };
                 let fc = self.xe_fence.get(&fence).map_or(0, |f| f.0);
                 match kind {
-                    Kind::XeJobExec => {
-                        self.emit(sink, cpu, pid, t, Event::QUEUE, 0, key, (fc, 0, 0, 0))
-                    }
-                    Kind::XeJobRun if !self.is_open(key) => {
-                        self.run(sink, cpu, pid, t, key, fc, 0, 0)
-                    }
+                    Kind::XeJobExec => self.emit(sink, at, Event::QUEUE, 0, key, (fc, 0, 0, 0)),
+                    Kind::XeJobRun if !self.is_open(key) => self.run(sink, at, key, fc, 0, 0),
                     Kind::XeJobTimedout => self.emit(
                         sink,
-                        cpu,
-                        pid,
-                        t,
+                        at,
                         Event::TIMEOUT,
                         eflag::ERROR,
                         key,
@@ -116,8 +103,8 @@ impl Mapper {
                 match self.xe_jobs.remove(&fence) {
                     Some(k) => {
                         self.done_fence((fc & 0xffff_ffff, fs), k);
-                        self.sync_exit(sink, cpu, t, None, Some(k), false)?;
-                        self.done(sink, cpu, pid, t, k, (fc, 0), 0, 0)
+                        self.sync_exit(sink, at, None, Some(k), false)?;
+                        self.done(sink, at, k, (fc, 0), 0, 0)
                     }
                     None => Ok(()),
                 }
