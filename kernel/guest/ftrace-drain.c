@@ -17,7 +17,8 @@
  *
  * usage: ftrace-drain -i INSTANCE_DIR -e EVENT_ID [-o BASE] [-p POLL_MS]
  *   -o /dev/null  parse every page but keep none
- * Stops on SIGINT/SIGTERM after a last pass.  Prints "FDRAIN: ..." lines;
+ * Prints "FDRAIN: ready" once a signal stops it; stops on SIGINT/SIGTERM
+ * after a last pass.  Prints "FDRAIN: ..." lines;
  * exit 0 when every page parsed.
  */
 #include <errno.h>
@@ -217,6 +218,13 @@ int main(int argc, char **argv)
 		if (base)
 			cpus[cpu].out = open_cpu_out(base, ".", cpu);
 	}
+	/*
+	 * The handlers are in place: the caller may start the run now.  A shell's
+	 * background job starts with SIGINT ignored, so one sent before this point
+	 * would be lost and the drain would never stop.
+	 */
+	printf("FDRAIN: ready\n");
+	fflush(stdout);
 	while (!stop_flag) {
 		for (cpu = 0; cpu < MAXCPU; cpu++)
 			if (cpus[cpu].fd >= 0)
