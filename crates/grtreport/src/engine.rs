@@ -23,7 +23,7 @@ use crate::columns::NameSource;
 use crate::critical::{CriticalPath, Scope};
 use crate::handover::{hand_over, Producer};
 
-use crate::job::{Job, JobKey, Origin, Tags, GPU_WAIT, N_PHASES, SUBMIT_HOST};
+use crate::job::{Job, JobKey, Origin, Tags, GPU_WAIT, NONE, N_PHASES, SUBMIT_HOST};
 use crate::joiner::{FxMap, FxSet, JoinConfig, Joiner};
 use crate::report::{RingInfo, UtilRow};
 use crate::rules::Rules;
@@ -208,17 +208,35 @@ pub trait DrawnTimeline: Send {
 enum Step {
     /// The batch's next `n` jobs finished.
     Jobs(u32),
+    /// A call of the drawn timeline.
+    Draw(Draw),
+}
+
+/// A call of a [`DrawnTimeline`] other than a job's, as the joining thread makes it.
+enum Draw {
     Origin(u64),
     Seen {
         t: u64,
         seen: Seen,
-        /// Without the classifier's part, which the worker adds.
+        /// Without the classifier's part where the classifier runs on the worker.
         watermark: Option<u64>,
     },
     Lost {
         t: u64,
         lost: Lost,
     },
+}
+
+impl Draw {
+    /// Makes the call on `d`; `held`: the first time of the jobs the classifier holds (its
+    /// part of the watermark), [`NONE`] where the watermark has it already.
+    fn on(self, d: &mut dyn DrawnTimeline, held: u64) {
+        match self {
+            Draw::Origin(o) => d.origin(o),
+            Draw::Seen { t, seen, watermark } => d.seen(t, seen, watermark.map(|w| w.min(held))),
+            Draw::Lost { t, lost } => d.lost(t, &lost),
+        }
+    }
 }
 
 /// Takes the phases a source cannot measure (bits, PHASE_NAMES order) out of finished jobs:
@@ -435,20 +453,18 @@ impl Stages {
         }
         let mut jobs = batch.jobs.iter();
         for step in batch.steps.drain(..) {
-            if let Step::Jobs(n) = step {
-                for job in jobs.by_ref().take(n as usize) {
-                    classifier.push(job, &mut |j| emit.job(j, drawn));
-                }
-                continue;
-            }
-            let d = drawn.as_mut().expect("steps only for a drawn timeline");
             match step {
-                Step::Origin(o) => d.origin(o),
-                Step::Seen { t, seen, watermark } => {
-                    d.seen(t, seen, watermark.map(|w| w.min(classifier.oldest())))
+                Step::Jobs(n) => {
+                    for job in jobs.by_ref().take(n as usize) {
+                        classifier.push(job, &mut |j| emit.job(j, drawn));
+                    }
                 }
-                Step::Lost { t, lost } => d.lost(t, &lost),
-                Step::Jobs(_) => {}
+                Step::Draw(call) => {
+                    let d = drawn
+                        .as_deref_mut()
+                        .expect("calls only for a drawn timeline");
+                    call.on(d, classifier.oldest());
+                }
             }
         }
         if last {
@@ -659,19 +675,14 @@ impl Engine {
         self.drawn.is_some() || self.drawn_on_worker
     }
 
-    /// Hands `step` to the drawn timeline: here, or after the jobs finished before it in
+    /// Makes `call` of the drawn timeline: here, or after the jobs finished before it in
     /// the batch being filled for the worker.
-    fn draw(&mut self, step: Step) {
-        if let Some(d) = &mut self.drawn {
-            match step {
-                Step::Origin(o) => d.origin(o),
-                Step::Seen { t, seen, watermark } => d.seen(t, seen, watermark),
-                Step::Lost { t, lost } => d.lost(t, &lost),
-                Step::Jobs(_) => unreachable!("jobs reach a drawn timeline here through pump"),
-            }
+    fn draw(&mut self, call: Draw) {
+        if let Some(d) = self.drawn.as_deref_mut() {
+            call.on(d, NONE);
             return;
         }
-        self.building.steps.push(step);
+        self.building.steps.push(Step::Draw(call));
         if self.building.steps.len() >= WORKER_STEPS {
             self.hand_over(false);
         }
@@ -683,13 +694,13 @@ impl Engine {
         if !self.origin_drawn {
             if let Some(o) = self.joiner.origin().get() {
                 self.origin_drawn = true;
-                self.draw(Step::Origin(o));
+                self.draw(Draw::Origin(o));
             }
         }
         let seen = self.seen_names.see(rec, &self.joiner);
         if !matches!(seen, Seen::Nothing) || w.is_some() {
             let t = rec.time_ns();
-            self.draw(Step::Seen {
+            self.draw(Draw::Seen {
                 t,
                 seen,
                 watermark: w,
@@ -939,7 +950,7 @@ impl Engine {
         }
         if self.draws() {
             let t = lost_time(l, &self.joiner);
-            self.draw(Step::Lost { t, lost: *l });
+            self.draw(Draw::Lost { t, lost: *l });
         }
     }
 
