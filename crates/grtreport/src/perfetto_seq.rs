@@ -319,11 +319,15 @@ impl Block for Chunk {
         };
         seq.s.strings.clear();
         seq.start();
-        for op in &self.ops {
+        // Taken out for the loop (its packets get their sequence id in place), put back
+        // emptied: its memory is kept.
+        let mut ops = std::mem::take(&mut self.ops);
+        for op in &mut ops {
             seq.op(op, self);
         }
+        ops.clear();
+        self.ops = ops;
         self.scratch = scratch;
-        self.ops.clear();
         self.jobs.clear();
         self.flows.clear();
     }
@@ -390,7 +394,7 @@ impl Seq<'_> {
     /// times were before: ns since the first record). Trace processor reads a snapshot
     /// packet for nothing else, hence two.
     fn start(&mut self) {
-        self.packet(pb::TracePacket {
+        self.packet(&mut pb::TracePacket {
             sequence_flags: Some(pb::SEQ_INCREMENTAL_STATE_CLEARED),
             first_packet_on_sequence: Some(true),
             interned_data: Some(fixed_interned()),
@@ -404,7 +408,7 @@ impl Seq<'_> {
             timestamp: Some(0),
             is_incremental: incremental.then_some(true),
         };
-        self.packet(pb::TracePacket {
+        self.packet(&mut pb::TracePacket {
             clock_snapshot: Some(pb::ClockSnapshot {
                 clocks: vec![
                     clock(pb::CLOCK_BOOTTIME, false),
@@ -417,7 +421,7 @@ impl Seq<'_> {
     }
 
     /// Writes one packet built with prost (on this sequence) as `Trace.packet`.
-    fn packet(&mut self, mut p: pb::TracePacket) {
+    fn packet(&mut self, p: &mut pb::TracePacket) {
         p.trusted_packet_sequence_id = Some(self.id);
         let b = &mut self.s.packet;
         b.clear();
@@ -427,10 +431,10 @@ impl Seq<'_> {
         self.out.extend_from_slice(b);
     }
 
-    fn op(&mut self, op: &Op, chunk: &Chunk) {
+    fn op(&mut self, op: &mut Op, chunk: &Chunk) {
         match op {
-            Op::Packet(p) => self.packet(p.as_ref().clone()),
-            &Op::Begin {
+            Op::Packet(p) => self.packet(p),
+            &mut Op::Begin {
                 ts,
                 track,
                 prefix,
@@ -461,11 +465,11 @@ impl Seq<'_> {
                 let (cat, flows) = (Some(label.cat.into()), chunk.flows_of(flows));
                 self.event(pb::TYPE_SLICE_BEGIN, ts, track, Some(Name::Own), cat, flows);
             }
-            &Op::End { ts, track, flows } => {
+            &mut Op::End { ts, track, flows } => {
                 let flows = chunk.flows_of(flows);
                 self.event(pb::TYPE_SLICE_END, ts, track, None, None, flows);
             }
-            &Op::Marker { ts, track, marker } => {
+            &mut Op::Marker { ts, track, marker } => {
                 let m = marker;
                 let iid = MARK_NAMES.iter().position(|&n| n == m.name()).unwrap_or(6) as u64 + 1;
                 self.arg(Arg::Ring as u64, Val::U(m.ring as u64));
@@ -487,7 +491,7 @@ impl Seq<'_> {
                 );
                 self.instant(*ts, *track, Name::Own);
             }
-            &Op::Lost { ts, track, lost } => {
+            &mut Op::Lost { ts, track, lost } => {
                 let LostRecords {
                     cpu,
                     source,
@@ -505,7 +509,7 @@ impl Seq<'_> {
                 n.extend_from_slice(b" records");
                 self.instant(ts, track, Name::Own);
             }
-            &Op::Counter {
+            &mut Op::Counter {
                 ts,
                 tracks,
                 busy,
