@@ -29,6 +29,9 @@ Flows are bound as trace_processor binds them: an event's flow_ids start a flow 
 active one) at the slice it begins or ends, terminating_flow_ids end an active flow there.
 
 Usage: perfetto_pb.py TRACE
+       perfetto_pb.py --self-test TRACE   (TRACE of two blocks or more: the checks of
+       sequences must reject the second block without its first packet, without its clock
+       snapshot, and moved onto the first block's sequence; exit 0 if they all do)
 """
 
 import json
@@ -43,9 +46,59 @@ BOOTTIME = 6
 
 
 def main(path):
+    with open(path, "rb") as f:
+        errs, seen = check(f.read())
+    if errs:
+        for e in errs[:20]:
+            print(e, file=sys.stderr)
+        sys.exit(1)
+    json.dump(seen, sys.stdout)
+
+
+def self_test(path):
+    """Damages the second block of PATH three ways; each must be rejected as expected."""
     raw = pb.Trace()
     with open(path, "rb") as f:
         raw.ParseFromString(f.read())
+    assert len(raw.packet) >= 2, "a trace of two blocks or more"
+
+    def drop_first(t):
+        del t.packet[0]
+
+    def drop_snapshot(t):
+        del t.packet[1]
+
+    def onto_first(t):
+        for p in t.packet:
+            p.trusted_packet_sequence_id = raw_first_sequence
+
+    first = pb.Trace()
+    first.ParseFromString(zlib.decompress(raw.packet[0].compressed_packets))
+    raw_first_sequence = first.packet[0].trusted_packet_sequence_id
+    failed = 0
+    for damage, want in (
+        (drop_first, "does not clear the incremental state"),
+        (drop_snapshot, "not in a snapshot before"),
+        (onto_first, "clears the incremental state of sequence"),
+    ):
+        out = pb.Trace()
+        for i, p in enumerate(raw.packet):
+            inner = pb.Trace()
+            inner.ParseFromString(zlib.decompress(p.compressed_packets))
+            if i == 1:
+                damage(inner)
+            out.packet.add().compressed_packets = zlib.compress(inner.SerializeToString())
+        errs, _ = check(out.SerializeToString())
+        if not any(want in e for e in errs):
+            print(f"{damage.__name__}: not rejected with '{want}': {errs[:3]}", file=sys.stderr)
+            failed += 1
+    sys.exit(1 if failed else 0)
+
+
+def check(data):
+    """The problems of the trace `data`, and what a user would see in it."""
+    raw = pb.Trace()
+    raw.ParseFromString(data)
     errs = []
     trace = pb.Trace()
     blocks = 0
@@ -248,25 +301,21 @@ def main(path):
     for uuid, st in stacks.items():
         if st:
             errs.append(f"{len(st)} slice(s) left open on {tracks[uuid]['name']}")
-    if errs:
-        for e in errs[:20]:
-            print(e, file=sys.stderr)
-        sys.exit(1)
-    json.dump(
-        {
-            "packets": len(trace.packet),
-            "sequences": len(seqs),
-            "compressed_blocks": blocks,
-            "gpus": gpus,
-            "tracks": {str(k): v for k, v in tracks.items()},
-            "slices": slices,
-            "instants": instants,
-            "counters": counters,
-            "flows": flows,
-        },
-        sys.stdout,
-    )
+    return errs, {
+        "packets": len(trace.packet),
+        "sequences": len(seqs),
+        "compressed_blocks": blocks,
+        "gpus": gpus,
+        "tracks": {str(k): v for k, v in tracks.items()},
+        "slices": slices,
+        "instants": instants,
+        "counters": counters,
+        "flows": flows,
+    }
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--self-test":
+        self_test(sys.argv[2])
+    else:
+        main(sys.argv[1])

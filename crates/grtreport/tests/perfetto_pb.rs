@@ -479,6 +479,15 @@ fn a_long_run_is_compressed_in_blocks_five_times_smaller_than_its_json() {
         Some(blocks),
         "a sequence per block"
     );
+    // The decoder's checks of sequences can fail: a block without its first packet or its
+    // clock snapshot, or on another block's sequence, is rejected.
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto_pb.py");
+    succeed(
+        Command::new(python())
+            .arg(script)
+            .arg("--self-test")
+            .arg(&pf),
+    );
     let pb_size = std::fs::metadata(&pf).unwrap().len();
     let json_size = std::fs::metadata(pf.with_extension("json")).unwrap().len();
     assert!(
