@@ -115,14 +115,16 @@ impl<W: Write> PbJoint<W> {
         self.last_flow.get()
     }
 
-    /// Adds what `draw` puts into the chunk being filled (nothing once a write failed); a
-    /// full chunk goes out to be encoded.
-    fn draw(&self, draw: impl FnOnce(&mut Chunk)) {
+    /// Adds the op `make` makes (with what it keeps in the chunk being filled: a job, flow
+    /// ids) to that chunk, nothing once a write failed; a full chunk goes out to be encoded.
+    fn draw(&self, make: impl FnOnce(&mut Chunk) -> Op) {
         if self.error.borrow().is_some() {
             return;
         }
         let mut out = self.out.borrow_mut();
-        draw(out.block());
+        let c = out.block();
+        let op = make(c);
+        c.push(op);
         if let Err(e) = out.filled() {
             *self.error.borrow_mut() = Some(e);
         }
@@ -134,7 +136,7 @@ impl<W: Write> PbJoint<W> {
             track_descriptor: Some(t),
             ..Default::default()
         };
-        self.draw(|c| c.push(Op::Packet(Box::new(p))));
+        self.draw(|_| Op::Packet(Box::new(p)));
     }
 
     /// Describes a card's GPU.
@@ -143,7 +145,7 @@ impl<W: Write> PbJoint<W> {
             gpu_info: Some(g),
             ..Default::default()
         };
-        self.draw(|c| c.push(Op::Packet(Box::new(p))));
+        self.draw(|_| Op::Packet(Box::new(p)));
     }
 
     /// Writes the last compressed blocks and flushes the output; the first error of the
@@ -362,9 +364,9 @@ impl<W: Write> PerfettoPb<W> {
         (uuid, at)
     }
 
-    /// Draws `op`, one track event.
-    fn draw(&mut self, op: Op) {
-        self.joint.draw(|c| c.push(op));
+    /// Draws one track event, the op `make` makes ([`PbJoint::draw`]).
+    fn draw(&mut self, make: impl FnOnce(&mut Chunk) -> Op) {
+        self.joint.draw(make);
         self.front.stats.events += 1;
     }
 
@@ -378,11 +380,11 @@ impl<W: Write> PerfettoPb<W> {
                 .map(|x| x.flows)
                 .unwrap_or_default();
             let (ts, track) = (self.rel(e.ts), e.uuid);
-            self.joint.draw(|c| {
-                let flows = c.flows(&flows, &[]);
-                c.push(Op::End { ts, track, flows });
+            self.draw(|c| Op::End {
+                ts,
+                track,
+                flows: c.flows(&flows, &[]),
             });
-            self.front.stats.events += 1;
         }
     }
 
@@ -392,18 +394,13 @@ impl<W: Write> PerfettoPb<W> {
         let (from, dur) = (s.from, s.dur());
         let (track, depth) = self.place(s.key, from, dur);
         let ts = self.rel(from);
-        self.joint.draw(|c| {
-            let job = c.begun(part, j);
-            let flows = c.flows(flows.0, flows.1);
-            c.push(Op::Begin {
-                ts,
-                track,
-                prefix: s.prefix,
-                job,
-                flows,
-            });
+        self.draw(|c| Op::Begin {
+            ts,
+            track,
+            prefix: s.prefix,
+            job: c.begun(part, j),
+            flows: c.flows(flows.0, flows.1),
         });
-        self.front.stats.events += 1;
         let seq = self.front.next_seq();
         self.ends.push(Reverse(End {
             ts: from + dur,
@@ -489,16 +486,16 @@ impl<W: Write> PerfettoPb<W> {
                 let (track, at) = self.lane_instant(TrackKey::Ring(marker.ring), p.ts);
                 let ts = self.rel(at);
                 let marker = *marker;
-                self.draw(Op::Marker { ts, track, marker });
+                self.draw(|_| Op::Marker { ts, track, marker });
             }
             What::Msg(msg) => {
                 let (track, at) = self.lane_instant(msg_track(msg.pid), p.ts);
                 let (ts, text) = (self.rel(at), msg.text);
-                self.draw(Op::Msg { ts, track, text });
+                self.draw(|_| Op::Msg { ts, track, text });
             }
             What::Lost(lost) => {
                 let (ts, track, lost) = (self.rel(p.ts), self.card_uuid, *lost);
-                self.draw(Op::Lost { ts, track, lost });
+                self.draw(|_| Op::Lost { ts, track, lost });
             }
         }
     }
@@ -544,7 +541,7 @@ impl<W: Write> PerfettoPb<W> {
             }
         };
         let busy = (b.busy as f64 * 100.0 / self.cfg.interval_ns as f64).min(100.0);
-        self.draw(Op::Counter {
+        self.draw(|_| Op::Counter {
             ts: rel_ts,
             tracks,
             busy,
